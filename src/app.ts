@@ -1,0 +1,107 @@
+import Router from '@koa/router';
+import type { Redis } from 'ioredis';
+import Koa, { type Middleware } from 'koa';
+import { koaBody } from 'koa-body';
+import type { Config } from './config.js';
+import { authenticate } from './http/auth.js';
+import { errorMiddleware, HttpError } from './http/errors.js';
+import { buildOpenApi } from './http/openapi.js';
+import { RateLimits } from './http/rate-limit.js';
+import { requestLog } from './http/request-log.js';
+import { type AnyRoute, koaPath } from './http/route.js';
+import { compileResponseValidator, compileValidator } from './http/validation.js';
+import type { Logger } from './logger.js';
+import { accountRoutes } from './accounts/routes.js';
+import { opsRoutes } from './ops/routes.js';
+import type { Store } from './storage/clickhouse/index.js';
+import type { Sql } from './storage/postgres.js';
+
+export interface Deps {
+  config: Config;
+  sql: Sql;
+  redis: Redis;
+  store: Store;
+  logger: Logger;
+}
+
+export interface AppOptions {
+  /** Check every reply against its declared response schema (on in tests). */
+  validateResponses?: boolean;
+}
+
+export const API_INFO = { title: 'Monitoring Management API', version: '1.0.0' };
+
+/** Every route the service serves, in one list: the router and the OpenAPI document are both built from it. */
+export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
+  return [...opsRoutes(deps, getDocument), ...accountRoutes(deps)];
+}
+
+function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
+  const { params, query, body } = route.schema;
+  const checkParams = params && compileValidator('path', params, true);
+  const checkQuery = query && compileValidator('query', query, true);
+  const checkBody = body && compileValidator('body', body, false);
+  const checkResponse = new Map(
+    Object.entries(route.schema.responses)
+      .filter(([, schema]) => schema && validateResponses)
+      .map(([status, schema]) => [Number(status), compileResponseValidator(schema!)]),
+  );
+  return async (ctx) => {
+    const input = {
+      params: checkParams ? checkParams({ ...ctx.params }) : {},
+      query: checkQuery ? checkQuery({ ...ctx.query }) : {},
+      body: undefined as unknown,
+    };
+    if (checkBody) {
+      if (ctx.request.is('application/json') === false) {
+        throw new HttpError(415, 'Content-Type must be application/json');
+      }
+      input.body = checkBody(ctx.request.body);
+    }
+    const reply = await route.handler({ ...input, principal: ctx.state.principal, ctx });
+    checkResponse.get(reply.status)?.(reply.body);
+    ctx.status = reply.status;
+    if (reply.headers) ctx.set(reply.headers);
+    if (reply.body !== undefined) ctx.body = reply.body;
+  };
+}
+
+export function buildRouter(routes: AnyRoute[], deps: Deps, options: AppOptions): Router {
+  const router = new Router();
+  const rateLimits = new RateLimits(deps.redis, deps.config.redisPrefix, deps.config.rateLimit);
+  for (const route of routes) {
+    const chain: Middleware[] = [];
+    if (route.access !== 'public') {
+      chain.push(authenticate(deps.sql, route.access), rateLimits.middleware(route.operationId, route.rateLimit));
+    }
+    chain.push(routeHandler(route, options.validateResponses ?? false));
+    router.register(koaPath(route.path), [route.method], chain, { name: route.operationId });
+  }
+  return router;
+}
+
+export function createApp(deps: Deps, options: AppOptions = {}) {
+  let document: unknown;
+  const routes = allRoutes(deps, () => document);
+  document = buildOpenApi(routes, API_INFO);
+  const router = buildRouter(routes, deps, options);
+
+  const app = new Koa();
+  app.silent = true;
+  app.use(requestLog(deps.logger));
+  app.use(errorMiddleware(deps.logger));
+  app.use(
+    koaBody({
+      json: true,
+      jsonStrict: true,
+      jsonLimit: deps.config.bodyLimitBytes,
+      urlencoded: false,
+      text: false,
+      multipart: false,
+      patchNode: false,
+    }),
+  );
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return { app, router, routes, document };
+}

@@ -1,0 +1,114 @@
+import path from 'node:path';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`Invalid setting ${variable}: ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prefix of every Redis key the service writes (rate limits, queues); lets runs share one Redis. */
+  redisPrefix: string;
+  clickhouse: {
+    /** Unset: embedded engine (chdb) in dataDir. */
+    url: string | undefined;
+    user: string;
+    password: string;
+    database: string;
+    retentionDays: number;
+  };
+  dataDir: string;
+  logLevel: LogLevel;
+  rateLimit: { points: number; windowSeconds: number };
+  bodyLimitBytes: number;
+  bootstrapApiKey: string | undefined;
+  shutdownTimeoutMs: number;
+  ingest: { maxBatchSize: number };
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  return raw;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) {
+    throw new ConfigError(name, `expected an integer from ${min} to ${max}, got ${value}`);
+  }
+  return value;
+}
+
+function url(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = str(env, 'LOG_LEVEL', 'info');
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const redisPrefix = str(env, 'REDIS_PREFIX', 'mon:');
+  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(redisPrefix)) {
+    throw new ConfigError('REDIS_PREFIX', 'use 1-64 letters, digits, ":", "_" or "-"');
+  }
+  const bootstrapApiKey = env.BOOTSTRAP_API_KEY || undefined;
+  if (bootstrapApiKey !== undefined && !/^[\x21-\x7e]{32,256}$/.test(bootstrapApiKey)) {
+    throw new ConfigError('BOOTSTRAP_API_KEY', 'must be 32 to 256 printable characters without spaces');
+  }
+  return {
+    host: str(env, 'HOST', '0.0.0.0'),
+    port: int(env, 'PORT', 3000, 0, 65535),
+    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/monitoring', [
+      'postgres:',
+      'postgresql:',
+    ])!,
+    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
+    redisPrefix,
+    clickhouse: {
+      url: url(env, 'CLICKHOUSE_URL', undefined, ['http:', 'https:']),
+      user: str(env, 'CLICKHOUSE_USER', 'default'),
+      password: str(env, 'CLICKHOUSE_PASSWORD', ''),
+      database: str(env, 'CLICKHOUSE_DATABASE', 'default'),
+      retentionDays: int(env, 'CLICKHOUSE_RETENTION_DAYS', 400, 1, 36500),
+    },
+    dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
+    logLevel: logLevel as LogLevel,
+    rateLimit: {
+      points: int(env, 'RATE_LIMIT_POINTS', 600, 1, 10_000_000),
+      windowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+    },
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    bootstrapApiKey,
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    ingest: { maxBatchSize: int(env, 'INGEST_MAX_BATCH', 1000, 1, 100_000) },
+  };
+}

@@ -1,0 +1,32 @@
+import type { Middleware } from 'koa';
+import type { Role } from '../accounts/keys.js';
+import { resolvePrincipal } from '../accounts/repository.js';
+import type { Sql } from '../storage/postgres.js';
+import { forbidden, unauthorized } from './errors.js';
+import type { Access } from './route.js';
+
+const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const ALLOWED_ROLES: Record<Exclude<Access, 'public'>, readonly Role[]> = {
+  read: ['read-only', 'read-write', 'admin'],
+  write: ['read-write', 'admin'],
+  admin: ['admin'],
+};
+
+/** Resolves `Authorization: Bearer <key>` and `x-service-account` to a principal in ctx.state.principal. */
+export function authenticate(sql: Sql, access: Exclude<Access, 'public'>): Middleware {
+  return async (ctx, next) => {
+    const match = BEARER.exec(ctx.get('authorization'));
+    if (!match) throw unauthorized();
+    const requested = ctx.get('x-service-account') || undefined;
+    const wellFormed = requested === undefined || UUID.test(requested);
+    const principal = await resolvePrincipal(sql, match[1], wellFormed ? requested : undefined);
+    if (principal === undefined) throw unauthorized();
+    // A malformed account id cannot be one the key belongs to.
+    if (principal === 'forbidden' || !wellFormed) throw forbidden();
+    if (!ALLOWED_ROLES[access].includes(principal.role)) throw forbidden();
+    ctx.state.principal = principal;
+    await next();
+  };
+}

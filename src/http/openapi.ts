@@ -1,0 +1,130 @@
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { statusName } from './errors.js';
+import type { AnyRoute } from './route.js';
+
+export const ErrorSchema = Type.Object(
+  {
+    statusCode: Type.Integer({ description: 'Equals the HTTP status' }),
+    error: Type.String({ description: 'Status name' }),
+    message: Type.String(),
+    attributes: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { additionalProperties: false },
+);
+
+/** Every authenticated route can answer these; routes add their own through `errors`. */
+const AUTHENTICATED_ERRORS = [400, 401, 403, 429];
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid input: the message and `attributes.errors` name each field and rule',
+  401: 'Missing or invalid API key',
+  402: 'Plan limit reached',
+  403: 'The key may not act for this account or perform this operation',
+  404: 'Not found in this account',
+  405: 'Method not allowed on this path',
+  409: 'Conflict with the current state or another resource',
+  413: 'Body larger than the limit',
+  415: 'Body is not JSON',
+  429: 'Rate limit exceeded; see Retry-After and the RateLimit-* headers',
+  500: 'Unexpected server error; quote attributes.requestId',
+  503: 'A dependency is unavailable',
+};
+
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed in the window', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in the window', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer' } },
+};
+
+/** Drops TypeBox's symbol keys and undefined values so the document is plain JSON. */
+function plain(schema: TSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+}
+
+function parametersOf(schema: TSchema | undefined, location: 'path' | 'query') {
+  if (!schema) return [];
+  const object = schema as TObject;
+  const required = new Set(object.required ?? []);
+  return Object.entries(object.properties ?? {}).map(([name, prop]) => {
+    const { description, ...rest } = plain(prop as TSchema);
+    return {
+      name,
+      in: location,
+      required: location === 'path' || required.has(name),
+      ...(description ? { description } : {}),
+      schema: rest,
+    };
+  });
+}
+
+function errorResponse(status: number) {
+  return {
+    description: ERROR_DESCRIPTIONS[status] ?? statusName(status),
+    ...(status === 429 ? { headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } } : {}),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  };
+}
+
+export function buildOpenApi(routes: AnyRoute[], info: { title: string; version: string }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const authenticated = route.access !== 'public';
+    const parameters = [
+      ...parametersOf(route.schema.params, 'path'),
+      ...parametersOf(route.schema.query, 'query'),
+      ...(authenticated ? [{ $ref: '#/components/parameters/ServiceAccount' }] : []),
+    ];
+    const responses: Record<string, unknown> = {};
+    for (const [status, schema] of Object.entries(route.schema.responses)) {
+      responses[status] = {
+        description: statusName(Number(status)),
+        ...(authenticated ? { headers: RATE_LIMIT_HEADERS } : {}),
+        ...(schema ? { content: { 'application/json': { schema: plain(schema) } } } : {}),
+      };
+    }
+    const errors = new Set([...(authenticated ? AUTHENTICATED_ERRORS : []), ...(route.errors ?? []), 500]);
+    if (route.schema.body) errors.add(413).add(415);
+    for (const status of [...errors].sort()) responses[String(status)] = errorResponse(status);
+
+    paths[route.path] ??= {};
+    paths[route.path][route.method.toLowerCase()] = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: [route.tag],
+      ...(route.deprecated ? { deprecated: true } : {}),
+      ...(authenticated ? { security: [{ bearerAuth: [] }] } : { security: [] }),
+      ...(parameters.length ? { parameters } : {}),
+      ...(route.schema.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.schema.body) } } } }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title, version: info.version },
+    servers: [{ url: '/' }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key: `Authorization: Bearer <API_KEY>`',
+        },
+      },
+      parameters: {
+        ServiceAccount: {
+          name: 'x-service-account',
+          in: 'header',
+          required: false,
+          description: "Account to act for; defaults to the key's own account",
+          schema: { type: 'string' },
+        },
+      },
+      schemas: { Error: plain(ErrorSchema) },
+    },
+  };
+}

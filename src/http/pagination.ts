@@ -1,0 +1,21 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Reply } from './route.js';
+
+/** `limit` 1-100 (default 10) and `page` ≥ 1 (default 1), shared by every list route. */
+export const PageQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Items per page' }),
+    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1' }),
+  },
+  { additionalProperties: false },
+);
+export type PageQuery = Static<typeof PageQuery>;
+
+export function pageOffset(q: { limit: number; page: number }): number {
+  return (q.page - 1) * q.limit;
+}
+
+/** Lists answer a plain array; the total travels in X-Total-Count. */
+export function listReply(items: unknown[], total: number): Reply {
+  return { status: 200, body: items, headers: { 'X-Total-Count': String(total) } };
+}

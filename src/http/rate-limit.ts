@@ -1,0 +1,80 @@
+import type { Redis } from 'ioredis';
+import type { Middleware } from 'koa';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Principal } from '../accounts/repository.js';
+import { HttpError } from './errors.js';
+import type { RateLimitRule } from './route.js';
+
+/**
+ * Fixed-window limits per account, counted in Redis so every API process shares them. If Redis fails,
+ * an in-memory limiter with the same rule takes over (per process) instead of letting requests through
+ * unlimited or failing them.
+ */
+export class RateLimits {
+  private readonly limiters = new Map<string, RateLimiterRedis>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+    private readonly defaults: RateLimitRule,
+  ) {}
+
+  private limiter(scope: string, rule: RateLimitRule): RateLimiterRedis {
+    const id = `${scope}:${rule.points}:${rule.windowSeconds}`;
+    let limiter = this.limiters.get(id);
+    if (!limiter) {
+      const opts = { keyPrefix: `${this.keyPrefix}rl:${id}`, points: rule.points, duration: rule.windowSeconds };
+      limiter = new RateLimiterRedis({
+        ...opts,
+        storeClient: this.redis,
+        insuranceLimiter: new RateLimiterMemory(opts),
+      });
+      this.limiters.set(id, limiter);
+    }
+    return limiter;
+  }
+
+  ruleFor(principal: Principal, routeRule?: RateLimitRule): { scope: string; rule: RateLimitRule } {
+    if (routeRule) return { scope: 'route', rule: routeRule };
+    const { rateLimitPoints, rateLimitWindowSeconds } = principal.account;
+    if (rateLimitPoints && rateLimitWindowSeconds) {
+      return { scope: 'account', rule: { points: rateLimitPoints, windowSeconds: rateLimitWindowSeconds } };
+    }
+    return { scope: 'account', rule: this.defaults };
+  }
+
+  /** Middleware for one route: `routeId` keeps a route's own limit in its own bucket. */
+  middleware(routeId: string, routeRule?: RateLimitRule): Middleware {
+    return async (ctx, next) => {
+      const principal = ctx.state.principal as Principal;
+      const { scope, rule } = this.ruleFor(principal, routeRule);
+      const key = scope === 'route' ? `${routeId}:${principal.account.id}` : principal.account.id;
+      let res: RateLimiterRes;
+      let limited = false;
+      try {
+        res = await this.limiter(scope === 'route' ? `route:${routeId}` : 'account', rule).consume(key);
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        res = rejection;
+        limited = true;
+      }
+      const reset = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+      const remaining = Math.max(0, res.remainingPoints);
+      const headers = {
+        'RateLimit-Limit': String(rule.points),
+        'RateLimit-Remaining': String(remaining),
+        'RateLimit-Reset': String(reset),
+      };
+      ctx.set(headers);
+      if (limited) {
+        throw new HttpError(
+          429,
+          'Too Many Requests',
+          { limit: rule.points, remaining, reset },
+          { ...headers, 'Retry-After': String(reset) },
+        );
+      }
+      await next();
+    };
+  }
+}

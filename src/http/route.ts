@@ -1,0 +1,72 @@
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { Context } from 'koa';
+import type { Principal } from '../accounts/repository.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * Who may call a route: `public` needs no key; `read` any member; `write` a read-write or admin member;
+ * `admin` an admin member.
+ */
+export type Access = 'public' | 'read' | 'write' | 'admin';
+
+export interface RateLimitRule {
+  points: number;
+  windowSeconds: number;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteSchemas<P extends TSchema, Q extends TSchema, B extends TSchema> {
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success responses by status; error responses are added from `errors`. */
+  responses: Record<number, TSchema | null>;
+}
+
+export interface Request<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** Set on every route whose access is not `public`. */
+  principal: Principal;
+  ctx: Context;
+}
+
+export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObject, B extends TSchema = TSchema> {
+  method: Method;
+  /** OpenAPI-style path, e.g. `/v1/checks/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  access: Access;
+  /** A route's own limit; otherwise the account's or the service default applies. */
+  rateLimit?: RateLimitRule;
+  /** Error statuses this route can answer besides the ones every authenticated route has. */
+  errors?: number[];
+  deprecated?: boolean;
+  schema: RouteSchemas<P, Q, B>;
+  handler: (req: Request<Static<P>, Static<Q>, Static<B>>) => Promise<Reply> | Reply;
+}
+
+// Handlers are typed at definition; the registry only needs the erased shape.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteDef<any, any, any>;
+
+export function defineRoute<P extends TSchema = TObject, Q extends TSchema = TObject, B extends TSchema = TSchema>(
+  def: RouteDef<P, Q, B>,
+): AnyRoute {
+  return def as AnyRoute;
+}
+
+/** `/v1/checks/{id}` → `/v1/checks/:id` for @koa/router. */
+export function koaPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}

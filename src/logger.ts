@@ -1,0 +1,23 @@
+import { pino, type Logger } from 'pino';
+import type { LogLevel } from './config.js';
+
+export type { Logger } from 'pino';
+
+/** Secrets never reach the log, even if a caller passes a whole header or body object by mistake. */
+const REDACT = [
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'key',
+  'rawKey',
+  '*.rawKey',
+  'password',
+  '*.password',
+  'value',
+  '*.value',
+];
+
+export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
+  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'monitoring-api' } }, destination);
+}

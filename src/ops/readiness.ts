@@ -1,0 +1,29 @@
+import type { Deps } from '../app.js';
+
+const TIMEOUT_MS = 2000;
+
+function withTimeout<T>(promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function probe(fn: () => Promise<unknown>) {
+  try {
+    await withTimeout(fn());
+    return { status: 'ok' as const };
+  } catch (err) {
+    return { status: 'unavailable' as const, error: (err as Error).message };
+  }
+}
+
+export async function checkReadiness(deps: Deps) {
+  const [postgres, redis, clickhouse] = await Promise.all([
+    probe(() => deps.sql`select 1`),
+    probe(() => deps.redis.ping()),
+    probe(() => deps.store.ping()),
+  ]);
+  return { postgres, redis, clickhouse };
+}

@@ -1,0 +1,71 @@
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../app.js';
+import { defineRoute, type AnyRoute } from '../http/route.js';
+import { checkReadiness } from './readiness.js';
+
+const DependencyStatus = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+  error: Type.Optional(Type.String()),
+});
+
+const ReadyBody = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]),
+  dependencies: Type.Record(Type.String(), DependencyStatus),
+});
+
+const OpenApiDocument = Type.Object({ openapi: Type.String() }, { additionalProperties: true });
+
+/** Liveness, readiness and the API description: unauthenticated and not rate limited. */
+export function opsRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/health',
+      operationId: 'getHealth',
+      summary: 'Liveness: the process is up',
+      tag: 'Operations',
+      access: 'public',
+      schema: { responses: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+      handler: () => ({ status: 200, body: { status: 'ok' } }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/ready',
+      operationId: 'getReadiness',
+      summary: 'Readiness: Postgres, Redis and the analytics store answer',
+      tag: 'Operations',
+      access: 'public',
+      schema: { responses: { 200: ReadyBody, 503: ReadyBody } },
+      handler: async () => {
+        const dependencies = await checkReadiness(deps);
+        const ok = Object.values(dependencies).every((d) => d.status === 'ok');
+        return { status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'unavailable', dependencies } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/openapi.json',
+      operationId: 'getOpenApi',
+      summary: 'OpenAPI 3.1 description of this API',
+      tag: 'Operations',
+      access: 'public',
+      schema: { responses: { 200: OpenApiDocument } },
+      handler: () => ({ status: 200, body: getDocument() }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/swagger.json',
+      operationId: 'getSwagger',
+      summary: 'Deprecated location of the API description; use /openapi.json',
+      tag: 'Operations',
+      access: 'public',
+      deprecated: true,
+      schema: { responses: { 200: OpenApiDocument } },
+      handler: () => ({
+        status: 200,
+        body: getDocument(),
+        headers: { Deprecation: 'true', Link: '</openapi.json>; rel="successor-version"' },
+      }),
+    }),
+  ];
+}

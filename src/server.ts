@@ -1,0 +1,55 @@
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { startService } from './service.js';
+import { UnreachableError } from './storage/postgres.js';
+
+/** Process entry: configuration errors and unreachable dependencies end start-up with one clear line. */
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  let service;
+  try {
+    service = await startService(config, logger);
+  } catch (err) {
+    if (err instanceof UnreachableError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  if (service.generatedKey) {
+    // Printed once, on the terminal only: the key is not logged and cannot be shown again.
+    process.stdout.write(
+      `\nCreated the default account ${service.defaultAccountId} and its admin API key (shown once, store it now):\n\n` +
+        `  ${service.generatedKey}\n\n`,
+    );
+  }
+  logger.info({ url: service.url, clickhouse: service.deps.store.kind }, 'listening');
+
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    service.close().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`Start-up failed: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { OUTPUT_SETTINGS, type QueryParams, type Store } from './store.js';
+
+/** A ClickHouse server over HTTP. Kept thin: the SQL is the same text the embedded engine runs. */
+export class ServerStore implements Store {
+  readonly kind = 'server' as const;
+  private readonly client: ClickHouseClient;
+
+  constructor(opts: { url: string; user: string; password: string; database: string }) {
+    this.client = createClient({
+      url: opts.url,
+      username: opts.user,
+      password: opts.password,
+      database: opts.database,
+      clickhouse_settings: { ...OUTPUT_SETTINGS },
+    });
+  }
+
+  async query<T>(sql: string, params: QueryParams = {}): Promise<T[]> {
+    return (await this.queryWithStats<T>(sql, params)).rows;
+  }
+
+  async queryWithStats<T>(sql: string, params: QueryParams = {}) {
+    const started = performance.now();
+    const result = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+    const rows = await result.json<T>();
+    const summary = result.response_headers['x-clickhouse-summary'];
+    const parsed = typeof summary === 'string' ? (JSON.parse(summary) as { read_rows?: string; elapsed_ns?: string }) : {};
+    return {
+      rows,
+      stats: {
+        elapsedMs: parsed.elapsed_ns ? Number(parsed.elapsed_ns) / 1e6 : performance.now() - started,
+        rowsRead: Number(parsed.read_rows ?? 0),
+      },
+    };
+  }
+
+  async command(sql: string, params: QueryParams = {}): Promise<void> {
+    await this.client.command({ query: sql, query_params: params });
+  }
+
+  async insert(table: string, rows: readonly Record<string, unknown>[], settings: Record<string, string | number> = {}) {
+    if (rows.length === 0) return;
+    await this.client.insert({
+      table,
+      values: rows as Record<string, unknown>[],
+      format: 'JSONEachRow',
+      clickhouse_settings: settings,
+    });
+  }
+
+  async ping(): Promise<void> {
+    const result = await this.client.ping();
+    if (!result.success) throw result.error;
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,0 +1,37 @@
+/** Values bound to `{name:Type}` placeholders; never spliced into SQL text. */
+export type QueryParams = Record<string, unknown>;
+
+export interface QueryStats {
+  elapsedMs: number;
+  rowsRead: number;
+}
+
+/**
+ * The one interface to ClickHouse. Both backends run identical SQL text; every value travels as a
+ * server-side parameter.
+ */
+export interface Store {
+  readonly kind: 'embedded' | 'server';
+  query<T = Record<string, unknown>>(sql: string, params?: QueryParams): Promise<T[]>;
+  /** Same as query, plus the engine's own timing and rows read (for the bench floor). */
+  queryWithStats<T = Record<string, unknown>>(sql: string, params?: QueryParams): Promise<{ rows: T[]; stats: QueryStats }>;
+  /** DDL and other statements without a result. */
+  command(sql: string, params?: QueryParams): Promise<void>;
+  /** Inserts rows as JSONEachRow; `settings` carry e.g. insert_deduplication_token. */
+  insert(table: string, rows: readonly Record<string, unknown>[], settings?: Record<string, string | number>): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Output settings both backends share, so the same query returns the same JSON. */
+export const OUTPUT_SETTINGS = {
+  output_format_json_quote_64bit_integers: 0,
+  output_format_json_quote_64bit_floats: 0,
+  date_time_output_format: 'iso',
+} as const;
+
+export function parseJsonEachRow<T>(text: string): T[] {
+  const rows: T[] = [];
+  for (const line of text.split('\n')) if (line) rows.push(JSON.parse(line) as T);
+  return rows;
+}

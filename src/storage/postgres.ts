@@ -1,0 +1,83 @@
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql<Record<string, never>>;
+
+/** A dependency that is down or refuses us; the message says which one and how to start it. */
+export class UnreachableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnreachableError';
+  }
+}
+
+function describe(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || 5432}${u.pathname}`;
+}
+
+function databaseName(url: string): string {
+  return decodeURIComponent(new URL(url).pathname.replace(/^\//, '')) || 'postgres';
+}
+
+function maintenanceUrl(url: string): string {
+  const u = new URL(url);
+  u.pathname = '/postgres';
+  return u.toString();
+}
+
+function unreachable(url: string, err: unknown): UnreachableError {
+  const code = (err as { code?: string }).code ?? (err as Error).message;
+  return new UnreachableError(
+    `Cannot connect to Postgres at ${describe(url)} (DATABASE_URL): ${code}. ` +
+      'Start it (for example: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) ' +
+      'or point DATABASE_URL at a running server.',
+  );
+}
+
+export function connectPostgres(url: string, max = 10): Sql {
+  return postgres(url, {
+    max,
+    onnotice: () => {},
+    connect_timeout: 5,
+    // int8 ids are far below 2^53: read them as numbers, not strings.
+    types: {
+      int8: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
+    },
+  }) as unknown as Sql;
+}
+
+/** Creates the database named in the URL when it is missing (concurrent starters race safely). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const name = databaseName(url);
+  const admin = postgres(maintenanceUrl(url), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const rows = await admin`select 1 from pg_database where datname = ${name}`;
+    if (rows.length === 0) {
+      try {
+        await admin.unsafe(`create database "${name.replace(/"/g, '""')}"`);
+      } catch (err) {
+        // 42P04: another process created it first.
+        if ((err as { code?: string }).code !== '42P04') throw err;
+      }
+    }
+  } catch (err) {
+    if ((err as { code?: string }).code && /^[0-9A-Z]{5}$/.test((err as { code: string }).code)) throw err;
+    throw unreachable(url, err);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+}
+
+export async function dropDatabase(url: string): Promise<void> {
+  const name = databaseName(url);
+  const admin = postgres(maintenanceUrl(url), { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+}
+
+export async function pingPostgres(sql: Sql): Promise<void> {
+  await sql`select 1`;
+}

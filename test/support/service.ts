@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { startService, type RunningService } from '../../src/service.js';
+import { dropDatabase } from '../../src/storage/postgres.js';
+
+/** One embedded-engine directory per test process (libchdb binds one per process), under the run's root. */
+export const PROCESS_DATA_DIR = path.join(process.env.MONITORING_TEST_ROOT ?? os.tmpdir(), `engine-${process.pid}`);
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestService extends RunningService {
+  /** Admin key of the default account. */
+  adminKey: string;
+  env: Record<string, string>;
+  /** Everything the service logged, one JSON line each. */
+  logs: string[];
+  call<T = any>(method: string, urlPath: string, opts?: CallOptions): Promise<ApiResponse<T>>;
+  stop(): Promise<void>;
+}
+
+export function newTestEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  const id = randomBytes(5).toString('hex');
+  return {
+    DATABASE_URL: `postgres://postgres@127.0.0.1:5432/monitoring_test_${id}`,
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    REDIS_PREFIX: `test:${id}:`,
+    DATA_DIR: PROCESS_DATA_DIR,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    BOOTSTRAP_API_KEY: `test_admin_${randomBytes(24).toString('hex')}`,
+    ...overrides,
+  };
+}
+
+export async function removeRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis('redis://127.0.0.1:6379');
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Starts the real service on its own database, Redis prefix and port; `stop` removes all of it. */
+export async function startTestService(overrides: Record<string, string> = {}): Promise<TestService> {
+  const env = newTestEnv(overrides);
+  mkdirSync(env.DATA_DIR, { recursive: true });
+  const config = loadConfig(env);
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const service = await startService(config, createLogger(config.logLevel, sink), { validateResponses: true });
+  const call = async (method: string, urlPath: string, opts: CallOptions = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    const key = opts.key === undefined ? env.BOOTSTRAP_API_KEY : opts.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(service.url + urlPath, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, headers: res.headers, body: parsed as any, text };
+  };
+  return {
+    ...service,
+    adminKey: env.BOOTSTRAP_API_KEY,
+    env,
+    logs,
+    call,
+    async stop() {
+      await service.close();
+      await dropDatabase(env.DATABASE_URL);
+      await removeRedisKeys(env.REDIS_PREFIX);
+    },
+  };
+}
