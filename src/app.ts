@@ -4,7 +4,7 @@ import Koa, { type Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import type { Config } from './config.js';
 import { authenticate } from './http/auth.js';
-import { errorMiddleware, HttpError } from './http/errors.js';
+import { bodyParseError, errorMiddleware, HttpError } from './http/errors.js';
 import { buildOpenApi } from './http/openapi.js';
 import { RateLimits } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
@@ -53,7 +53,8 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
       body: undefined as unknown,
     };
     if (checkBody) {
-      if (ctx.request.is('application/json') === false) {
+      const hasContent = ctx.get('transfer-encoding') !== '' || (ctx.request.length ?? 0) > 0;
+      if (hasContent && !ctx.request.is('application/json')) {
         throw new HttpError(415, 'Content-Type must be application/json');
       }
       input.body = checkBody(ctx.request.body);
@@ -99,6 +100,9 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
       text: false,
       multipart: false,
       patchNode: false,
+      onError: (err) => {
+        throw bodyParseError(err);
+      },
     }),
   );
   app.use(router.routes());

@@ -3,10 +3,11 @@ import type { Deps } from '../app.js';
 import { notFound } from '../http/errors.js';
 import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
+import { StringEnum } from '../http/schemas.js';
 import { ROLES } from './keys.js';
 import { createApiKey, revokeApiKey } from './repository.js';
 
-const Role = Type.Union(ROLES.map((r) => Type.Literal(r)));
+const Role = StringEnum(ROLES);
 
 const AccountBody = Type.Object({
   id: Type.String({ format: 'uuid' }),

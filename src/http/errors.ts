@@ -53,17 +53,22 @@ export const forbidden = () => new HttpError(403);
 export const unauthorized = () =>
   new HttpError(401, 'Bad Token', { error: 'Bad Token' }, { 'WWW-Authenticate': 'Bearer error="Bad Token"' });
 
-/** Errors thrown by body parsers and Koa itself carry `status` and `expose`; keep their 4xx meaning. */
+function errorStatus(err: unknown): number {
+  const e = err as { status?: unknown; statusCode?: unknown } | null;
+  if (!e || typeof e !== 'object') return 0;
+  return typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : 0;
+}
+
+/** The body parser's failures: a size error is a 413, anything else it rejects is malformed JSON. */
+export function bodyParseError(err: unknown): HttpError {
+  if (errorStatus(err) === 413) return new HttpError(413, 'Request body is larger than the allowed limit');
+  return badRequest('Malformed JSON body');
+}
+
+/** Errors thrown by Koa and its libraries carry a 4xx `status`; keep that meaning without their text. */
 function fromLibraryError(err: unknown): HttpError | undefined {
-  if (!err || typeof err !== 'object') return undefined;
-  const e = err as { status?: unknown; statusCode?: unknown; type?: unknown; expose?: unknown };
-  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : 0;
-  if (status < 400 || status >= 500) return undefined;
-  if (status === 400 && e.type === 'entity.parse.failed') return badRequest('Malformed JSON body');
-  if (status === 413) return new HttpError(413, 'Request body is larger than the allowed limit');
-  if (status === 415) return new HttpError(415, 'Unsupported content type');
-  if (status === 400) return badRequest(e.expose ? String((err as Error).message) : 'Bad Request');
-  return new HttpError(status);
+  const status = errorStatus(err);
+  return status >= 400 && status < 500 ? new HttpError(status) : undefined;
 }
 
 /** Maps every thrown error to the contract's body; unexpected errors become a 500 with a request id. */

@@ -56,8 +56,9 @@ export async function ensureDatabase(url: string): Promise<void> {
       try {
         await admin.unsafe(`create database "${name.replace(/"/g, '""')}"`);
       } catch (err) {
-        // 42P04: another process created it first.
-        if ((err as { code?: string }).code !== '42P04') throw err;
+        // Another process created it first: 42P04 once it exists, 23505 while its creation is in flight.
+        const code = (err as { code?: string }).code;
+        if (code !== '42P04' && code !== '23505') throw err;
       }
     }
   } catch (err) {

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { startService } from '../../src/service.js';
+import { dropDatabase } from '../../src/storage/postgres.js';
+import { newTestEnv, removeRedisKeys, startTestService, type TestService } from '../support/service.js';
+
+describe('health and readiness', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(() => svc?.stop());
+
+  it('answers /health without a key', async () => {
+    const res = await svc.call('GET', '/health', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('answers /ready with each dependency', async () => {
+    const res = await svc.call('GET', '/ready', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('ready');
+    expect(res.body.dependencies).toMatchObject({
+      postgres: { status: 'ok' },
+      redis: { status: 'ok' },
+      clickhouse: { status: 'ok' },
+    });
+  });
+
+  it('answers /ready with 503 naming the dependency that is down', async () => {
+    svc.deps.redis.disconnect();
+    const res = await svc.call('GET', '/ready', { key: null });
+    expect(res.status).toBe(503);
+    expect(res.body.status).toBe('unavailable');
+    expect(res.body.dependencies.redis.status).toBe('unavailable');
+    expect(res.body.dependencies.postgres.status).toBe('ok');
+  });
+});
+
+describe('bootstrap', () => {
+  it('creates the default account and one admin key on first start only', async () => {
+    const env = newTestEnv({ BOOTSTRAP_API_KEY: '' });
+    const config = loadConfig(env);
+    const logger = createLogger('silent');
+    const first = await startService(config, logger);
+    try {
+      expect(first.generatedKey).toMatch(/^mk_/);
+      const res = await fetch(`${first.url}/v1/account`, { headers: { authorization: `Bearer ${first.generatedKey}` } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ id: first.defaultAccountId, role: 'admin' });
+    } finally {
+      await first.close();
+    }
+    const second = await startService(config, logger);
+    try {
+      expect(second.generatedKey).toBeUndefined();
+      expect(second.defaultAccountId).toBe(first.defaultAccountId);
+      const [{ n }] = await second.deps.sql`select count(*)::int as n from api_keys`;
+      expect(n).toBe(1);
+    } finally {
+      await second.close();
+      await dropDatabase(env.DATABASE_URL);
+      await removeRedisKeys(env.REDIS_PREFIX);
+    }
+  });
+
+  it('makes BOOTSTRAP_API_KEY an admin key of the default account, without generating another', async () => {
+    const svc = await startTestService();
+    try {
+      expect(svc.generatedKey).toBeUndefined();
+      const res = await svc.call('GET', '/v1/account');
+      expect(res.body).toMatchObject({ id: svc.defaultAccountId, role: 'admin' });
+    } finally {
+      await svc.stop();
+    }
+  });
+});
