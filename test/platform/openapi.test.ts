@@ -26,7 +26,7 @@ describe('OpenAPI document', () => {
     for (const layer of router.stack) {
       for (const method of layer.methods) {
         if (method === 'HEAD') continue;
-        served.add(`${method} ${layer.path.replace(/:(\w+)/g, '{$1}')}`);
+        served.add(`${method} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`);
       }
     }
     const doc = (await svc.call('GET', '/openapi.json', { key: null })).body;
