@@ -13,6 +13,8 @@ import { compileResponseValidator, compileValidator } from './http/validation.js
 import type { Logger } from './logger.js';
 import { accountRoutes } from './accounts/routes.js';
 import { opsRoutes } from './ops/routes.js';
+import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
+import { variableRoutes } from './resources/variables/routes.js';
 import type { Store } from './storage/clickhouse/index.js';
 import type { Sql } from './storage/postgres.js';
 
@@ -33,7 +35,12 @@ export const API_INFO = { title: 'Monitoring Management API', version: '1.0.0' }
 
 /** Every route the service serves, in one list: the router and the OpenAPI document are both built from it. */
 export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
-  return [...opsRoutes(deps, getDocument), ...accountRoutes(deps)];
+  return [
+    ...opsRoutes(deps, getDocument),
+    ...accountRoutes(deps),
+    ...variableRoutes(deps),
+    ...maintenanceWindowRoutes(deps),
+  ];
 }
 
 function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {

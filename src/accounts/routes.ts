@@ -77,13 +77,14 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       access: 'admin',
       schema: { query: PageQuery, responses: { 200: Type.Array(ApiKeyBody) } },
       handler: async ({ principal, query }) => {
-        const rows = await sql`
-          select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, m.role, count(*) over () as total
-          from memberships m join api_keys k on k.id = m.api_key_id
-          where m.account_id = ${principal.account.id}
-          order by k.created_at, k.id
-          limit ${query.limit} offset ${pageOffset(query)}`;
-        return listReply(rows.map(keyRow), rows.length ? Number(rows[0].total) : 0);
+        const [rows, [{ n }]] = await Promise.all([
+          sql`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, m.role
+            from memberships m join api_keys k on k.id = m.api_key_id
+            where m.account_id = ${principal.account.id}
+            order by k.created_at, k.id limit ${query.limit} offset ${pageOffset(query)}`,
+          sql`select count(*)::int as n from memberships where account_id = ${principal.account.id}`,
+        ]);
+        return listReply(rows.map(keyRow), n as number);
       },
     }),
     defineRoute({

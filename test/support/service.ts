@@ -110,3 +110,19 @@ export async function startTestService(overrides: Record<string, string> = {}): 
     },
   };
 }
+
+/** A second account with its own admin key: for proving that accounts never see each other's data. */
+export async function createOtherTenant(svc: TestService): Promise<{ accountId: string; key: string }> {
+  const { createAccount, createApiKey } = await import('../../src/accounts/repository.js');
+  const account = await createAccount(svc.deps.sql, `tenant-${randomBytes(3).toString('hex')}`);
+  const { key } = await createApiKey(svc.deps.sql, { accountId: account.id, role: 'admin' });
+  return { accountId: account.id, key };
+}
+
+/** Asserts a 400 whose errors name `field` (and `rule` when given). */
+export function expectFieldError(res: ApiResponse, field: string, rule?: string): void {
+  if (res.status !== 400) throw new Error(`expected 400 naming ${field}, got ${res.status}: ${res.text}`);
+  const errors = (res.body?.attributes?.errors ?? []) as { field: string; rule: string }[];
+  const hit = errors.find((e) => e.field === field && (rule === undefined || e.rule === rule));
+  if (!hit) throw new Error(`expected an error on ${field}${rule ? ` (${rule})` : ''}, got ${JSON.stringify(errors)}`);
+}

@@ -1,0 +1,168 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Deps } from '../../app.js';
+import { notFound } from '../../http/errors.js';
+import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { Nullable, StringEnum } from '../../http/schemas.js';
+import { iso, NumericIdParams } from '../common.js';
+import { Rules } from '../rules.js';
+
+/** A calendar date or a full timestamp; windows usually need the time of day. */
+const DateOrTime = Type.Union([Type.String({ format: 'date-time' }), Type.String({ format: 'date' })]);
+
+const StatusPageVisibility = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    severity: Type.Optional(Nullable(StringEnum(['MINOR', 'MEDIUM', 'MAJOR', 'CRITICAL'] as const))),
+    affectAllServices: Type.Optional(Type.Boolean()),
+    suppressAutoIncidents: Type.Optional(Type.Boolean()),
+    notifyOnStart: Type.Optional(Type.Boolean()),
+    notifyOnEnd: Type.Optional(Type.Boolean()),
+    reminderMinutesBefore: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: 525600 }), { maxItems: 20 })),
+    autoStart: Type.Optional(Type.Boolean()),
+    autoEnd: Type.Optional(Type.Boolean()),
+    statusPageIds: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 100 })),
+    serviceIds: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
+const Tag = Type.String({ minLength: 1, maxLength: 255 });
+
+const WindowBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    tags: Type.Array(Tag, { maxItems: 100, default: [] }),
+    startsAt: DateOrTime,
+    endsAt: DateOrTime,
+    repeatInterval: Nullable(Type.Integer({ minimum: 1, maximum: 10000 }), { default: null }),
+    repeatUnit: Nullable(StringEnum(['DAY', 'WEEK', 'MONTH'] as const), { default: null }),
+    repeatEndsAt: Nullable(DateOrTime, { default: null }),
+    description: Nullable(Type.String({ maxLength: 2000 }), { default: null }),
+    statusPageVisibility: Type.Optional(StatusPageVisibility),
+    pauseAllChecks: Type.Boolean({ default: false }),
+    silenceAlertsTags: Type.Array(Tag, { maxItems: 100, default: [] }),
+    silenceAllAlerts: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false },
+);
+type WindowBody = Static<typeof WindowBody>;
+
+const MaintenanceWindow = Type.Object({
+  id: Type.Integer(),
+  ...WindowBody.properties,
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Nullable(Type.String({ format: 'date-time' })),
+});
+
+function checkRules(body: WindowBody): void {
+  const rules = new Rules();
+  const starts = Date.parse(body.startsAt);
+  rules.check(starts < Date.parse(body.endsAt), 'body.endsAt', 'after', 'must be after startsAt');
+  const repeats = body.repeatUnit !== null;
+  rules.check(
+    repeats === (body.repeatInterval !== null),
+    repeats ? 'body.repeatInterval' : 'body.repeatUnit',
+    'together',
+    'repeatUnit and repeatInterval must be given together',
+  );
+  if (body.repeatEndsAt !== null) {
+    rules.check(repeats, 'body.repeatEndsAt', 'requires', 'needs repeatUnit and repeatInterval');
+    rules.check(Date.parse(body.repeatEndsAt) > starts, 'body.repeatEndsAt', 'after', 'must be after startsAt');
+  }
+  rules.throwIfAny();
+}
+
+function toWindow(row: Record<string, unknown>) {
+  return {
+    id: row.id as number,
+    ...(row.data as WindowBody),
+    created_at: iso(row.created_at as Date),
+    updated_at: iso(row.updated_at as Date | null),
+  };
+}
+
+export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
+  const tag = 'Maintenance windows';
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/maintenance-windows',
+      operationId: 'listMaintenanceWindows',
+      summary: 'List maintenance windows',
+      tag,
+      access: 'read',
+      schema: { query: PageQuery, responses: { 200: Type.Array(MaintenanceWindow) } },
+      handler: async ({ principal, query }) => {
+        const [rows, [{ n }]] = await Promise.all([
+          sql`select * from maintenance_windows where account_id = ${principal.account.id}
+            order by id limit ${query.limit} offset ${pageOffset(query)}`,
+          sql`select count(*)::int as n from maintenance_windows where account_id = ${principal.account.id}`,
+        ]);
+        return listReply(rows.map(toWindow), n as number);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/maintenance-windows',
+      operationId: 'createMaintenanceWindow',
+      summary: 'Create a maintenance window',
+      tag,
+      access: 'write',
+      schema: { body: WindowBody, responses: { 201: MaintenanceWindow } },
+      handler: async ({ principal, body }) => {
+        checkRules(body);
+        const [row] = await sql`insert into maintenance_windows (account_id, data)
+          values (${principal.account.id}, ${sql.json(body as never)}) returning *`;
+        return { status: 201, body: toWindow(row) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/maintenance-windows/{id}',
+      operationId: 'getMaintenanceWindow',
+      summary: 'Retrieve a maintenance window',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: { params: NumericIdParams, responses: { 200: MaintenanceWindow } },
+      handler: async ({ principal, params }) => {
+        const [row] = await sql`select * from maintenance_windows where id = ${params.id} and account_id = ${principal.account.id}`;
+        if (!row) throw notFound();
+        return { status: 200, body: toWindow(row) };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/v1/maintenance-windows/{id}',
+      operationId: 'updateMaintenanceWindow',
+      summary: 'Update a maintenance window',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: { params: NumericIdParams, body: WindowBody, responses: { 200: MaintenanceWindow } },
+      handler: async ({ principal, params, body }) => {
+        checkRules(body);
+        const [row] = await sql`update maintenance_windows set data = ${sql.json(body as never)}, updated_at = now()
+          where id = ${params.id} and account_id = ${principal.account.id} returning *`;
+        if (!row) throw notFound();
+        return { status: 200, body: toWindow(row) };
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/v1/maintenance-windows/{id}',
+      operationId: 'deleteMaintenanceWindow',
+      summary: 'Delete a maintenance window',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: { params: NumericIdParams, responses: { 204: null } },
+      handler: async ({ principal, params }) => {
+        const rows = await sql`delete from maintenance_windows where id = ${params.id} and account_id = ${principal.account.id} returning id`;
+        if (!rows.length) throw notFound();
+        return { status: 204 };
+      },
+    }),
+  ];
+}

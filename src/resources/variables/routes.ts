@@ -1,0 +1,158 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Deps } from '../../app.js';
+import { badRequest, conflict, notFound } from '../../http/errors.js';
+import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { iso, uniqueViolation } from '../common.js';
+
+/** Names a script can read from its environment: letters, digits and underscores, not starting with a digit. */
+const VariableKey = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', minLength: 1, maxLength: 255 });
+const VariableValue = Type.String({ maxLength: 65536 });
+
+const Variable = Type.Object({
+  key: Type.String(),
+  value: Type.String({ description: 'Empty string for a secret variable' }),
+  locked: Type.Boolean(),
+  secret: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+const CreateVariable = Type.Object(
+  {
+    key: VariableKey,
+    value: VariableValue,
+    locked: Type.Boolean({ default: false }),
+    secret: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false },
+);
+
+const UpdateVariable = Type.Object(
+  {
+    key: Type.Optional(VariableKey),
+    value: VariableValue,
+    locked: Type.Optional(Type.Boolean()),
+    secret: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const KeyParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+
+function toVariable(row: Record<string, unknown>): Static<typeof Variable> {
+  return {
+    key: row.key as string,
+    // The plaintext of a secret never leaves the service.
+    value: row.secret ? '' : (row.value as string),
+    locked: row.locked as boolean,
+    secret: row.secret as boolean,
+    created_at: iso(row.created_at as Date),
+    updated_at: iso(row.updated_at as Date | null),
+  };
+}
+
+export function variableRoutes({ sql }: Deps): AnyRoute[] {
+  const tag = 'Environment variables';
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/variables',
+      operationId: 'listVariables',
+      summary: 'List environment variables',
+      tag,
+      access: 'read',
+      schema: { query: PageQuery, responses: { 200: Type.Array(Variable) } },
+      handler: async ({ principal, query }) => {
+        const [rows, [{ n }]] = await Promise.all([
+          sql`select * from variables where account_id = ${principal.account.id}
+            order by key limit ${query.limit} offset ${pageOffset(query)}`,
+          sql`select count(*)::int as n from variables where account_id = ${principal.account.id}`,
+        ]);
+        return listReply(rows.map(toVariable), n as number);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/variables',
+      operationId: 'createVariable',
+      summary: 'Create an environment variable',
+      tag,
+      access: 'write',
+      errors: [409],
+      schema: { body: CreateVariable, responses: { 201: Variable } },
+      handler: async ({ principal, body }) => {
+        try {
+          const [row] = await sql`insert into variables (account_id, key, value, locked, secret)
+            values (${principal.account.id}, ${body.key}, ${body.value}, ${body.locked}, ${body.secret}) returning *`;
+          return { status: 201, body: toVariable(row) };
+        } catch (err) {
+          if (uniqueViolation(err) !== undefined) throw conflict(`A variable with key ${body.key} already exists`);
+          throw err;
+        }
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/variables/{key}',
+      operationId: 'getVariable',
+      summary: 'Retrieve an environment variable',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: { params: KeyParams, responses: { 200: Variable } },
+      handler: async ({ principal, params }) => {
+        const [row] = await sql`select * from variables where account_id = ${principal.account.id} and key = ${params.key}`;
+        if (!row) throw notFound();
+        return { status: 200, body: toVariable(row) };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/v1/variables/{key}',
+      operationId: 'updateVariable',
+      summary: 'Update an environment variable (the key cannot change; a secret stays secret)',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: { params: KeyParams, body: UpdateVariable, responses: { 200: Variable } },
+      handler: async ({ principal, params, body }) => {
+        if (body.key !== undefined && body.key !== params.key) {
+          throw badRequest('body.key cannot be changed', {
+            errors: [{ field: 'body.key', rule: 'immutable', message: 'cannot be changed' }],
+          });
+        }
+        return sql.begin(async (tx) => {
+          const [current] = await tx`select * from variables
+            where account_id = ${principal.account.id} and key = ${params.key} for update`;
+          if (!current) throw notFound();
+          if (current.secret && body.secret === false) {
+            throw badRequest('body.secret cannot be cleared once set', {
+              errors: [{ field: 'body.secret', rule: 'immutable', message: 'cannot be cleared once set' }],
+            });
+          }
+          const [row] = await tx`update variables set value = ${body.value},
+              locked = ${body.locked ?? (current.locked as boolean)},
+              secret = ${body.secret ?? (current.secret as boolean)}, updated_at = now()
+            where account_id = ${principal.account.id} and key = ${params.key} returning *`;
+          return { status: 200, body: toVariable(row) };
+        }) as Promise<{ status: number; body: Static<typeof Variable> }>;
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/v1/variables/{key}',
+      operationId: 'deleteVariable',
+      summary: 'Delete an environment variable',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: { params: KeyParams, responses: { 204: null } },
+      handler: async ({ principal, params }) => {
+        const rows = await sql`delete from variables where account_id = ${principal.account.id} and key = ${params.key} returning key`;
+        if (!rows.length) throw notFound();
+        return { status: 204 };
+      },
+    }),
+  ];
+}
