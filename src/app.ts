@@ -14,6 +14,7 @@ import type { Logger } from './logger.js';
 import { accountRoutes } from './accounts/routes.js';
 import { opsRoutes } from './ops/routes.js';
 import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
+import { testSessionRoutes } from './resources/test-sessions/routes.js';
 import { variableRoutes } from './resources/variables/routes.js';
 import type { Store } from './storage/clickhouse/index.js';
 import type { Sql } from './storage/postgres.js';
@@ -40,6 +41,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...accountRoutes(deps),
     ...variableRoutes(deps),
     ...maintenanceWindowRoutes(deps),
+    ...testSessionRoutes(deps),
   ];
 }
 

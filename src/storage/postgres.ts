@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 
-export type Sql = postgres.Sql<Record<string, never>>;
+export type Sql = postgres.Sql;
 
 /** A dependency that is down or refuses us; the message says which one and how to start it. */
 export class UnreachableError extends Error {
