@@ -13,6 +13,7 @@ import { compileResponseValidator, compileValidator } from './http/validation.js
 import type { Logger } from './logger.js';
 import { accountRoutes } from './accounts/routes.js';
 import { opsRoutes } from './ops/routes.js';
+import { dashboardRoutes } from './resources/dashboards/routes.js';
 import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
 import { testSessionRoutes } from './resources/test-sessions/routes.js';
 import { variableRoutes } from './resources/variables/routes.js';
@@ -42,6 +43,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...variableRoutes(deps),
     ...maintenanceWindowRoutes(deps),
     ...testSessionRoutes(deps),
+    ...dashboardRoutes(deps),
   ];
 }
 

@@ -8,8 +8,8 @@ export function generateApiKey(): string {
   return `mk_${randomBytes(32).toString('base64url')}`;
 }
 
-/** Keys carry 256 bits of entropy, so one round of SHA-256 is enough; no salt or slow hash needed. */
-export function hashApiKey(key: string): Buffer {
+/** Keys (API and dashboard) carry at least 192 bits of entropy, so one round of SHA-256 is enough; no salt or slow hash needed. */
+export function hashSecret(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 

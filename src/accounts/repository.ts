@@ -1,5 +1,5 @@
 import type { Sql } from '../storage/postgres.js';
-import { generateApiKey, hashApiKey, keySuffix, type Role } from './keys.js';
+import { generateApiKey, hashSecret, keySuffix, type Role } from './keys.js';
 
 export interface Account {
   id: string;
@@ -90,7 +90,7 @@ export async function resolvePrincipal(
     left join memberships m on m.api_key_id = k.id
       and m.account_id = coalesce(${requestedAccountId ?? null}::uuid, k.default_account_id)
     left join accounts a on a.id = m.account_id
-    where k.key_hash = ${hashApiKey(rawKey)} and k.revoked_at is null`;
+    where k.key_hash = ${hashSecret(rawKey)} and k.revoked_at is null`;
   const row = rows[0];
   if (!row) return undefined;
   if (!row.role) return 'forbidden';
@@ -120,7 +120,7 @@ export async function bootstrap(sql: Db, bootstrapKey: string | undefined): Prom
     }
     const txDb = tx as unknown as Db;
     if (bootstrapKey) {
-      const [known] = await tx`select id from api_keys where key_hash = ${hashApiKey(bootstrapKey)}`;
+      const [known] = await tx`select id from api_keys where key_hash = ${hashSecret(bootstrapKey)}`;
       if (known) await grantMembership(txDb, known.id as string, account.id, 'admin');
       else await insertKey(txDb, bootstrapKey, account.id, 'admin', 'bootstrap key');
     } else if (count === 0) {
@@ -133,7 +133,7 @@ export async function bootstrap(sql: Db, bootstrapKey: string | undefined): Prom
 
 async function insertKey(tx: Db, key: string, accountId: string, role: Role, name: string): Promise<string> {
   const [row] = await tx`insert into api_keys (name, key_hash, key_suffix, default_account_id)
-    values (${name}, ${hashApiKey(key)}, ${keySuffix(key)}, ${accountId}) returning id`;
+    values (${name}, ${hashSecret(key)}, ${keySuffix(key)}, ${accountId}) returning id`;
   await tx`insert into memberships (api_key_id, account_id, role) values (${row.id}, ${accountId}, ${role})`;
   return row.id as string;
 }

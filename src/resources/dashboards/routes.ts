@@ -1,0 +1,262 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Deps } from '../../app.js';
+import { hashSecret } from '../../accounts/keys.js';
+import { conflict, notFound } from '../../http/errors.js';
+import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { Nullable, NumberEnum, StringEnum } from '../../http/schemas.js';
+import type { Sql } from '../../storage/postgres.js';
+import { iso, uniqueViolation } from '../common.js';
+
+const Url = Type.String({ format: 'uri', maxLength: 2048 });
+/** One DNS label: the subdomain under the service's shared domain. */
+const DnsLabel = Type.String({ pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$', maxLength: 63 });
+/** A fully qualified host name with at least two labels. */
+const Hostname = Type.String({ format: 'hostname', pattern: '^[^.]+(\\.[^.]+)+$', maxLength: 253 });
+
+const KeyResult = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  rawKey: Type.Optional(Type.String({ description: 'The full key; only in the response that creates it' })),
+  maskedKey: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+const DashboardFields = {
+  header: Type.String({ minLength: 1, maxLength: 255 }),
+  customUrl: Type.Optional(DnsLabel),
+  customDomain: Type.Optional(Nullable(Hostname)),
+  logo: Type.Optional(Nullable(Url)),
+  favicon: Type.Optional(Nullable(Url)),
+  link: Type.Optional(Url),
+  description: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+  width: StringEnum(['FULL', '960PX'] as const, { default: 'FULL' }),
+  refreshRate: NumberEnum([60, 300, 600] as const, { default: 60 }),
+  paginate: Type.Boolean({ default: true }),
+  paginationRate: NumberEnum([30, 60, 300] as const, { default: 60 }),
+  checksPerPage: Nullable(Type.Integer({ minimum: 1, maximum: 20 }), { default: 15 }),
+  useTagsAndOperator: Nullable(Type.Boolean(), { default: false }),
+  hideTags: Type.Boolean({ default: false }),
+  enableIncidents: Type.Boolean({ default: false }),
+  expandChecks: Type.Boolean({ default: false }),
+  tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 })),
+  showHeader: Type.Boolean({ default: true }),
+  showCheckRunLinks: Type.Boolean({ default: false }),
+  showGroupNames: Type.Boolean({ default: true }),
+  customCSS: Nullable(Type.String({ maxLength: 65536 }), { default: '' }),
+  isPrivate: Type.Boolean({ default: false }),
+  showP95: Type.Boolean({ default: true }),
+  showP99: Type.Boolean({ default: true }),
+};
+
+const DashboardBody = Type.Object(
+  {
+    ...DashboardFields,
+    keys: Type.Optional(
+      Type.Array(Type.Object({}, { additionalProperties: true }), {
+        description: 'Ignored on input: the service creates the key of a private dashboard',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type DashboardBody = Static<typeof DashboardBody>;
+
+const Dashboard = Type.Object({
+  id: Type.Integer(),
+  dashboardId: Type.String(),
+  ...DashboardFields,
+  header: Nullable(Type.String()),
+  keys: Type.Array(KeyResult),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Nullable(Type.String({ format: 'date-time' })),
+});
+
+const DashboardParams = Type.Object(
+  { dashboardId: Type.String({ minLength: 1, maxLength: 64, description: 'The dashboardId, or the numeric id' }) },
+  { additionalProperties: false },
+);
+
+interface KeyRow {
+  id: string;
+  key_suffix: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function maskKey(suffix: string): string {
+  return `dk_****${suffix}`;
+}
+
+function toDashboard(row: Record<string, unknown>, keys: KeyRow[], rawKeys = new Map<string, string>()) {
+  const { keys: _ignored, ...data } = row.data as DashboardBody;
+  return {
+    id: row.id as number,
+    dashboardId: row.dashboard_id as string,
+    ...data,
+    keys: keys.map((k) => ({
+      id: k.id,
+      ...(rawKeys.has(k.id) ? { rawKey: rawKeys.get(k.id) } : {}),
+      maskedKey: maskKey(k.key_suffix),
+      created_at: iso(k.created_at),
+      updated_at: iso(k.updated_at),
+    })),
+    created_at: iso(row.created_at as Date),
+    updated_at: iso(row.updated_at as Date | null),
+  };
+}
+
+function taken(err: unknown): never {
+  const constraint = uniqueViolation(err);
+  if (constraint === 'dashboards_custom_url') throw conflict('customUrl is already taken', { field: 'customUrl' });
+  if (constraint === 'dashboards_custom_domain') throw conflict('customDomain is already taken', { field: 'customDomain' });
+  throw err;
+}
+
+/** Lower-cases the names that are unique regardless of case. */
+function normalise(body: DashboardBody): DashboardBody {
+  const { keys: _ignored, ...rest } = body;
+  return {
+    ...rest,
+    ...(body.customUrl !== undefined ? { customUrl: body.customUrl.toLowerCase() } : {}),
+    ...(body.customDomain ? { customDomain: body.customDomain.toLowerCase() } : {}),
+  };
+}
+
+export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
+  const tag = 'Dashboards';
+
+  /** `dashboardId` is a uuid; an all-digit value is the numeric id. */
+  function byIdentifier(identifier: string) {
+    return /^\d{1,15}$/.test(identifier) ? sql`id = ${Number(identifier)}` : sql`dashboard_id = ${identifier}`;
+  }
+
+  async function keysOf(db: Sql, dashboardIds: number[]): Promise<Map<number, KeyRow[]>> {
+    const map = new Map<number, KeyRow[]>(dashboardIds.map((id) => [id, []]));
+    if (!dashboardIds.length) return map;
+    const rows = await db`select * from dashboard_keys where dashboard_id = any(${dashboardIds}::bigint[]) order by created_at, id`;
+    for (const r of rows) map.get(r.dashboard_id as number)!.push(r as unknown as KeyRow);
+    return map;
+  }
+
+  /** Gives a private dashboard a key when it has none; returns the raw key to show once. */
+  async function ensureKey(db: Sql, dashboardId: number): Promise<Map<string, string>> {
+    const [existing] = await db`select id from dashboard_keys where dashboard_id = ${dashboardId} limit 1`;
+    if (existing) return new Map();
+    const raw = `dk_${randomBytes(24).toString('base64url')}`;
+    const [row] = await db`insert into dashboard_keys (dashboard_id, key_hash, key_suffix)
+      values (${dashboardId}, ${hashSecret(raw)}, ${raw.slice(-4)}) returning id`;
+    return new Map([[row.id as string, raw]]);
+  }
+
+  async function save(db: Sql, dashboardId: number, isPrivate: boolean): Promise<Map<string, string>> {
+    if (isPrivate) return ensureKey(db, dashboardId);
+    await db`delete from dashboard_keys where dashboard_id = ${dashboardId}`;
+    return new Map();
+  }
+
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/dashboards',
+      operationId: 'listDashboards',
+      summary: 'List dashboards',
+      tag,
+      access: 'read',
+      schema: { query: PageQuery, responses: { 200: Type.Array(Dashboard) } },
+      handler: async ({ principal, query }) => {
+        const [rows, [{ n }]] = await Promise.all([
+          sql`select * from dashboards where account_id = ${principal.account.id}
+            order by id limit ${query.limit} offset ${pageOffset(query)}`,
+          sql`select count(*)::int as n from dashboards where account_id = ${principal.account.id}`,
+        ]);
+        const keys = await keysOf(sql, rows.map((r) => r.id as number));
+        return listReply(rows.map((r) => toDashboard(r, keys.get(r.id as number)!)), n as number);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/dashboards',
+      operationId: 'createDashboard',
+      summary: 'Create a dashboard',
+      description: 'A private dashboard gets a key; its rawKey is in this response only.',
+      tag,
+      access: 'write',
+      errors: [409],
+      schema: { body: DashboardBody, responses: { 201: Dashboard } },
+      handler: async ({ principal, body }) => {
+        const data = normalise(body);
+        const result = await sql
+          .begin(async (tx) => {
+            const db = tx as unknown as Sql;
+            const [row] = await tx`insert into dashboards (dashboard_id, account_id, custom_url, custom_domain, data)
+              values (${randomUUID()}, ${principal.account.id}, ${data.customUrl ?? null}, ${data.customDomain ?? null},
+                ${sql.json(data as never)}) returning *`;
+            const raw = await save(db, row.id as number, data.isPrivate);
+            return toDashboard(row, (await keysOf(db, [row.id as number])).get(row.id as number)!, raw);
+          })
+          .catch(taken);
+        return { status: 201, body: result };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/dashboards/{dashboardId}',
+      operationId: 'getDashboard',
+      summary: 'Retrieve a dashboard',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: { params: DashboardParams, responses: { 200: Dashboard } },
+      handler: async ({ principal, params }) => {
+        const [row] = await sql`select * from dashboards where account_id = ${principal.account.id}
+          and ${byIdentifier(params.dashboardId)}`;
+        if (!row) throw notFound();
+        return { status: 200, body: toDashboard(row, (await keysOf(sql, [row.id as number])).get(row.id as number)!) };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/v1/dashboards/{dashboardId}',
+      operationId: 'updateDashboard',
+      summary: 'Update a dashboard',
+      description: 'Making a dashboard private creates its key (rawKey shown in this response only); making it public removes its keys.',
+      tag,
+      access: 'write',
+      errors: [404, 409],
+      schema: { params: DashboardParams, body: DashboardBody, responses: { 200: Dashboard } },
+      handler: async ({ principal, params, body }) => {
+        const data = normalise(body);
+        const result = await sql
+          .begin(async (tx) => {
+            const db = tx as unknown as Sql;
+            const [row] = await tx`update dashboards set custom_url = ${data.customUrl ?? null},
+                custom_domain = ${data.customDomain ?? null}, data = ${sql.json(data as never)}, updated_at = now()
+              where account_id = ${principal.account.id} and ${byIdentifier(params.dashboardId)} returning *`;
+            if (!row) throw notFound();
+            const raw = await save(db, row.id as number, data.isPrivate);
+            return toDashboard(row, (await keysOf(db, [row.id as number])).get(row.id as number)!, raw);
+          })
+          .catch(taken);
+        return { status: 200, body: result };
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/v1/dashboards/{dashboardId}',
+      operationId: 'deleteDashboard',
+      summary: 'Delete a dashboard',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: { params: DashboardParams, responses: { 204: null } },
+      handler: async ({ principal, params }) => {
+        const rows = await sql`delete from dashboards where account_id = ${principal.account.id}
+          and ${byIdentifier(params.dashboardId)} returning id`;
+        if (!rows.length) throw notFound();
+        return { status: 204 };
+      },
+    }),
+  ];
+}
