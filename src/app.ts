@@ -13,6 +13,9 @@ import { compileResponseValidator, compileValidator } from './http/validation.js
 import type { Logger } from './logger.js';
 import { accountRoutes } from './accounts/routes.js';
 import { opsRoutes } from './ops/routes.js';
+import { alertChannelRoutes } from './resources/alert-channels/routes.js';
+import { checkGroupRoutes } from './resources/check-groups/routes.js';
+import { checkRoutes } from './resources/checks/routes.js';
 import { dashboardRoutes } from './resources/dashboards/routes.js';
 import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
 import { testSessionRoutes } from './resources/test-sessions/routes.js';
@@ -44,6 +47,9 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...maintenanceWindowRoutes(deps),
     ...testSessionRoutes(deps),
     ...dashboardRoutes(deps),
+    ...checkRoutes(deps),
+    ...checkGroupRoutes(deps),
+    ...alertChannelRoutes(deps),
   ];
 }
 

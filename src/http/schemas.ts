@@ -1,4 +1,4 @@
-import { Type, type SchemaOptions, type TUnsafe } from '@sinclair/typebox';
+import { Type, type SchemaOptions, type TNull, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox';
 
 /** A JSON Schema `enum` (one clear "must be one of" error, and a plain enum in OpenAPI). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
@@ -9,6 +9,14 @@ export function NumberEnum<const T extends readonly number[]>(values: T, options
   return Type.Unsafe<T[number]>({ type: 'number', enum: [...values], ...options });
 }
 
-export function Nullable<T extends import('@sinclair/typebox').TSchema>(schema: T, options: SchemaOptions = {}) {
-  return Type.Union([schema, Type.Null()], options);
+/**
+ * `T | null` as `type: [T, "null"]` rather than `anyOf`: ajv then still fills defaults inside the value,
+ * and errors name the field once instead of once per branch.
+ */
+export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}): TUnion<[T, TNull]> {
+  const s = schema as unknown as { type?: unknown; enum?: unknown[]; anyOf?: unknown };
+  if (typeof s.type !== 'string' || s.anyOf) return Type.Union([schema, Type.Null()], options);
+  const copy = { ...schema, ...options, type: [s.type, 'null'] } as Record<string, unknown>;
+  if (s.enum) copy.enum = [...s.enum, null];
+  return copy as unknown as TUnion<[T, TNull]>;
 }

@@ -12,6 +12,7 @@ function makeAjv(coerce: boolean): Ajv {
     useDefaults: true,
     coerceTypes: coerce,
     strict: true,
+    allowUnionTypes: true,
     // TypeBox adds no unknown keywords; `example` is an OpenAPI annotation.
     keywords: ['example'],
   });
@@ -23,7 +24,7 @@ function makeAjv(coerce: boolean): Ajv {
 export const bodyAjv = makeAjv(false);
 export const stringAjv = makeAjv(true);
 /** Responses are checked as-is, without filling defaults into them. */
-const responseAjv = new Ajv({ allErrors: true, strict: true, keywords: ['example'] });
+const responseAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, keywords: ['example'] });
 addFormats(responseAjv);
 
 export interface FieldError {

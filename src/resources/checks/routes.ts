@@ -1,0 +1,226 @@
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../app.js';
+import { notFound } from '../../http/errors.js';
+import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { StringEnum } from '../../http/schemas.js';
+import { compileValidator } from '../../http/validation.js';
+import type { Sql } from '../../storage/postgres.js';
+import { Rules } from '../rules.js';
+import { CHECK_TYPES, CREATABLE_TYPES, type CheckType, type TypeSegment } from './catalog.js';
+import {
+  checkRules,
+  enforceBrowserLimit,
+  findCheckRow,
+  insertCheck,
+  readChecks,
+  saveSubscriptions,
+  updateCheck,
+  type CheckData,
+} from './repository.js';
+import { CheckResult, createBodySchema, fieldsOf, genericUpdateSchema } from './schemas.js';
+import { keepStoredSecrets } from './secrets.js';
+
+const SEGMENTS = Object.keys(CREATABLE_TYPES) as TypeSegment[];
+const SEGMENT_OF = Object.fromEntries(SEGMENTS.map((s) => [CREATABLE_TYPES[s], s])) as Partial<Record<CheckType, TypeSegment>>;
+
+const AutoAssignQuery = Type.Object(
+  {
+    autoAssignAlerts: Type.Boolean({
+      default: true,
+      description: 'Subscribe the check to every alert channel of the account it is not subscribed to yet',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const ReadQuery = Type.Object(
+  {
+    includeDependencies: Type.Boolean({ default: false, description: 'Add the dependency files to the result' }),
+    applyGroupSettings: Type.Boolean({ default: false, description: "Return a grouped check with its group's settings applied" }),
+  },
+  { additionalProperties: false },
+);
+
+const ListQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    checkType: Type.Optional(StringEnum(CHECK_TYPES)),
+    tag: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
+
+const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+
+const TYPE_NAMES: Record<TypeSegment, string> = {
+  browser: 'browser check',
+  api: 'API check',
+  multistep: 'multi-step check',
+  icmp: 'ICMP monitor',
+  url: 'URL monitor',
+  tcp: 'TCP monitor',
+  dns: 'DNS monitor',
+  heartbeat: 'heartbeat monitor',
+  playwright: 'Playwright check',
+};
+
+export function checkRoutes({ sql }: Deps): AnyRoute[] {
+  const tag = 'Checks';
+  const typeValidators = Object.fromEntries(
+    SEGMENTS.map((s) => [s, compileValidator('body', createBodySchema(s), false)]),
+  ) as Record<TypeSegment, (v: unknown) => unknown>;
+
+  async function readOne(db: Sql, accountId: string, id: string) {
+    const row = await findCheckRow(db, accountId, id);
+    if (!row) throw notFound();
+    return (await readChecks(db, accountId, [row]))[0];
+  }
+
+  /** Saves a validated body as a new check or over an existing one, in one transaction. */
+  async function save(accountId: string, type: CheckType, data: CheckData, autoAssign: boolean, existingId?: string) {
+    return sql.begin(async (tx) => {
+      const db = tx as unknown as Sql;
+      let id = existingId;
+      if (id) {
+        const current = await findCheckRow(db, accountId, id, true);
+        if (!current) throw notFound();
+        new Rules()
+          .check(current.check_type === type, 'body.checkType', 'immutable', `cannot change from ${current.check_type}`)
+          .throwIfAny();
+        const stored = current.data as CheckData;
+        data = { ...data, environmentVariables: keepStoredSecrets(data.environmentVariables, stored.environmentVariables) };
+        await checkRules(db, accountId, data);
+        await updateCheck(db, id, data);
+      } else {
+        if (type === 'BROWSER') await enforceBrowserLimit(db, accountId);
+        await checkRules(db, accountId, data);
+        id = await insertCheck(db, accountId, type, data);
+      }
+      await saveSubscriptions(db, accountId, id, data.alertChannelSubscriptions, autoAssign);
+      return readOne(db, accountId, id);
+    });
+  }
+
+  const typedRoutes = SEGMENTS.flatMap((segment) => {
+    const type = CREATABLE_TYPES[segment];
+    const body = createBodySchema(segment);
+    const opName = type === 'MULTI_STEP' ? 'MultiStep' : type.charAt(0) + type.slice(1).toLowerCase();
+    return [
+      defineRoute({
+        method: 'POST',
+        path: `/v1/checks/${segment}`,
+        operationId: `create${opName}Check`,
+        summary: `Create a ${TYPE_NAMES[segment]}`,
+        tag,
+        access: 'write',
+        errors: type === 'BROWSER' ? [402] : [],
+        schema: { query: AutoAssignQuery, body, responses: { 201: CheckResult } },
+        handler: async ({ principal, query, body: data }) => ({
+          status: 201,
+          body: await save(principal.account.id, type, data as CheckData, query.autoAssignAlerts),
+        }),
+      }),
+      defineRoute({
+        method: 'PUT',
+        path: `/v1/checks/${segment}/{id}`,
+        operationId: `update${opName}Check`,
+        summary: `Replace a ${TYPE_NAMES[segment]} (fields left out take their defaults)`,
+        tag,
+        access: 'write',
+        errors: [404],
+        schema: { params: IdParams, query: AutoAssignQuery, body, responses: { 200: CheckResult } },
+        handler: async ({ principal, params, query, body: data }) => ({
+          status: 200,
+          body: await save(principal.account.id, type, data as CheckData, query.autoAssignAlerts, params.id),
+        }),
+      }),
+    ];
+  });
+
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/checks',
+      operationId: 'listChecks',
+      summary: 'List checks, optionally of one type or with one tag',
+      tag,
+      access: 'read',
+      schema: { query: ListQuery, responses: { 200: Type.Array(CheckResult) } },
+      handler: async ({ principal, query }) => {
+        const accountId = principal.account.id;
+        const where = sql`account_id = ${accountId}
+          ${query.checkType ? sql`and check_type = ${query.checkType}` : sql``}
+          ${query.tag ? sql`and ${query.tag} = any(tags)` : sql``}`;
+        const [rows, [{ n }]] = await Promise.all([
+          sql`select * from checks where ${where} order by created_at, id limit ${query.limit} offset ${pageOffset(query)}`,
+          sql`select count(*)::int as n from checks where ${where}`,
+        ]);
+        return listReply(await readChecks(sql, accountId, rows), n as number);
+      },
+    }),
+    ...typedRoutes,
+    defineRoute({
+      method: 'GET',
+      path: '/v1/checks/{id}',
+      operationId: 'getCheck',
+      summary: 'Retrieve a check',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: { params: IdParams, query: ReadQuery, responses: { 200: CheckResult } },
+      handler: async ({ principal, params, query }) => {
+        const row = await findCheckRow(sql, principal.account.id, params.id);
+        if (!row) throw notFound();
+        const [check] = await readChecks(sql, principal.account.id, [row], query);
+        return { status: 200, body: check };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/v1/checks/{id}',
+      operationId: 'updateCheck',
+      summary: 'Update a check of any type',
+      description:
+        'The body merges onto the stored check. As the contract states, `heartbeat` and `script` are required; ' +
+        "fields that do not apply to the check's type are ignored. `checkType` cannot change.",
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: { params: IdParams, query: AutoAssignQuery, body: genericUpdateSchema(), responses: { 200: CheckResult } },
+      handler: async ({ principal, params, query, body }) => {
+        const current = await findCheckRow(sql, principal.account.id, params.id);
+        if (!current) throw notFound();
+        const type = current.check_type as CheckType;
+        const segment = SEGMENT_OF[type];
+        const rules = new Rules();
+        rules.check(body.checkType === undefined || body.checkType === type, 'body.checkType', 'immutable', `cannot change from ${type}`);
+        rules.check(segment !== undefined, 'path.id', 'checkType', `checks of type ${type} cannot be updated here`);
+        rules.throwIfAny();
+        const merged: Record<string, unknown> = { ...(current.data as Record<string, unknown>) };
+        for (const field of fieldsOf(segment!)) {
+          if (field in body) merged[field] = (body as Record<string, unknown>)[field];
+        }
+        if (!('alertChannelSubscriptions' in body)) delete merged.alertChannelSubscriptions;
+        const data = typeValidators[segment!](merged) as CheckData;
+        return { status: 200, body: await save(principal.account.id, type, data, query.autoAssignAlerts, params.id) };
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/v1/checks/{id}',
+      operationId: 'deleteCheck',
+      summary: 'Delete a check',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: { params: IdParams, responses: { 204: null } },
+      handler: async ({ principal, params }) => {
+        const row = await findCheckRow(sql, principal.account.id, params.id);
+        if (!row) throw notFound();
+        await sql`delete from checks where id = ${row.id as string} and account_id = ${principal.account.id}`;
+        return { status: 204 };
+      },
+    }),
+  ];
+}

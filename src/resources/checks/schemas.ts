@@ -1,0 +1,325 @@
+import { OptionalKind, Type, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Nullable, NumberEnum, StringEnum } from '../../http/schemas.js';
+import { CHECK_TYPES, FREQUENCIES, LOCATIONS, RUNTIME_IDS, type TypeSegment } from './catalog.js';
+
+const Str = (max = 2048) => Type.String({ maxLength: max });
+
+export const Location = StringEnum(LOCATIONS);
+export const RuntimeId = StringEnum(RUNTIME_IDS);
+export const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 });
+
+export const KeyValue = Type.Object(
+  { key: Str(1024), value: Str(8192), locked: Type.Boolean({ default: false }) },
+  { additionalProperties: false },
+);
+
+export const EnvironmentVariable = Type.Object(
+  {
+    key: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 255 }),
+    value: Str(65536),
+    locked: Type.Boolean({ default: false }),
+    secret: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false },
+);
+export const EnvironmentVariables = Type.Array(EnvironmentVariable, { maxItems: 100 });
+
+export const AlertSettings = Type.Object(
+  {
+    escalationType: Type.Optional(StringEnum(['RUN_BASED', 'TIME_BASED'] as const)),
+    runBasedEscalation: Type.Optional(
+      Type.Object({ failedRunThreshold: Type.Integer({ minimum: 1, maximum: 5 }) }, { additionalProperties: false }),
+    ),
+    timeBasedEscalation: Type.Optional(
+      Type.Object({ minutesFailingThreshold: Type.Integer({ minimum: 1, maximum: 60 }) }, { additionalProperties: false }),
+    ),
+    reminders: Type.Optional(
+      Type.Object(
+        { amount: Type.Integer({ minimum: 0, maximum: 100 }), interval: Type.Integer({ minimum: 1, maximum: 1440 }) },
+        { additionalProperties: false },
+      ),
+    ),
+    parallelRunFailureThreshold: Type.Optional(
+      Type.Object(
+        { enabled: Type.Boolean(), percentage: Type.Number({ minimum: 0, maximum: 100 }) },
+        { additionalProperties: false },
+      ),
+    ),
+    sslCertificates: Type.Optional(
+      Type.Object({ enabled: Type.Boolean(), alertThreshold: Type.Integer({ minimum: 1, maximum: 90 }) }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RetryStrategy = Type.Object(
+  {
+    type: Type.Optional(StringEnum(['FIXED', 'LINEAR', 'EXPONENTIAL', 'NO_RETRIES'] as const)),
+    baseBackoffSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3600 })),
+    sameRegion: Type.Optional(Type.Boolean()),
+    maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+    maxDurationSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86400 })),
+    onlyOn: Type.Optional(Type.Array(StringEnum(['NETWORK_ERROR'] as const), { maxItems: 10 })),
+  },
+  { additionalProperties: false },
+);
+
+const TriggerIncident = Type.Object(
+  {
+    serviceId: Type.String({ minLength: 1, maxLength: 255 }),
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    description: Str(),
+    notifySubscribers: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+const Subscription = Type.Object(
+  { alertChannelId: Type.Integer({ minimum: 1 }), activated: Type.Boolean({ default: true }) },
+  { additionalProperties: false },
+);
+
+const Dependency = Type.Object({ path: Str(1024), content: Str(1_000_000) }, { additionalProperties: false });
+
+const Assertion = Type.Object(
+  {
+    source: StringEnum(['STATUS_CODE', 'JSON_BODY', 'HEADERS', 'TEXT_BODY', 'RESPONSE_TIME', 'RESPONSE_DATA', 'LATENCY', 'JSON_RESPONSE'] as const),
+    property: Type.Optional(Str(1024)),
+    comparison: StringEnum([
+      'EQUALS', 'NOT_EQUALS', 'HAS_KEY', 'NOT_HAS_KEY', 'HAS_VALUE', 'NOT_HAS_VALUE', 'IS_EMPTY', 'NOT_EMPTY',
+      'GREATER_THAN', 'LESS_THAN', 'CONTAINS', 'NOT_CONTAINS', 'IS_NULL', 'NOT_NULL',
+    ] as const),
+    target: Type.Union([Str(4096), Type.Number()]),
+    regex: Type.Optional(Nullable(Str(1024))),
+  },
+  { additionalProperties: false },
+);
+const Assertions = Type.Array(Assertion, { maxItems: 50, default: [] });
+const IpFamily = StringEnum(['IPv4', 'IPv6'] as const, { default: 'IPv4' });
+const Hostname = Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:\\[\\]-]+$' });
+const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
+
+export const ApiRequest = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute, or a path the group apiCheckDefaults.url prefixes' }),
+    method: StringEnum(['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OPTIONS'] as const, { default: 'GET' }),
+    followRedirects: Type.Boolean({ default: true }),
+    skipSSL: Type.Boolean({ default: false }),
+    body: Type.String({ maxLength: 1_000_000, default: '' }),
+    bodyType: StringEnum(['NONE', 'JSON', 'FORM', 'RAW', 'GRAPHQL'] as const, { default: 'NONE' }),
+    headers: Type.Array(KeyValue, { maxItems: 100, default: [] }),
+    queryParameters: Type.Array(KeyValue, { maxItems: 100, default: [] }),
+    assertions: Assertions,
+    basicAuth: Type.Optional(Nullable(Type.Object({ username: Str(), password: Str() }, { additionalProperties: false }))),
+    ipFamily: IpFamily,
+  },
+  { additionalProperties: false },
+);
+
+const UrlRequest = Type.Object(
+  {
+    url: HttpUrl,
+    followRedirects: Type.Boolean({ default: true }),
+    skipSSL: Type.Boolean({ default: false }),
+    assertions: Assertions,
+    ipFamily: IpFamily,
+  },
+  { additionalProperties: false },
+);
+
+const TcpRequest = Type.Object(
+  {
+    hostname: Hostname,
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    data: Type.Optional(Str(65536)),
+    assertions: Assertions,
+    ipFamily: IpFamily,
+  },
+  { additionalProperties: false },
+);
+
+const DnsRequest = Type.Object(
+  {
+    hostname: Hostname,
+    recordType: StringEnum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR'] as const, { default: 'A' }),
+    nameServer: Type.Optional(Hostname),
+    port: Type.Integer({ minimum: 1, maximum: 65535, default: 53 }),
+    protocol: StringEnum(['UDP', 'TCP'] as const, { default: 'UDP' }),
+    assertions: Assertions,
+  },
+  { additionalProperties: false },
+);
+
+const IcmpRequest = Type.Object(
+  {
+    hostname: Hostname,
+    ipFamily: IpFamily,
+    pingCount: Type.Integer({ minimum: 1, maximum: 50, default: 10 }),
+    assertions: Assertions,
+  },
+  { additionalProperties: false },
+);
+
+const TimeUnit = StringEnum(['seconds', 'minutes', 'hours', 'days'] as const);
+export const Heartbeat = Type.Object(
+  {
+    period: Type.Integer({ minimum: 1, maximum: 365 * 86400 }),
+    periodUnit: TimeUnit,
+    grace: Type.Integer({ minimum: 0, maximum: 365 * 86400 }),
+    graceUnit: TimeUnit,
+    alertOnFailure: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const Script = Nullable(Type.String({ maxLength: 1_000_000 }));
+
+/** The shared shape: fields every check type takes. */
+function commonFields(frequency: TSchema): TProperties {
+  return {
+    name: Type.String({ minLength: 1, maxLength: 2048 }),
+    activated: Type.Boolean({ default: true }),
+    muted: Type.Boolean({ default: false }),
+    doubleCheck: Type.Boolean({ default: true, deprecated: true, description: 'Deprecated: retryStrategy replaces it' }),
+    shouldFail: Type.Boolean({ default: false }),
+    locations: Type.Optional(Nullable(Type.Array(Location, { uniqueItems: true }))),
+    tags: Type.Optional(Tags),
+    alertSettings: Type.Optional(Nullable(AlertSettings)),
+    useGlobalAlertSettings: Type.Boolean({ default: true }),
+    groupId: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }))),
+    groupOrder: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
+    runtimeId: Type.Optional(Nullable(RuntimeId)),
+    alertChannelSubscriptions: Type.Optional(Type.Array(Subscription, { maxItems: 100 })),
+    retryStrategy: Type.Optional(Nullable(RetryStrategy)),
+    triggerIncident: Type.Optional(Nullable(TriggerIncident)),
+    runParallel: Type.Boolean({ default: false }),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+    frequency,
+    frequencyOffset: Type.Optional(Type.Integer({ minimum: 1 })),
+    environmentVariables: Type.Optional(Nullable(EnvironmentVariables)),
+    privateLocations: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 }))),
+    degradedResponseTime: Type.Optional(Type.Unknown({ description: 'Type unconstrained by the contract' })),
+    maxResponseTime: Type.Optional(Type.Unknown({ description: 'Type unconstrained by the contract' })),
+  };
+}
+
+const scriptFields: TProperties = {
+  script: Script,
+  scriptPath: Type.Optional(Nullable(Str(1024))),
+  dependencies: Type.Optional(Nullable(Type.Array(Dependency, { maxItems: 100 }))),
+};
+
+const apiHooks: TProperties = {
+  setupSnippetId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  tearDownSnippetId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  localSetupScript: Type.Optional(Script),
+  localTearDownScript: Type.Optional(Script),
+};
+
+const standardFrequency = NumberEnum(FREQUENCIES, { default: 10, description: 'Minutes between runs' });
+const apiFrequency = NumberEnum([0, ...FREQUENCIES] as const, {
+  default: 10,
+  description: 'Minutes between runs; 0 runs every frequencyOffset seconds (10, 20 or 30)',
+});
+
+interface TypeSpec {
+  fields: TProperties;
+  required: string[];
+}
+
+/** Per type: the fields it takes beyond the shared shape, and which are required on create. */
+const TYPE_SPECS: Record<TypeSegment, TypeSpec> = {
+  browser: {
+    fields: { ...commonFields(standardFrequency), ...scriptFields, sslCheckDomain: Type.Optional(Nullable(Hostname)) },
+    required: ['name', 'script'],
+  },
+  multistep: { fields: { ...commonFields(standardFrequency), ...scriptFields }, required: ['name', 'script'] },
+  playwright: { fields: { ...commonFields(standardFrequency), ...scriptFields }, required: ['name', 'script'] },
+  api: { fields: { ...commonFields(apiFrequency), request: ApiRequest, ...apiHooks }, required: ['name', 'request'] },
+  url: { fields: { ...commonFields(standardFrequency), request: UrlRequest }, required: ['name', 'request'] },
+  tcp: { fields: { ...commonFields(standardFrequency), request: TcpRequest }, required: ['name', 'request'] },
+  dns: { fields: { ...commonFields(standardFrequency), request: DnsRequest }, required: ['name', 'request'] },
+  icmp: { fields: { ...commonFields(standardFrequency), request: IcmpRequest }, required: ['name', 'request'] },
+  heartbeat: { fields: { ...commonFields(standardFrequency), heartbeat: Heartbeat }, required: ['name', 'heartbeat'] },
+};
+
+/** Body of POST /v1/checks/{type} and PUT /v1/checks/{type}/{id}. */
+export function createBodySchema(segment: TypeSegment) {
+  const spec = TYPE_SPECS[segment];
+  const properties: TProperties = {};
+  for (const [name, schema] of Object.entries(spec.fields)) {
+    properties[name] = spec.required.includes(name) ? stripOptional(schema) : schema;
+  }
+  return Type.Object(properties, { additionalProperties: false });
+}
+
+function stripOptional(schema: TSchema): TSchema {
+  const copy = { ...schema } as unknown as Record<string | symbol, unknown>;
+  delete copy[OptionalKind];
+  return copy as unknown as TSchema;
+}
+
+export function fieldsOf(segment: TypeSegment): string[] {
+  return Object.keys(TYPE_SPECS[segment].fields);
+}
+
+/**
+ * Body of the generic PUT /v1/checks/{id}: the shared shape with every field optional (it merges onto the
+ * stored check), except that the contract requires `heartbeat` and `script`. Fields that do not apply to the
+ * check's type are accepted and ignored.
+ */
+export function genericUpdateSchema() {
+  const all: TProperties = {};
+  for (const spec of Object.values(TYPE_SPECS)) {
+    for (const [name, schema] of Object.entries(spec.fields)) {
+      if (name === 'frequency') continue;
+      all[name] ??= Type.Optional(stripDefaults(schema));
+    }
+  }
+  all.frequency = Type.Optional(NumberEnum([0, ...FREQUENCIES] as const));
+  all.heartbeat = Heartbeat;
+  all.script = Type.String({ maxLength: 1_000_000 });
+  all.request = Type.Optional(Type.Object({}, { additionalProperties: true, description: "The check type's request object" }));
+  all.checkType = Type.Optional(StringEnum(CHECK_TYPES));
+  return Type.Object(all, { additionalProperties: false });
+}
+
+/** A merge must not fill defaults into fields the caller did not send. */
+function stripDefaults(schema: TSchema): TSchema {
+  const copy = { ...schema } as unknown as Record<string | symbol, unknown>;
+  delete copy.default;
+  return copy as unknown as TSchema;
+}
+
+const AlertChannelsResult = Type.Object({
+  email: Type.Array(Type.Object({ address: Type.String() })),
+  webhook: Type.Array(
+    Type.Object({
+      url: Type.String(),
+      name: Type.String(),
+      method: Type.String(),
+      headers: Type.Array(KeyValue),
+      queryParameters: Type.Array(KeyValue),
+    }),
+  ),
+  slack: Type.Array(Type.Object({ url: Type.String() })),
+  sms: Type.Array(Type.Object({ number: Type.String(), name: Type.String() })),
+});
+
+/** What every check read returns; type-specific fields are present when the type has them. */
+export const CheckResult = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    checkType: StringEnum(CHECK_TYPES),
+    name: Type.String(),
+    activated: Type.Boolean(),
+    muted: Type.Boolean(),
+    frequency: Type.Number(),
+    tags: Type.Array(Type.String()),
+    alertChannels: Nullable(AlertChannelsResult),
+    alertChannelSubscriptions: Type.Array(Type.Object({ alertChannelId: Type.Integer(), activated: Type.Boolean() })),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Nullable(Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: true },
+);
