@@ -16,6 +16,8 @@ Commands:
   revoke-key --id KEY_ID                    revoke an API key
   set-rate-limit --account ID --points N --window SECONDS
                                             give an account its own rate limit (--points 0 restores the default)
+  set-browser-limit --account ID (--max N | --unlimited)
+                                            cap the number of browser checks of an account (402 past it)
 `;
 
 class UsageError extends Error {}
@@ -58,6 +60,8 @@ async function run(argv: string[]): Promise<void> {
       id: { type: 'string' },
       points: { type: 'string' },
       window: { type: 'string' },
+      max: { type: 'string' },
+      unlimited: { type: 'boolean' },
     },
     strict: true,
   });
@@ -99,6 +103,17 @@ async function run(argv: string[]): Promise<void> {
         await setAccountRateLimit(sql, accountId, points === 0 ? null : { points, windowSeconds });
       });
       console.log('Rate limit updated');
+      return;
+    }
+    case 'set-browser-limit': {
+      const accountId = required(values, 'account');
+      if (!values.unlimited && values.max === undefined) throw new UsageError('give --max N or --unlimited');
+      const max = values.unlimited ? null : positiveInt(values.max as string, 'max', true);
+      await withDatabase(async (sql) => {
+        await requireAccount(sql, accountId);
+        await sql`update accounts set browser_check_limit = ${max}, updated_at = now() where id = ${accountId}`;
+      });
+      console.log(max === null ? 'Browser checks unlimited' : `Browser checks limited to ${max}`);
       return;
     }
     default:
