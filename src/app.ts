@@ -11,6 +11,8 @@ import { requestLog } from './http/request-log.js';
 import { type AnyRoute, koaPath } from './http/route.js';
 import { compileResponseValidator, compileValidator } from './http/validation.js';
 import type { Logger } from './logger.js';
+import type { IngestQueue } from './ingest/queue.js';
+import { ingestRoutes } from './ingest/routes.js';
 import { accountRoutes } from './accounts/routes.js';
 import { opsRoutes } from './ops/routes.js';
 import { alertChannelRoutes } from './resources/alert-channels/routes.js';
@@ -29,6 +31,7 @@ export interface Deps {
   redis: Redis;
   store: Store;
   logger: Logger;
+  ingest: IngestQueue;
 }
 
 export interface AppOptions {
@@ -50,6 +53,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...checkRoutes(deps),
     ...checkGroupRoutes(deps),
     ...alertChannelRoutes(deps),
+    ...ingestRoutes(deps),
   ];
 }
 

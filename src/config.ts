@@ -34,7 +34,12 @@ export interface Config {
   bodyLimitBytes: number;
   bootstrapApiKey: string | undefined;
   shutdownTimeoutMs: number;
-  ingest: { maxBatchSize: number };
+  ingest: {
+    maxBatchSize: number;
+    /** Run the queue consumer inside the API process (always in embedded mode). */
+    inProcessWorker: boolean;
+    workerConcurrency: number;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -54,6 +59,14 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
     throw new ConfigError(name, `expected an integer from ${min} to ${max}, got ${value}`);
   }
   return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
 }
 
 function url(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
@@ -84,6 +97,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (bootstrapApiKey !== undefined && !/^[\x21-\x7e]{32,256}$/.test(bootstrapApiKey)) {
     throw new ConfigError('BOOTSTRAP_API_KEY', 'must be 32 to 256 printable characters without spaces');
   }
+  const clickhouseUrl = url(env, 'CLICKHOUSE_URL', undefined, ['http:', 'https:']);
+  const inProcessWorker = bool(env, 'INGEST_IN_PROCESS', clickhouseUrl === undefined);
+  if (clickhouseUrl === undefined && !inProcessWorker) {
+    throw new ConfigError('INGEST_IN_PROCESS', 'the embedded engine belongs to the API process, so its worker must run there too');
+  }
   return {
     host: str(env, 'HOST', '0.0.0.0'),
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -94,7 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
     redisPrefix,
     clickhouse: {
-      url: url(env, 'CLICKHOUSE_URL', undefined, ['http:', 'https:']),
+      url: clickhouseUrl,
       user: str(env, 'CLICKHOUSE_USER', 'default'),
       password: str(env, 'CLICKHOUSE_PASSWORD', ''),
       database: str(env, 'CLICKHOUSE_DATABASE', 'default'),
@@ -109,6 +127,10 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     bootstrapApiKey,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
-    ingest: { maxBatchSize: int(env, 'INGEST_MAX_BATCH', 1000, 1, 100_000) },
+    ingest: {
+      maxBatchSize: int(env, 'INGEST_MAX_BATCH', 1000, 1, 100_000),
+      inProcessWorker,
+      workerConcurrency: int(env, 'INGEST_WORKER_CONCURRENCY', 2, 1, 64),
+    },
   };
 }

@@ -4,7 +4,10 @@ import { createApp, type AppOptions, type Deps } from './app.js';
 import { bootstrap } from './accounts/repository.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
+import { IngestQueue } from './ingest/queue.js';
+import { startIngestWorker, type IngestWorkerOptions } from './ingest/worker.js';
 import { createStore } from './storage/clickhouse/index.js';
+import { applyClickhouseSchema } from './storage/clickhouse/schema.js';
 import { migrate } from './storage/migrator.js';
 import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 import { connectRedis } from './storage/redis.js';
@@ -40,21 +43,39 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
   try {
     store = createStore(config);
     await store.ping();
+    await applyClickhouseSchema(store, config.clickhouse.retentionDays);
   } catch (err) {
     await sql.end({ timeout: 1 });
     redis.disconnect();
     const where = config.clickhouse.url ? `ClickHouse at ${new URL(config.clickhouse.url).host} (CLICKHOUSE_URL)` : `the embedded ClickHouse engine in ${config.dataDir} (DATA_DIR)`;
     throw new UnreachableError(`Cannot open ${where}: ${(err as Error).message}`);
   }
-  return { config, sql, redis, store, logger };
+  const ingest = new IngestQueue(config.redisUrl, config.redisPrefix);
+  return { config, sql, redis, store, logger, ingest };
 }
 
 export async function closeDependencies(deps: Deps): Promise<void> {
+  await deps.ingest.close().catch(() => {});
   await Promise.allSettled([deps.sql.end({ timeout: 5 }), deps.redis.quit(), deps.store.close()]);
 }
 
-export async function startService(config: Config, logger: Logger, options: AppOptions = {}): Promise<RunningService> {
+export interface ServiceOptions extends AppOptions {
+  /** Passed to the in-process ingest worker (tests inject faults here). */
+  afterInsert?: IngestWorkerOptions['afterInsert'];
+}
+
+export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<RunningService> {
   const deps = await openDependencies(config, logger);
+  const worker = config.ingest.inProcessWorker
+    ? startIngestWorker({
+        redisUrl: config.redisUrl,
+        redisPrefix: config.redisPrefix,
+        store: deps.store,
+        logger,
+        concurrency: config.ingest.workerConcurrency,
+        afterInsert: options.afterInsert,
+      })
+    : undefined;
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
   const { app } = createApp(deps, options);
   const server = app.listen(config.port, config.host);
@@ -77,6 +98,8 @@ export async function startService(config: Config, logger: Logger, options: AppO
         });
         server.closeIdleConnections();
       });
+      // The worker finishes the batch it holds before the store closes under it.
+      await worker?.close();
       await closeDependencies(deps);
     })());
   return {

@@ -27,3 +27,12 @@ export async function checkReadiness(deps: Deps) {
   ]);
   return { postgres, redis, clickhouse };
 }
+
+/** Queue depth, lag and the failed set: reported, but they do not make the service unready. */
+export async function ingestDetails(deps: Deps) {
+  try {
+    return await withTimeout(deps.ingest.stats());
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}

@@ -1,16 +1,26 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../app.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
-import { checkReadiness } from './readiness.js';
+import { checkReadiness, ingestDetails } from './readiness.js';
 
 const DependencyStatus = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
   error: Type.Optional(Type.String()),
 });
 
+const IngestDetails = Type.Object({
+  waiting: Type.Optional(Type.Integer({ description: 'Batches queued' })),
+  active: Type.Optional(Type.Integer()),
+  delayed: Type.Optional(Type.Integer({ description: 'Batches waiting to retry' })),
+  failed: Type.Optional(Type.Integer({ description: 'Batches that failed every attempt; kept for inspection' })),
+  oldestWaitingSeconds: Type.Optional(Type.Number()),
+  error: Type.Optional(Type.String()),
+});
+
 const ReadyBody = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]),
   dependencies: Type.Record(Type.String(), DependencyStatus),
+  ingest: IngestDetails,
 });
 
 const OpenApiDocument = Type.Object({ openapi: Type.String() }, { additionalProperties: true });
@@ -37,9 +47,9 @@ export function opsRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
       access: 'public',
       schema: { responses: { 200: ReadyBody, 503: ReadyBody } },
       handler: async () => {
-        const dependencies = await checkReadiness(deps);
+        const [dependencies, ingest] = await Promise.all([checkReadiness(deps), ingestDetails(deps)]);
         const ok = Object.values(dependencies).every((d) => d.status === 'ok');
-        return { status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'unavailable', dependencies } };
+        return { status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'unavailable', dependencies, ingest } };
       },
     }),
     defineRoute({

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { startService, type RunningService } from '../../src/service.js';
+import { startService, type RunningService, type ServiceOptions } from '../../src/service.js';
 import { dropDatabase } from '../../src/storage/postgres.js';
 
 /** One embedded-engine directory per test process (libchdb binds one per process), under the run's root. */
@@ -66,7 +66,7 @@ export async function removeRedisKeys(prefix: string): Promise<void> {
 }
 
 /** Starts the real service on its own database, Redis prefix and port; `stop` removes all of it. */
-export async function startTestService(overrides: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(overrides: Record<string, string> = {}, options: ServiceOptions = {}): Promise<TestService> {
   const env = newTestEnv(overrides);
   mkdirSync(env.DATA_DIR, { recursive: true });
   const config = loadConfig(env);
@@ -77,7 +77,7 @@ export async function startTestService(overrides: Record<string, string> = {}): 
       done();
     },
   });
-  const service = await startService(config, createLogger(config.logLevel, sink), { validateResponses: true });
+  const service = await startService(config, createLogger(config.logLevel, sink), { validateResponses: true, ...options });
   const call = async (method: string, urlPath: string, opts: CallOptions = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     const key = opts.key === undefined ? env.BOOTSTRAP_API_KEY : opts.key;
@@ -125,4 +125,15 @@ export function expectFieldError(res: ApiResponse, field: string, rule?: string)
   const errors = (res.body?.attributes?.errors ?? []) as { field: string; rule: string }[];
   const hit = errors.find((e) => e.field === field && (rule === undefined || e.rule === rule));
   if (!hit) throw new Error(`expected an error on ${field}${rule ? ` (${rule})` : ''}, got ${JSON.stringify(errors)}`);
+}
+
+/** Polls `fn` until `done` holds (ingest lands asynchronously); fails with the last value seen. */
+export async function waitFor<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (done(value)) return value;
+    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -1,0 +1,64 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { ResultRow } from './rows.js';
+
+export const INGEST_QUEUE = 'check-results';
+
+export interface IngestJob {
+  batchId: string;
+  accountId: string;
+  rows: ResultRow[];
+}
+
+/** BullMQ wants its own connection, with no per-command retry limit (it blocks on Redis). */
+export function bullConnection(url: string): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: null });
+  redis.on('error', () => {
+    // Reconnects by itself; failures surface through the queue calls and /ready.
+  });
+  return redis;
+}
+
+export function bullPrefix(redisPrefix: string): string {
+  return `${redisPrefix}bull`;
+}
+
+/** Producer side of the ingest queue: enqueue batches and report depth and lag. */
+export class IngestQueue {
+  readonly queue: Queue<IngestJob>;
+  private readonly connection: Redis;
+
+  constructor(redisUrl: string, redisPrefix: string, private readonly attempts = 8) {
+    this.connection = bullConnection(redisUrl);
+    this.queue = new Queue<IngestJob>(INGEST_QUEUE, { connection: this.connection, prefix: bullPrefix(redisPrefix) });
+  }
+
+  async enqueue(job: IngestJob): Promise<void> {
+    await this.queue.add('batch', job, {
+      // The batch id is the job id: enqueueing the same batch twice is a no-op.
+      jobId: job.batchId,
+      attempts: this.attempts,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: { age: 3600, count: 10_000 },
+      // Batches that keep failing stay in the failed set for inspection.
+      removeOnFail: false,
+    });
+  }
+
+  async stats() {
+    const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+    const [oldest] = await this.queue.getJobs(['wait', 'delayed'], 0, 0, true);
+    return {
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      active: counts.active ?? 0,
+      delayed: counts.delayed ?? 0,
+      failed: counts.failed ?? 0,
+      oldestWaitingSeconds: oldest ? Math.max(0, (Date.now() - oldest.timestamp) / 1000) : 0,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+    this.connection.disconnect();
+  }
+}

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../app.js';
+import { notFound } from '../http/errors.js';
+import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
+import { defineRoute, type AnyRoute } from '../http/route.js';
+import { parseWindow, TimeParam } from '../http/time.js';
+import { findCheckRow } from '../resources/checks/repository.js';
+import { Rules } from '../resources/rules.js';
+import { READ_COLUMNS, toClickHouseTime, toItem, toRow } from './rows.js';
+import { ResultItem, StoredResult } from './schemas.js';
+
+/** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
+const MAX_FUTURE_MS = 5 * 60_000;
+const DAY_MS = 86_400_000;
+
+const ResultsQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    from: Type.Optional(TimeParam),
+    to: Type.Optional(TimeParam),
+    hasFailures: Type.Optional(Type.Boolean()),
+    location: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
+
+export function ingestRoutes({ sql, store, config, ingest }: Deps): AnyRoute[] {
+  const tag = 'Check results';
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/v1/check-results',
+      operationId: 'ingestCheckResults',
+      summary: 'Report check-run results (a batch, all or nothing)',
+      description:
+        'Every item is validated and must name a check of this account with its type; one bad item rejects the ' +
+        'whole batch with a 400 naming each index and field. Accepted batches are queued and land in the analytics ' +
+        'store shortly after; an item `id` makes the run idempotent.',
+      tag,
+      access: 'write',
+      schema: {
+        body: Type.Object(
+          { results: Type.Array(ResultItem, { minItems: 1, maxItems: config.ingest.maxBatchSize }) },
+          { additionalProperties: false },
+        ),
+        responses: { 202: Type.Object({ batchId: Type.String({ format: 'uuid' }), count: Type.Integer() }) },
+      },
+      handler: async ({ principal, body }) => {
+        const accountId = principal.account.id;
+        const now = Date.now();
+        const oldest = now - config.clickhouse.retentionDays * DAY_MS;
+        const rules = new Rules();
+        const ids = [...new Set(body.results.map((r) => r.checkId))];
+        const types = new Map(
+          (await sql`select id, check_type from checks where account_id = ${accountId} and id = any(${ids}::uuid[])`).map(
+            (r) => [r.id as string, r.check_type as string],
+          ),
+        );
+        body.results.forEach((item, i) => {
+          const at = `body.results[${i}]`;
+          const type = types.get(item.checkId);
+          if (type === undefined) rules.fail(`${at}.checkId`, 'exists', 'names no check of this account');
+          else rules.check(type === item.checkType, `${at}.checkType`, 'match', `must be ${type}, the type of the check`);
+          const started = Date.parse(item.startedAt);
+          rules.check(Date.parse(item.stoppedAt) >= started, `${at}.stoppedAt`, 'after', 'must not be before startedAt');
+          rules.check(started <= now + MAX_FUTURE_MS, `${at}.startedAt`, 'future', 'is in the future');
+          rules.check(started >= oldest, `${at}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
+        });
+        rules.throwIfAny();
+        const batchId = randomUUID();
+        const rows = body.results.map((item) => toRow(accountId, item.id ?? randomUUID(), item));
+        await ingest.enqueue({ batchId, accountId, rows });
+        return { status: 202, body: { batchId, count: rows.length } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/check-results/{checkId}',
+      operationId: 'listCheckResults',
+      summary: 'Raw results of one check, newest first',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        query: ResultsQuery,
+        responses: { 200: Type.Array(StoredResult) },
+      },
+      handler: async ({ principal, params, query }) => {
+        const accountId = principal.account.id;
+        const window = parseWindow(query);
+        const check = await findCheckRow(sql, accountId, params.checkId);
+        if (!check) throw notFound();
+        // Optional filters add fixed SQL text; their values travel only as parameters.
+        const where = [
+          'account_id = {accountId:UUID}',
+          'check_id = {checkId:UUID}',
+          ...(window.from !== undefined ? ['started_at >= {from:DateTime64(3)}'] : []),
+          ...(window.to !== undefined ? ['started_at < {to:DateTime64(3)}'] : []),
+          ...(query.hasFailures !== undefined ? ['has_failures = {hasFailures:Bool}'] : []),
+          ...(query.location !== undefined ? ['run_location = {location:String}'] : []),
+        ].join(' AND ');
+        const params_ = {
+          accountId,
+          checkId: check.id as string,
+          ...(window.from !== undefined ? { from: toClickHouseTime(window.from) } : {}),
+          ...(window.to !== undefined ? { to: toClickHouseTime(window.to) } : {}),
+          ...(query.hasFailures !== undefined ? { hasFailures: query.hasFailures } : {}),
+          ...(query.location !== undefined ? { location: query.location } : {}),
+          limit: query.limit,
+          offset: pageOffset(query),
+        };
+        const [rows, [{ total }]] = await Promise.all([
+          store.query(
+            `SELECT ${READ_COLUMNS.join(', ')} FROM check_results WHERE ${where}
+             ORDER BY started_at DESC, result_id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+            params_,
+          ),
+          store.query<{ total: number }>(`SELECT count() AS total FROM check_results WHERE ${where}`, params_),
+        ]);
+        return listReply(rows.map(toItem), Number(total));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,102 @@
+import type { ResultItem } from './schemas.js';
+
+/** Every optional metric: where it sits in a result item, and its column. One table for both directions. */
+const METRIC_COLUMNS: ReadonlyArray<readonly [group: 'timings' | 'webVitals' | null, field: string, column: string]> = [
+  [null, 'responseTime', 'response_time'],
+  [null, 'statusCode', 'status_code'],
+  ['timings', 'wait', 'timing_wait'],
+  ['timings', 'dns', 'timing_dns'],
+  ['timings', 'tcp', 'timing_tcp'],
+  ['timings', 'firstByte', 'timing_first_byte'],
+  ['timings', 'download', 'timing_download'],
+  ['timings', 'total', 'timing_total'],
+  ['timings', 'connection', 'timing_connection'],
+  ['timings', 'data', 'timing_data'],
+  ['webVitals', 'TTFB', 'ttfb'],
+  ['webVitals', 'FCP', 'fcp'],
+  ['webVitals', 'LCP', 'lcp'],
+  ['webVitals', 'CLS', 'cls'],
+  ['webVitals', 'TBT', 'tbt'],
+  ['webVitals', 'consoleErrors', 'console_errors'],
+  ['webVitals', 'networkErrors', 'network_errors'],
+  ['webVitals', 'userScriptErrors', 'user_script_errors'],
+  ['webVitals', 'documentErrors', 'document_errors'],
+  [null, 'packetLoss', 'packet_loss'],
+  [null, 'latencyMin', 'latency_min'],
+  [null, 'latencyMax', 'latency_max'],
+  [null, 'latencyAvg', 'latency_avg'],
+  [null, 'latencyStdDev', 'latency_stddev'],
+];
+
+export type ResultRow = Record<string, string | number | boolean | null>;
+
+/** `2026-01-02 03:04:05.678`: the DateTime64(3) text form, read the same by both backends. */
+export function toClickHouseTime(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+export function toRow(accountId: string, id: string, item: ResultItem): ResultRow {
+  const row: ResultRow = {
+    account_id: accountId,
+    check_id: item.checkId,
+    check_type: item.checkType,
+    result_id: id,
+    started_at: toClickHouseTime(Date.parse(item.startedAt)),
+    stopped_at: toClickHouseTime(Date.parse(item.stoppedAt)),
+    run_location: item.runLocation,
+    has_failures: item.hasFailures,
+    has_errors: item.hasErrors,
+    is_degraded: item.isDegraded,
+    aborted: item.aborted,
+    attempts: item.attempts,
+  };
+  for (const [group, field, column] of METRIC_COLUMNS) {
+    const source = (group ? item[group] : item) as Record<string, number | undefined> | undefined;
+    row[column] = source?.[field] ?? null;
+  }
+  return row;
+}
+
+/** Columns the read path selects, in the form `toItem` expects. */
+export const READ_COLUMNS = [
+  'result_id',
+  'check_id',
+  'check_type',
+  'run_location',
+  'started_at',
+  'stopped_at',
+  'has_failures',
+  'has_errors',
+  'is_degraded',
+  'aborted',
+  'attempts',
+  ...METRIC_COLUMNS.map(([, , column]) => column),
+] as const;
+
+function isoTime(value: unknown): string {
+  const text = String(value);
+  return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`).toISOString();
+}
+
+export function toItem(row: Record<string, unknown>) {
+  const item: Record<string, unknown> = {
+    id: row.result_id,
+    checkId: row.check_id,
+    checkType: row.check_type,
+    runLocation: row.run_location,
+    startedAt: isoTime(row.started_at),
+    stoppedAt: isoTime(row.stopped_at),
+    hasFailures: Boolean(row.has_failures),
+    hasErrors: Boolean(row.has_errors),
+    isDegraded: Boolean(row.is_degraded),
+    aborted: Boolean(row.aborted),
+    attempts: Number(row.attempts),
+  };
+  for (const [group, field, column] of METRIC_COLUMNS) {
+    const value = row[column];
+    if (value === null || value === undefined) continue;
+    if (group) item[group] = { ...((item[group] as object) ?? {}), [field]: Number(value) };
+    else item[field] = Number(value);
+  }
+  return item;
+}

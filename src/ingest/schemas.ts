@@ -1,0 +1,87 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from '../http/schemas.js';
+import { CHECK_TYPES } from '../resources/checks/catalog.js';
+
+const Ms = Type.Number({ minimum: 0, maximum: 86_400_000, description: 'milliseconds' });
+const Count = Type.Integer({ minimum: 0, maximum: 1_000_000 });
+
+/** One check run as a runner reports it (DESIGN.md, "Ingest"). */
+export const ResultItem = Type.Object(
+  {
+    id: Type.Optional(Type.String({ format: 'uuid', description: 'Idempotency key of the run; generated when absent' })),
+    checkId: Type.String({ format: 'uuid' }),
+    checkType: StringEnum(CHECK_TYPES),
+    runLocation: Type.String({ minLength: 1, maxLength: 255, description: 'A location of the enum, or a private location name' }),
+    startedAt: Type.String({ format: 'date-time' }),
+    stoppedAt: Type.String({ format: 'date-time' }),
+    hasFailures: Type.Boolean(),
+    hasErrors: Type.Boolean({ default: false }),
+    isDegraded: Type.Boolean({ default: false }),
+    aborted: Type.Boolean({ default: false }),
+    attempts: Type.Integer({ minimum: 1, maximum: 255, default: 1, description: 'More than 1: the run was retried' }),
+    responseTime: Type.Optional(Ms),
+    statusCode: Type.Optional(Type.Integer({ minimum: 100, maximum: 599 })),
+    timings: Type.Optional(
+      Type.Object(
+        {
+          wait: Type.Optional(Ms),
+          dns: Type.Optional(Ms),
+          tcp: Type.Optional(Ms),
+          firstByte: Type.Optional(Ms),
+          download: Type.Optional(Ms),
+          total: Type.Optional(Ms),
+          connection: Type.Optional(Ms),
+          data: Type.Optional(Ms),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    webVitals: Type.Optional(
+      Type.Object(
+        {
+          TTFB: Type.Optional(Ms),
+          FCP: Type.Optional(Ms),
+          LCP: Type.Optional(Ms),
+          CLS: Type.Optional(Type.Number({ minimum: 0, maximum: 1000 })),
+          TBT: Type.Optional(Ms),
+          consoleErrors: Type.Optional(Count),
+          networkErrors: Type.Optional(Count),
+          userScriptErrors: Type.Optional(Count),
+          documentErrors: Type.Optional(Count),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    packetLoss: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'percent' })),
+    latencyMin: Type.Optional(Ms),
+    latencyMax: Type.Optional(Ms),
+    latencyAvg: Type.Optional(Ms),
+    latencyStdDev: Type.Optional(Ms),
+  },
+  { additionalProperties: false },
+);
+export type ResultItem = Static<typeof ResultItem>;
+
+/** The same fields as read back from the store. */
+export const StoredResult = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  checkId: Type.String({ format: 'uuid' }),
+  checkType: StringEnum(CHECK_TYPES),
+  runLocation: Type.String(),
+  startedAt: Type.String({ format: 'date-time' }),
+  stoppedAt: Type.String({ format: 'date-time' }),
+  hasFailures: Type.Boolean(),
+  hasErrors: Type.Boolean(),
+  isDegraded: Type.Boolean(),
+  aborted: Type.Boolean(),
+  attempts: Type.Integer(),
+  responseTime: Type.Optional(Type.Number()),
+  statusCode: Type.Optional(Type.Integer()),
+  timings: Type.Optional(Type.Record(Type.String(), Type.Number())),
+  webVitals: Type.Optional(Type.Record(Type.String(), Type.Number())),
+  packetLoss: Type.Optional(Type.Number()),
+  latencyMin: Type.Optional(Type.Number()),
+  latencyMax: Type.Optional(Type.Number()),
+  latencyAvg: Type.Optional(Type.Number()),
+  latencyStdDev: Type.Optional(Type.Number()),
+});

@@ -1,0 +1,41 @@
+// Ingest worker process for server mode (CLICKHOUSE_URL set): consumes the queue the API fills and
+// inserts batches into ClickHouse. In embedded mode the API process runs this worker itself.
+import { ConfigError, loadConfig } from '../src/config.js';
+import { startIngestWorker } from '../src/ingest/worker.js';
+import { createLogger } from '../src/logger.js';
+import { createStore } from '../src/storage/clickhouse/index.js';
+import { applyClickhouseSchema } from '../src/storage/clickhouse/schema.js';
+import { connectRedis } from '../src/storage/redis.js';
+
+async function main() {
+  const config = loadConfig();
+  if (!config.clickhouse.url) {
+    throw new ConfigError('CLICKHOUSE_URL', 'the worker process needs a ClickHouse server; in embedded mode the API runs the worker');
+  }
+  const logger = createLogger(config.logLevel);
+  (await connectRedis(config.redisUrl)).disconnect();
+  const store = createStore(config);
+  await store.ping();
+  await applyClickhouseSchema(store, config.clickhouse.retentionDays);
+  const worker = startIngestWorker({
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
+    store,
+    logger,
+    concurrency: config.ingest.workerConcurrency,
+  });
+  logger.info({ concurrency: config.ingest.workerConcurrency }, 'ingest worker started');
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'ingest worker stopping');
+    await worker.close();
+    await store.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(1);
+});
