@@ -1,8 +1,15 @@
 import { parseArgs } from 'node:util';
 import { ROLES, type Role } from './accounts/keys.js';
-import { createAccount, createApiKey, findAccount, revokeApiKey, setAccountRateLimit } from './accounts/repository.js';
+import { bootstrap, createAccount, createApiKey, findAccount, revokeApiKey, setAccountRateLimit } from './accounts/repository.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate } from './storage/migrator.js';
+import { Presets, SingleBar } from 'cli-progress';
+import { createLogger } from './logger.js';
+import { CREATABLE_TYPES, FREQUENCIES, LOCATIONS, type TypeSegment } from './resources/checks/catalog.js';
+import type { SeedCheck } from './seed/generator.js';
+import { createChecksOverHttp, HttpClient, seedOverHttp } from './seed/http.js';
+import { createSeedChecks, seedBulk, totalRuns, type SeedPlan } from './seed/seeder.js';
+import { closeDependencies, openDependencies } from './service.js';
 import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -18,6 +25,12 @@ Commands:
                                             give an account its own rate limit (--points 0 restores the default)
   set-browser-limit --account ID (--max N | --unlimited)
                                             cap the number of browser checks of an account (402 past it)
+  seed [--checks N] [--types api,icmp,...] [--days D] [--frequency MIN] [--locations L] [--seed S]
+       [--account ID] [--http URL --key KEY] [--batch N]
+                                            create N checks and generate D days of realistic results for
+                                            them (deterministic per --seed). Default: straight into the store
+                                            (stop the service first in embedded mode); with --http: through
+                                            the API. Prints a JSON summary.
 `;
 
 class UsageError extends Error {}
@@ -62,6 +75,15 @@ async function run(argv: string[]): Promise<void> {
       window: { type: 'string' },
       max: { type: 'string' },
       unlimited: { type: 'boolean' },
+      checks: { type: 'string' },
+      types: { type: 'string' },
+      days: { type: 'string' },
+      frequency: { type: 'string' },
+      locations: { type: 'string' },
+      seed: { type: 'string' },
+      http: { type: 'string' },
+      key: { type: 'string' },
+      batch: { type: 'string' },
     },
     strict: true,
   });
@@ -116,9 +138,58 @@ async function run(argv: string[]): Promise<void> {
       console.log(max === null ? 'Browser checks unlimited' : `Browser checks limited to ${max}`);
       return;
     }
+    case 'seed':
+      await seed(values);
+      return;
     default:
       throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
   }
+}
+
+async function seed(values: Record<string, string | boolean | undefined>): Promise<void> {
+  const str = (name: string, fallback: string) => (values[name] as string | undefined) ?? fallback;
+  const types = str('types', 'api').split(',') as TypeSegment[];
+  for (const t of types) if (!(t in CREATABLE_TYPES)) throw new UsageError(`--types: unknown type ${t} (use ${Object.keys(CREATABLE_TYPES).join(', ')})`);
+  const frequency = positiveInt(str('frequency', '10'), 'frequency');
+  if (!(FREQUENCIES as readonly number[]).includes(frequency)) throw new UsageError(`--frequency must be one of ${FREQUENCIES.join(', ')}`);
+  const plan: SeedPlan = {
+    count: positiveInt(str('checks', '10'), 'checks'),
+    types,
+    frequency,
+    locations: Math.min(LOCATIONS.length, positiveInt(str('locations', '4'), 'locations')),
+  };
+  const days = positiveInt(str('days', '1'), 'days');
+  const to = Math.floor(Date.now() / 60_000) * 60_000;
+  const window = { from: to - days * 86_400_000, to, seed: positiveInt(str('seed', '1'), 'seed', true) };
+  const started = performance.now();
+  const bar = new SingleBar({ format: 'seed [{bar}] {percentage}% | {value}/{total} rows | {speed} rows/s', stream: process.stderr }, Presets.shades_classic);
+  const progress = (n: number) => {
+    bar.increment(n, { speed: Math.round(bar.getProgress() * bar.getTotal() / ((performance.now() - started) / 1000)) });
+  };
+  let checks: SeedCheck[];
+  let rows: number;
+  if (values.http) {
+    const client = new HttpClient(String(values.http).replace(/\/$/, ''), required(values, 'key'));
+    checks = await createChecksOverHttp(client, plan);
+    bar.start(totalRuns(checks, window), 0, { speed: 0 });
+    rows = await seedOverHttp(client, checks, window, { batchSize: positiveInt(str('batch', '1000'), 'batch'), concurrency: 4, onProgress: progress });
+  } else {
+    const config = loadConfig();
+    const logger = createLogger('warn');
+    const deps = await openDependencies(config, logger);
+    try {
+      const accountId = (values.account as string | undefined) ?? (await bootstrap(deps.sql, config.bootstrapApiKey)).account.id;
+      await requireAccount(deps.sql, accountId);
+      checks = await createSeedChecks(deps.sql, accountId, plan);
+      bar.start(totalRuns(checks, window), 0, { speed: 0 });
+      rows = await seedBulk(deps.store, accountId, checks, window, progress);
+    } finally {
+      await closeDependencies(deps);
+    }
+  }
+  bar.stop();
+  const seconds = (performance.now() - started) / 1000;
+  console.log(JSON.stringify({ checks: checks.map((c) => ({ id: c.id, checkType: c.checkType })), from: window.from, to: window.to, rows, seconds: Math.round(seconds * 10) / 10, rowsPerSecond: Math.round(rows / seconds) }));
 }
 
 run(process.argv.slice(2)).catch((err) => {

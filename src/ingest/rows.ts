@@ -28,31 +28,49 @@ const METRIC_COLUMNS: ReadonlyArray<readonly [group: 'timings' | 'webVitals' | n
   [null, 'latencyStdDev', 'latency_stddev'],
 ];
 
-export type ResultRow = Record<string, string | number | boolean | null>;
+/** Columns of an inserted row, in the positional order of `ResultRow` (JSONCompactEachRow). */
+export const ROW_COLUMNS = [
+  'account_id',
+  'check_id',
+  'check_type',
+  'result_id',
+  'started_at',
+  'stopped_at',
+  'run_location',
+  'has_failures',
+  'has_errors',
+  'is_degraded',
+  'aborted',
+  'attempts',
+  ...METRIC_COLUMNS.map(([, , column]) => column),
+] as const;
+
+export type ResultRow = (string | number | boolean | null)[];
 
 /** `2026-01-02 03:04:05.678`: the DateTime64(3) text form, read the same by both backends. */
 export function toClickHouseTime(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }
 
+/** A result item as a positional row of ROW_COLUMNS: compact to queue and quick to insert. */
 export function toRow(accountId: string, id: string, item: ResultItem): ResultRow {
-  const row: ResultRow = {
-    account_id: accountId,
-    check_id: item.checkId,
-    check_type: item.checkType,
-    result_id: id,
-    started_at: toClickHouseTime(Date.parse(item.startedAt)),
-    stopped_at: toClickHouseTime(Date.parse(item.stoppedAt)),
-    run_location: item.runLocation,
-    has_failures: item.hasFailures,
-    has_errors: item.hasErrors,
-    is_degraded: item.isDegraded,
-    aborted: item.aborted,
-    attempts: item.attempts,
-  };
-  for (const [group, field, column] of METRIC_COLUMNS) {
+  const row: ResultRow = [
+    accountId,
+    item.checkId,
+    item.checkType,
+    id,
+    toClickHouseTime(Date.parse(item.startedAt)),
+    toClickHouseTime(Date.parse(item.stoppedAt)),
+    item.runLocation,
+    item.hasFailures,
+    item.hasErrors,
+    item.isDegraded,
+    item.aborted,
+    item.attempts,
+  ];
+  for (const [group, field] of METRIC_COLUMNS) {
     const source = (group ? item[group] : item) as Record<string, number | undefined> | undefined;
-    row[column] = source?.[field] ?? null;
+    row.push(source?.[field] ?? null);
   }
   return row;
 }

@@ -1,6 +1,7 @@
 import { Worker, type Job } from 'bullmq';
 import type { Logger } from '../logger.js';
 import type { Store } from '../storage/clickhouse/index.js';
+import { ROW_COLUMNS } from './rows.js';
 import { bullConnection, bullPrefix, INGEST_QUEUE, type IngestJob } from './queue.js';
 
 export interface IngestWorkerOptions {
@@ -23,7 +24,7 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
   const worker = new Worker<IngestJob>(
     INGEST_QUEUE,
     async (job) => {
-      await opts.store.insert('check_results', job.data.rows, { insert_deduplication_token: job.data.batchId });
+      await opts.store.insert('check_results', ROW_COLUMNS, job.data.rows, { insert_deduplication_token: job.data.batchId });
       await opts.afterInsert?.(job);
       return { rows: job.data.rows.length };
     },

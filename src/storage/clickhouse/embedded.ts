@@ -1,9 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'chdb';
-import { OUTPUT_SETTINGS, parseJsonEachRow, type QueryParams, type Store } from './store.js';
-
-const INSERT_TABLE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+import { assertIdentifiers, OUTPUT_SETTINGS, parseJsonEachRow, type QueryParams, type Store } from './store.js';
 
 /**
  * The embedded engine (chdb): a real ClickHouse in this process, data under `dataDir`. The async API runs
@@ -37,12 +35,13 @@ export class EmbeddedStore implements Store {
     await this.session.queryBindAsync(sql, params);
   }
 
-  async insert(table: string, rows: readonly Record<string, unknown>[], settings: Record<string, string | number> = {}) {
-    if (!INSERT_TABLE.test(table)) throw new Error(`Invalid table name: ${table}`);
+  async insert(table: string, columns: readonly string[], rows: readonly unknown[][], settings: Record<string, string | number> = {}) {
+    assertIdentifiers(table, columns);
     if (rows.length === 0) return;
-    let payload = '';
-    for (const row of rows) payload += `${JSON.stringify(row)}\n`;
-    await this.session.insert({ table, values: Buffer.from(payload), format: 'JSONEachRow', settings });
+    const lines = new Array<string>(rows.length);
+    for (let i = 0; i < rows.length; i++) lines[i] = JSON.stringify(rows[i]);
+    lines.push('');
+    await this.session.insert({ table, columns, values: Buffer.from(lines.join('\n')), format: 'JSONCompactEachRow', settings });
   }
 
   async ping(): Promise<void> {

@@ -1,5 +1,5 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { OUTPUT_SETTINGS, type QueryParams, type Store } from './store.js';
+import { assertIdentifiers, OUTPUT_SETTINGS, type QueryParams, type Store } from './store.js';
 
 /** A ClickHouse server over HTTP. Kept thin: the SQL is the same text the embedded engine runs. */
 export class ServerStore implements Store {
@@ -39,12 +39,14 @@ export class ServerStore implements Store {
     await this.client.command({ query: sql, query_params: params });
   }
 
-  async insert(table: string, rows: readonly Record<string, unknown>[], settings: Record<string, string | number> = {}) {
+  async insert(table: string, columns: readonly string[], rows: readonly unknown[][], settings: Record<string, string | number> = {}) {
+    assertIdentifiers(table, columns);
     if (rows.length === 0) return;
     await this.client.insert({
       table,
-      values: rows as Record<string, unknown>[],
-      format: 'JSONEachRow',
+      columns: columns as [string, ...string[]],
+      values: rows as unknown[][],
+      format: 'JSONCompactEachRow',
       clickhouse_settings: settings,
     });
   }

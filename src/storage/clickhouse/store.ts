@@ -17,8 +17,11 @@ export interface Store {
   queryWithStats<T = Record<string, unknown>>(sql: string, params?: QueryParams): Promise<{ rows: T[]; stats: QueryStats }>;
   /** DDL and other statements without a result. */
   command(sql: string, params?: QueryParams): Promise<void>;
-  /** Inserts rows as JSONEachRow; `settings` carry e.g. insert_deduplication_token. */
-  insert(table: string, rows: readonly Record<string, unknown>[], settings?: Record<string, string | number>): Promise<void>;
+  /**
+   * Inserts positional rows (JSONCompactEachRow) into `columns` of `table`; `settings` carry e.g.
+   * insert_deduplication_token. Table and column names come from the code, never from a request.
+   */
+  insert(table: string, columns: readonly string[], rows: readonly unknown[][], settings?: Record<string, string | number>): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -34,4 +37,10 @@ export function parseJsonEachRow<T>(text: string): T[] {
   const rows: T[] = [];
   for (const line of text.split('\n')) if (line) rows.push(JSON.parse(line) as T);
   return rows;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+
+export function assertIdentifiers(table: string, columns: readonly string[]): void {
+  for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`Invalid identifier: ${name}`);
 }
