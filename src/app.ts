@@ -9,11 +9,12 @@ import { buildOpenApi } from './http/openapi.js';
 import { RateLimits } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { type AnyRoute, koaPath } from './http/route.js';
-import { compileResponseValidator, compileValidator } from './http/validation.js';
+import { compileResponseValidator, compileValidator, splitListParams } from './http/validation.js';
 import type { Logger } from './logger.js';
 import type { IngestQueue } from './ingest/queue.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { accountRoutes } from './accounts/routes.js';
+import { analyticsRoutes } from './analytics/routes.js';
 import { opsRoutes } from './ops/routes.js';
 import { alertChannelRoutes } from './resources/alert-channels/routes.js';
 import { checkGroupRoutes } from './resources/check-groups/routes.js';
@@ -54,6 +55,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...checkGroupRoutes(deps),
     ...alertChannelRoutes(deps),
     ...ingestRoutes(deps),
+    ...analyticsRoutes(deps),
   ];
 }
 
@@ -70,7 +72,7 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
   return async (ctx) => {
     const input = {
       params: checkParams ? checkParams({ ...ctx.params }) : {},
-      query: checkQuery ? checkQuery({ ...ctx.query }) : {},
+      query: checkQuery ? checkQuery(splitListParams(query!, ctx.query)) : {},
       body: undefined as unknown,
     };
     if (checkBody) {

@@ -52,6 +52,8 @@ function parametersOf(schema: TSchema | undefined, location: 'path' | 'query') {
       in: location,
       required: location === 'path' || required.has(name),
       ...(description ? { description } : {}),
+      // List parameters travel as one comma-separated value (`metrics=a,b`); repeating the name also works.
+      ...(rest.type === 'array' ? { style: 'form', explode: false } : {}),
       schema: rest,
     };
   });

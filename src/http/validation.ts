@@ -91,3 +91,18 @@ export function compileResponseValidator(schema: TSchema): (value: unknown) => v
     }
   };
 }
+
+/**
+ * Query lists arrive as `a,b` (the contract's form), as repeated names, or both; the array-typed properties
+ * of the query schema get one flat list of trimmed, non-empty items before validation.
+ */
+export function splitListParams(schema: TSchema, query: Record<string, unknown>): Record<string, unknown> {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const out = { ...query };
+  for (const [name, value] of Object.entries(query)) {
+    if (properties[name]?.type !== 'array' || value === undefined) continue;
+    const parts = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(','));
+    out[name] = parts.map((p) => p.trim()).filter((p) => p !== '');
+  }
+  return out;
+}

@@ -1,0 +1,208 @@
+import { toClickHouseTime } from '../ingest/rows.js';
+import { UUID } from '../resources/checks/repository.js';
+import { Rules } from '../resources/rules.js';
+import type { QueryParams } from '../storage/clickhouse/store.js';
+import {
+  AGGREGATES,
+  GROUP_COLUMNS,
+  metricNames,
+  resolveMetric,
+  RUN_METRICS,
+  type Catalog,
+  type GroupBy,
+  type ParsedMetric,
+} from './catalog.js';
+import type { Window } from './windows.js';
+
+export const STATUSES = ['success', 'failure'] as const;
+export type Status = (typeof STATUSES)[number];
+export const MAX_INTERVAL_MINUTES = 43_200;
+
+/** A report request after schema validation; the compiler still re-checks everything it turns into SQL. */
+export interface ReportRequest {
+  catalog: Catalog;
+  accountId: string;
+  checkId: string;
+  window: Window;
+  metrics: readonly string[];
+  /** Bucket width in minutes; without it one row covers the window. */
+  aggregationInterval?: number;
+  filterByStatus?: readonly string[];
+  groupBy?: string;
+  limit: number;
+  page: number;
+}
+
+export interface CompiledReport {
+  sql: string;
+  params: QueryParams;
+  mode: 'raw' | 'aggregated';
+  /** In request order; metric i is selected as column `m{i}`. */
+  metrics: ParsedMetric[];
+  groupBy?: GroupBy;
+  bucketed: boolean;
+}
+
+/** A row as the compiled query returns it; `g` is the group key, `b` the bucket start in epoch ms. */
+export type ReportRow = Record<string, unknown> & { g?: unknown; b?: number; t?: number; loc?: string; failed?: boolean };
+
+/** Where every report and summary query starts: one account, a primary-key range, a time window. */
+const SCOPE = [
+  'account_id = {accountId:UUID}',
+  'started_at >= {from:DateTime64(3, \'UTC\')}',
+  'started_at < {to:DateTime64(3, \'UTC\')}',
+];
+
+function windowParams(window: Window) {
+  return { from: toClickHouseTime(window.from), to: toClickHouseTime(window.to) };
+}
+
+function metricExpression(m: ParsedMetric): string {
+  switch (m.kind) {
+    case 'run':
+      return RUN_METRICS[m.metric].sql;
+    case 'raw':
+      return m.def.column;
+    case 'aggregated':
+      return AGGREGATES[m.suffix].sql.replace('{c}', m.def.column);
+  }
+}
+
+/** Checks the request against the catalog; every problem is a 400 naming the parameter and what is allowed. */
+function parseRequest(req: ReportRequest) {
+  const rules = new Rules();
+  const { catalog } = req;
+  rules.check(UUID.test(req.checkId), 'path.id', 'format', 'must be a check id');
+  rules.check(UUID.test(req.accountId), 'account', 'format', 'must be an account id');
+  // An empty window (thisWeek at Monday 00:00) is allowed; it simply has no runs.
+  rules.check(Number.isFinite(req.window.from) && Number.isFinite(req.window.to) && req.window.from <= req.window.to,
+    'query.from', 'before', 'must not be after to');
+  const metrics: ParsedMetric[] = [];
+  const seen = new Set<string>();
+  req.metrics.forEach((name, i) => {
+    const m = typeof name === 'string' ? resolveMetric(catalog, name) : undefined;
+    if (!m) {
+      rules.fail(`query.metrics[${i}]`, 'enum', `is not a ${catalog.title} metric; allowed: ${metricNames(catalog).join(', ')}`);
+    } else if (!seen.has(m.name)) {
+      seen.add(m.name);
+      metrics.push(m);
+    }
+  });
+  rules.check(req.metrics.length > 0, 'query.metrics', 'minItems', 'must name at least one metric');
+  const raw = metrics.filter((m) => m.kind === 'raw');
+  if (raw.length && raw.length < metrics.length) {
+    rules.fail('query.metrics', 'mix', `mixes raw metrics (${raw.map((m) => m.name).join(', ')}) with aggregated ones; ask for one kind per request`);
+  }
+  const interval = req.aggregationInterval;
+  if (interval !== undefined) {
+    rules.check(Number.isFinite(interval) && interval >= 1 && interval <= MAX_INTERVAL_MINUTES, 'query.aggregationInterval', 'range',
+      `must be 1 to ${MAX_INTERVAL_MINUTES} minutes`);
+    rules.check(!raw.length, 'query.aggregationInterval', 'raw', 'applies to aggregated metrics only; raw metrics are one row per run');
+  }
+  const statuses = req.filterByStatus ?? [];
+  statuses.forEach((s, i) => rules.check((STATUSES as readonly string[]).includes(s), `query.filterByStatus[${i}]`, 'enum',
+    `must be one of: ${STATUSES.join(', ')}`));
+  const groupBy = req.groupBy;
+  rules.check(groupBy === undefined || (catalog.groupBy as string[]).includes(groupBy), 'query.groupBy', 'enum',
+    `must be one of: ${catalog.groupBy.join(', ')}`);
+  rules.check(Number.isInteger(req.limit) && req.limit >= 1 && req.limit <= 100, 'query.limit', 'range', 'must be 1 to 100');
+  rules.check(Number.isInteger(req.page) && req.page >= 1, 'query.page', 'range', 'must be 1 or more');
+  rules.throwIfAny();
+  const failedOnly = statuses.includes('failure') && !statuses.includes('success');
+  const passedOnly = statuses.includes('success') && !statuses.includes('failure');
+  return {
+    metrics,
+    mode: raw.length ? ('raw' as const) : ('aggregated' as const),
+    bucketMs: interval === undefined ? undefined : Math.round(interval * 60_000),
+    hasFailures: failedOnly ? true : passedOnly ? false : undefined,
+    groupBy: groupBy as GroupBy | undefined,
+  };
+}
+
+/**
+ * Compiles a report request to one parameterized query. The SQL text is assembled only from fixed
+ * fragments and catalog columns; the check, account, window, bucket width, status and paging travel as
+ * `{name:Type}` parameters. Metrics are selected as `m0, m1, …` so no requested name reaches the text.
+ */
+export function compileReport(req: ReportRequest): CompiledReport {
+  const { metrics, mode, bucketMs, hasFailures, groupBy } = parseRequest(req);
+  const where = [...SCOPE, 'check_id = {checkId:UUID}', ...(hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}'])];
+  const select: string[] = [];
+  const order: string[] = [];
+  if (groupBy) {
+    select.push(`${GROUP_COLUMNS[groupBy]} AS g`);
+    order.push('g');
+  }
+  const values = metrics.map((m, i) => `${metricExpression(m)} AS m${i}`);
+  let body: string;
+  if (mode === 'raw') {
+    select.push('toUnixTimestamp64Milli(started_at) AS t', 'run_location AS loc', 'has_failures AS failed', ...values);
+    order.push('started_at', 'run_location', 'result_id');
+    body = '';
+  } else {
+    if (bucketMs !== undefined) {
+      // Buckets start at multiples of the width since the Unix epoch: 60 → UTC hours, 1440 → UTC days.
+      select.push('intDiv(toUnixTimestamp64Milli(started_at), {bucketMs:UInt64}) * {bucketMs:UInt64} AS b');
+      order.push('b');
+    }
+    select.push(...values);
+    const keys = [...(groupBy ? ['g'] : []), ...(bucketMs !== undefined ? ['b'] : [])];
+    // Buckets (and windows) without runs produce no row rather than a row of NULLs.
+    body = `${keys.length ? `GROUP BY ${keys.join(', ')} ` : ''}HAVING count() > 0`;
+  }
+  const paging = groupBy ? 'LIMIT {offset:UInt64}, {limit:UInt64} BY g' : 'LIMIT {limit:UInt64} OFFSET {offset:UInt64}';
+  const sql = [
+    `SELECT ${select.join(', ')}`,
+    'FROM check_results',
+    `WHERE ${where.join(' AND ')}`,
+    body,
+    order.length ? `ORDER BY ${order.join(', ')}` : '',
+    paging,
+  ]
+    .filter(Boolean)
+    .join('\n');
+  const params: QueryParams = {
+    accountId: req.accountId,
+    checkId: req.checkId,
+    ...windowParams(req.window),
+    limit: req.limit,
+    offset: (req.page - 1) * req.limit,
+    ...(bucketMs !== undefined ? { bucketMs } : {}),
+    ...(hasFailures !== undefined ? { hasFailures } : {}),
+  };
+  return { sql, params, mode, metrics, groupBy, bucketed: bucketMs !== undefined };
+}
+
+/**
+ * The summary columns, computed in one pass per column (quantiles* sorts once for all levels). Aliases
+ * are distinct from column names: ClickHouse would otherwise resolve `latency_avg` inside `avg(…)` to
+ * the alias itself.
+ */
+export const SUMMARY_SQL = `SELECT
+  toString(check_id) AS checkId,
+  ${RUN_METRICS.availability.sql} AS availability,
+  avg(response_time) AS rt_avg,
+  quantilesExactInclusive(0.5, 0.95, 0.99)(response_time) AS rt_q,
+  avg(latency_avg) AS lat_avg,
+  quantilesExactInclusive(0.5, 0.95, 0.99)(latency_avg) AS lat_q,
+  avg(packet_loss) AS loss_avg,
+  quantilesExactInclusive(0.95, 0.99)(packet_loss) AS loss_q
+FROM check_results
+WHERE ${SCOPE.join(' AND ')} AND check_id IN {checkIds:Array(UUID)}
+GROUP BY check_id`;
+
+export interface SummaryRow {
+  checkId: string;
+  availability: number | null;
+  rt_avg: number | null;
+  rt_q: (number | null)[];
+  lat_avg: number | null;
+  lat_q: (number | null)[];
+  loss_avg: number | null;
+  loss_q: (number | null)[];
+}
+
+export function compileSummary(accountId: string, checkIds: readonly string[], window: Window): { sql: string; params: QueryParams } {
+  for (const id of [accountId, ...checkIds]) if (!UUID.test(id)) throw new Error(`compileSummary: not a UUID: ${JSON.stringify(id)}`);
+  return { sql: SUMMARY_SQL, params: { accountId, checkIds: [...checkIds], ...windowParams(window) } };
+}

@@ -1,0 +1,134 @@
+import { Type } from '@sinclair/typebox';
+import { PageQuery } from '../http/pagination.js';
+import { Nullable, StringEnum } from '../http/schemas.js';
+import { TimeParam } from '../http/time.js';
+import { CHECK_TYPES } from '../resources/checks/catalog.js';
+import { metricNames, SUFFIXES, type Catalog } from './catalog.js';
+import { MAX_INTERVAL_MINUTES, STATUSES } from './compiler.js';
+import { QUICK_RANGES, SUMMARY_RANGES } from './windows.js';
+
+export function reportQuery(catalog: Catalog) {
+  const names = metricNames(catalog);
+  return Type.Object(
+    {
+      from: Type.Optional({ ...TimeParam, description: 'Start of the window (unix seconds or ISO 8601, UTC); overrides quickRange' }),
+      to: Type.Optional({ ...TimeParam, description: 'End of the window, exclusive; overrides quickRange' }),
+      quickRange: StringEnum(QUICK_RANGES, { default: 'last24Hours', description: 'Preset window, resolved in UTC; weeks start Monday' }),
+      aggregationInterval: Type.Optional(
+        Type.Number({
+          minimum: 1,
+          maximum: MAX_INTERVAL_MINUTES,
+          description: 'Bucket width in minutes, aligned to the Unix epoch (60 = UTC hours, 1440 = UTC days). Buckets without runs are left out.',
+        }),
+      ),
+      filterByStatus: Type.Optional(
+        Type.Array(StringEnum(STATUSES), { minItems: 1, maxItems: 2, description: 'Keep only passing (success) or only failing (failure) runs' }),
+      ),
+      groupBy: Type.Optional(StringEnum(catalog.groupBy, { description: 'One series per value' })),
+      metrics: Type.Array(StringEnum(names), {
+        minItems: 1,
+        maxItems: names.length,
+        description:
+          `Comma-separated. A bare name is the raw per-run value; a name with a suffix (${SUFFIXES.map((s) => `_${s}`).join(', ')}) ` +
+          'and availability/retries are aggregated. Raw and aggregated metrics cannot be mixed.',
+      }),
+      ...PageQuery.properties,
+    },
+    { additionalProperties: false },
+  );
+}
+
+const MetricValue = Type.Union([Type.Number(), Type.String(), Type.Boolean(), Type.Null()]);
+
+const Series = Type.Object(
+  {
+    runLocation: Type.Optional(Type.String({ description: 'Present when grouped by runLocation' })),
+    statusCode: Type.Optional(Nullable(Type.Integer(), { description: 'Present when grouped by statusCode' })),
+    data: Type.Array(Type.Record(Type.String(), MetricValue), {
+      description:
+        'Rows in time order. Raw: one per run with startedAt, runLocation, hasFailures and the metrics. ' +
+        'Aggregated: one per bucket with runs (bucketStart when aggregationInterval is given), or one for the window.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const MetricMetadata = Type.Object(
+  {
+    label: Type.String(),
+    unit: Type.String(),
+    aggregation: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const Report = Type.Object(
+  {
+    checkId: Type.String(),
+    name: Type.String(),
+    checkType: StringEnum(CHECK_TYPES),
+    activated: Type.Boolean(),
+    muted: Type.Boolean(),
+    frequency: Type.Number(),
+    from: Type.String({ format: 'date-time' }),
+    to: Type.String({ format: 'date-time' }),
+    tags: Type.Array(Type.String()),
+    series: Type.Array(Series),
+    pagination: Type.Object({ page: Type.Number(), limit: Type.Number() }, { additionalProperties: false }),
+    metadata: Type.Record(Type.String(), MetricMetadata),
+  },
+  { additionalProperties: false },
+);
+
+const num = () => Nullable(Type.Number());
+
+export const SummaryItem = Type.Object(
+  {
+    checkId: Type.String(),
+    checkType: StringEnum(CHECK_TYPES),
+    availability: num(),
+    responseTime_avg: num(),
+    responseTime_p50: num(),
+    responseTime_p95: num(),
+    responseTime_p99: num(),
+    latency_avg: num(),
+    latency_p50: num(),
+    latency_p95: num(),
+    latency_p99: num(),
+    packetLoss_avg: num(),
+    packetLoss_p95: num(),
+    packetLoss_p99: num(),
+  },
+  { additionalProperties: false },
+);
+
+export const SummaryQuery = Type.Object(
+  { quickRange: StringEnum(SUMMARY_RANGES, { default: 'last24Hours', description: 'Preset window, resolved in UTC; weeks start Monday' }) },
+  { additionalProperties: false },
+);
+
+export const SummaryBody = Type.Object(
+  { checkIds: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
+
+export const CatalogInfo = Type.Object(
+  {
+    checkType: StringEnum(CHECK_TYPES),
+    path: Type.String({ description: 'The report route' }),
+    groupBy: Type.Array(Type.String()),
+    metrics: Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          label: Type.String(),
+          unit: Type.String(),
+          aggregated: Type.Boolean(),
+          aggregation: Type.Optional(Type.String()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
