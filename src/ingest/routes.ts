@@ -96,8 +96,8 @@ export function ingestRoutes({ sql, store, config, ingest }: Deps): AnyRoute[] {
         const where = [
           'account_id = {accountId:UUID}',
           'check_id = {checkId:UUID}',
-          ...(window.from !== undefined ? ['started_at >= {from:DateTime64(3)}'] : []),
-          ...(window.to !== undefined ? ['started_at < {to:DateTime64(3)}'] : []),
+          ...(window.from !== undefined ? ["started_at >= {from:DateTime64(3, 'UTC')}"] : []),
+          ...(window.to !== undefined ? ["started_at < {to:DateTime64(3, 'UTC')}"] : []),
           ...(query.hasFailures !== undefined ? ['has_failures = {hasFailures:Bool}'] : []),
           ...(query.location !== undefined ? ['run_location = {location:String}'] : []),
         ].join(' AND ');
