@@ -8,7 +8,7 @@ import { compileReport, type CompiledReport, type ReportRow } from './compiler.j
 import type { Report, reportQuery } from './schemas.js';
 import { resolveWindow } from './windows.js';
 
-type ReportQuery = Static<ReturnType<typeof reportQuery>>;
+export type ReportQuery = Static<ReturnType<typeof reportQuery>>;
 type Row = Record<string, string | number | boolean | null>;
 
 function shapeRow(plan: CompiledReport, row: ReportRow): Row {
@@ -41,18 +41,8 @@ export function toSeries(plan: CompiledReport, rows: ReportRow[]): Static<typeof
   return series;
 }
 
-/**
- * One report: the check's own fields come from Postgres while ClickHouse computes the series; the
- * check decides 404 (not in the account) and 400 (another type) once both are back.
- */
-export async function runReport(
-  deps: { sql: Sql; store: Store },
-  catalog: Catalog,
-  accountId: string,
-  id: string,
-  query: ReportQuery,
-  now = Date.now(),
-): Promise<Static<typeof Report>> {
+/** The window and compiled query of a report request; the bench runs exactly this on the store. */
+export function planReport(catalog: Catalog, accountId: string, id: string, query: ReportQuery, now = Date.now()) {
   const window = resolveWindow(query, now);
   if (!UUID.test(id)) throw notFound();
   const plan = compileReport({
@@ -67,6 +57,22 @@ export async function runReport(
     limit: query.limit,
     page: query.page,
   });
+  return { window, plan };
+}
+
+/**
+ * One report: the check's own fields come from Postgres while ClickHouse computes the series; the
+ * check decides 404 (not in the account) and 400 (another type) once both are back.
+ */
+export async function runReport(
+  deps: { sql: Sql; store: Store },
+  catalog: Catalog,
+  accountId: string,
+  id: string,
+  query: ReportQuery,
+  now = Date.now(),
+): Promise<Static<typeof Report>> {
+  const { window, plan } = planReport(catalog, accountId, id, query, now);
   const [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), deps.store.query<ReportRow>(plan.sql, plan.params)]);
   if (!check) throw notFound();
   const checkType = check.check_type as Static<typeof Report>['checkType'];

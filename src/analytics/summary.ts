@@ -35,6 +35,12 @@ function toItem(checkId: string, checkType: CheckType, row: SummaryRow | undefin
   };
 }
 
+/** The distinct well-formed ids and the one query for them; the bench runs exactly this on the store. */
+export function planSummary(accountId: string, checkIds: string[], range: QuickRange, now = Date.now()) {
+  const ids = [...new Set(checkIds.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+  return { ids, ...compileSummary(accountId, ids, resolveQuickRange(range, now)) };
+}
+
 /**
  * Summaries of several checks from one ClickHouse query, run while Postgres says which of the ids are
  * checks of the account. Items follow the request order; ids that name no check of the account are left out.
@@ -46,9 +52,8 @@ export async function summarize(
   range: QuickRange,
   now = Date.now(),
 ): Promise<Item[]> {
-  const ids = [...new Set(checkIds.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+  const { ids, sql, params } = planSummary(accountId, checkIds, range, now);
   if (!ids.length) return [];
-  const { sql, params } = compileSummary(accountId, ids, resolveQuickRange(range, now));
   const [checks, rows] = await Promise.all([
     deps.sql`select id, check_type from checks where account_id = ${accountId} and id = any(${ids}::uuid[])`,
     deps.store.query<SummaryRow>(sql, params),

@@ -21,3 +21,18 @@ export async function connectRedis(url: string): Promise<Redis> {
   }
   return redis;
 }
+
+/** Deletes every key under `prefix` (a test run's or a bench run's namespace). */
+export async function deleteKeysWithPrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

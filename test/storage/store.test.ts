@@ -60,7 +60,8 @@ function storeContract(name: string, open: () => Promise<{ store: Store; close: 
       expect(row.total).toBe(102 + 103 + 104 + 105 + 106 + 107);
       expect(new Date(`${row.first.replace(' ', 'T')}${row.first.endsWith('Z') ? '' : 'Z'}`).toISOString()).toBe('2026-11-01T00:02:00.000Z');
       expect(row.locations.sort()).toEqual(['eu-west-1', "it's-private"]);
-      expect(result.stats.rowsRead).toBeGreaterThan(0);
+      // Rows scanned, not rows returned: at least the six rows that matched were read.
+      expect(result.stats.rowsRead).toBeGreaterThanOrEqual(6);
     });
 
     it('round-trips awkward strings as parameters', async () => {

@@ -76,11 +76,21 @@ export async function startClickHouseShim(dataDir: string): Promise<{ url: strin
       for (const [name, value] of Object.entries(params)) {
         if (/^(Nullable\(|LowCardinality\()*String\)*$/.test(types.get(name) ?? '')) params[name] = unescapeString(value);
       }
+      // A server's summary counts rows scanned; chdb's rowsRead counts rows returned. FORMAT JSON carries
+      // the scanned count in its statistics, so JSONEachRow is answered from a JSON result.
+      if (format === 'JSONEachRow') {
+        const result = await session.queryBindAsync(sql, params, { format: 'JSON' });
+        const parsed = JSON.parse(result.text() || '{"data":[],"statistics":{"rows_read":0,"elapsed":0}}');
+        res.setHeader('x-clickhouse-summary', JSON.stringify({
+          read_rows: String(parsed.statistics.rows_read),
+          elapsed_ns: String(Math.round(parsed.statistics.elapsed * 1e9)),
+        }));
+        res.setHeader('x-clickhouse-format', format);
+        res.end((parsed.data as unknown[]).map((row) => `${JSON.stringify(row)}\n`).join(''));
+        return;
+      }
       const result = await session.queryBindAsync(sql, params, { format });
-      res.setHeader(
-        'x-clickhouse-summary',
-        JSON.stringify({ read_rows: String(result.rowsRead), elapsed_ns: String(Math.round(result.elapsed * 1e9)) }),
-      );
+      res.setHeader('x-clickhouse-summary', JSON.stringify({ elapsed_ns: String(Math.round(result.elapsed * 1e9)) }));
       res.setHeader('x-clickhouse-format', format);
       res.end(Buffer.from(result.bytes()));
     } catch (err) {

@@ -3,11 +3,11 @@ import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService, type RunningService, type ServiceOptions } from '../../src/service.js';
 import { dropDatabase } from '../../src/storage/postgres.js';
+import { deleteKeysWithPrefix } from '../../src/storage/redis.js';
 
 /** One embedded-engine directory per test process (libchdb binds one per process), under the run's root. */
 export const PROCESS_DATA_DIR = path.join(process.env.MONITORING_TEST_ROOT ?? os.tmpdir(), `engine-${process.pid}`);
@@ -51,18 +51,8 @@ export function newTestEnv(overrides: Record<string, string> = {}): Record<strin
   };
 }
 
-export async function removeRedisKeys(prefix: string): Promise<void> {
-  const redis = new Redis('redis://127.0.0.1:6379');
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+export function removeRedisKeys(prefix: string): Promise<void> {
+  return deleteKeysWithPrefix('redis://127.0.0.1:6379', prefix);
 }
 
 /** Starts the real service on its own database, Redis prefix and port; `stop` removes all of it. */

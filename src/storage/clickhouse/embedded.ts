@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'chdb';
-import { assertIdentifiers, OUTPUT_SETTINGS, parseJsonEachRow, type QueryParams, type Store } from './store.js';
+import { assertIdentifiers, OUTPUT_SETTINGS, type QueryParams, type Store } from './store.js';
 
 /**
  * The embedded engine (chdb): a real ClickHouse in this process, data under `dataDir`. The async API runs
@@ -24,11 +24,12 @@ export class EmbeddedStore implements Store {
   }
 
   async queryWithStats<T>(sql: string, params: QueryParams = {}) {
-    const result = await this.session.queryBindAsync(sql, params, { format: 'JSONEachRow' });
-    return {
-      rows: parseJsonEachRow<T>(result.text()),
-      stats: { elapsedMs: result.elapsed * 1000, rowsRead: result.rowsRead },
-    };
+    // FORMAT JSON carries the engine's statistics (rows scanned); chdb's own rowsRead counts rows returned.
+    const result = await this.session.queryBindAsync(sql, params, { format: 'JSON' });
+    const text = result.text();
+    if (!text) return { rows: [] as T[], stats: { elapsedMs: result.elapsed * 1000, rowsRead: 0 } };
+    const parsed = JSON.parse(text) as { data: T[]; statistics: { elapsed: number; rows_read: number } };
+    return { rows: parsed.data, stats: { elapsedMs: parsed.statistics.elapsed * 1000, rowsRead: parsed.statistics.rows_read } };
   }
 
   async command(sql: string, params: QueryParams = {}): Promise<void> {

@@ -33,12 +33,6 @@ export const OUTPUT_SETTINGS = {
   date_time_output_format: 'iso',
 } as const;
 
-export function parseJsonEachRow<T>(text: string): T[] {
-  const rows: T[] = [];
-  for (const line of text.split('\n')) if (line) rows.push(JSON.parse(line) as T);
-  return rows;
-}
-
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
 
 export function assertIdentifiers(table: string, columns: readonly string[]): void {

@@ -1,0 +1,78 @@
+import autocannon from 'autocannon';
+
+export interface LoadSpec {
+  url: string;
+  method: 'GET' | 'POST';
+  path: string;
+  key: string;
+  body?: string;
+  connections: number;
+  durationSeconds: number;
+}
+
+export interface LoadResult {
+  connections: number;
+  durationSeconds: number;
+  requests: number;
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p95: number; p99: number; max: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+  /** Every response latency, for the caller's own statistics (not written to the results). */
+  samples: number[];
+}
+
+/** Percentile of sorted values by the nearest-rank rule. */
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+const round = (v: number) => Math.round(v * 100) / 100;
+
+/**
+ * Runs autocannon against one route and records every response time, so p95 (which autocannon's own
+ * summary lacks) is computed from all samples.
+ */
+export async function load(spec: LoadSpec): Promise<LoadResult> {
+  const samples: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: spec.url + spec.path,
+        method: spec.method,
+        connections: spec.connections,
+        duration: spec.durationSeconds,
+        headers: { authorization: `Bearer ${spec.key}`, ...(spec.body ? { 'content-type': 'application/json' } : {}) },
+        body: spec.body,
+        timeout: 30,
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      samples.push(responseTime);
+      statusCodes[statusCode] = (statusCodes[statusCode] ?? 0) + 1;
+    });
+  });
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    connections: spec.connections,
+    durationSeconds: spec.durationSeconds,
+    requests: samples.length,
+    requestsPerSecond: round(samples.length / (result.duration || spec.durationSeconds)),
+    latencyMs: {
+      p50: round(percentile(sorted, 0.5)),
+      p95: round(percentile(sorted, 0.95)),
+      p99: round(percentile(sorted, 0.99)),
+      max: round(sorted[sorted.length - 1] ?? Number.NaN),
+    },
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    statusCodes,
+    samples,
+  };
+}

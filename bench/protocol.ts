@@ -1,0 +1,27 @@
+/** Messages between the bench (bench/run.ts) and the service under test (bench/service.ts). */
+export type FloorRequest =
+  | { kind: 'report'; segment: string; accountId: string; checkId: string; query: string }
+  | { kind: 'summary'; accountId: string; checkIds: string[]; quickRange: string };
+
+export type ServiceMessage =
+  | { type: 'floor'; request: FloorRequest; runs: number }
+  | { type: 'state' }
+  | { type: 'memory' };
+
+export interface Memory {
+  rssBytes: number;
+  peakRssBytes: number;
+}
+
+export interface QueueState {
+  waiting: number;
+  active: number;
+  delayed: number;
+  failed: number;
+  oldestWaitingSeconds: number;
+}
+
+export type ServiceReply =
+  | { type: 'floor'; sql: string; wallMs: number[]; engineMs: number[]; rowsRead: number }
+  | ({ type: 'state'; rows: number; queue: QueueState; /** Batches the queue has taken, in any state. */ batches: number } & Memory)
+  | ({ type: 'memory' } & Memory);

@@ -1,0 +1,348 @@
+/**
+ * npm run bench [-- --quick]
+ *
+ * Starts the service in embedded mode on a fresh database, Redis prefix and data directory, fills it with
+ * the `seed` command, warms up, runs every scenario with autocannon at fixed concurrency levels, runs each
+ * report's compiled SQL straight on the store for the engine floor, writes bench/results/<timestamp>.json
+ * (and, for a full run, the table in bench/README.md), and tears everything down.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dropDatabase } from '../src/storage/postgres.js';
+import { deleteKeysWithPrefix } from '../src/storage/redis.js';
+import { load, percentile, type LoadResult } from './load.js';
+import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
+import { evaluateTargets, writeReadme, type BenchResults, type ScenarioResult } from './results.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const quick = process.argv.includes('--quick');
+
+/** Quick keeps the wide data set whole (scenario 2's target is about it) and shrinks the rest. */
+const PROFILE = quick
+  ? { levels: [1, 32], seconds: 3, ingestSeconds: 6, manyChecks: 100, manyDays: 3 }
+  : { levels: [1, 8, 32], seconds: 10, ingestSeconds: 15, manyChecks: 200, manyDays: 30 };
+const WIDE = { checks: 2, types: 'multistep,icmp', locations: 22, frequency: 1, days: 30 };
+const MANY_TYPES = 'api,url,browser,multistep,playwright,tcp,dns,icmp,heartbeat';
+const INGEST_CONNECTIONS = 4;
+const INGEST_BATCH = 1000;
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+const runId = randomBytes(4).toString('hex');
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'monitoring-bench-'));
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  DATABASE_URL: `postgres://postgres@127.0.0.1:5432/monitoring_bench_${runId}`,
+  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  REDIS_PREFIX: `bench:${runId}:`,
+  DATA_DIR: dataDir,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'warn',
+  // An unused admin key, so first start does not print a generated one.
+  BOOTSTRAP_API_KEY: `bench_bootstrap_${randomBytes(24).toString('hex')}`,
+};
+delete env.CLICKHOUSE_URL;
+
+/** The CLI, as a user runs it; stdout is the command's answer, stderr (progress bars) passes through. */
+function cli(...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`cli ${args[0]} exited ${code}`))));
+  });
+}
+
+class ServiceUnderTest {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (r: ServiceReply) => void; reject: (e: Error) => void }>();
+  private constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {}
+
+  static start(): Promise<ServiceUnderTest> {
+    const child = fork(path.join(ROOT, 'bench/service.ts'), [], { cwd: ROOT, env, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    return new Promise((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`service exited during start-up (${code})`)));
+      child.once('message', (msg: { type: string; url: string }) => {
+        const svc = new ServiceUnderTest(child, msg.url);
+        child.removeAllListeners('exit');
+        child.on('message', (m: ServiceReply & { id: number; message?: string }) => svc.settle(m));
+        child.on('exit', (code) => {
+          for (const p of svc.pending.values()) p.reject(new Error(`service exited (${code})`));
+          svc.pending.clear();
+        });
+        resolve(svc);
+      });
+    });
+  }
+
+  private settle(m: ServiceReply & { id: number; message?: string }) {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if ((m as { type: string }).type === 'error') p.reject(new Error(m.message));
+    else p.resolve(m);
+  }
+
+  ask<T extends ServiceReply['type']>(msg: ServiceMessage & { type: T }): Promise<Extract<ServiceReply, { type: T }>> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (r: ServiceReply) => void, reject });
+      this.child.send({ ...msg, id });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+interface Scenario {
+  id: string;
+  title: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  floor?: FloorRequest;
+  /** Report scenarios are held to the 32-connection scaling target. */
+  report?: boolean;
+}
+
+const seconds = (ms: number) => Math.round(ms / 10) / 100;
+const stats = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), p99: percentile(sorted, 0.99) };
+};
+const round = (v: number, d = 2) => Math.round(v * 10 ** d) / 10 ** d;
+
+function summarize(r: LoadResult) {
+  const { samples: _samples, ...rest } = r;
+  return { ...rest, ok: r.errors === 0 && r.timeouts === 0 && r.non2xx === 0 };
+}
+
+async function main() {
+  const started = Date.now();
+  let service: ServiceUnderTest | undefined;
+  let peakRss = 0;
+  let sampler: NodeJS.Timeout | undefined;
+  try {
+    log(`${quick ? 'quick' : 'full'} run ${runId}: database monitoring_bench_${runId}, data ${dataDir}`);
+    await cli('migrate');
+    const accountId = await cli('create-account', '--name', 'bench');
+    const key = await cli('create-key', '--account', accountId, '--role', 'admin', '--name', 'bench');
+    // The bench account gets its own high limit through the normal per-account setting.
+    await cli('set-rate-limit', '--account', accountId, '--points', '100000000', '--window', '60');
+    const seedStarted = Date.now();
+    const wide = JSON.parse(
+      await cli('seed', '--account', accountId, '--checks', String(WIDE.checks), '--types', WIDE.types, '--locations', String(WIDE.locations),
+        '--frequency', String(WIDE.frequency), '--days', String(WIDE.days), '--seed', '1'),
+    ) as { checks: { id: string; checkType: string }[]; rows: number; rowsPerSecond: number };
+    const many = JSON.parse(
+      await cli('seed', '--account', accountId, '--checks', String(PROFILE.manyChecks), '--types', MANY_TYPES, '--locations', '4',
+        '--frequency', '10', '--days', String(PROFILE.manyDays), '--seed', '2'),
+    ) as typeof wide;
+    const seeding = { wideRows: wide.rows, manyRows: many.rows, seconds: seconds(Date.now() - seedStarted), rowsPerSecond: Math.round((wide.rows + many.rows) / ((Date.now() - seedStarted) / 1000)) };
+    log(`seeded ${wide.rows + many.rows} rows in ${seeding.seconds} s`);
+
+    service = await ServiceUnderTest.start();
+    const svc = service;
+    sampler = setInterval(() => {
+      svc.ask({ type: 'memory' }).then((m) => (peakRss = Math.max(peakRss, m.peakRssBytes)), () => {});
+    }, 1000);
+
+    const multistep = wide.checks.find((c) => c.checkType === 'MULTI_STEP')!.id;
+    const icmp = wide.checks.find((c) => c.checkType === 'ICMP')!.id;
+    const summaryIds = many.checks.slice(0, 100).map((c) => c.id);
+    const apiCheck = many.checks.find((c) => c.checkType === 'API')!.id;
+    const report = (id: string, segment: string, checkId: string, query: string, title: string): Scenario => ({
+      id,
+      title,
+      method: 'GET',
+      path: `/v1/analytics/${segment}/${checkId}?${query}`,
+      floor: { kind: 'report', segment, accountId, checkId, query },
+      report: true,
+    });
+    const summary = (id: string, range: string): Scenario => ({
+      id,
+      title: `4. summary of 100 checks, ${range}`,
+      method: 'POST',
+      path: `/v1/analytics/checks?quickRange=${range}`,
+      body: JSON.stringify({ checkIds: summaryIds }),
+      floor: { kind: 'summary', accountId, checkIds: summaryIds, quickRange: range },
+    });
+    const s2 = report('report-30d-hourly-grouped', 'multistep-checks', multistep,
+      'quickRange=last30Days&metrics=responseTime_p95,responseTime_avg,availability&aggregationInterval=60&groupBy=runLocation',
+      '2. multi-step, last30Days, p95+avg+availability, hourly, by location');
+    const scenarios: Scenario[] = [
+      report('report-24h-raw', 'multistep-checks', multistep, 'quickRange=last24Hours&metrics=responseTime&limit=100', '1. multi-step, last24Hours, raw responseTime, limit 100'),
+      s2,
+      report('report-icmp-7d-daily', 'icmp', icmp, 'quickRange=last7Days&metrics=latencyAvg_p99,packetLoss_avg&aggregationInterval=1440', '3. ICMP, last7Days, latencyAvg_p99+packetLoss_avg, daily'),
+      summary('summary-100-last24Hours', 'last24Hours'),
+      summary('summary-100-lastMonth', 'lastMonth'),
+      { id: 'crud-get-check', title: '6. GET /v1/checks/{id}', method: 'GET', path: `/v1/checks/${apiCheck}` },
+      { id: 'crud-create-browser', title: '6. POST /v1/checks/browser', method: 'POST', path: '/v1/checks/browser', body: JSON.stringify({ name: 'bench browser check', script: '// bench' }) },
+    ];
+
+    log('warming up');
+    for (const s of scenarios.filter((s) => s.floor)) {
+      await load({ url: svc.url, key, method: s.method, path: s.path, body: s.body, connections: 1, durationSeconds: 1 });
+      await svc.ask({ type: 'floor', request: s.floor!, runs: 5 });
+    }
+
+    const results: ScenarioResult[] = [];
+    for (const s of scenarios) {
+      const levels = [];
+      for (const connections of PROFILE.levels) {
+        const r = await load({ url: svc.url, key, method: s.method, path: s.path, body: s.body, connections, durationSeconds: PROFILE.seconds });
+        levels.push(summarize(r));
+        log(`${s.id} c=${connections}: ${r.requestsPerSecond} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
+      }
+      let floor: ScenarioResult['floor'];
+      if (s.floor) {
+        // As many runs as the 1-connection HTTP run made, one at a time, in the same process as the API.
+        const runs = Math.max(20, Math.min(levels[0].requests, 3000));
+        const f = await svc.ask({ type: 'floor', request: s.floor, runs });
+        const wall = stats(f.wallMs);
+        const engine = stats(f.engineMs);
+        floor = {
+          runs,
+          sql: f.sql,
+          storeMs: { p50: round(wall.p50), p95: round(wall.p95), p99: round(wall.p99) },
+          engineMs: { p50: round(engine.p50), p95: round(engine.p95), p99: round(engine.p99) },
+          rowsRead: f.rowsRead,
+          httpOverStore: round(levels[0].latencyMs.p50 / wall.p50),
+        };
+        log(`${s.id} floor: store p50 ${floor.storeMs.p50} ms (engine ${floor.engineMs.p50} ms), HTTP ÷ store ${floor.httpOverStore}, rows read ${f.rowsRead}`);
+      }
+      results.push({ id: s.id, title: s.title, method: s.method, path: s.path.replace(/\?.*/, ''), query: s.path.split('?')[1], report: !!s.report, levels, floor });
+    }
+
+    log('ingest under report load');
+    const ingest = await ingestScenario(svc, key, apiCheck, s2);
+
+    peakRss = Math.max(peakRss, (await svc.ask({ type: 'memory' })).peakRssBytes);
+    const out: BenchResults = {
+      startedAt: new Date(started).toISOString(),
+      mode: quick ? 'quick' : 'full',
+      machine: { cpus: os.cpus().length, memoryGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version },
+      data: { wide: `${WIDE.checks} checks (multistep, ICMP), ${WIDE.locations} locations, every ${WIDE.frequency} min, ${WIDE.days} days`, many: `${PROFILE.manyChecks} checks of mixed types, 4 locations, every 10 min, ${PROFILE.manyDays} days`, seeding },
+      scenarios: results,
+      ingest,
+      service: { peakRssBytes: peakRss },
+      durationSeconds: seconds(Date.now() - started),
+      targets: [],
+      ok: false,
+    };
+    out.targets = evaluateTargets(out);
+    out.ok = results.every((r) => r.levels.every((l) => l.ok)) && ingest.ok;
+    const dir = path.join(ROOT, 'bench/results');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${out.startedAt.replace(/[:.]/g, '-')}${quick ? '-quick' : ''}.json`);
+    writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+    log(`results: ${path.relative(ROOT, file)}`);
+    const table = writeReadme(out, path.join(ROOT, 'bench/README.md'), !quick);
+    process.stdout.write(`${table}\n`);
+    if (!out.ok) {
+      log('FAILED: a scenario had errors or non-2xx responses (see the table)');
+      process.exitCode = 1;
+    }
+  } finally {
+    if (sampler) clearInterval(sampler);
+    await service?.stop().catch(() => {});
+    await dropDatabase(env.DATABASE_URL!).catch((e) => log(`drop database: ${(e as Error).message}`));
+    await deleteKeysWithPrefix(env.REDIS_URL!, env.REDIS_PREFIX!).catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** One ingest body: 1000 results of one check over the last hour; ids are left to the service. */
+function ingestBody(checkId: string): string {
+  const now = Date.now();
+  const results = Array.from({ length: INGEST_BATCH }, (_, i) => {
+    const startedAt = now - 3_600_000 + i * 3_600;
+    return {
+      checkId,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: new Date(startedAt).toISOString(),
+      stoppedAt: new Date(startedAt + 180).toISOString(),
+      hasFailures: i % 97 === 0,
+      hasErrors: false,
+      isDegraded: false,
+      aborted: false,
+      attempts: 1,
+      responseTime: 150 + (i % 50),
+      statusCode: 200,
+      timings: { wait: 2, dns: 8, tcp: 12, firstByte: 90, download: 38 },
+    };
+  });
+  return JSON.stringify({ results });
+}
+
+async function ingestScenario(svc: ServiceUnderTest, key: string, checkId: string, concurrent: Scenario) {
+  const before = await svc.ask({ type: 'state' });
+  let maxWaiting = 0;
+  let maxOldest = 0;
+  const poll = setInterval(() => {
+    svc.ask({ type: 'state' }).then((s) => {
+      maxWaiting = Math.max(maxWaiting, s.queue.waiting);
+      maxOldest = Math.max(maxOldest, s.queue.oldestWaitingSeconds);
+    }, () => {});
+  }, 500);
+  const loadStarted = Date.now();
+  const [posted, reports] = await Promise.all([
+    load({ url: svc.url, key, method: 'POST', path: '/v1/check-results', body: ingestBody(checkId), connections: INGEST_CONNECTIONS, durationSeconds: PROFILE.ingestSeconds }),
+    load({ url: svc.url, key, method: concurrent.method, path: concurrent.path, connections: 1, durationSeconds: PROFILE.ingestSeconds }),
+  ]);
+  const loadStopped = Date.now();
+  clearInterval(poll);
+  // autocannon drops the responses still in flight when the duration ends, but the service may have
+  // accepted those batches: the queue's own count is the truth, the 202s seen are a lower bound.
+  let state = await svc.ask({ type: 'state' });
+  const accepted = (state.batches - before.batches) * INGEST_BATCH;
+  const seen = (posted.statusCodes['202'] ?? 0) * INGEST_BATCH;
+  const deadline = Date.now() + 120_000;
+  while ((state.rows - before.rows < accepted || state.queue.waiting + state.queue.active + state.queue.delayed > 0) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    state = await svc.ask({ type: 'state' });
+  }
+  const drained = Date.now();
+  const landed = state.rows - before.rows;
+  const result = {
+    seconds: PROFILE.ingestSeconds,
+    connections: INGEST_CONNECTIONS,
+    batchSize: INGEST_BATCH,
+    post: summarize(posted),
+    acceptedResults: accepted,
+    acceptedResponsesSeen: seen,
+    acceptedPerSecond: Math.round(accepted / ((loadStopped - loadStarted) / 1000)),
+    landedResults: landed,
+    landedPerSecond: Math.round(landed / ((drained - loadStarted) / 1000)),
+    lagAfterStopSeconds: seconds(drained - loadStopped),
+    maxQueueWaiting: maxWaiting,
+    maxOldestWaitingSeconds: round(maxOldest),
+    failedBatches: state.queue.failed,
+    lost: accepted - landed,
+    concurrentReport: { id: concurrent.id, ...summarize(reports) },
+    ok: false,
+  };
+  result.ok = result.post.ok && result.concurrentReport.ok && result.lost === 0 && result.failedBatches === 0 && seen <= accepted;
+  log(`ingest: accepted ${result.acceptedPerSecond}/s, landed ${result.landedPerSecond}/s, lag ${result.lagAfterStopSeconds} s, lost ${result.lost}`);
+  return result;
+}
+
+main().catch((err) => {
+  log(`bench failed: ${(err as Error).stack ?? err}`);
+  process.exit(1);
+});

@@ -1,0 +1,72 @@
+/**
+ * The service under test, started exactly as src/server.ts starts it, plus an IPC channel for the bench:
+ * the engine floor (a report's compiled SQL run straight on the store, no HTTP, no Koa), row counts, queue
+ * state and memory. Only the bench starts this file.
+ */
+import { readFileSync } from 'node:fs';
+import { CATALOGS } from '../src/analytics/catalog.js';
+import { planReport, type ReportQuery } from '../src/analytics/report.js';
+import { reportQuery } from '../src/analytics/schemas.js';
+import { planSummary } from '../src/analytics/summary.js';
+import type { QuickRange } from '../src/analytics/windows.js';
+import { loadConfig } from '../src/config.js';
+import { compileValidator, splitListParams } from '../src/http/validation.js';
+import { createLogger } from '../src/logger.js';
+import { startService } from '../src/service.js';
+import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
+
+const service = await startService(loadConfig(), createLogger('warn'));
+const { store } = service.deps;
+
+/** The same validation and planning the report route runs, so the floor runs the same SQL. */
+function compile(req: FloorRequest) {
+  if (req.kind === 'summary') return planSummary(req.accountId, req.checkIds, req.quickRange as QuickRange);
+  const catalog = CATALOGS.find((c) => c.segment === req.segment)!;
+  const schema = reportQuery(catalog);
+  const query = compileValidator('query', schema, true)(splitListParams(schema, Object.fromEntries(new URLSearchParams(req.query)))) as ReportQuery;
+  return planReport(catalog, req.accountId, req.checkId, query).plan;
+}
+
+function memory() {
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return { rssBytes: kb('VmRSS') * 1024, peakRssBytes: kb('VmHWM') * 1024 };
+}
+
+async function handle(msg: ServiceMessage): Promise<ServiceReply> {
+  switch (msg.type) {
+    case 'floor': {
+      const { sql, params } = compile(msg.request);
+      const wallMs: number[] = [];
+      const engineMs: number[] = [];
+      let rowsRead = 0;
+      for (let i = 0; i < msg.runs; i++) {
+        const started = performance.now();
+        const { stats } = await store.queryWithStats(sql, params);
+        wallMs.push(performance.now() - started);
+        engineMs.push(stats.elapsedMs);
+        rowsRead = stats.rowsRead;
+      }
+      return { type: 'floor', sql, wallMs, engineMs, rowsRead };
+    }
+    case 'state': {
+      const [{ rows }] = await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results');
+      const counts = await service.deps.ingest.queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed', 'prioritized');
+      const batches = Object.values(counts).reduce((n, c) => n + c, 0);
+      return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), batches, ...memory() };
+    }
+    case 'memory':
+      return { type: 'memory', ...memory() };
+  }
+}
+
+process.on('message', (msg: ServiceMessage & { id: number }) => {
+  handle(msg).then(
+    (reply) => process.send!({ ...reply, id: msg.id }),
+    (err: Error) => process.send!({ type: 'error', id: msg.id, message: err.message }),
+  );
+});
+process.once('SIGTERM', () => {
+  service.close().then(() => process.exit(0), () => process.exit(1));
+});
+process.send!({ type: 'ready', url: service.url, id: 0 });
