@@ -6,7 +6,8 @@ export type FloorRequest =
 export type ServiceMessage =
   | { type: 'floor'; request: FloorRequest; runs: number }
   | { type: 'state' }
-  | { type: 'memory' };
+  | { type: 'memory' }
+  | { type: 'settle' };
 
 export interface Memory {
   rssBytes: number;
@@ -24,4 +25,5 @@ export interface QueueState {
 export type ServiceReply =
   | { type: 'floor'; sql: string; wallMs: number[]; engineMs: number[]; rowsRead: number }
   | ({ type: 'state'; rows: number; queue: QueueState; /** Batches the queue has taken, in any state. */ batches: number } & Memory)
-  | ({ type: 'memory' } & Memory);
+  | ({ type: 'memory' } & Memory)
+  | { type: 'settle' };

@@ -203,32 +203,20 @@ async function main() {
     const results: ScenarioResult[] = [];
     for (const s of scenarios) {
       const levels = [];
+      let floor: ScenarioResult['floor'];
       for (const connections of PROFILE.levels) {
+        await settle(svc);
         const r = await load({ url: svc.url, key, method: s.method, path: s.path, body: s.body, connections, durationSeconds: PROFILE.seconds });
         levels.push(summarize(r));
         log(`${s.id} c=${connections}: ${r.requestsPerSecond} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
-      }
-      let floor: ScenarioResult['floor'];
-      if (s.floor) {
-        // As many runs as the 1-connection HTTP run made, one at a time, in the same process as the API.
-        const runs = Math.max(20, Math.min(levels[0].requests, 3000));
-        const f = await svc.ask({ type: 'floor', request: s.floor, runs });
-        const wall = stats(f.wallMs);
-        const engine = stats(f.engineMs);
-        floor = {
-          runs,
-          sql: f.sql,
-          storeMs: { p50: round(wall.p50), p95: round(wall.p95), p99: round(wall.p99) },
-          engineMs: { p50: round(engine.p50), p95: round(engine.p95), p99: round(engine.p99) },
-          rowsRead: f.rowsRead,
-          httpOverStore: round(levels[0].latencyMs.p50 / wall.p50),
-        };
-        log(`${s.id} floor: store p50 ${floor.storeMs.p50} ms (engine ${floor.engineMs.p50} ms), HTTP ÷ store ${floor.httpOverStore}, rows read ${f.rowsRead}`);
+        // The floor runs right after the 1-connection level, under the same conditions.
+        if (s.floor && connections === PROFILE.levels[0]) floor = await measureFloor(svc, s, levels[0]);
       }
       results.push({ id: s.id, title: s.title, method: s.method, path: s.path.replace(/\?.*/, ''), query: s.path.split('?')[1], report: !!s.report, levels, floor });
     }
 
     log('ingest under report load');
+    await settle(svc);
     const ingest = await ingestScenario(svc, key, apiCheck, s2);
 
     peakRss = Math.max(peakRss, (await svc.ask({ type: 'memory' })).peakRssBytes);
@@ -264,6 +252,30 @@ async function main() {
     await deleteKeysWithPrefix(env.REDIS_URL!, env.REDIS_PREFIX!).catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+async function settle(svc: ServiceUnderTest): Promise<void> {
+  await svc.ask({ type: 'settle' });
+  await new Promise((r) => setTimeout(r, 250));
+}
+
+/** The engine floor: the scenario's compiled SQL straight on the store, as many times as the HTTP run made requests. */
+async function measureFloor(svc: ServiceUnderTest, s: Scenario, http: { requests: number; latencyMs: { p50: number } }): Promise<ScenarioResult['floor']> {
+  await settle(svc);
+  const runs = Math.max(20, Math.min(http.requests, 3000));
+  const f = await svc.ask({ type: 'floor', request: s.floor!, runs });
+  const wall = stats(f.wallMs);
+  const engine = stats(f.engineMs);
+  const floor = {
+    runs,
+    sql: f.sql,
+    storeMs: { p50: round(wall.p50), p95: round(wall.p95), p99: round(wall.p99) },
+    engineMs: { p50: round(engine.p50), p95: round(engine.p95), p99: round(engine.p99) },
+    rowsRead: f.rowsRead,
+    httpOverStore: round(http.latencyMs.p50 / wall.p50),
+  };
+  log(`${s.id} floor: store p50 ${floor.storeMs.p50} ms (engine ${floor.engineMs.p50} ms), HTTP ÷ store ${floor.httpOverStore}, rows read ${f.rowsRead}`);
+  return floor;
 }
 
 /** One ingest body: 1000 results of one check over the last hour; ids are left to the service. */

@@ -57,6 +57,11 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
     }
     case 'memory':
       return { type: 'memory', ...memory() };
+    case 'settle':
+      // chdb runs parameterized queries one at a time, in order: once this one answers, every report
+      // still queued from the previous load level has finished and the next level starts on an idle engine.
+      await store.query('SELECT {settled:UInt8} AS settled', { settled: 1 });
+      return { type: 'settle' };
   }
 }
 
