@@ -20,10 +20,11 @@ export interface QueueState {
   delayed: number;
   failed: number;
   oldestWaitingSeconds: number;
+  acceptedResults: number;
 }
 
 export type ServiceReply =
   | { type: 'floor'; sql: string; wallMs: number[]; engineMs: number[]; rowsRead: number }
-  | ({ type: 'state'; rows: number; queue: QueueState; /** Batches the queue has taken, in any state. */ batches: number } & Memory)
+  | ({ type: 'state'; rows: number; queue: QueueState } & Memory)
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' };

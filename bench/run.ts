@@ -320,9 +320,9 @@ async function ingestScenario(svc: ServiceUnderTest, key: string, checkId: strin
   const loadStopped = Date.now();
   clearInterval(poll);
   // autocannon drops the responses still in flight when the duration ends, but the service may have
-  // accepted those batches: the queue's own count is the truth, the 202s seen are a lower bound.
+  // accepted those batches: the service's own count is the truth, the 202s seen are a lower bound.
   let state = await svc.ask({ type: 'state' });
-  const accepted = (state.batches - before.batches) * INGEST_BATCH;
+  const accepted = state.queue.acceptedResults - before.queue.acceptedResults;
   const seen = (posted.statusCodes['202'] ?? 0) * INGEST_BATCH;
   const deadline = Date.now() + 120_000;
   while ((state.rows - before.rows < accepted || state.queue.waiting + state.queue.active + state.queue.delayed > 0) && Date.now() < deadline) {

@@ -51,9 +51,7 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
     }
     case 'state': {
       const [{ rows }] = await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results');
-      const counts = await service.deps.ingest.queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed', 'prioritized');
-      const batches = Object.values(counts).reduce((n, c) => n + c, 0);
-      return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), batches, ...memory() };
+      return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), ...memory() };
     }
     case 'memory':
       return { type: 'memory', ...memory() };

@@ -28,9 +28,13 @@ export class IngestQueue {
   readonly queue: Queue<IngestJob>;
   private readonly connection: Redis;
 
+  /** Results accepted since the queue's Redis namespace was created: with ClickHouse's count, shows loss. */
+  private readonly acceptedKey: string;
+
   constructor(redisUrl: string, redisPrefix: string, private readonly attempts = 8) {
     this.connection = bullConnection(redisUrl);
     this.queue = new Queue<IngestJob>(INGEST_QUEUE, { connection: this.connection, prefix: bullPrefix(redisPrefix) });
+    this.acceptedKey = `${redisPrefix}ingest:accepted-results`;
   }
 
   async enqueue(job: IngestJob): Promise<void> {
@@ -39,21 +43,24 @@ export class IngestQueue {
       jobId: job.batchId,
       attempts: this.attempts,
       backoff: { type: 'exponential', delay: 500 },
-      removeOnComplete: { age: 3600, count: 10_000 },
+      // A completed job still holds its rows in Redis: keep only a few, briefly, for inspection.
+      removeOnComplete: { age: 600, count: 1000 },
       // Batches that keep failing stay in the failed set for inspection.
       removeOnFail: false,
     });
+    await this.connection.incrby(this.acceptedKey, job.rows.length);
   }
 
   async stats() {
     const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
-    const [oldest] = await this.queue.getJobs(['wait', 'delayed'], 0, 0, true);
+    const [[oldest], accepted] = await Promise.all([this.queue.getJobs(['wait', 'delayed'], 0, 0, true), this.connection.get(this.acceptedKey)]);
     return {
       waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
       active: counts.active ?? 0,
       delayed: counts.delayed ?? 0,
       failed: counts.failed ?? 0,
       oldestWaitingSeconds: oldest ? Math.max(0, (Date.now() - oldest.timestamp) / 1000) : 0,
+      acceptedResults: Number(accepted ?? 0),
     };
   }
 

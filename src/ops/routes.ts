@@ -14,6 +14,7 @@ const IngestDetails = Type.Object({
   delayed: Type.Optional(Type.Integer({ description: 'Batches waiting to retry' })),
   failed: Type.Optional(Type.Integer({ description: 'Batches that failed every attempt; kept for inspection' })),
   oldestWaitingSeconds: Type.Optional(Type.Number()),
+  acceptedResults: Type.Optional(Type.Integer({ description: 'Results accepted by POST /v1/check-results since the queue was created' })),
   error: Type.Optional(Type.String()),
 });
 

@@ -179,8 +179,13 @@ describe('check-result ingest', () => {
     expect((await svc.call('GET', `/v1/check-results/${apiCheck}`, { key: other.key })).status).toBe(404);
   });
 
-  it('reports the queue in /ready', async () => {
+  it('reports the queue and the results it accepted in /ready', async () => {
     const res = await svc.call('GET', '/ready', { key: null });
-    expect(res.body.ingest).toMatchObject({ waiting: expect.any(Number), failed: 0, oldestWaitingSeconds: expect.any(Number) });
+    expect(res.body.ingest).toMatchObject({ waiting: expect.any(Number), failed: 0, oldestWaitingSeconds: expect.any(Number), acceptedResults: expect.any(Number) });
+    const before = res.body.ingest.acceptedResults as number;
+    expect((await svc.call('POST', '/v1/check-results', { body: { results: [valid(), valid(), valid()] } })).status).toBe(202);
+    expect((await svc.call('POST', '/v1/check-results', { body: { results: [valid(), { ...valid(), attempts: 0 }] } })).status).toBe(400);
+    const after = await svc.call('GET', '/ready', { key: null });
+    expect(after.body.ingest.acceptedResults).toBe(before + 3);
   });
 });
