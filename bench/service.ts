@@ -20,11 +20,11 @@ const { store } = service.deps;
 
 /** The same validation and planning the report route runs, so the floor runs the same SQL. */
 function compile(req: FloorRequest) {
-  if (req.kind === 'summary') return planSummary(req.accountId, req.checkIds, req.quickRange as QuickRange);
+  if (req.kind === 'summary') return planSummary(req.accountId, req.checkIds, req.quickRange as QuickRange, service.deps.config.analytics);
   const catalog = CATALOGS.find((c) => c.segment === req.segment)!;
   const schema = reportQuery(catalog);
   const query = compileValidator('query', schema, true)(splitListParams(schema, Object.fromEntries(new URLSearchParams(req.query)))) as ReportQuery;
-  return planReport(catalog, req.accountId, req.checkId, query).plan;
+  return planReport(catalog, req.accountId, req.checkId, query, service.deps.config.analytics).plan;
 }
 
 function memory() {

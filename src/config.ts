@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { QueryBudget } from './analytics/budget.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -34,6 +35,8 @@ export interface Config {
   bodyLimitBytes: number;
   bootstrapApiKey: string | undefined;
   shutdownTimeoutMs: number;
+  /** Per-query limits of analytics queries; a query past them answers 400 instead of starving the engine. */
+  analytics: QueryBudget;
   ingest: {
     maxBatchSize: number;
     /** Run the queue consumer inside the API process (always in embedded mode). */
@@ -127,6 +130,10 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     bootstrapApiKey,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    analytics: {
+      maxSeconds: int(env, 'ANALYTICS_MAX_QUERY_SECONDS', 30, 1, 3600),
+      maxMemoryBytes: int(env, 'ANALYTICS_MAX_QUERY_MEMORY_MB', 1024, 1, 1_048_576) * 1024 * 1024,
+    },
     ingest: {
       maxBatchSize: int(env, 'INGEST_MAX_BATCH', 1000, 1, 100_000),
       inProcessWorker,

@@ -12,11 +12,14 @@ import {
   type GroupBy,
   type ParsedMetric,
 } from './catalog.js';
+import { budgetSettings, type QueryBudget } from './budget.js';
 import type { Window } from './windows.js';
 
 export const STATUSES = ['success', 'failure'] as const;
 export type Status = (typeof STATUSES)[number];
 export const MAX_INTERVAL_MINUTES = 43_200;
+/** Most buckets one series may span: 30 days at 1 minute fits; a year at 1 minute would build 525k groups. */
+export const MAX_BUCKETS = 50_000;
 
 /** A report request after schema validation; the compiler still re-checks everything it turns into SQL. */
 export interface ReportRequest {
@@ -31,6 +34,7 @@ export interface ReportRequest {
   groupBy?: string;
   limit: number;
   page: number;
+  budget: QueryBudget;
 }
 
 export interface CompiledReport {
@@ -98,6 +102,12 @@ function parseRequest(req: ReportRequest) {
     rules.check(Number.isFinite(interval) && interval >= 1 && interval <= MAX_INTERVAL_MINUTES, 'query.aggregationInterval', 'range',
       `must be 1 to ${MAX_INTERVAL_MINUTES} minutes`);
     rules.check(!raw.length, 'query.aggregationInterval', 'raw', 'applies to aggregated metrics only; raw metrics are one row per run');
+    const span = req.window.to - req.window.from;
+    if (Number.isFinite(interval) && interval >= 1 && span / (interval * 60_000) > MAX_BUCKETS) {
+      const least = Math.ceil(span / MAX_BUCKETS / 60_000);
+      rules.fail('query.aggregationInterval', 'buckets',
+        `gives ${Math.ceil(span / (interval * 60_000))} buckets over this window; at most ${MAX_BUCKETS}: use at least ${least} minutes or a shorter window`);
+    }
   }
   const statuses = req.filterByStatus ?? [];
   statuses.forEach((s, i) => rules.check((STATUSES as readonly string[]).includes(s), `query.filterByStatus[${i}]`, 'enum',
@@ -158,6 +168,7 @@ export function compileReport(req: ReportRequest): CompiledReport {
     body,
     order.length ? `ORDER BY ${order.join(', ')}` : '',
     paging,
+    budgetSettings(req.budget),
   ]
     .filter(Boolean)
     .join('\n');
@@ -202,7 +213,12 @@ export interface SummaryRow {
   loss_q: (number | null)[];
 }
 
-export function compileSummary(accountId: string, checkIds: readonly string[], window: Window): { sql: string; params: QueryParams } {
+export function compileSummary(
+  accountId: string,
+  checkIds: readonly string[],
+  window: Window,
+  budget: QueryBudget,
+): { sql: string; params: QueryParams } {
   for (const id of [accountId, ...checkIds]) if (!UUID.test(id)) throw new Error(`compileSummary: not a UUID: ${JSON.stringify(id)}`);
-  return { sql: SUMMARY_SQL, params: { accountId, checkIds: [...checkIds], ...windowParams(window) } };
+  return { sql: `${SUMMARY_SQL}\n${budgetSettings(budget)}`, params: { accountId, checkIds: [...checkIds], ...windowParams(window) } };
 }

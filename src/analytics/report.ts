@@ -3,6 +3,7 @@ import { badRequest, notFound } from '../http/errors.js';
 import { findCheckRow, UUID } from '../resources/checks/repository.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
+import { withinBudget, type QueryBudget } from './budget.js';
 import { metadataOf, type Catalog } from './catalog.js';
 import { compileReport, type CompiledReport, type ReportRow } from './compiler.js';
 import type { Report, reportQuery } from './schemas.js';
@@ -42,7 +43,7 @@ export function toSeries(plan: CompiledReport, rows: ReportRow[]): Static<typeof
 }
 
 /** The window and compiled query of a report request; the bench runs exactly this on the store. */
-export function planReport(catalog: Catalog, accountId: string, id: string, query: ReportQuery, now = Date.now()) {
+export function planReport(catalog: Catalog, accountId: string, id: string, query: ReportQuery, budget: QueryBudget, now = Date.now()) {
   const window = resolveWindow(query, now);
   if (!UUID.test(id)) throw notFound();
   const plan = compileReport({
@@ -56,6 +57,7 @@ export function planReport(catalog: Catalog, accountId: string, id: string, quer
     groupBy: query.groupBy,
     limit: query.limit,
     page: query.page,
+    budget,
   });
   return { window, plan };
 }
@@ -65,15 +67,15 @@ export function planReport(catalog: Catalog, accountId: string, id: string, quer
  * check decides 404 (not in the account) and 400 (another type) once both are back.
  */
 export async function runReport(
-  deps: { sql: Sql; store: Store },
+  deps: { sql: Sql; store: Store; config: { analytics: QueryBudget } },
   catalog: Catalog,
   accountId: string,
   id: string,
   query: ReportQuery,
   now = Date.now(),
 ): Promise<Static<typeof Report>> {
-  const { window, plan } = planReport(catalog, accountId, id, query, now);
-  const [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), deps.store.query<ReportRow>(plan.sql, plan.params)]);
+  const { window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, now);
+  const [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params))]);
   if (!check) throw notFound();
   const checkType = check.check_type as Static<typeof Report>['checkType'];
   if (!catalog.checkTypes.includes(checkType)) {

@@ -3,6 +3,7 @@ import { UUID } from '../resources/checks/repository.js';
 import type { CheckType } from '../resources/checks/catalog.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
+import { withinBudget, type QueryBudget } from './budget.js';
 import { compileSummary, type SummaryRow } from './compiler.js';
 import type { SummaryItem } from './schemas.js';
 import { resolveQuickRange, type QuickRange } from './windows.js';
@@ -36,9 +37,9 @@ function toItem(checkId: string, checkType: CheckType, row: SummaryRow | undefin
 }
 
 /** The distinct well-formed ids and the one query for them; the bench runs exactly this on the store. */
-export function planSummary(accountId: string, checkIds: string[], range: QuickRange, now = Date.now()) {
+export function planSummary(accountId: string, checkIds: string[], range: QuickRange, budget: QueryBudget, now = Date.now()) {
   const ids = [...new Set(checkIds.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
-  return { ids, ...compileSummary(accountId, ids, resolveQuickRange(range, now)) };
+  return { ids, ...compileSummary(accountId, ids, resolveQuickRange(range, now), budget) };
 }
 
 /**
@@ -46,17 +47,17 @@ export function planSummary(accountId: string, checkIds: string[], range: QuickR
  * checks of the account. Items follow the request order; ids that name no check of the account are left out.
  */
 export async function summarize(
-  deps: { sql: Sql; store: Store },
+  deps: { sql: Sql; store: Store; config: { analytics: QueryBudget } },
   accountId: string,
   checkIds: string[],
   range: QuickRange,
   now = Date.now(),
 ): Promise<Item[]> {
-  const { ids, sql, params } = planSummary(accountId, checkIds, range, now);
+  const { ids, sql, params } = planSummary(accountId, checkIds, range, deps.config.analytics, now);
   if (!ids.length) return [];
   const [checks, rows] = await Promise.all([
     deps.sql`select id, check_type from checks where account_id = ${accountId} and id = any(${ids}::uuid[])`,
-    deps.store.query<SummaryRow>(sql, params),
+    withinBudget(deps.store.query<SummaryRow>(sql, params)),
   ]);
   const types = new Map(checks.map((c) => [c.id as string, c.check_type as CheckType]));
   const byId = new Map(rows.map((r) => [r.checkId, r]));

@@ -12,6 +12,7 @@ const base: ReportRequest = {
   metrics: ['responseTime_avg'],
   limit: 10,
   page: 1,
+  budget: { maxSeconds: 30, maxMemoryBytes: 1_000_000_000 },
 };
 
 function rejection(req: ReportRequest): HttpError {
@@ -158,12 +159,30 @@ describe('report compiler', () => {
     for (const value of Object.values(b.params)) expect(a.sql).not.toContain(String(value));
   });
 
+  it('caps the buckets of one series and says which interval would fit', () => {
+    const year = { from: Date.UTC(2026, 0, 1), to: Date.UTC(2027, 0, 1) };
+    const e = rejection({ ...base, window: year, aggregationInterval: 1 });
+    expect(e.attributes?.errors).toEqual([expect.objectContaining({ field: 'query.aggregationInterval', rule: 'buckets' })]);
+    expect(e.message).toContain('525600 buckets');
+    expect(e.message).toContain('at least 11 minutes');
+    expect(compileReport({ ...base, window: year, aggregationInterval: 11 }).params.bucketMs).toBe(660_000);
+    const month = { from: Date.UTC(2026, 9, 1), to: Date.UTC(2026, 9, 31) };
+    expect(compileReport({ ...base, window: month, aggregationInterval: 1 }).bucketed).toBe(true);
+  });
+
+  it('bounds every query by the configured time and memory budget', () => {
+    expect(compileReport(base).sql).toMatch(/\nSETTINGS max_execution_time = 30, max_memory_usage = 1000000000$/);
+    expect(compileSummary(base.accountId, [base.checkId], base.window, base.budget).sql).toMatch(/SETTINGS max_execution_time = 30, max_memory_usage = 1000000000$/);
+    expect(() => compileReport({ ...base, budget: { maxSeconds: 1.5, maxMemoryBytes: 1 } })).toThrow();
+    expect(() => compileReport({ ...base, budget: { maxSeconds: 30, maxMemoryBytes: Number.NaN } })).toThrow();
+  });
+
   it('compiles the summary of many checks to one query over an array parameter', () => {
     const ids = [base.checkId, '55555555-5555-4555-8555-555555555555'];
-    const { sql, params } = compileSummary(base.accountId, ids, base.window);
+    const { sql, params } = compileSummary(base.accountId, ids, base.window, base.budget);
     expect(sql).toContain('check_id IN {checkIds:Array(UUID)}');
     expect(sql).toContain('GROUP BY check_id');
     expect(params.checkIds).toEqual(ids);
-    expect(() => compileSummary(base.accountId, ["' OR 1=1"], base.window)).toThrow();
+    expect(() => compileSummary(base.accountId, ["' OR 1=1"], base.window, base.budget)).toThrow();
   });
 });

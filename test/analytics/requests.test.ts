@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withinBudget } from '../../src/analytics/budget.js';
 import { CATALOGS, metricNames } from '../../src/analytics/catalog.js';
+import { compileReport } from '../../src/analytics/compiler.js';
+import { HttpError } from '../../src/http/errors.js';
 import { createApiKey } from '../../src/accounts/repository.js';
 import { startTestService, createOtherTenant, expectFieldError, type TestService } from '../support/service.js';
 
@@ -125,6 +128,39 @@ describe('report requests', () => {
     const { key } = await createApiKey(svc.deps.sql, { accountId: svc.defaultAccountId, role: 'read-only' });
     expect((await report(`/v1/analytics/multistep-checks/${multistep}?metrics=availability`, key)).status).toBe(200);
     expect((await svc.call('POST', '/v1/analytics/checks', { key, body: { checkIds: [multistep] } })).status).toBe(200);
+  });
+});
+
+describe('query budget', () => {
+  it('answers a 400 saying what to change when a query outgrows the engine budget', async () => {
+    const plan = compileReport({
+      catalog: CATALOGS[0],
+      accountId: svc.defaultAccountId,
+      checkId: multistep,
+      window: { from: Date.now() - 86_400_000, to: Date.now() },
+      metrics: ['responseTime_p99', 'availability'],
+      aggregationInterval: 1,
+      groupBy: 'runLocation',
+      limit: 10,
+      page: 1,
+      budget: { maxSeconds: 30, maxMemoryBytes: 1 },
+    });
+    const err = await withinBudget(svc.deps.store.query(plan.sql, plan.params)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err).toMatchObject({ status: 400, attributes: { errors: [{ field: 'query', rule: 'budget' }] } });
+    expect((err as HttpError).message).toContain('memory');
+    // Within the configured budget the same question is answered.
+    const res = await report(`/v1/analytics/multistep-checks/${multistep}?metrics=responseTime_p99,availability&aggregationInterval=1&groupBy=runLocation`);
+    expect(res.status, svc.logs.filter((l) => l.includes('"level":50')).join('\n')).toBe(200);
+  });
+
+  it('refuses more buckets per series than it allows, naming an interval that fits', async () => {
+    const res = await report(`/v1/analytics/multistep-checks/${multistep}?metrics=availability&aggregationInterval=1&from=1735689600&to=1767225600`);
+    expectFieldError(res, 'query.aggregationInterval', 'buckets');
+    expect(res.body.message).toContain('at least 11 minutes');
   });
 });
 

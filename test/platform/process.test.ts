@@ -35,6 +35,8 @@ describe('configuration', () => {
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
     expect(c.clickhouse.url).toBeUndefined();
     expect(c.rateLimit).toEqual({ points: 600, windowSeconds: 60 });
+    expect(c.analytics).toEqual({ maxSeconds: 30, maxMemoryBytes: 1024 * 1024 * 1024 });
+    expect(loadConfig({ ANALYTICS_MAX_QUERY_MEMORY_MB: '256' }).analytics.maxMemoryBytes).toBe(256 * 1024 * 1024);
   });
 
   it.each([
@@ -49,6 +51,8 @@ describe('configuration', () => {
     ['BODY_LIMIT_BYTES', '-1'],
     ['BOOTSTRAP_API_KEY', 'short'],
     ['REDIS_PREFIX', 'has space'],
+    ['ANALYTICS_MAX_QUERY_SECONDS', '0'],
+    ['ANALYTICS_MAX_QUERY_MEMORY_MB', 'lots'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`Invalid setting ${name}`));

@@ -64,6 +64,13 @@ function storeContract(name: string, open: () => Promise<{ store: Store; close: 
       expect(result.stats.rowsRead).toBeGreaterThanOrEqual(6);
     });
 
+    it('answers correctly right after a query that failed', async () => {
+      const big = 'SELECT length(groupArray(number)) AS n FROM numbers(100000) WHERE number >= {low:UInt8} SETTINGS max_memory_usage = 1';
+      await expect(store.query(big, { low: 1 })).rejects.toThrow(/memory/i);
+      const sql = 'SELECT number AS n FROM numbers(10) WHERE number < {top:UInt8} ORDER BY n';
+      expect(await store.query<{ n: number }>(sql, { top: 3 })).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+    });
+
     it('round-trips awkward strings as parameters', async () => {
       const odd = "it's \\ a\ttab\nnewline 'quoted' {x:String}";
       const [row] = await store.query<{ s: string; l: number }>('SELECT {s:String} AS s, length({s:String}) AS l', { s: odd });

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Session } from 'chdb';
-import { OUTPUT_SETTINGS } from '../../src/storage/clickhouse/store.js';
+import { OUTPUT_SETTINGS, parseJsonFormat } from '../../src/storage/clickhouse/store.js';
 
 const ESCAPES: Record<string, string> = { t: '\t', n: '\n', r: '\r', '0': '\0', b: '\b', f: '\f' };
 
@@ -80,13 +80,14 @@ export async function startClickHouseShim(dataDir: string): Promise<{ url: strin
       // the scanned count in its statistics, so JSONEachRow is answered from a JSON result.
       if (format === 'JSONEachRow') {
         const result = await session.queryBindAsync(sql, params, { format: 'JSON' });
-        const parsed = JSON.parse(result.text() || '{"data":[],"statistics":{"rows_read":0,"elapsed":0}}');
+        const text = result.text();
+        const parsed = text ? parseJsonFormat<unknown>(text) : { data: [], statistics: { rows_read: 0, elapsed: 0 } };
         res.setHeader('x-clickhouse-summary', JSON.stringify({
           read_rows: String(parsed.statistics.rows_read),
           elapsed_ns: String(Math.round(parsed.statistics.elapsed * 1e9)),
         }));
         res.setHeader('x-clickhouse-format', format);
-        res.end((parsed.data as unknown[]).map((row) => `${JSON.stringify(row)}\n`).join(''));
+        res.end(parsed.data.map((row) => `${JSON.stringify(row)}\n`).join(''));
         return;
       }
       const result = await session.queryBindAsync(sql, params, { format });

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'chdb';
-import { assertIdentifiers, OUTPUT_SETTINGS, type QueryParams, type Store } from './store.js';
+import { assertIdentifiers, OUTPUT_SETTINGS, parseJsonFormat, type QueryParams, type Store } from './store.js';
 
 /**
  * The embedded engine (chdb): a real ClickHouse in this process, data under `dataDir`. The async API runs
@@ -28,7 +28,7 @@ export class EmbeddedStore implements Store {
     const result = await this.session.queryBindAsync(sql, params, { format: 'JSON' });
     const text = result.text();
     if (!text) return { rows: [] as T[], stats: { elapsedMs: result.elapsed * 1000, rowsRead: 0 } };
-    const parsed = JSON.parse(text) as { data: T[]; statistics: { elapsed: number; rows_read: number } };
+    const parsed = parseJsonFormat<T>(text);
     return { rows: parsed.data, stats: { elapsedMs: parsed.statistics.elapsed * 1000, rowsRead: parsed.statistics.rows_read } };
   }
 

@@ -33,6 +33,21 @@ export const OUTPUT_SETTINGS = {
   date_time_output_format: 'iso',
 } as const;
 
+export interface JsonFormatResult<T> {
+  data: T[];
+  statistics: { elapsed: number; rows_read: number };
+}
+
+/**
+ * Parses FORMAT JSON output. chdb (3.x) keeps the output of a query that failed and prepends it to the
+ * next result of the connection; with FORMAT JSON that shows up as a second document before this
+ * query's own, so the last document is the one that belongs to this query.
+ */
+export function parseJsonFormat<T>(text: string): JsonFormatResult<T> {
+  const start = text.lastIndexOf('{\n\t"meta"');
+  return JSON.parse(start > 0 ? text.slice(start) : text) as JsonFormatResult<T>;
+}
+
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
 
 export function assertIdentifiers(table: string, columns: readonly string[]): void {

@@ -1,0 +1,42 @@
+import { HttpError } from '../http/errors.js';
+
+/** What one analytics query may use of the engine. */
+export interface QueryBudget {
+  maxSeconds: number;
+  maxMemoryBytes: number;
+}
+
+/**
+ * The budget as a SETTINGS clause. Settings cannot be query parameters; these numbers come from the
+ * validated configuration, never from a request, and are checked again here.
+ */
+export function budgetSettings(budget: QueryBudget): string {
+  const { maxSeconds, maxMemoryBytes } = budget;
+  if (!Number.isInteger(maxSeconds) || maxSeconds < 1 || !Number.isInteger(maxMemoryBytes) || maxMemoryBytes < 1) {
+    throw new Error(`Invalid analytics query budget: ${JSON.stringify(budget)}`);
+  }
+  return `SETTINGS max_execution_time = ${maxSeconds}, max_memory_usage = ${maxMemoryBytes}`;
+}
+
+// ClickHouse error codes for a query stopped by its limits.
+const TIMEOUT_EXCEEDED = 159;
+const MEMORY_LIMIT_EXCEEDED = 241;
+
+/** A query stopped by its budget is the request's size, not a server fault: a 400 saying what to change. */
+export function budgetError(err: unknown): HttpError | undefined {
+  const e = err as { clickhouseCode?: unknown; code?: unknown } | null;
+  const code = Number(e?.clickhouseCode ?? e?.code);
+  if (code !== TIMEOUT_EXCEEDED && code !== MEMORY_LIMIT_EXCEEDED) return undefined;
+  const what = code === TIMEOUT_EXCEEDED ? 'time' : 'memory';
+  const message = `The query needs more ${what} than one analytics query may use; shorten the window, widen aggregationInterval or drop groupBy`;
+  return new HttpError(400, message, { errors: [{ field: 'query', rule: 'budget', message }] });
+}
+
+/** Runs an analytics query, turning a budget stop into its 400. */
+export async function withinBudget<T>(query: Promise<T>): Promise<T> {
+  try {
+    return await query;
+  } catch (err) {
+    throw budgetError(err) ?? err;
+  }
+}
