@@ -30,7 +30,13 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 }
 
-const round = (v: number) => Math.round(v * 100) / 100;
+export const round = (v: number, digits = 2) => Math.round(v * 10 ** digits) / 10 ** digits;
+
+/** p50/p95/p99 of latencies in ms, rounded to 0.01 ms. */
+export function latencyStats(values: number[]): { p50: number; p95: number; p99: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: round(percentile(sorted, 0.5)), p95: round(percentile(sorted, 0.95)), p99: round(percentile(sorted, 0.99)) };
+}
 
 /**
  * Runs autocannon against one route and records every response time, so p95 (which autocannon's own
@@ -57,18 +63,13 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
       statusCodes[statusCode] = (statusCodes[statusCode] ?? 0) + 1;
     });
   });
-  const sorted = [...samples].sort((a, b) => a - b);
+
   return {
     connections: spec.connections,
     durationSeconds: spec.durationSeconds,
     requests: samples.length,
     requestsPerSecond: round(samples.length / (result.duration || spec.durationSeconds)),
-    latencyMs: {
-      p50: round(percentile(sorted, 0.5)),
-      p95: round(percentile(sorted, 0.95)),
-      p99: round(percentile(sorted, 0.99)),
-      max: round(sorted[sorted.length - 1] ?? Number.NaN),
-    },
+    latencyMs: { ...latencyStats(samples), max: round(samples.length ? samples.reduce((m, v) => Math.max(m, v), 0) : Number.NaN) },
     errors: result.errors,
     timeouts: result.timeouts,
     non2xx: result.non2xx,

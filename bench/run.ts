@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
-import { load, percentile, type LoadResult } from './load.js';
+import { latencyStats, load, round, type LoadResult } from './load.js';
 import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
 import { evaluateTargets, writeReadme, type BenchResults, type ScenarioResult } from './results.js';
 
@@ -120,11 +120,6 @@ interface Scenario {
 }
 
 const seconds = (ms: number) => Math.round(ms / 10) / 100;
-const stats = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), p99: percentile(sorted, 0.99) };
-};
-const round = (v: number, d = 2) => Math.round(v * 10 ** d) / 10 ** d;
 
 function summarize(r: LoadResult) {
   const { samples: _samples, ...rest } = r;
@@ -264,13 +259,13 @@ async function measureFloor(svc: ServiceUnderTest, s: Scenario, http: { requests
   await settle(svc);
   const runs = Math.max(20, Math.min(http.requests, 3000));
   const f = await svc.ask({ type: 'floor', request: s.floor!, runs });
-  const wall = stats(f.wallMs);
-  const engine = stats(f.engineMs);
+  const wall = latencyStats(f.wallMs);
+  const engine = latencyStats(f.engineMs);
   const floor = {
     runs,
     sql: f.sql,
-    storeMs: { p50: round(wall.p50), p95: round(wall.p95), p99: round(wall.p99) },
-    engineMs: { p50: round(engine.p50), p95: round(engine.p95), p99: round(engine.p99) },
+    storeMs: wall,
+    engineMs: engine,
     rowsRead: f.rowsRead,
     httpOverStore: round(http.latencyMs.p50 / wall.p50),
   };

@@ -75,21 +75,8 @@ export function toRow(accountId: string, id: string, item: ResultItem): ResultRo
   return row;
 }
 
-/** Columns the read path selects, in the form `toItem` expects. */
-export const READ_COLUMNS = [
-  'result_id',
-  'check_id',
-  'check_type',
-  'run_location',
-  'started_at',
-  'stopped_at',
-  'has_failures',
-  'has_errors',
-  'is_degraded',
-  'aborted',
-  'attempts',
-  ...METRIC_COLUMNS.map(([, , column]) => column),
-] as const;
+/** Columns the read path selects (`toItem` reads them by name): every stored column but the account. */
+export const READ_COLUMNS = ROW_COLUMNS.filter((c) => c !== 'account_id');
 
 function isoTime(value: unknown): string {
   const text = String(value);

@@ -1,13 +1,13 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Deps } from '../../app.js';
 import { notFound } from '../../http/errors.js';
-import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
 import { compileValidator } from '../../http/validation.js';
 import type { Sql } from '../../storage/postgres.js';
 import { KeyValue } from '../checks/schemas.js';
-import { iso, NumericIdParams } from '../common.js';
+import { iso, listAccountRows, NumericIdParams } from '../common.js';
 import { Rules } from '../rules.js';
 
 export const CHANNEL_TYPES = ['EMAIL', 'WEBHOOK', 'SLACK', 'SMS'] as const;
@@ -132,13 +132,9 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(Channel) } },
       handler: async ({ principal, query }) => {
-        const [rows, [{ n }]] = await Promise.all([
-          sql`select * from alert_channels where account_id = ${principal.account.id}
-            order by id limit ${query.limit} offset ${pageOffset(query)}`,
-          sql`select count(*)::int as n from alert_channels where account_id = ${principal.account.id}`,
-        ]);
+        const { rows, total } = await listAccountRows(sql, 'alert_channels', principal.account.id, query);
         const subs = await subscriptionsOf(sql, rows.map((r) => r.id as number));
-        return listReply(rows.map((r) => toChannel(r, subs.get(r.id as number)!)), n as number);
+        return listReply(rows.map((r) => toChannel(r, subs.get(r.id as number)!)), total);
       },
     }),
     defineRoute({

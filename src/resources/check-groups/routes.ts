@@ -1,13 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Deps } from '../../app.js';
 import { conflict, notFound } from '../../http/errors.js';
-import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, NumberEnum } from '../../http/schemas.js';
 import { FREQUENCIES } from '../checks/catalog.js';
 import { maskSecrets, keepStoredSecrets } from '../checks/secrets.js';
 import { AlertSettings, ApiRequest, EnvironmentVariables, KeyValue, Location, RetryStrategy, RuntimeId, Tags } from '../checks/schemas.js';
-import { iso, NumericIdParams } from '../common.js';
+import { iso, listAccountRows, NumericIdParams } from '../common.js';
 
 /** What a group applies to the API checks in it: a base URL, headers, query parameters, assertions, auth. */
 const ApiCheckDefaults = Type.Object(
@@ -77,12 +77,8 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(Group) } },
       handler: async ({ principal, query }) => {
-        const [rows, [{ n }]] = await Promise.all([
-          sql`select * from check_groups where account_id = ${principal.account.id}
-            order by id limit ${query.limit} offset ${pageOffset(query)}`,
-          sql`select count(*)::int as n from check_groups where account_id = ${principal.account.id}`,
-        ]);
-        return listReply(rows.map(toGroup), n as number);
+        const { rows, total } = await listAccountRows(sql, 'check_groups', principal.account.id, query);
+        return listReply(rows.map(toGroup), total);
       },
     }),
     defineRoute({

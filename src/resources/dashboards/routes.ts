@@ -3,11 +3,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Deps } from '../../app.js';
 import { hashSecret } from '../../accounts/keys.js';
 import { conflict, notFound } from '../../http/errors.js';
-import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, NumberEnum, StringEnum } from '../../http/schemas.js';
 import type { Sql } from '../../storage/postgres.js';
-import { iso, uniqueViolation } from '../common.js';
+import { iso, listAccountRows, uniqueViolation } from '../common.js';
 
 const Url = Type.String({ format: 'uri', maxLength: 2048 });
 /** One DNS label: the subdomain under the service's shared domain. */
@@ -166,13 +166,9 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(Dashboard) } },
       handler: async ({ principal, query }) => {
-        const [rows, [{ n }]] = await Promise.all([
-          sql`select * from dashboards where account_id = ${principal.account.id}
-            order by id limit ${query.limit} offset ${pageOffset(query)}`,
-          sql`select count(*)::int as n from dashboards where account_id = ${principal.account.id}`,
-        ]);
+        const { rows, total } = await listAccountRows(sql, 'dashboards', principal.account.id, query);
         const keys = await keysOf(sql, rows.map((r) => r.id as number));
-        return listReply(rows.map((r) => toDashboard(r, keys.get(r.id as number)!)), n as number);
+        return listReply(rows.map((r) => toDashboard(r, keys.get(r.id as number)!)), total);
       },
     }),
     defineRoute({

@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Deps } from '../../app.js';
 import { notFound } from '../../http/errors.js';
-import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
-import { iso, NumericIdParams } from '../common.js';
+import { iso, listAccountRows, NumericIdParams } from '../common.js';
 import { Rules } from '../rules.js';
 
 /** A calendar date or a full timestamp; windows usually need the time of day. */
@@ -94,12 +94,8 @@ export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(MaintenanceWindow) } },
       handler: async ({ principal, query }) => {
-        const [rows, [{ n }]] = await Promise.all([
-          sql`select * from maintenance_windows where account_id = ${principal.account.id}
-            order by id limit ${query.limit} offset ${pageOffset(query)}`,
-          sql`select count(*)::int as n from maintenance_windows where account_id = ${principal.account.id}`,
-        ]);
-        return listReply(rows.map(toWindow), n as number);
+        const { rows, total } = await listAccountRows(sql, 'maintenance_windows', principal.account.id, query);
+        return listReply(rows.map(toWindow), total);
       },
     }),
     defineRoute({

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Deps } from '../../app.js';
 import { conflict, notFound } from '../../http/errors.js';
-import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
 import type { Sql } from '../../storage/postgres.js';
-import { iso, uniqueViolation } from '../common.js';
+import { iso, listAccountRows, uniqueViolation } from '../common.js';
 
 export const SESSION_STATES = ['RUNNING', 'FAILED', 'PASSED', 'CANCELLED'] as const;
 type SessionState = (typeof SESSION_STATES)[number];
@@ -175,13 +175,9 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(TestSession) } },
       handler: async ({ principal, query }) => {
-        const [rows, [{ n }]] = await Promise.all([
-          sql`select * from test_sessions where account_id = ${principal.account.id}
-            order by started_at desc, id limit ${query.limit} offset ${pageOffset(query)}`,
-          sql`select count(*)::int as n from test_sessions where account_id = ${principal.account.id}`,
-        ]);
+        const { rows, total } = await listAccountRows(sql, 'test_sessions', principal.account.id, query);
         const results = await loadResults(sql, rows.map((r) => r.id as string));
-        return listReply(rows.map((r) => toSession(r, results.get(r.id as string)!)), n as number);
+        return listReply(rows.map((r) => toSession(r, results.get(r.id as string)!)), total);
       },
     }),
     defineRoute({

@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Deps } from '../../app.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
-import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
-import { iso, uniqueViolation } from '../common.js';
+import { iso, listAccountRows, uniqueViolation } from '../common.js';
 
 /** Names a script can read from its environment: letters, digits and underscores, not starting with a digit. */
 const VariableKey = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', minLength: 1, maxLength: 255 });
@@ -64,12 +64,8 @@ export function variableRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(Variable) } },
       handler: async ({ principal, query }) => {
-        const [rows, [{ n }]] = await Promise.all([
-          sql`select * from variables where account_id = ${principal.account.id}
-            order by key limit ${query.limit} offset ${pageOffset(query)}`,
-          sql`select count(*)::int as n from variables where account_id = ${principal.account.id}`,
-        ]);
-        return listReply(rows.map(toVariable), n as number);
+        const { rows, total } = await listAccountRows(sql, 'variables', principal.account.id, query);
+        return listReply(rows.map(toVariable), total);
       },
     }),
     defineRoute({
