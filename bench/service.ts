@@ -4,7 +4,7 @@
  * state and memory. Only the bench starts this file.
  */
 import { readFileSync } from 'node:fs';
-import { CATALOGS } from '../src/analytics/catalog.js';
+import { CATALOGS } from '../src/analytics/metrics.js';
 import { planReport, type ReportQuery } from '../src/analytics/report.js';
 import { reportQuery } from '../src/analytics/schemas.js';
 import { planSummary } from '../src/analytics/summary.js';

@@ -1,8 +1,7 @@
 import Router from '@koa/router';
-import type { Redis } from 'ioredis';
 import Koa, { type Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import type { Config } from './config.js';
+import type { Deps } from './deps.js';
 import { authenticate } from './http/auth.js';
 import { bodyParseError, errorMiddleware, HttpError } from './http/errors.js';
 import { buildOpenApi } from './http/openapi.js';
@@ -10,8 +9,6 @@ import { RateLimits } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { type AnyRoute, koaPath } from './http/route.js';
 import { compileResponseValidator, compileValidator, splitListParams } from './http/validation.js';
-import type { Logger } from './logger.js';
-import type { IngestQueue } from './ingest/queue.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { accountRoutes } from './accounts/routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
@@ -23,17 +20,6 @@ import { dashboardRoutes } from './resources/dashboards/routes.js';
 import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
 import { testSessionRoutes } from './resources/test-sessions/routes.js';
 import { variableRoutes } from './resources/variables/routes.js';
-import type { Store } from './storage/clickhouse/index.js';
-import type { Sql } from './storage/postgres.js';
-
-export interface Deps {
-  config: Config;
-  sql: Sql;
-  redis: Redis;
-  store: Store;
-  logger: Logger;
-  ingest: IngestQueue;
-}
 
 export interface AppOptions {
   /** Check every reply against its declared response schema (on in tests). */
@@ -82,7 +68,7 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
       }
       input.body = checkBody(ctx.request.body);
     }
-    const reply = await route.handler({ ...input, principal: ctx.state.principal, ctx });
+    const reply = await route.handler({ ...input, principal: ctx.state.principal });
     checkResponse.get(reply.status)?.(reply.body);
     ctx.status = reply.status;
     if (reply.headers) ctx.set(reply.headers);

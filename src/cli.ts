@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { ROLES, type Role } from './accounts/keys.js';
-import { bootstrap, createAccount, createApiKey, findAccount, revokeApiKey, setAccountRateLimit } from './accounts/repository.js';
+import { bootstrap, createAccount, createApiKey, findAccount, revokeApiKey, setAccountRateLimit, setBrowserCheckLimit } from './accounts/repository.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate } from './storage/migrator.js';
 import { Presets, SingleBar } from 'cli-progress';
 import { createLogger } from './logger.js';
-import { CREATABLE_TYPES, FREQUENCIES, LOCATIONS, type TypeSegment } from './resources/checks/catalog.js';
+import { CREATABLE_TYPES, FREQUENCIES, LOCATIONS, type TypeSegment } from './resources/checks/enums.js';
 import type { SeedCheck } from './seed/generator.js';
 import { createChecksOverHttp, HttpClient, seedOverHttp } from './seed/http.js';
 import { createSeedChecks, seedBulk, totalRuns, type SeedPlan } from './seed/seeder.js';
@@ -134,7 +134,7 @@ async function run(argv: string[]): Promise<void> {
       const max = values.unlimited ? null : positiveInt(values.max as string, 'max', true);
       await withDatabase(async (sql) => {
         await requireAccount(sql, accountId);
-        await sql`update accounts set browser_check_limit = ${max}, updated_at = now() where id = ${accountId}`;
+        await setBrowserCheckLimit(sql, accountId, max);
       });
       console.log(max === null ? 'Browser checks unlimited' : `Browser checks limited to ${max}`);
       return;

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { QueryBudget } from './analytics/budget.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -9,6 +8,12 @@ export class ConfigError extends Error {
     super(`Invalid setting ${variable}: ${detail}`);
     this.name = 'ConfigError';
   }
+}
+
+/** What one analytics query may use of the engine. */
+export interface QueryBudget {
+  maxSeconds: number;
+  maxMemoryBytes: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -1,13 +1,14 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp, type AppOptions, type Deps } from './app.js';
+import { createApp, type AppOptions } from './app.js';
+import type { Deps } from './deps.js';
 import { bootstrap } from './accounts/repository.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { IngestQueue } from './ingest/queue.js';
 import { startIngestWorker, type IngestWorkerOptions } from './ingest/worker.js';
 import { createStore } from './storage/clickhouse/index.js';
-import { applyClickhouseSchema } from './storage/clickhouse/schema.js';
+import { applyClickhouseDdl } from './storage/clickhouse/ddl.js';
 import { migrate } from './storage/migrator.js';
 import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 import { connectRedis } from './storage/redis.js';
@@ -43,7 +44,7 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
   try {
     store = createStore(config);
     await store.ping();
-    await applyClickhouseSchema(store, config.clickhouse.retentionDays);
+    await applyClickhouseDdl(store, config.clickhouse.retentionDays);
   } catch (err) {
     await sql.end({ timeout: 1 });
     redis.disconnect();

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { startIngestWorker } from '../src/ingest/worker.js';
 import { createLogger } from '../src/logger.js';
 import { createStore } from '../src/storage/clickhouse/index.js';
-import { applyClickhouseSchema } from '../src/storage/clickhouse/schema.js';
+import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
 import { connectRedis } from '../src/storage/redis.js';
 
 async function main() {
@@ -16,7 +16,7 @@ async function main() {
   (await connectRedis(config.redisUrl)).disconnect();
   const store = createStore(config);
   await store.ping();
-  await applyClickhouseSchema(store, config.clickhouse.retentionDays);
+  await applyClickhouseDdl(store, config.clickhouse.retentionDays);
   const worker = startIngestWorker({
     redisUrl: config.redisUrl,
     redisPrefix: config.redisPrefix,

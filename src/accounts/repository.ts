@@ -1,4 +1,4 @@
-import type { Sql } from '../storage/postgres.js';
+import { transaction, type Sql } from '../storage/postgres.js';
 import { generateApiKey, hashSecret, keySuffix, type Role } from './keys.js';
 
 export interface Account {
@@ -24,30 +24,46 @@ export interface Principal {
   role: Role;
 }
 
-type Db = Sql;
+interface AccountRow {
+  id: string;
+  name: string;
+  is_default: boolean;
+  rate_limit_points: number | null;
+  rate_limit_window_seconds: number | null;
+}
 
-function toAccount(row: Record<string, unknown>): Account {
+/** An API key as lists show it: never the key, only its last characters. */
+export interface ApiKeyRow {
+  id: string;
+  name: string;
+  key_suffix: string;
+  role: Role;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+function toAccount(row: AccountRow): Account {
   return {
-    id: row.id as string,
-    name: row.name as string,
-    isDefault: row.is_default as boolean,
-    rateLimitPoints: (row.rate_limit_points as number | null) ?? null,
-    rateLimitWindowSeconds: (row.rate_limit_window_seconds as number | null) ?? null,
+    id: row.id,
+    name: row.name,
+    isDefault: row.is_default,
+    rateLimitPoints: row.rate_limit_points ?? null,
+    rateLimitWindowSeconds: row.rate_limit_window_seconds ?? null,
   };
 }
 
-export async function createAccount(sql: Db, name: string, isDefault = false): Promise<Account> {
-  const [row] = await sql`insert into accounts (name, is_default) values (${name}, ${isDefault}) returning *`;
+export async function createAccount(sql: Sql, name: string, isDefault = false): Promise<Account> {
+  const [row] = await sql<AccountRow[]>`insert into accounts (name, is_default) values (${name}, ${isDefault}) returning *`;
   return toAccount(row);
 }
 
-export async function findAccount(sql: Db, id: string): Promise<Account | undefined> {
-  const [row] = await sql`select * from accounts where id = ${id}`;
+export async function findAccount(sql: Sql, id: string): Promise<Account | undefined> {
+  const [row] = await sql<AccountRow[]>`select * from accounts where id = ${id}`;
   return row ? toAccount(row) : undefined;
 }
 
 export async function setAccountRateLimit(
-  sql: Db,
+  sql: Sql,
   accountId: string,
   limit: { points: number; windowSeconds: number } | null,
 ): Promise<void> {
@@ -55,24 +71,52 @@ export async function setAccountRateLimit(
     rate_limit_window_seconds = ${limit?.windowSeconds ?? null}, updated_at = now() where id = ${accountId}`;
 }
 
+export async function setBrowserCheckLimit(sql: Sql, accountId: string, max: number | null): Promise<void> {
+  await sql`update accounts set browser_check_limit = ${max}, updated_at = now() where id = ${accountId}`;
+}
+
 export async function createApiKey(
-  sql: Db,
+  sql: Sql,
   opts: { accountId: string; role: Role; name?: string; rawKey?: string },
 ): Promise<CreatedKey> {
   const key = opts.rawKey ?? generateApiKey();
-  const id = (await sql.begin((tx) =>
-    insertKey(tx as unknown as Db, key, opts.accountId, opts.role, opts.name ?? 'api key'),
-  )) as string;
+  const id = await transaction(sql, (tx) => insertKey(tx, key, opts.accountId, opts.role, opts.name ?? 'api key'));
   return { id, key, accountId: opts.accountId, role: opts.role };
 }
 
-export async function grantMembership(sql: Db, keyId: string, accountId: string, role: Role): Promise<void> {
+export async function grantMembership(sql: Sql, keyId: string, accountId: string, role: Role): Promise<void> {
   await sql`insert into memberships (api_key_id, account_id, role) values (${keyId}, ${accountId}, ${role})
     on conflict (api_key_id, account_id) do update set role = excluded.role`;
 }
 
-export async function revokeApiKey(sql: Db, keyId: string): Promise<void> {
+export async function revokeApiKey(sql: Sql, keyId: string): Promise<void> {
   await sql`update api_keys set revoked_at = now() where id = ${keyId} and revoked_at is null`;
+}
+
+/** One page of the keys that are members of an account, and how many there are. */
+export async function listApiKeys(sql: Sql, accountId: string, limit: number, offset: number) {
+  const [rows, [{ n }]] = await Promise.all([
+    sql<ApiKeyRow[]>`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, m.role
+      from memberships m join api_keys k on k.id = m.api_key_id
+      where m.account_id = ${accountId}
+      order by k.created_at, k.id limit ${limit} offset ${offset}`,
+    sql<{ n: number }[]>`select count(*)::int as n from memberships where account_id = ${accountId}`,
+  ]);
+  return { rows, total: n };
+}
+
+export async function findApiKey(sql: Sql, accountId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await sql<ApiKeyRow[]>`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, m.role
+    from api_keys k join memberships m on m.api_key_id = k.id
+    where k.id = ${keyId} and m.account_id = ${accountId}`;
+  return row;
+}
+
+/** A key whose home is this account (a key shared into it is revoked by its own account). */
+export async function findOwnApiKey(sql: Sql, accountId: string, keyId: string): Promise<{ id: string; revoked_at: Date | null } | undefined> {
+  const [row] = await sql<{ id: string; revoked_at: Date | null }[]>`select id, revoked_at from api_keys
+    where id = ${keyId} and default_account_id = ${accountId}`;
+  return row;
 }
 
 /**
@@ -80,21 +124,20 @@ export async function revokeApiKey(sql: Db, keyId: string): Promise<void> {
  * 'forbidden' means the key is valid but not a member of the requested account (403).
  */
 export async function resolvePrincipal(
-  sql: Db,
+  sql: Sql,
   rawKey: string,
   requestedAccountId: string | undefined,
 ): Promise<Principal | 'forbidden' | undefined> {
-  const rows = await sql`
-    select k.id as key_id, k.default_account_id, m.role, a.*
+  const [row] = await sql<(AccountRow & { key_id: string; role: Role | null })[]>`
+    select k.id as key_id, m.role, a.*
     from api_keys k
     left join memberships m on m.api_key_id = k.id
       and m.account_id = coalesce(${requestedAccountId ?? null}::uuid, k.default_account_id)
     left join accounts a on a.id = m.account_id
     where k.key_hash = ${hashSecret(rawKey)} and k.revoked_at is null`;
-  const row = rows[0];
   if (!row) return undefined;
   if (!row.role) return 'forbidden';
-  return { keyId: row.key_id as string, role: row.role as Role, account: toAccount(row) };
+  return { keyId: row.key_id, role: row.role, account: toAccount(row) };
 }
 
 export interface BootstrapResult {
@@ -107,33 +150,32 @@ export interface BootstrapResult {
  * First start: creates the default account and its admin key. With `bootstrapKey` that value becomes
  * (or stays) an admin key of the default account. Serialised by an advisory lock so parallel starts agree.
  */
-export async function bootstrap(sql: Db, bootstrapKey: string | undefined): Promise<BootstrapResult> {
-  return (await sql.begin(async (tx) => {
+export async function bootstrap(sql: Sql, bootstrapKey: string | undefined): Promise<BootstrapResult> {
+  return transaction(sql, async (tx) => {
     await tx`select pg_advisory_xact_lock(727401002)`;
-    const [existing] = await tx`select * from accounts where is_default`;
-    const [{ count }] = await tx`select count(*)::int as count from accounts`;
+    const [existing] = await tx<AccountRow[]>`select * from accounts where is_default`;
+    const [{ count }] = await tx<{ count: number }[]>`select count(*)::int as count from accounts`;
     let account = existing ? toAccount(existing) : undefined;
     let generatedKey: string | undefined;
     if (!account) {
-      const [row] = await tx`insert into accounts (name, is_default) values ('default', true) returning *`;
+      const [row] = await tx<AccountRow[]>`insert into accounts (name, is_default) values ('default', true) returning *`;
       account = toAccount(row);
     }
-    const txDb = tx as unknown as Db;
     if (bootstrapKey) {
-      const [known] = await tx`select id from api_keys where key_hash = ${hashSecret(bootstrapKey)}`;
-      if (known) await grantMembership(txDb, known.id as string, account.id, 'admin');
-      else await insertKey(txDb, bootstrapKey, account.id, 'admin', 'bootstrap key');
+      const [known] = await tx<{ id: string }[]>`select id from api_keys where key_hash = ${hashSecret(bootstrapKey)}`;
+      if (known) await grantMembership(tx, known.id, account.id, 'admin');
+      else await insertKey(tx, bootstrapKey, account.id, 'admin', 'bootstrap key');
     } else if (count === 0) {
       generatedKey = generateApiKey();
-      await insertKey(txDb, generatedKey, account.id, 'admin', 'bootstrap key');
+      await insertKey(tx, generatedKey, account.id, 'admin', 'bootstrap key');
     }
     return { account, generatedKey };
-  })) as BootstrapResult;
+  });
 }
 
-async function insertKey(tx: Db, key: string, accountId: string, role: Role, name: string): Promise<string> {
-  const [row] = await tx`insert into api_keys (name, key_hash, key_suffix, default_account_id)
+async function insertKey(tx: Sql, key: string, accountId: string, role: Role, name: string): Promise<string> {
+  const [row] = await tx<{ id: string }[]>`insert into api_keys (name, key_hash, key_suffix, default_account_id)
     values (${name}, ${hashSecret(key)}, ${keySuffix(key)}, ${accountId}) returning id`;
   await tx`insert into memberships (api_key_id, account_id, role) values (${row.id}, ${accountId}, ${role})`;
-  return row.id as string;
+  return row.id;
 }

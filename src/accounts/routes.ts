@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
 import { notFound } from '../http/errors.js';
 import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
 import { ROLES } from './keys.js';
-import { createApiKey, revokeApiKey } from './repository.js';
+import { createApiKey, findApiKey, findOwnApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from './repository.js';
 
 const Role = StringEnum(ROLES);
 
@@ -38,13 +38,13 @@ function maskKey(suffix: string): string {
 
 /** The caller's account and the API keys that act for it. Managing keys needs an admin key. */
 export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
-  const keyRow = (r: Record<string, unknown>) => ({
-    id: r.id as string,
-    name: r.name as string,
-    role: r.role as (typeof ROLES)[number],
-    maskedKey: maskKey(r.key_suffix as string),
-    created_at: (r.created_at as Date).toISOString(),
-    revoked_at: r.revoked_at ? (r.revoked_at as Date).toISOString() : null,
+  const keyBody = (r: ApiKeyRow) => ({
+    id: r.id,
+    name: r.name,
+    role: r.role,
+    maskedKey: maskKey(r.key_suffix),
+    created_at: r.created_at.toISOString(),
+    revoked_at: r.revoked_at ? r.revoked_at.toISOString() : null,
   });
   return [
     defineRoute({
@@ -77,14 +77,8 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       access: 'admin',
       schema: { query: PageQuery, responses: { 200: Type.Array(ApiKeyBody) } },
       handler: async ({ principal, query }) => {
-        const [rows, [{ n }]] = await Promise.all([
-          sql`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, m.role
-            from memberships m join api_keys k on k.id = m.api_key_id
-            where m.account_id = ${principal.account.id}
-            order by k.created_at, k.id limit ${query.limit} offset ${pageOffset(query)}`,
-          sql`select count(*)::int as n from memberships where account_id = ${principal.account.id}`,
-        ]);
-        return listReply(rows.map(keyRow), n as number);
+        const { rows, total } = await listApiKeys(sql, principal.account.id, query.limit, pageOffset(query));
+        return listReply(rows.map(keyBody), total);
       },
     }),
     defineRoute({
@@ -104,9 +98,8 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       handler: async ({ principal, body }) => {
         const role = body.role ?? 'read-write';
         const created = await createApiKey(sql, { accountId: principal.account.id, role, name: body.name });
-        const [row] = await sql`select k.*, m.role from api_keys k join memberships m on m.api_key_id = k.id
-          where k.id = ${created.id} and m.account_id = ${principal.account.id}`;
-        return { status: 201, body: { ...keyRow(row), key: created.key } };
+        const row = await findApiKey(sql, principal.account.id, created.id);
+        return { status: 201, body: { ...keyBody(row!), key: created.key } };
       },
     }),
     defineRoute({
@@ -120,7 +113,7 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       schema: { params: KeyParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         // Only a key whose home is this account; a key shared into it is revoked by its own account.
-        const [row] = await sql`select id from api_keys where id = ${params.id} and default_account_id = ${principal.account.id}`;
+        const row = await findOwnApiKey(sql, principal.account.id, params.id);
         if (!row) throw notFound();
         await revokeApiKey(sql, params.id);
         return { status: 204 };

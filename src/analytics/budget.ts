@@ -1,10 +1,5 @@
+import type { QueryBudget } from '../config.js';
 import { HttpError } from '../http/errors.js';
-
-/** What one analytics query may use of the engine. */
-export interface QueryBudget {
-  maxSeconds: number;
-  maxMemoryBytes: number;
-}
 
 /**
  * The budget as a SETTINGS clause. Settings cannot be query parameters; these numbers come from the

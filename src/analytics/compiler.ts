@@ -1,18 +1,22 @@
-import { toClickHouseTime } from '../ingest/rows.js';
-import { UUID } from '../resources/checks/repository.js';
-import { Rules } from '../resources/rules.js';
+import { UUID } from '../http/ids.js';
+import { Rules } from '../http/rules.js';
 import type { QueryParams } from '../storage/clickhouse/store.js';
+import { toClickHouseTime } from '../storage/clickhouse/time.js';
 import {
   AGGREGATES,
   GROUP_COLUMNS,
   metricNames,
+  QUANTILE_LEVELS,
   resolveMetric,
   RUN_METRICS,
+  SUMMARY_METRICS,
   type Catalog,
   type GroupBy,
   type ParsedMetric,
-} from './catalog.js';
-import { budgetSettings, type QueryBudget } from './budget.js';
+  type QuantileSuffix,
+} from './metrics.js';
+import type { QueryBudget } from '../config.js';
+import { budgetSettings } from './budget.js';
 import type { Window } from './windows.js';
 
 export const STATUSES = ['success', 'failure'] as const;
@@ -185,33 +189,28 @@ export function compileReport(req: ReportRequest): CompiledReport {
 }
 
 /**
- * The summary columns, computed in one pass per column (quantiles* sorts once for all levels). Aliases
- * are distinct from column names: ClickHouse would otherwise resolve `latency_avg` inside `avg(…)` to
- * the alias itself.
+ * The summary query, from SUMMARY_METRICS: per metric `s{i}_avg` and one `quantilesExactInclusive` over its
+ * levels as `s{i}_q` (one sort for all levels). Aliases are positional, never column names: ClickHouse would
+ * otherwise resolve `latency_avg` inside `avg(…)` to the alias itself.
  */
-export const SUMMARY_SQL = `SELECT
+const SUMMARY_SQL = `SELECT
   toString(check_id) AS checkId,
   ${RUN_METRICS.availability.sql} AS availability,
-  avg(response_time) AS rt_avg,
-  quantilesExactInclusive(0.5, 0.95, 0.99)(response_time) AS rt_q,
-  avg(latency_avg) AS lat_avg,
-  quantilesExactInclusive(0.5, 0.95, 0.99)(latency_avg) AS lat_q,
-  avg(packet_loss) AS loss_avg,
-  quantilesExactInclusive(0.95, 0.99)(packet_loss) AS loss_q
+${SUMMARY_METRICS.map((m, i) => {
+  const levels = summaryQuantiles(i).map((suffix) => QUANTILE_LEVELS[suffix]);
+  return `  avg(${m.column}) AS s${i}_avg,\n  quantilesExactInclusive(${levels.join(', ')})(${m.column}) AS s${i}_q`;
+}).join(',\n')}
 FROM check_results
 WHERE ${SCOPE.join(' AND ')} AND check_id IN {checkIds:Array(UUID)}
 GROUP BY check_id`;
 
-export interface SummaryRow {
-  checkId: string;
-  availability: number | null;
-  rt_avg: number | null;
-  rt_q: (number | null)[];
-  lat_avg: number | null;
-  lat_q: (number | null)[];
-  loss_avg: number | null;
-  loss_q: (number | null)[];
+/** The percentile suffixes of summary metric `i`, in the order its `s{i}_q` array holds them. */
+export function summaryQuantiles(i: number): QuantileSuffix[] {
+  return (SUMMARY_METRICS[i].suffixes as readonly ('avg' | QuantileSuffix)[]).filter((s): s is QuantileSuffix => s !== 'avg');
 }
+
+/** `s{i}_avg` is a number or null, `s{i}_q` the quantiles of metric i. */
+export type SummaryRow = { checkId: string; availability: number | null } & Record<string, number | null | (number | null)[]>;
 
 export function compileSummary(
   accountId: string,

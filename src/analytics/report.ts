@@ -1,10 +1,12 @@
 import type { Static } from '@sinclair/typebox';
 import { badRequest, notFound } from '../http/errors.js';
-import { findCheckRow, UUID } from '../resources/checks/repository.js';
+import { UUID } from '../http/ids.js';
+import { findCheckRow } from '../resources/checks/repository.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
-import { withinBudget, type QueryBudget } from './budget.js';
-import { metadataOf, type Catalog } from './catalog.js';
+import type { QueryBudget } from '../config.js';
+import { withinBudget } from './budget.js';
+import { metadataOf, type Catalog } from './metrics.js';
 import { compileReport, type CompiledReport, type ReportRow } from './compiler.js';
 import type { Report, reportQuery } from './schemas.js';
 import { resolveWindow } from './windows.js';
@@ -77,22 +79,22 @@ export async function runReport(
   const { window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, now);
   const [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params))]);
   if (!check) throw notFound();
-  const checkType = check.check_type as Static<typeof Report>['checkType'];
+  const checkType = check.check_type;
   if (!catalog.checkTypes.includes(checkType)) {
     throw badRequest(`Check ${id} is a ${checkType} check; this report is for ${catalog.checkTypes.join(', ')} checks`, {
       errors: [{ field: 'path.id', rule: 'checkType', message: `names a ${checkType} check, not a ${catalog.title}` }],
     });
   }
   return {
-    checkId: check.id as string,
-    name: check.name as string,
+    checkId: check.id,
+    name: check.name,
     checkType,
-    activated: check.activated as boolean,
-    muted: check.muted as boolean,
-    frequency: check.frequency as number,
+    activated: check.activated,
+    muted: check.muted,
+    frequency: check.frequency,
     from: new Date(window.from).toISOString(),
     to: new Date(window.to).toISOString(),
-    tags: check.tags as string[],
+    tags: check.tags,
     series: toSeries(plan, rows),
     pagination: { page: query.page, limit: query.limit },
     metadata: Object.fromEntries(plan.metrics.map((m) => [m.name, metadataOf(m)])),

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
-import { CHECK_TYPES } from '../resources/checks/catalog.js';
-import { CATALOGS, metadataOf, metricNames, resolveMetric, type Catalog } from './catalog.js';
+import { CHECK_TYPES } from '../resources/checks/enums.js';
+import { CATALOGS, metadataOf, metricNames, resolveMetric, type Catalog } from './metrics.js';
 import { runReport } from './report.js';
 import { CatalogInfo, Report, reportQuery, SummaryBody, SummaryItem, SummaryQuery } from './schemas.js';
 import { summarize } from './summary.js';

@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { PageQuery } from '../http/pagination.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { TimeParam } from '../http/time.js';
-import { CHECK_TYPES } from '../resources/checks/catalog.js';
-import { metricNames, SUFFIXES, type Catalog } from './catalog.js';
+import { CHECK_TYPES } from '../resources/checks/enums.js';
+import { metricNames, SUFFIXES, SUMMARY_FIELDS, type Catalog } from './metrics.js';
 import { MAX_INTERVAL_MINUTES, STATUSES } from './compiler.js';
 import { QUICK_RANGES, SUMMARY_RANGES } from './windows.js';
 
@@ -82,22 +82,14 @@ export const Report = Type.Object(
 
 const num = () => Nullable(Type.Number());
 
+type SummaryField = (typeof SUMMARY_FIELDS)[number];
+
 export const SummaryItem = Type.Object(
   {
     checkId: Type.String(),
     checkType: StringEnum(CHECK_TYPES),
     availability: num(),
-    responseTime_avg: num(),
-    responseTime_p50: num(),
-    responseTime_p95: num(),
-    responseTime_p99: num(),
-    latency_avg: num(),
-    latency_p50: num(),
-    latency_p95: num(),
-    latency_p99: num(),
-    packetLoss_avg: num(),
-    packetLoss_p95: num(),
-    packetLoss_p99: num(),
+    ...(Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, num()])) as Record<SummaryField, ReturnType<typeof num>>),
   },
   { additionalProperties: false },
 );

@@ -3,10 +3,10 @@ import type { Role } from '../accounts/keys.js';
 import { resolvePrincipal } from '../accounts/repository.js';
 import type { Sql } from '../storage/postgres.js';
 import { forbidden, unauthorized } from './errors.js';
+import { UUID } from './ids.js';
 import type { Access } from './route.js';
 
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const ALLOWED_ROLES: Record<Exclude<Access, 'public'>, readonly Role[]> = {
   read: ['read-only', 'read-write', 'admin'],

@@ -1,5 +1,4 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import type { Context } from 'koa';
 import type { Principal } from '../accounts/repository.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -35,7 +34,6 @@ export interface Request<P, Q, B> {
   body: B;
   /** Set on every route whose access is not `public`. */
   principal: Principal;
-  ctx: Context;
 }
 
 export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObject, B extends TSchema = TSchema> {

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Rules } from '../resources/rules.js';
+import { Rules } from './rules.js';
 
 const UNIX_SECONDS = /^\d{1,11}(\.\d{1,3})?$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
 import { notFound } from '../http/errors.js';
 import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { parseWindow, TimeParam } from '../http/time.js';
-import { findCheckRow } from '../resources/checks/repository.js';
-import { Rules } from '../resources/rules.js';
-import { READ_COLUMNS, toClickHouseTime, toItem, toRow } from './rows.js';
+import { checkTypesOf, findCheckRow } from '../resources/checks/repository.js';
+import { Rules } from '../http/rules.js';
+import { readResults } from './repository.js';
+import { toRow } from './rows.js';
 import { ResultItem, StoredResult } from './schemas.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
@@ -52,11 +53,7 @@ export function ingestRoutes({ sql, store, config, ingest }: Deps): AnyRoute[] {
         const oldest = now - config.clickhouse.retentionDays * DAY_MS;
         const rules = new Rules();
         const ids = [...new Set(body.results.map((r) => r.checkId))];
-        const types = new Map(
-          (await sql`select id, check_type from checks where account_id = ${accountId} and id = any(${ids}::uuid[])`).map(
-            (r) => [r.id as string, r.check_type as string],
-          ),
-        );
+        const types = await checkTypesOf(sql, accountId, ids);
         body.results.forEach((item, i) => {
           const at = `body.results[${i}]`;
           const type = types.get(item.checkId);
@@ -92,34 +89,9 @@ export function ingestRoutes({ sql, store, config, ingest }: Deps): AnyRoute[] {
         const window = parseWindow(query);
         const check = await findCheckRow(sql, accountId, params.checkId);
         if (!check) throw notFound();
-        // Optional filters add fixed SQL text; their values travel only as parameters.
-        const where = [
-          'account_id = {accountId:UUID}',
-          'check_id = {checkId:UUID}',
-          ...(window.from !== undefined ? ["started_at >= {from:DateTime64(3, 'UTC')}"] : []),
-          ...(window.to !== undefined ? ["started_at < {to:DateTime64(3, 'UTC')}"] : []),
-          ...(query.hasFailures !== undefined ? ['has_failures = {hasFailures:Bool}'] : []),
-          ...(query.location !== undefined ? ['run_location = {location:String}'] : []),
-        ].join(' AND ');
-        const params_ = {
-          accountId,
-          checkId: check.id as string,
-          ...(window.from !== undefined ? { from: toClickHouseTime(window.from) } : {}),
-          ...(window.to !== undefined ? { to: toClickHouseTime(window.to) } : {}),
-          ...(query.hasFailures !== undefined ? { hasFailures: query.hasFailures } : {}),
-          ...(query.location !== undefined ? { location: query.location } : {}),
-          limit: query.limit,
-          offset: pageOffset(query),
-        };
-        const [rows, [{ total }]] = await Promise.all([
-          store.query(
-            `SELECT ${READ_COLUMNS.join(', ')} FROM check_results WHERE ${where}
-             ORDER BY started_at DESC, result_id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
-            params_,
-          ),
-          store.query<{ total: number }>(`SELECT count() AS total FROM check_results WHERE ${where}`, params_),
-        ]);
-        return listReply(rows.map(toItem), Number(total));
+        const filter = { accountId, checkId: check.id, ...window, hasFailures: query.hasFailures, location: query.location };
+        const { items, total } = await readResults(store, filter, query.limit, pageOffset(query));
+        return listReply(items, total);
       },
     }),
   ];

@@ -1,3 +1,4 @@
+import { fromClickHouseTime, toClickHouseTime } from '../storage/clickhouse/time.js';
 import type { ResultItem } from './schemas.js';
 
 /** Every optional metric: where it sits in a result item, and its column. One table for both directions. */
@@ -47,11 +48,6 @@ export const ROW_COLUMNS = [
 
 export type ResultRow = (string | number | boolean | null)[];
 
-/** `2026-01-02 03:04:05.678`: the DateTime64(3) text form, read the same by both backends. */
-export function toClickHouseTime(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
-}
-
 /** A result item as a positional row of ROW_COLUMNS: compact to queue and quick to insert. */
 export function toRow(accountId: string, id: string, item: ResultItem): ResultRow {
   const row: ResultRow = [
@@ -78,19 +74,14 @@ export function toRow(accountId: string, id: string, item: ResultItem): ResultRo
 /** Columns the read path selects (`toItem` reads them by name): every stored column but the account. */
 export const READ_COLUMNS = ROW_COLUMNS.filter((c) => c !== 'account_id');
 
-function isoTime(value: unknown): string {
-  const text = String(value);
-  return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`).toISOString();
-}
-
 export function toItem(row: Record<string, unknown>) {
   const item: Record<string, unknown> = {
     id: row.result_id,
     checkId: row.check_id,
     checkType: row.check_type,
     runLocation: row.run_location,
-    startedAt: isoTime(row.started_at),
-    stoppedAt: isoTime(row.stopped_at),
+    startedAt: fromClickHouseTime(row.started_at),
+    stoppedAt: fromClickHouseTime(row.stopped_at),
     hasFailures: Boolean(row.has_failures),
     hasErrors: Boolean(row.has_errors),
     isDegraded: Boolean(row.is_degraded),

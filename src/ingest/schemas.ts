@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../http/schemas.js';
-import { CHECK_TYPES } from '../resources/checks/catalog.js';
+import { CHECK_TYPES } from '../resources/checks/enums.js';
 
 const Ms = Type.Number({ minimum: 0, maximum: 86_400_000, description: 'milliseconds' });
 const Count = Type.Integer({ minimum: 0, maximum: 1_000_000 });

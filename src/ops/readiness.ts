@@ -1,4 +1,4 @@
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
 
 const TIMEOUT_MS = 2000;
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { checkReadiness, ingestDetails } from './readiness.js';
 

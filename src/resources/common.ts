@@ -1,10 +1,5 @@
-import { Type } from '@sinclair/typebox';
 import { pageOffset, type PageQuery } from '../http/pagination.js';
 import type { Sql } from '../storage/postgres.js';
-
-export const PositiveId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
-export const NumericIdParams = Type.Object({ id: PositiveId }, { additionalProperties: false });
-export const UuidIdParams = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
 
 export function iso(d: Date): string;
 export function iso(d: Date | null | undefined): string | null;
@@ -18,11 +13,6 @@ export function uniqueViolation(err: unknown): string | undefined {
   return e.code === '23505' ? (e.constraint_name ?? '') : undefined;
 }
 
-/** Postgres foreign-key violation (23503). */
-export function isForeignKeyViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === '23503';
-}
-
 /** Account-scoped tables with a plain list route, and the order each lists in (fixed text, never from a request). */
 const LIST_ORDER = {
   alert_channels: 'id',
@@ -34,11 +24,16 @@ const LIST_ORDER = {
 } as const;
 
 /** One page of an account's rows of `table` and the account's total, queried together. */
-export async function listAccountRows(db: Sql, table: keyof typeof LIST_ORDER, accountId: string, page: PageQuery) {
+export async function listAccountRows<Row extends object>(
+  db: Sql,
+  table: keyof typeof LIST_ORDER,
+  accountId: string,
+  page: PageQuery,
+): Promise<{ rows: Row[]; total: number }> {
   const [rows, [{ n }]] = await Promise.all([
-    db`select * from ${db(table)} where account_id = ${accountId}
+    db<Row[]>`select * from ${db(table)} where account_id = ${accountId}
       order by ${db.unsafe(LIST_ORDER[table])} limit ${page.limit} offset ${pageOffset(page)}`,
-    db`select count(*)::int as n from ${db(table)} where account_id = ${accountId}`,
+    db<{ n: number }[]>`select count(*)::int as n from ${db(table)} where account_id = ${accountId}`,
   ]);
-  return { rows, total: n as number };
+  return { rows, total: n };
 }

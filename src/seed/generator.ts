@@ -1,4 +1,4 @@
-import type { CheckType } from '../resources/checks/catalog.js';
+import type { CheckType } from '../resources/checks/enums.js';
 import type { ResultItem } from '../ingest/schemas.js';
 import { deriveSeed, Random } from './random.js';
 

@@ -1,5 +1,5 @@
-import { CREATABLE_TYPES, LOCATIONS, type TypeSegment } from '../resources/checks/catalog.js';
-import { insertCheck, type CheckData } from '../resources/checks/repository.js';
+import { CREATABLE_TYPES, LOCATIONS, type TypeSegment } from '../resources/checks/enums.js';
+import { insertCheck, type CheckInput } from '../resources/checks/repository.js';
 import { createBodySchema } from '../resources/checks/schemas.js';
 import { compileValidator } from '../http/validation.js';
 import { ROW_COLUMNS, toRow, type ResultRow } from '../ingest/rows.js';
@@ -52,7 +52,7 @@ export async function createSeedChecks(sql: Sql, accountId: string, plan: SeedPl
   const checks: SeedCheck[] = [];
   for (const [i, segment] of planSegments(plan).entries()) {
     if (!validators.has(segment)) validators.set(segment, compileValidator('body', createBodySchema(segment), false));
-    const data = validators.get(segment)!(seedCheckBody(segment, i, plan)) as CheckData;
+    const data = validators.get(segment)!(seedCheckBody(segment, i, plan)) as CheckInput;
     const id = await insertCheck(sql, accountId, CREATABLE_TYPES[segment], data);
     checks.push({ id, checkType: CREATABLE_TYPES[segment], frequency: plan.frequency, locations: [...LOCATIONS.slice(0, plan.locations)] });
   }

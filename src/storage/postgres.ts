@@ -34,6 +34,14 @@ function unreachable(url: string, err: unknown): UnreachableError {
   );
 }
 
+/**
+ * Runs `fn` in a transaction. The callback gets the pool's own `Sql` type (postgres.js types a transaction
+ * handle separately, though it runs the same queries), so repository functions take either.
+ */
+export function transaction<T>(sql: Sql, fn: (tx: Sql) => Promise<T>): Promise<T> {
+  return sql.begin((tx) => fn(tx as unknown as Sql)) as Promise<T>;
+}
+
 export function connectPostgres(url: string, max = 10): Sql {
   return postgres(url, {
     max,
@@ -77,8 +85,4 @@ export async function dropDatabase(url: string): Promise<void> {
   } finally {
     await admin.end({ timeout: 1 });
   }
-}
-
-export async function pingPostgres(sql: Sql): Promise<void> {
-  await sql`select 1`;
 }

@@ -1,14 +1,15 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { Deps } from '../../app.js';
+import type { Deps } from '../../deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
+import { NumericIdParams } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
 import { compileValidator } from '../../http/validation.js';
 import type { Sql } from '../../storage/postgres.js';
 import { KeyValue } from '../checks/schemas.js';
-import { iso, listAccountRows, NumericIdParams } from '../common.js';
-import { Rules } from '../rules.js';
+import { iso, listAccountRows } from '../common.js';
+import { Rules } from '../../http/rules.js';
 
 export const CHANNEL_TYPES = ['EMAIL', 'WEBHOOK', 'SLACK', 'SMS'] as const;
 type ChannelType = (typeof CHANNEL_TYPES)[number];
@@ -78,26 +79,39 @@ const Channel = Type.Object({
   updated_at: Nullable(Type.String({ format: 'date-time' })),
 });
 
-function toSubscription(r: Record<string, unknown>) {
-  return {
-    alertChannelId: r.alert_channel_id as number,
-    checkId: (r.check_id as string | null) ?? null,
-    groupId: (r.group_id as number | null) ?? null,
-    activated: r.activated as boolean,
-  };
+interface ChannelRow {
+  id: number;
+  type: ChannelType;
+  config: Record<string, unknown>;
+  send_recovery: boolean;
+  send_failure: boolean;
+  send_degraded: boolean;
+  created_at: Date;
+  updated_at: Date | null;
 }
 
-function toChannel(row: Record<string, unknown>, subscriptions: Record<string, unknown>[]) {
+interface SubscriptionRow {
+  alert_channel_id: number;
+  check_id: string | null;
+  group_id: number | null;
+  activated: boolean;
+}
+
+function toSubscription(r: SubscriptionRow) {
+  return { alertChannelId: r.alert_channel_id, checkId: r.check_id, groupId: r.group_id, activated: r.activated };
+}
+
+function toChannel(row: ChannelRow, subscriptions: SubscriptionRow[]) {
   return {
-    id: row.id as number,
-    type: row.type as ChannelType,
-    config: row.config as Record<string, unknown>,
-    sendRecovery: row.send_recovery as boolean,
-    sendFailure: row.send_failure as boolean,
-    sendDegraded: row.send_degraded as boolean,
+    id: row.id,
+    type: row.type,
+    config: row.config,
+    sendRecovery: row.send_recovery,
+    sendFailure: row.send_failure,
+    sendDegraded: row.send_degraded,
     subscriptions: subscriptions.map(toSubscription),
-    created_at: iso(row.created_at as Date),
-    updated_at: iso(row.updated_at as Date | null),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
   };
 }
 
@@ -106,10 +120,10 @@ function validatedConfig(body: Static<typeof ChannelBody>): Record<string, unkno
 }
 
 async function subscriptionsOf(sql: Sql, channelIds: number[]) {
-  const map = new Map<number, Record<string, unknown>[]>(channelIds.map((id) => [id, []]));
+  const map = new Map<number, SubscriptionRow[]>(channelIds.map((id) => [id, []]));
   if (!channelIds.length) return map;
-  const rows = await sql`select * from alert_subscriptions where alert_channel_id = any(${channelIds}::bigint[]) order by id`;
-  for (const r of rows) map.get(r.alert_channel_id as number)!.push(r);
+  const rows = await sql<SubscriptionRow[]>`select * from alert_subscriptions where alert_channel_id = any(${channelIds}::bigint[]) order by id`;
+  for (const r of rows) map.get(r.alert_channel_id)!.push(r);
   return map;
 }
 
@@ -117,7 +131,7 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
   const tag = 'Alert channels';
 
   async function read(db: Sql, accountId: string, id: number) {
-    const [row] = await db`select * from alert_channels where id = ${id} and account_id = ${accountId}`;
+    const [row] = await db<ChannelRow[]>`select * from alert_channels where id = ${id} and account_id = ${accountId}`;
     if (!row) throw notFound();
     return toChannel(row, (await subscriptionsOf(db, [id])).get(id)!);
   }
@@ -132,9 +146,9 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(Channel) } },
       handler: async ({ principal, query }) => {
-        const { rows, total } = await listAccountRows(sql, 'alert_channels', principal.account.id, query);
-        const subs = await subscriptionsOf(sql, rows.map((r) => r.id as number));
-        return listReply(rows.map((r) => toChannel(r, subs.get(r.id as number)!)), total);
+        const { rows, total } = await listAccountRows<ChannelRow>(sql, 'alert_channels', principal.account.id, query);
+        const subs = await subscriptionsOf(sql, rows.map((r) => r.id));
+        return listReply(rows.map((r) => toChannel(r, subs.get(r.id)!)), total);
       },
     }),
     defineRoute({
@@ -147,7 +161,7 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       schema: { body: ChannelBody, responses: { 201: Channel } },
       handler: async ({ principal, body }) => {
         const config = validatedConfig(body);
-        const [row] = await sql`insert into alert_channels (account_id, type, config, send_recovery, send_failure, send_degraded)
+        const [row] = await sql<ChannelRow[]>`insert into alert_channels (account_id, type, config, send_recovery, send_failure, send_degraded)
           values (${principal.account.id}, ${body.type}, ${sql.json(config as never)}, ${body.sendRecovery},
             ${body.sendFailure}, ${body.sendDegraded}) returning *`;
         return { status: 201, body: toChannel(row, []) };
@@ -175,7 +189,7 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       schema: { params: NumericIdParams, body: ChannelBody, responses: { 200: Channel } },
       handler: async ({ principal, params, body }) => {
         const config = validatedConfig(body);
-        const [current] = await sql`select type from alert_channels where id = ${params.id} and account_id = ${principal.account.id}`;
+        const [current] = await sql<Pick<ChannelRow, 'type'>[]>`select type from alert_channels where id = ${params.id} and account_id = ${principal.account.id}`;
         if (!current) throw notFound();
         new Rules().check(current.type === body.type, 'body.type', 'immutable', `cannot change from ${current.type}`).throwIfAny();
         await sql`update alert_channels set config = ${sql.json(config as never)}, send_recovery = ${body.sendRecovery},
@@ -223,11 +237,11 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
           .check(target.length > 0, body.checkId ? 'body.checkId' : 'body.groupId', 'exists', 'names no check or group of this account')
           .throwIfAny();
         const [row] = body.checkId
-          ? await sql`insert into alert_subscriptions (alert_channel_id, check_id, activated)
+          ? await sql<SubscriptionRow[]>`insert into alert_subscriptions (alert_channel_id, check_id, activated)
               values (${params.id}, ${body.checkId}, ${body.activated})
               on conflict (alert_channel_id, check_id) where check_id is not null
               do update set activated = excluded.activated returning *`
-          : await sql`insert into alert_subscriptions (alert_channel_id, group_id, activated)
+          : await sql<SubscriptionRow[]>`insert into alert_subscriptions (alert_channel_id, group_id, activated)
               values (${params.id}, ${body.groupId!}, ${body.activated})
               on conflict (alert_channel_id, group_id) where group_id is not null
               do update set activated = excluded.activated returning *`;

@@ -1,7 +1,7 @@
-import type { GroupData } from '../check-groups/routes.js';
+import type { GroupData } from '../check-groups/schemas.js';
 import type { EnvVar } from './secrets.js';
 
-type CheckData = Record<string, unknown>;
+type CheckFields = Record<string, unknown>;
 
 function mergeByKey<T extends { key: string }>(base: T[] | null | undefined, own: T[] | null | undefined): T[] {
   const merged = new Map<string, T>();
@@ -15,8 +15,8 @@ function mergeByKey<T extends { key: string }>(base: T[] | null | undefined, own
  * Tags are the union; variables merge by key with the check's own winning; API requests get the group's
  * base URL (for relative URLs), headers, query parameters, assertions and basic auth.
  */
-export function applyGroupSettings(check: CheckData, group: GroupData): CheckData {
-  const out: CheckData = { ...check };
+export function applyGroupSettings(check: CheckFields, group: GroupData): CheckFields {
+  const out: CheckFields = { ...check };
   if (group.locations.length || group.privateLocations?.length) {
     out.locations = group.locations;
     out.privateLocations = group.privateLocations ?? [];

@@ -1,13 +1,14 @@
 import { HttpError } from '../../http/errors.js';
+import { UUID } from '../../http/ids.js';
 import type { Sql } from '../../storage/postgres.js';
-import type { GroupData } from '../check-groups/routes.js';
+import type { GroupData } from '../check-groups/schemas.js';
 import { iso } from '../common.js';
-import { Rules } from '../rules.js';
-import { frequencyOffsetProblem, type CheckType } from './catalog.js';
+import { Rules } from '../../http/rules.js';
+import { frequencyOffsetProblem, type CheckType } from './enums.js';
 import { applyGroupSettings } from './group-settings.js';
 import { maskSecrets, type EnvVar } from './secrets.js';
 
-export type CheckData = Record<string, unknown> & {
+export type CheckInput = Record<string, unknown> & {
   name: string;
   activated: boolean;
   muted: boolean;
@@ -19,7 +20,21 @@ export type CheckData = Record<string, unknown> & {
   environmentVariables?: EnvVar[] | null;
 };
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A row of the checks table: filtered columns, and the rest of the validated body in `data`. */
+export interface CheckRow {
+  id: string;
+  account_id: string;
+  check_type: CheckType;
+  name: string;
+  activated: boolean;
+  muted: boolean;
+  frequency: number;
+  tags: string[];
+  group_id: number | null;
+  data: CheckInput;
+  created_at: Date;
+  updated_at: Date | null;
+}
 
 interface ChannelRow {
   check_id: string;
@@ -30,19 +45,19 @@ interface ChannelRow {
 }
 
 /** Rules JSON Schema cannot state, plus references that must name rows of the same account. */
-export async function checkRules(db: Sql, accountId: string, data: CheckData): Promise<void> {
+export async function checkRules(db: Sql, accountId: string, data: CheckInput): Promise<void> {
   const rules = new Rules();
   const offsetProblem = frequencyOffsetProblem(data.frequency, data.frequencyOffset);
   if (offsetProblem) rules.fail('body.frequencyOffset', 'frequencyOffset', offsetProblem);
   if (data.groupId != null) {
-    const [group] = await db`select id from check_groups where id = ${data.groupId} and account_id = ${accountId}`;
+    const [group] = await db<{ id: number }[]>`select id from check_groups where id = ${data.groupId} and account_id = ${accountId}`;
     rules.check(!!group, 'body.groupId', 'exists', 'names no check group of this account');
   }
   const wanted = (data.alertChannelSubscriptions ?? []).map((s) => s.alertChannelId);
   if (wanted.length) {
     const found = new Set(
-      (await db`select id from alert_channels where account_id = ${accountId} and id = any(${wanted}::bigint[])`).map(
-        (r) => r.id as number,
+      (await db<{ id: number }[]>`select id from alert_channels where account_id = ${accountId} and id = any(${wanted}::bigint[])`).map(
+        (r) => r.id,
       ),
     );
     wanted.forEach((id, i) => {
@@ -54,26 +69,27 @@ export async function checkRules(db: Sql, accountId: string, data: CheckData): P
 
 /** Per-account cap on browser checks (unlimited when null); the account row lock serialises creators. */
 export async function enforceBrowserLimit(db: Sql, accountId: string): Promise<void> {
-  const [account] = await db`select browser_check_limit from accounts where id = ${accountId} for update`;
-  const limit = account?.browser_check_limit as number | null;
+  const [account] = await db<{ browser_check_limit: number | null }[]>`select browser_check_limit from accounts
+    where id = ${accountId} for update`;
+  const limit = account?.browser_check_limit;
   if (limit === null || limit === undefined) return;
-  const [{ n }] = await db`select count(*)::int as n from checks where account_id = ${accountId} and check_type = 'BROWSER'`;
+  const [{ n }] = await db<{ n: number }[]>`select count(*)::int as n from checks where account_id = ${accountId} and check_type = 'BROWSER'`;
   if (n >= limit) throw new HttpError(402, 'Payment Required', { limit, browserChecks: n });
 }
 
-function storedData(data: CheckData): Record<string, unknown> {
+function storedData(data: CheckInput): Record<string, unknown> {
   const { alertChannelSubscriptions: _subs, ...rest } = data;
   return rest;
 }
 
-export async function insertCheck(db: Sql, accountId: string, checkType: CheckType, data: CheckData): Promise<string> {
-  const [row] = await db`insert into checks (account_id, check_type, name, activated, muted, frequency, tags, group_id, data)
+export async function insertCheck(db: Sql, accountId: string, checkType: CheckType, data: CheckInput): Promise<string> {
+  const [row] = await db<{ id: string }[]>`insert into checks (account_id, check_type, name, activated, muted, frequency, tags, group_id, data)
     values (${accountId}, ${checkType}, ${data.name}, ${data.activated}, ${data.muted}, ${data.frequency},
       ${data.tags ?? []}, ${data.groupId ?? null}, ${db.json(storedData(data) as never)}) returning id`;
-  return row.id as string;
+  return row.id;
 }
 
-export async function updateCheck(db: Sql, id: string, data: CheckData): Promise<void> {
+export async function updateCheck(db: Sql, id: string, data: CheckInput): Promise<void> {
   await db`update checks set name = ${data.name}, activated = ${data.activated}, muted = ${data.muted},
       frequency = ${data.frequency}, tags = ${data.tags ?? []}, group_id = ${data.groupId ?? null},
       data = ${db.json(storedData(data) as never)}, updated_at = now()
@@ -88,7 +104,7 @@ export async function saveSubscriptions(
   db: Sql,
   accountId: string,
   checkId: string,
-  explicit: CheckData['alertChannelSubscriptions'],
+  explicit: CheckInput['alertChannelSubscriptions'],
   autoAssign: boolean,
 ): Promise<void> {
   if (explicit) {
@@ -133,46 +149,76 @@ export interface ReadOptions {
 }
 
 /** Loads checks of one account with their subscriptions (and groups when asked), in three queries at most. */
-export async function readChecks(db: Sql, accountId: string, rows: Record<string, unknown>[], opts: ReadOptions = {}) {
-  const ids = rows.map((r) => r.id as string);
+export async function readChecks(db: Sql, accountId: string, rows: CheckRow[], opts: ReadOptions = {}) {
+  const ids = rows.map((r) => r.id);
   const channelRows = ids.length
-    ? ((await db`select s.check_id, s.alert_channel_id, s.activated, c.type, c.config
+    ? await db<ChannelRow[]>`select s.check_id, s.alert_channel_id, s.activated, c.type, c.config
         from alert_subscriptions s join alert_channels c on c.id = s.alert_channel_id
         where s.check_id = any(${ids}::uuid[]) and c.account_id = ${accountId}
-        order by s.alert_channel_id`) as unknown as ChannelRow[])
+        order by s.alert_channel_id`
     : [];
-  const groupIds = opts.applyGroupSettings ? [...new Set(rows.map((r) => r.group_id).filter((g) => g != null))] : [];
+  const groupIds = opts.applyGroupSettings ? [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))] : [];
   const groups = new Map<number, GroupData>();
   if (groupIds.length) {
-    for (const g of await db`select id, data from check_groups where id = any(${groupIds as number[]}::bigint[]) and account_id = ${accountId}`) {
-      groups.set(g.id as number, g.data as GroupData);
-    }
+    const found = await db<{ id: number; data: GroupData }[]>`select id, data from check_groups
+      where id = any(${groupIds}::bigint[]) and account_id = ${accountId}`;
+    for (const g of found) groups.set(g.id, g.data);
   }
   return rows.map((row) => {
     const own = channelRows.filter((c) => c.check_id === row.id);
-    let data: Record<string, unknown> = { ...(row.data as Record<string, unknown>), checkType: row.check_type };
-    const group = row.group_id != null ? groups.get(row.group_id as number) : undefined;
+    let data: Record<string, unknown> = { ...row.data, checkType: row.check_type };
+    const group = row.group_id !== null ? groups.get(row.group_id) : undefined;
     if (group) data = applyGroupSettings(data, group);
     const { dependencies, environmentVariables, ...rest } = data;
     return {
-      id: row.id as string,
+      id: row.id,
       ...rest,
-      checkType: row.check_type as CheckType,
+      checkType: row.check_type,
       tags: (rest.tags as string[] | undefined) ?? [],
       ...(environmentVariables ? { environmentVariables: maskSecrets(environmentVariables as EnvVar[]) } : {}),
       ...(opts.includeDependencies ? { dependencies: (dependencies as unknown[] | null | undefined) ?? [] } : {}),
       alertChannelSubscriptions: own.map((c) => ({ alertChannelId: c.alert_channel_id, activated: c.activated })),
       alertChannels: groupChannels(own),
-      created_at: iso(row.created_at as Date),
-      updated_at: iso(row.updated_at as Date | null),
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at),
     };
   });
 }
 
-export async function findCheckRow(db: Sql, accountId: string, id: string, lock = false) {
+export async function findCheckRow(db: Sql, accountId: string, id: string, lock = false): Promise<CheckRow | undefined> {
   if (!UUID.test(id)) return undefined;
   const [row] = lock
-    ? await db`select * from checks where id = ${id} and account_id = ${accountId} for update`
-    : await db`select * from checks where id = ${id} and account_id = ${accountId}`;
+    ? await db<CheckRow[]>`select * from checks where id = ${id} and account_id = ${accountId} for update`
+    : await db<CheckRow[]>`select * from checks where id = ${id} and account_id = ${accountId}`;
   return row;
+}
+
+/** The type of each of `ids` that names a check of the account; ids that do not are absent. */
+export async function checkTypesOf(db: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, CheckType>> {
+  const wellFormed = [...new Set(ids.filter((id) => UUID.test(id)))];
+  if (!wellFormed.length) return new Map();
+  const rows = await db<{ id: string; check_type: CheckType }[]>`select id, check_type from checks
+    where account_id = ${accountId} and id = any(${wellFormed}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, r.check_type]));
+}
+
+export interface CheckFilter {
+  checkType?: CheckType;
+  tag?: string;
+}
+
+/** One page of an account's checks (oldest first) matching the filter, and how many match. */
+export async function listCheckRows(db: Sql, accountId: string, filter: CheckFilter, limit: number, offset: number) {
+  const where = db`account_id = ${accountId}
+    ${filter.checkType ? db`and check_type = ${filter.checkType}` : db``}
+    ${filter.tag ? db`and ${filter.tag} = any(tags)` : db``}`;
+  const [rows, [{ n }]] = await Promise.all([
+    db<CheckRow[]>`select * from checks where ${where} order by created_at, id limit ${limit} offset ${offset}`,
+    db<{ n: number }[]>`select count(*)::int as n from checks where ${where}`,
+  ]);
+  return { rows, total: n };
+}
+
+export async function deleteCheck(db: Sql, accountId: string, id: string): Promise<void> {
+  await db`delete from checks where id = ${id} and account_id = ${accountId}`;
 }

@@ -1,24 +1,26 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../app.js';
+import type { Deps } from '../../deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { StringEnum } from '../../http/schemas.js';
 import { compileValidator } from '../../http/validation.js';
-import type { Sql } from '../../storage/postgres.js';
-import { Rules } from '../rules.js';
-import { CHECK_TYPES, CREATABLE_TYPES, type CheckType, type TypeSegment } from './catalog.js';
+import { transaction, type Sql } from '../../storage/postgres.js';
+import { Rules } from '../../http/rules.js';
+import { CHECK_TYPES, CREATABLE_TYPES, type CheckType, type TypeSegment } from './enums.js';
 import {
   checkRules,
+  deleteCheck,
   enforceBrowserLimit,
   findCheckRow,
   insertCheck,
+  listCheckRows,
   readChecks,
   saveSubscriptions,
   updateCheck,
-  type CheckData,
+  type CheckInput,
 } from './repository.js';
-import { CheckResult, createBodySchema, fieldsOf, genericUpdateSchema } from './schemas.js';
+import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema } from './schemas.js';
 import { keepStoredSecrets } from './secrets.js';
 
 const SEGMENTS = Object.keys(CREATABLE_TYPES) as TypeSegment[];
@@ -78,9 +80,8 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
   }
 
   /** Saves a validated body as a new check or over an existing one, in one transaction. */
-  async function save(accountId: string, type: CheckType, data: CheckData, autoAssign: boolean, existingId?: string) {
-    return sql.begin(async (tx) => {
-      const db = tx as unknown as Sql;
+  async function save(accountId: string, type: CheckType, data: CheckInput, autoAssign: boolean, existingId?: string) {
+    return transaction(sql, async (db) => {
       let id = existingId;
       if (id) {
         const current = await findCheckRow(db, accountId, id, true);
@@ -88,8 +89,7 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
         new Rules()
           .check(current.check_type === type, 'body.checkType', 'immutable', `cannot change from ${current.check_type}`)
           .throwIfAny();
-        const stored = current.data as CheckData;
-        data = { ...data, environmentVariables: keepStoredSecrets(data.environmentVariables, stored.environmentVariables) };
+        data = { ...data, environmentVariables: keepStoredSecrets(data.environmentVariables, current.data.environmentVariables) };
         await checkRules(db, accountId, data);
         await updateCheck(db, id, data);
       } else {
@@ -115,10 +115,10 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
         tag,
         access: 'write',
         errors: type === 'BROWSER' ? [402] : [],
-        schema: { query: AutoAssignQuery, body, responses: { 201: CheckResult } },
+        schema: { query: AutoAssignQuery, body, responses: { 201: CheckResponse } },
         handler: async ({ principal, query, body: data }) => ({
           status: 201,
-          body: await save(principal.account.id, type, data as CheckData, query.autoAssignAlerts),
+          body: await save(principal.account.id, type, data as CheckInput, query.autoAssignAlerts),
         }),
       }),
       defineRoute({
@@ -129,10 +129,10 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
         tag,
         access: 'write',
         errors: [404],
-        schema: { params: IdParams, query: AutoAssignQuery, body, responses: { 200: CheckResult } },
+        schema: { params: IdParams, query: AutoAssignQuery, body, responses: { 200: CheckResponse } },
         handler: async ({ principal, params, query, body: data }) => ({
           status: 200,
-          body: await save(principal.account.id, type, data as CheckData, query.autoAssignAlerts, params.id),
+          body: await save(principal.account.id, type, data as CheckInput, query.autoAssignAlerts, params.id),
         }),
       }),
     ];
@@ -146,17 +146,12 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
       summary: 'List checks, optionally of one type or with one tag',
       tag,
       access: 'read',
-      schema: { query: ListQuery, responses: { 200: Type.Array(CheckResult) } },
+      schema: { query: ListQuery, responses: { 200: Type.Array(CheckResponse) } },
       handler: async ({ principal, query }) => {
         const accountId = principal.account.id;
-        const where = sql`account_id = ${accountId}
-          ${query.checkType ? sql`and check_type = ${query.checkType}` : sql``}
-          ${query.tag ? sql`and ${query.tag} = any(tags)` : sql``}`;
-        const [rows, [{ n }]] = await Promise.all([
-          sql`select * from checks where ${where} order by created_at, id limit ${query.limit} offset ${pageOffset(query)}`,
-          sql`select count(*)::int as n from checks where ${where}`,
-        ]);
-        return listReply(await readChecks(sql, accountId, rows), n as number);
+        const filter = { checkType: query.checkType, tag: query.tag };
+        const { rows, total } = await listCheckRows(sql, accountId, filter, query.limit, pageOffset(query));
+        return listReply(await readChecks(sql, accountId, rows), total);
       },
     }),
     ...typedRoutes,
@@ -168,7 +163,7 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
       tag,
       access: 'read',
       errors: [404],
-      schema: { params: IdParams, query: ReadQuery, responses: { 200: CheckResult } },
+      schema: { params: IdParams, query: ReadQuery, responses: { 200: CheckResponse } },
       handler: async ({ principal, params, query }) => {
         const row = await findCheckRow(sql, principal.account.id, params.id);
         if (!row) throw notFound();
@@ -187,22 +182,22 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
       tag,
       access: 'write',
       errors: [404],
-      schema: { params: IdParams, query: AutoAssignQuery, body: genericUpdateSchema(), responses: { 200: CheckResult } },
+      schema: { params: IdParams, query: AutoAssignQuery, body: genericUpdateSchema(), responses: { 200: CheckResponse } },
       handler: async ({ principal, params, query, body }) => {
         const current = await findCheckRow(sql, principal.account.id, params.id);
         if (!current) throw notFound();
-        const type = current.check_type as CheckType;
+        const type = current.check_type;
         const segment = SEGMENT_OF[type];
         const rules = new Rules();
         rules.check(body.checkType === undefined || body.checkType === type, 'body.checkType', 'immutable', `cannot change from ${type}`);
         rules.check(segment !== undefined, 'path.id', 'checkType', `checks of type ${type} cannot be updated here`);
         rules.throwIfAny();
-        const merged: Record<string, unknown> = { ...(current.data as Record<string, unknown>) };
+        const merged: Record<string, unknown> = { ...current.data };
         for (const field of fieldsOf(segment!)) {
           if (field in body) merged[field] = (body as Record<string, unknown>)[field];
         }
         if (!('alertChannelSubscriptions' in body)) delete merged.alertChannelSubscriptions;
-        const data = typeValidators[segment!](merged) as CheckData;
+        const data = typeValidators[segment!](merged) as CheckInput;
         return { status: 200, body: await save(principal.account.id, type, data, query.autoAssignAlerts, params.id) };
       },
     }),
@@ -218,7 +213,7 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
       handler: async ({ principal, params }) => {
         const row = await findCheckRow(sql, principal.account.id, params.id);
         if (!row) throw notFound();
-        await sql`delete from checks where id = ${row.id as string} and account_id = ${principal.account.id}`;
+        await deleteCheck(sql, principal.account.id, row.id);
         return { status: 204 };
       },
     }),

@@ -1,6 +1,6 @@
 import { OptionalKind, Type, type TProperties, type TSchema } from '@sinclair/typebox';
 import { Nullable, NumberEnum, StringEnum } from '../../http/schemas.js';
-import { CHECK_TYPES, FREQUENCIES, LOCATIONS, RUNTIME_IDS, type TypeSegment } from './catalog.js';
+import { CHECK_TYPES, FREQUENCIES, LOCATIONS, RUNTIME_IDS, type TypeSegment } from './enums.js';
 
 const Str = (max = 2048) => Type.String({ maxLength: max });
 
@@ -307,7 +307,7 @@ const AlertChannelsResult = Type.Object({
 });
 
 /** What every check read returns; type-specific fields are present when the type has them. */
-export const CheckResult = Type.Object(
+export const CheckResponse = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     checkType: StringEnum(CHECK_TYPES),

@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
-import type { Deps } from '../../app.js';
+import type { Deps } from '../../deps.js';
 import { hashSecret } from '../../accounts/keys.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, NumberEnum, StringEnum } from '../../http/schemas.js';
-import type { Sql } from '../../storage/postgres.js';
+import { transaction, type Sql } from '../../storage/postgres.js';
 import { iso, listAccountRows, uniqueViolation } from '../common.js';
 
 const Url = Type.String({ format: 'uri', maxLength: 2048 });
@@ -78,8 +78,17 @@ const DashboardParams = Type.Object(
   { additionalProperties: false },
 );
 
+interface DashboardRow {
+  id: number;
+  dashboard_id: string;
+  data: DashboardBody;
+  created_at: Date;
+  updated_at: Date | null;
+}
+
 interface KeyRow {
   id: string;
+  dashboard_id: number;
   key_suffix: string;
   created_at: Date;
   updated_at: Date;
@@ -89,11 +98,11 @@ function maskKey(suffix: string): string {
   return `dk_****${suffix}`;
 }
 
-function toDashboard(row: Record<string, unknown>, keys: KeyRow[], rawKeys = new Map<string, string>()) {
-  const { keys: _ignored, ...data } = row.data as DashboardBody;
+function toDashboard(row: DashboardRow, keys: KeyRow[], rawKeys = new Map<string, string>()) {
+  const { keys: _ignored, ...data } = row.data;
   return {
-    id: row.id as number,
-    dashboardId: row.dashboard_id as string,
+    id: row.id,
+    dashboardId: row.dashboard_id,
     ...data,
     keys: keys.map((k) => ({
       id: k.id,
@@ -102,8 +111,8 @@ function toDashboard(row: Record<string, unknown>, keys: KeyRow[], rawKeys = new
       created_at: iso(k.created_at),
       updated_at: iso(k.updated_at),
     })),
-    created_at: iso(row.created_at as Date),
-    updated_at: iso(row.updated_at as Date | null),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
   };
 }
 
@@ -135,8 +144,8 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
   async function keysOf(db: Sql, dashboardIds: number[]): Promise<Map<number, KeyRow[]>> {
     const map = new Map<number, KeyRow[]>(dashboardIds.map((id) => [id, []]));
     if (!dashboardIds.length) return map;
-    const rows = await db`select * from dashboard_keys where dashboard_id = any(${dashboardIds}::bigint[]) order by created_at, id`;
-    for (const r of rows) map.get(r.dashboard_id as number)!.push(r as unknown as KeyRow);
+    const rows = await db<KeyRow[]>`select * from dashboard_keys where dashboard_id = any(${dashboardIds}::bigint[]) order by created_at, id`;
+    for (const r of rows) map.get(r.dashboard_id)!.push(r);
     return map;
   }
 
@@ -145,9 +154,9 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
     const [existing] = await db`select id from dashboard_keys where dashboard_id = ${dashboardId} limit 1`;
     if (existing) return new Map();
     const raw = `dk_${randomBytes(24).toString('base64url')}`;
-    const [row] = await db`insert into dashboard_keys (dashboard_id, key_hash, key_suffix)
+    const [row] = await db<{ id: string }[]>`insert into dashboard_keys (dashboard_id, key_hash, key_suffix)
       values (${dashboardId}, ${hashSecret(raw)}, ${raw.slice(-4)}) returning id`;
-    return new Map([[row.id as string, raw]]);
+    return new Map([[row.id, raw]]);
   }
 
   async function save(db: Sql, dashboardId: number, isPrivate: boolean): Promise<Map<string, string>> {
@@ -166,9 +175,9 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(Dashboard) } },
       handler: async ({ principal, query }) => {
-        const { rows, total } = await listAccountRows(sql, 'dashboards', principal.account.id, query);
-        const keys = await keysOf(sql, rows.map((r) => r.id as number));
-        return listReply(rows.map((r) => toDashboard(r, keys.get(r.id as number)!)), total);
+        const { rows, total } = await listAccountRows<DashboardRow>(sql, 'dashboards', principal.account.id, query);
+        const keys = await keysOf(sql, rows.map((r) => r.id));
+        return listReply(rows.map((r) => toDashboard(r, keys.get(r.id)!)), total);
       },
     }),
     defineRoute({
@@ -183,16 +192,13 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       schema: { body: DashboardBody, responses: { 201: Dashboard } },
       handler: async ({ principal, body }) => {
         const data = normalise(body);
-        const result = await sql
-          .begin(async (tx) => {
-            const db = tx as unknown as Sql;
-            const [row] = await tx`insert into dashboards (dashboard_id, account_id, custom_url, custom_domain, data)
+        const result = await transaction(sql, async (db) => {
+            const [row] = await db<DashboardRow[]>`insert into dashboards (dashboard_id, account_id, custom_url, custom_domain, data)
               values (${randomUUID()}, ${principal.account.id}, ${data.customUrl ?? null}, ${data.customDomain ?? null},
                 ${sql.json(data as never)}) returning *`;
-            const raw = await save(db, row.id as number, data.isPrivate);
-            return toDashboard(row, (await keysOf(db, [row.id as number])).get(row.id as number)!, raw);
-          })
-          .catch(taken);
+            const raw = await save(db, row.id, data.isPrivate);
+            return toDashboard(row, (await keysOf(db, [row.id])).get(row.id)!, raw);
+          }).catch(taken);
         return { status: 201, body: result };
       },
     }),
@@ -206,10 +212,10 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       errors: [404],
       schema: { params: DashboardParams, responses: { 200: Dashboard } },
       handler: async ({ principal, params }) => {
-        const [row] = await sql`select * from dashboards where account_id = ${principal.account.id}
+        const [row] = await sql<DashboardRow[]>`select * from dashboards where account_id = ${principal.account.id}
           and ${byIdentifier(params.dashboardId)}`;
         if (!row) throw notFound();
-        return { status: 200, body: toDashboard(row, (await keysOf(sql, [row.id as number])).get(row.id as number)!) };
+        return { status: 200, body: toDashboard(row, (await keysOf(sql, [row.id])).get(row.id)!) };
       },
     }),
     defineRoute({
@@ -224,17 +230,14 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       schema: { params: DashboardParams, body: DashboardBody, responses: { 200: Dashboard } },
       handler: async ({ principal, params, body }) => {
         const data = normalise(body);
-        const result = await sql
-          .begin(async (tx) => {
-            const db = tx as unknown as Sql;
-            const [row] = await tx`update dashboards set custom_url = ${data.customUrl ?? null},
+        const result = await transaction(sql, async (db) => {
+            const [row] = await db<DashboardRow[]>`update dashboards set custom_url = ${data.customUrl ?? null},
                 custom_domain = ${data.customDomain ?? null}, data = ${sql.json(data as never)}, updated_at = now()
               where account_id = ${principal.account.id} and ${byIdentifier(params.dashboardId)} returning *`;
             if (!row) throw notFound();
-            const raw = await save(db, row.id as number, data.isPrivate);
-            return toDashboard(row, (await keysOf(db, [row.id as number])).get(row.id as number)!, raw);
-          })
-          .catch(taken);
+            const raw = await save(db, row.id, data.isPrivate);
+            return toDashboard(row, (await keysOf(db, [row.id])).get(row.id)!, raw);
+          }).catch(taken);
         return { status: 200, body: result };
       },
     }),

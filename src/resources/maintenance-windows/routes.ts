@@ -1,11 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Deps } from '../../app.js';
+import type { Deps } from '../../deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
+import { NumericIdParams } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
-import { iso, listAccountRows, NumericIdParams } from '../common.js';
-import { Rules } from '../rules.js';
+import { iso, listAccountRows } from '../common.js';
+import { Rules } from '../../http/rules.js';
 
 /** A calendar date or a full timestamp; windows usually need the time of day. */
 const DateOrTime = Type.Union([Type.String({ format: 'date-time' }), Type.String({ format: 'date' })]);
@@ -73,13 +74,15 @@ function checkRules(body: WindowBody): void {
   rules.throwIfAny();
 }
 
-function toWindow(row: Record<string, unknown>) {
-  return {
-    id: row.id as number,
-    ...(row.data as WindowBody),
-    created_at: iso(row.created_at as Date),
-    updated_at: iso(row.updated_at as Date | null),
-  };
+interface WindowRow {
+  id: number;
+  data: WindowBody;
+  created_at: Date;
+  updated_at: Date | null;
+}
+
+function toWindow(row: WindowRow) {
+  return { id: row.id, ...row.data, created_at: iso(row.created_at), updated_at: iso(row.updated_at) };
 }
 
 export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
@@ -94,7 +97,7 @@ export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(MaintenanceWindow) } },
       handler: async ({ principal, query }) => {
-        const { rows, total } = await listAccountRows(sql, 'maintenance_windows', principal.account.id, query);
+        const { rows, total } = await listAccountRows<WindowRow>(sql, 'maintenance_windows', principal.account.id, query);
         return listReply(rows.map(toWindow), total);
       },
     }),
@@ -108,7 +111,7 @@ export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
       schema: { body: WindowBody, responses: { 201: MaintenanceWindow } },
       handler: async ({ principal, body }) => {
         checkRules(body);
-        const [row] = await sql`insert into maintenance_windows (account_id, data)
+        const [row] = await sql<WindowRow[]>`insert into maintenance_windows (account_id, data)
           values (${principal.account.id}, ${sql.json(body as never)}) returning *`;
         return { status: 201, body: toWindow(row) };
       },
@@ -123,7 +126,7 @@ export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
       errors: [404],
       schema: { params: NumericIdParams, responses: { 200: MaintenanceWindow } },
       handler: async ({ principal, params }) => {
-        const [row] = await sql`select * from maintenance_windows where id = ${params.id} and account_id = ${principal.account.id}`;
+        const [row] = await sql<WindowRow[]>`select * from maintenance_windows where id = ${params.id} and account_id = ${principal.account.id}`;
         if (!row) throw notFound();
         return { status: 200, body: toWindow(row) };
       },
@@ -139,7 +142,7 @@ export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
       schema: { params: NumericIdParams, body: WindowBody, responses: { 200: MaintenanceWindow } },
       handler: async ({ principal, params, body }) => {
         checkRules(body);
-        const [row] = await sql`update maintenance_windows set data = ${sql.json(body as never)}, updated_at = now()
+        const [row] = await sql<WindowRow[]>`update maintenance_windows set data = ${sql.json(body as never)}, updated_at = now()
           where id = ${params.id} and account_id = ${principal.account.id} returning *`;
         if (!row) throw notFound();
         return { status: 200, body: toWindow(row) };

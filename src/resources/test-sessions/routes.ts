@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
-import type { Deps } from '../../app.js';
+import type { Deps } from '../../deps.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
-import type { Sql } from '../../storage/postgres.js';
+import { transaction, type Sql } from '../../storage/postgres.js';
 import { iso, listAccountRows, uniqueViolation } from '../common.js';
 
 export const SESSION_STATES = ['RUNNING', 'FAILED', 'PASSED', 'CANCELLED'] as const;
@@ -90,16 +90,25 @@ const SessionParams = Type.Object({ testSessionId: Uuid }, { additionalPropertie
 
 type ResultData = Static<typeof Result>;
 
-function toSession(row: Record<string, unknown>, results: ResultData[]) {
-  const started = row.started_at as Date;
-  const stopped = row.stopped_at as Date | null;
+interface SessionRow {
+  id: string;
+  name: string;
+  status: SessionState;
+  metadata: { link?: string; metadata?: Static<typeof Metadata> } | null;
+  started_at: Date;
+  stopped_at: Date | null;
+}
+
+function toSession(row: SessionRow, results: ResultData[]) {
+  const started = row.started_at;
+  const stopped = row.stopped_at;
   const errorGroupIds = [...new Set(results.flatMap((r) => r.errorGroupIds))];
-  const data = (row.metadata ?? {}) as { link?: string; metadata?: Static<typeof Metadata> };
+  const data = row.metadata ?? {};
   return {
-    testSessionId: row.id as string,
+    testSessionId: row.id,
     ...(data.link ? { testSessionLink: data.link } : {}),
-    name: row.name as string,
-    status: row.status as SessionState,
+    name: row.name,
+    status: row.status,
     errorGroupIds,
     startedAt: iso(started),
     timeElapsed: (stopped ?? new Date()).getTime() - started.getTime(),
@@ -112,20 +121,20 @@ function toSession(row: Record<string, unknown>, results: ResultData[]) {
 async function loadResults(sql: Sql, sessionIds: string[]): Promise<Map<string, ResultData[]>> {
   const byId = new Map<string, ResultData[]>(sessionIds.map((id) => [id, []]));
   if (!sessionIds.length) return byId;
-  const rows = await sql`select test_session_id, id, data from test_session_results
-    where test_session_id = any(${sessionIds}::uuid[]) order by test_session_id, position`;
-  for (const r of rows) byId.get(r.test_session_id as string)!.push({ ...(r.data as ResultData), testSessionResultId: r.id as string });
+  const rows = await sql<{ test_session_id: string; id: string; data: ResultData }[]>`select test_session_id, id, data
+    from test_session_results where test_session_id = any(${sessionIds}::uuid[]) order by test_session_id, position`;
+  for (const r of rows) byId.get(r.test_session_id)!.push({ ...r.data, testSessionResultId: r.id });
   return byId;
 }
 
 async function insertResults(sql: Sql, sessionId: string, results: Static<typeof ResultInput>[]): Promise<void> {
   if (!results.length) return;
-  const [{ next }] = await sql`select coalesce(max(position), -1) + 1 as next from test_session_results
+  const [{ next }] = await sql<{ next: number }[]>`select coalesce(max(position), -1) + 1 as next from test_session_results
     where test_session_id = ${sessionId}`;
   const rows = results.map(({ testSessionResultId, ...data }, i) => ({
     id: testSessionResultId ?? randomUUID(),
     test_session_id: sessionId,
-    position: (next as number) + i,
+    position: next + i,
     data: sql.json(data as never),
   }));
   try {
@@ -140,27 +149,26 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
   const tag = 'Test sessions';
 
   async function lockSession(tx: Sql, accountId: string, id: string) {
-    const [row] = await tx`select * from test_sessions where id = ${id} and account_id = ${accountId} for update`;
+    const [row] = await tx<SessionRow[]>`select * from test_sessions where id = ${id} and account_id = ${accountId} for update`;
     if (!row) throw notFound();
     return row;
   }
 
   async function read(tx: Sql, accountId: string, id: string) {
-    const [row] = await tx`select * from test_sessions where id = ${id} and account_id = ${accountId}`;
+    const [row] = await tx<SessionRow[]>`select * from test_sessions where id = ${id} and account_id = ${accountId}`;
     if (!row) throw notFound();
     return toSession(row, (await loadResults(tx, [id])).get(id)!);
   }
 
   /** Moves a RUNNING session to an end state; any other move is a 409 that changes nothing. */
   async function transition(accountId: string, id: string, to: SessionState) {
-    return sql.begin(async (tx) => {
-      const db = tx as unknown as Sql;
+    return transaction(sql, async (db) => {
       const row = await lockSession(db, accountId, id);
-      const from = row.status as SessionState;
+      const from = row.status;
       if (!TRANSITIONS[from].includes(to)) {
         throw conflict(`A ${from} test session cannot become ${to}`, { status: from });
       }
-      await tx`update test_sessions set status = ${to}, stopped_at = now(), updated_at = now() where id = ${id}`;
+      await db`update test_sessions set status = ${to}, stopped_at = now(), updated_at = now() where id = ${id}`;
       return read(db, accountId, id);
     });
   }
@@ -175,9 +183,9 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(TestSession) } },
       handler: async ({ principal, query }) => {
-        const { rows, total } = await listAccountRows(sql, 'test_sessions', principal.account.id, query);
-        const results = await loadResults(sql, rows.map((r) => r.id as string));
-        return listReply(rows.map((r) => toSession(r, results.get(r.id as string)!)), total);
+        const { rows, total } = await listAccountRows<SessionRow>(sql, 'test_sessions', principal.account.id, query);
+        const results = await loadResults(sql, rows.map((r) => r.id));
+        return listReply(rows.map((r) => toSession(r, results.get(r.id)!)), total);
       },
     }),
     defineRoute({
@@ -189,13 +197,12 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
       access: 'write',
       schema: { body: CreateSession, responses: { 201: TestSession } },
       handler: async ({ principal, body }) => {
-        const session = await sql.begin(async (tx) => {
-          const db = tx as unknown as Sql;
+        const session = await transaction(sql, async (db) => {
           const extra = { link: body.testSessionLink, metadata: body.metadata };
-          const [row] = await tx`insert into test_sessions (account_id, name, status, metadata)
+          const [row] = await db<{ id: string }[]>`insert into test_sessions (account_id, name, status, metadata)
             values (${principal.account.id}, ${body.name}, 'RUNNING', ${sql.json(extra as never)}) returning id`;
-          await insertResults(db, row.id as string, body.results ?? []);
-          return read(db, principal.account.id, row.id as string);
+          await insertResults(db, row.id, body.results ?? []);
+          return read(db, principal.account.id, row.id);
         });
         return { status: 201, body: session };
       },
@@ -225,12 +232,11 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
         responses: { 200: TestSession },
       },
       handler: async ({ principal, params, body }) => {
-        const session = await sql.begin(async (tx) => {
-          const db = tx as unknown as Sql;
+        const session = await transaction(sql, async (db) => {
           const row = await lockSession(db, principal.account.id, params.testSessionId);
           if (row.status !== 'RUNNING') throw conflict(`A ${row.status} test session takes no more results`, { status: row.status });
           await insertResults(db, params.testSessionId, body.results);
-          await tx`update test_sessions set updated_at = now() where id = ${params.testSessionId}`;
+          await db`update test_sessions set updated_at = now() where id = ${params.testSessionId}`;
           return read(db, principal.account.id, params.testSessionId);
         });
         return { status: 200, body: session };

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Deps } from '../../app.js';
+import type { Deps } from '../../deps.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { transaction } from '../../storage/postgres.js';
 import { iso, listAccountRows, uniqueViolation } from '../common.js';
 
 /** Names a script can read from its environment: letters, digits and underscores, not starting with a digit. */
@@ -40,15 +41,24 @@ const UpdateVariable = Type.Object(
 
 const KeyParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
 
-function toVariable(row: Record<string, unknown>): Static<typeof Variable> {
+interface VariableRow {
+  key: string;
+  value: string;
+  locked: boolean;
+  secret: boolean;
+  created_at: Date;
+  updated_at: Date | null;
+}
+
+function toVariable(row: VariableRow): Static<typeof Variable> {
   return {
-    key: row.key as string,
+    key: row.key,
     // The plaintext of a secret never leaves the service.
-    value: row.secret ? '' : (row.value as string),
-    locked: row.locked as boolean,
-    secret: row.secret as boolean,
-    created_at: iso(row.created_at as Date),
-    updated_at: iso(row.updated_at as Date | null),
+    value: row.secret ? '' : row.value,
+    locked: row.locked,
+    secret: row.secret,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
   };
 }
 
@@ -64,7 +74,7 @@ export function variableRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(Variable) } },
       handler: async ({ principal, query }) => {
-        const { rows, total } = await listAccountRows(sql, 'variables', principal.account.id, query);
+        const { rows, total } = await listAccountRows<VariableRow>(sql, 'variables', principal.account.id, query);
         return listReply(rows.map(toVariable), total);
       },
     }),
@@ -79,7 +89,7 @@ export function variableRoutes({ sql }: Deps): AnyRoute[] {
       schema: { body: CreateVariable, responses: { 201: Variable } },
       handler: async ({ principal, body }) => {
         try {
-          const [row] = await sql`insert into variables (account_id, key, value, locked, secret)
+          const [row] = await sql<VariableRow[]>`insert into variables (account_id, key, value, locked, secret)
             values (${principal.account.id}, ${body.key}, ${body.value}, ${body.locked}, ${body.secret}) returning *`;
           return { status: 201, body: toVariable(row) };
         } catch (err) {
@@ -98,7 +108,7 @@ export function variableRoutes({ sql }: Deps): AnyRoute[] {
       errors: [404],
       schema: { params: KeyParams, responses: { 200: Variable } },
       handler: async ({ principal, params }) => {
-        const [row] = await sql`select * from variables where account_id = ${principal.account.id} and key = ${params.key}`;
+        const [row] = await sql<VariableRow[]>`select * from variables where account_id = ${principal.account.id} and key = ${params.key}`;
         if (!row) throw notFound();
         return { status: 200, body: toVariable(row) };
       },
@@ -118,8 +128,8 @@ export function variableRoutes({ sql }: Deps): AnyRoute[] {
             errors: [{ field: 'body.key', rule: 'immutable', message: 'cannot be changed' }],
           });
         }
-        return sql.begin(async (tx) => {
-          const [current] = await tx`select * from variables
+        return transaction(sql, async (tx) => {
+          const [current] = await tx<VariableRow[]>`select * from variables
             where account_id = ${principal.account.id} and key = ${params.key} for update`;
           if (!current) throw notFound();
           if (current.secret && body.secret === false) {
@@ -127,12 +137,12 @@ export function variableRoutes({ sql }: Deps): AnyRoute[] {
               errors: [{ field: 'body.secret', rule: 'immutable', message: 'cannot be cleared once set' }],
             });
           }
-          const [row] = await tx`update variables set value = ${body.value},
-              locked = ${body.locked ?? (current.locked as boolean)},
-              secret = ${body.secret ?? (current.secret as boolean)}, updated_at = now()
+          const [row] = await tx<VariableRow[]>`update variables set value = ${body.value},
+              locked = ${body.locked ?? current.locked},
+              secret = ${body.secret ?? current.secret}, updated_at = now()
             where account_id = ${principal.account.id} and key = ${params.key} returning *`;
           return { status: 200, body: toVariable(row) };
-        }) as Promise<{ status: number; body: Static<typeof Variable> }>;
+        });
       },
     }),
     defineRoute({

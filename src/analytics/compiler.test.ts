@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { AGGREGATES, CATALOGS, metricNames, SUFFIXES, type Catalog } from './metrics.js';
+import { compileReport, compileSummary, type ReportRequest } from './compiler.js';
+import { HttpError } from '../http/errors.js';
+
+const catalog = (segment: string): Catalog => CATALOGS.find((c) => c.segment === segment)!;
+const base: ReportRequest = {
+  catalog: catalog('multistep-checks'),
+  accountId: '11111111-1111-4111-8111-111111111111',
+  checkId: '22222222-2222-4222-8222-222222222222',
+  window: { from: Date.UTC(2026, 10, 1), to: Date.UTC(2026, 10, 2) },
+  metrics: ['responseTime_avg'],
+  limit: 10,
+  page: 1,
+  budget: { maxSeconds: 30, maxMemoryBytes: 1_000_000_000 },
+};
+
+function rejection(req: ReportRequest): HttpError {
+  try {
+    compileReport(req);
+  } catch (e) {
+    expect(e).toBeInstanceOf(HttpError);
+    return e as HttpError;
+  }
+  throw new Error(`compiled: ${JSON.stringify(req.metrics)}`);
+}
+
+describe('report compiler', () => {
+  it('maps each suffix to its aggregate over the catalog column', () => {
+    for (const suffix of SUFFIXES) {
+      const { sql, mode } = compileReport({ ...base, metrics: [`responseTime_${suffix}`] });
+      expect(mode).toBe('aggregated');
+      expect(sql).toContain(`${AGGREGATES[suffix].sql.replace('{c}', 'response_time')} AS m0`);
+    }
+    const icmp = compileReport({ ...base, catalog: catalog('icmp'), metrics: ['latencyStdDev_p99', 'packetLoss_sum'] });
+    expect(icmp.sql).toContain('quantileExactInclusive(0.99)(latency_stddev) AS m0');
+    expect(icmp.sql).toContain('sum(packet_loss) AS m1');
+  });
+
+  it('computes availability and retries per row, and drops repeated names', () => {
+    const { sql, metrics } = compileReport({ ...base, metrics: ['availability', 'retries', 'availability'] });
+    expect(metrics.map((m) => m.name)).toEqual(['availability', 'retries']);
+    expect(sql).toContain('countIf(NOT has_failures)');
+    expect(sql).toContain('countIf(attempts > 1) AS m1');
+  });
+
+  it('scopes every query to the account, the check and the window through parameters', () => {
+    const { sql, params } = compileReport(base);
+    expect(sql).toContain('account_id = {accountId:UUID}');
+    expect(sql).toContain('check_id = {checkId:UUID}');
+    expect(sql).toContain("started_at >= {from:DateTime64(3, 'UTC')}");
+    expect(sql).toContain("started_at < {to:DateTime64(3, 'UTC')}");
+    expect(params).toMatchObject({ accountId: base.accountId, checkId: base.checkId, from: '2026-11-01 00:00:00.000', to: '2026-11-02 00:00:00.000' });
+  });
+
+  it('without an interval aggregates the whole window into one row; with one, into epoch-aligned buckets', () => {
+    const whole = compileReport(base);
+    expect(whole.sql).not.toContain('GROUP BY');
+    expect(whole.sql).toContain('HAVING count() > 0');
+    expect(whole.bucketed).toBe(false);
+    const hourly = compileReport({ ...base, aggregationInterval: 60 });
+    expect(hourly.sql).toContain('intDiv(toUnixTimestamp64Milli(started_at), {bucketMs:UInt64}) * {bucketMs:UInt64} AS b');
+    expect(hourly.sql).toContain('GROUP BY b');
+    expect(hourly.sql).toContain('ORDER BY b');
+    expect(hourly.params.bucketMs).toBe(3_600_000);
+    expect(compileReport({ ...base, aggregationInterval: 7.5 }).params.bucketMs).toBe(450_000);
+  });
+
+  it('groups by a fixed column and pages each series with LIMIT BY', () => {
+    const grouped = compileReport({ ...base, catalog: catalog('api-checks'), groupBy: 'statusCode', aggregationInterval: 1440, page: 3, limit: 7 });
+    expect(grouped.sql).toContain('status_code AS g');
+    expect(grouped.sql).toContain('GROUP BY g, b');
+    expect(grouped.sql).toContain('ORDER BY g, b');
+    expect(grouped.sql).toContain('LIMIT {offset:UInt64}, {limit:UInt64} BY g');
+    expect(grouped.params).toMatchObject({ offset: 14, limit: 7 });
+    const byLocation = compileReport({ ...base, groupBy: 'runLocation' });
+    expect(byLocation.sql).toContain('run_location AS g');
+    const flat = compileReport({ ...base, page: 2, limit: 100 });
+    expect(flat.sql).toContain('LIMIT {limit:UInt64} OFFSET {offset:UInt64}');
+    expect(flat.params).toMatchObject({ offset: 100, limit: 100 });
+  });
+
+  it('filters by status with a boolean parameter; both statuses mean no filter', () => {
+    expect(compileReport({ ...base, filterByStatus: ['failure'] }).params.hasFailures).toBe(true);
+    expect(compileReport({ ...base, filterByStatus: ['success'] }).params.hasFailures).toBe(false);
+    const both = compileReport({ ...base, filterByStatus: ['success', 'failure'] });
+    expect(both.params).not.toHaveProperty('hasFailures');
+    expect(both.sql).not.toContain('has_failures =');
+    expect(compileReport({ ...base, filterByStatus: ['failure'] }).sql).toContain('has_failures = {hasFailures:Bool}');
+  });
+
+  it('returns raw metrics one row per run in time order', () => {
+    const raw = compileReport({ ...base, catalog: catalog('browser-checks'), metrics: ['LCP', 'CLS'] });
+    expect(raw.mode).toBe('raw');
+    expect(raw.sql).toContain('lcp AS m0, cls AS m1');
+    expect(raw.sql).toContain('ORDER BY started_at, run_location, result_id');
+    expect(raw.sql).not.toContain('GROUP BY');
+  });
+
+  it('rejects mixing raw and aggregated metrics, and an interval on raw metrics', () => {
+    expect(rejection({ ...base, metrics: ['responseTime', 'responseTime_avg'] }).attributes?.errors).toEqual([
+      expect.objectContaining({ field: 'query.metrics', rule: 'mix' }),
+    ]);
+    expect(rejection({ ...base, metrics: ['responseTime', 'availability'] }).status).toBe(400);
+    expect(rejection({ ...base, metrics: ['responseTime'], aggregationInterval: 60 }).attributes?.errors).toEqual([
+      expect.objectContaining({ field: 'query.aggregationInterval', rule: 'raw' }),
+    ]);
+  });
+
+  it('rejects a metric of another catalog and lists what this one allows', () => {
+    const e = rejection({ ...base, metrics: ['responseTime_avg', 'packetLoss_p95'] });
+    const [err] = e.attributes?.errors as { field: string; message: string }[];
+    expect(err.field).toBe('query.metrics[1]');
+    for (const name of metricNames(catalog('multistep-checks'))) expect(err.message).toContain(name);
+    expect(rejection({ ...base, groupBy: 'statusCode' }).attributes?.errors).toEqual([expect.objectContaining({ field: 'query.groupBy' })]);
+    expect(rejection({ ...base, catalog: catalog('heartbeat-checks'), metrics: ['responseTime_avg'] }).status).toBe(400);
+  });
+
+  it('rejects hostile strings before any SQL exists', () => {
+    const hostile = [
+      "responseTime_avg'); DROP TABLE check_results; --",
+      'responseTime_avg) FROM system.tables --',
+      'responseTime_p95 OR 1=1',
+      '{checkId:String}',
+      'availability\nUNION ALL SELECT * FROM system.users',
+      'response_time',
+      'sleep(3)',
+      'responseTime_avg\u0000',
+      '__proto___avg',
+      'constructor',
+      'toString_avg',
+      'responseTime_',
+      '_avg',
+    ];
+    for (const metric of hostile) expect(rejection({ ...base, metrics: [metric] }).status).toBe(400);
+    expect(rejection({ ...base, groupBy: 'run_location; DROP TABLE x' }).status).toBe(400);
+    expect(rejection({ ...base, filterByStatus: ["success' OR '1'='1"] }).status).toBe(400);
+    expect(rejection({ ...base, checkId: "x' OR 1=1 --" }).attributes?.errors).toEqual([expect.objectContaining({ field: 'path.id' })]);
+    expect(rejection({ ...base, aggregationInterval: Number.NaN }).status).toBe(400);
+    expect(rejection({ ...base, limit: 1e9 }).status).toBe(400);
+  });
+
+  it('never puts a request value in the SQL text: only the parameters change', () => {
+    const a = compileReport({ ...base, aggregationInterval: 60, filterByStatus: ['failure'], groupBy: 'runLocation', page: 2 });
+    const b = compileReport({
+      ...base,
+      accountId: '33333333-3333-4333-8333-333333333333',
+      checkId: '44444444-4444-4444-8444-444444444444',
+      window: { from: 0, to: 1 },
+      aggregationInterval: 1440,
+      filterByStatus: ['success'],
+      groupBy: 'runLocation',
+      page: 9,
+      limit: 37,
+    });
+    expect(a.sql).toBe(b.sql);
+    expect(a.params).not.toEqual(b.params);
+    // Every value is distinctive enough to be found if it were spliced in (offset 296, bucket 86400000, …).
+    for (const value of Object.values(b.params)) expect(a.sql).not.toContain(String(value));
+  });
+
+  it('caps the buckets of one series and says which interval would fit', () => {
+    const year = { from: Date.UTC(2026, 0, 1), to: Date.UTC(2027, 0, 1) };
+    const e = rejection({ ...base, window: year, aggregationInterval: 1 });
+    expect(e.attributes?.errors).toEqual([expect.objectContaining({ field: 'query.aggregationInterval', rule: 'buckets' })]);
+    expect(e.message).toContain('525600 buckets');
+    expect(e.message).toContain('at least 11 minutes');
+    expect(compileReport({ ...base, window: year, aggregationInterval: 11 }).params.bucketMs).toBe(660_000);
+    const month = { from: Date.UTC(2026, 9, 1), to: Date.UTC(2026, 9, 31) };
+    expect(compileReport({ ...base, window: month, aggregationInterval: 1 }).bucketed).toBe(true);
+  });
+
+  it('bounds every query by the configured time and memory budget', () => {
+    expect(compileReport(base).sql).toMatch(/\nSETTINGS max_execution_time = 30, max_memory_usage = 1000000000$/);
+    expect(compileSummary(base.accountId, [base.checkId], base.window, base.budget).sql).toMatch(/SETTINGS max_execution_time = 30, max_memory_usage = 1000000000$/);
+    expect(() => compileReport({ ...base, budget: { maxSeconds: 1.5, maxMemoryBytes: 1 } })).toThrow();
+    expect(() => compileReport({ ...base, budget: { maxSeconds: 30, maxMemoryBytes: Number.NaN } })).toThrow();
+  });
+
+  it('compiles the summary of many checks to one query over an array parameter', () => {
+    const ids = [base.checkId, '55555555-5555-4555-8555-555555555555'];
+    const { sql, params } = compileSummary(base.accountId, ids, base.window, base.budget);
+    expect(sql).toContain('check_id IN {checkIds:Array(UUID)}');
+    expect(sql).toContain('GROUP BY check_id');
+    expect(params.checkIds).toEqual(ids);
+    expect(() => compileSummary(base.accountId, ["' OR 1=1"], base.window, base.budget)).toThrow();
+  });
+});

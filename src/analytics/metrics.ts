@@ -1,0 +1,176 @@
+import type { CheckType } from '../resources/checks/enums.js';
+
+export interface MetricDef {
+  /** The check_results column; a fixed identifier, never taken from a request. */
+  column: string;
+  label: string;
+  unit: string;
+}
+
+export const SUFFIXES = ['avg', 'max', 'median', 'min', 'p50', 'p90', 'p95', 'p99', 'stddev', 'sum'] as const;
+export type Suffix = (typeof SUFFIXES)[number];
+
+/** The quantile level of each percentile suffix. */
+export const QUANTILE_LEVELS = { median: 0.5, p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 } as const;
+export type QuantileSuffix = keyof typeof QUANTILE_LEVELS;
+
+function exactQuantile(suffix: QuantileSuffix): string {
+  return `quantileExactInclusive(${QUANTILE_LEVELS[suffix]})({c})`;
+}
+
+/**
+ * Suffix → aggregate over one column. Percentiles are exact (quantileExactInclusive: linear
+ * interpolation between the two nearest ranks, as numpy's default and Excel's PERCENTILE.INC);
+ * docs/analytics.md gives the reasons. `{c}` is replaced with a column from the catalog.
+ */
+export const AGGREGATES: Record<Suffix, { sql: string; label: string }> = {
+  avg: { sql: 'avg({c})', label: 'average' },
+  max: { sql: 'max({c})', label: 'maximum' },
+  median: { sql: exactQuantile('median'), label: 'median' },
+  min: { sql: 'min({c})', label: 'minimum' },
+  p50: { sql: exactQuantile('p50'), label: '50th percentile' },
+  p90: { sql: exactQuantile('p90'), label: '90th percentile' },
+  p95: { sql: exactQuantile('p95'), label: '95th percentile' },
+  p99: { sql: exactQuantile('p99'), label: '99th percentile' },
+  stddev: { sql: 'stddevPop({c})', label: 'standard deviation (population)' },
+  sum: { sql: 'sum({c})', label: 'sum' },
+};
+
+/**
+ * The columns of the summary (POST /v1/analytics/checks): each metric, the aggregates it reports and the
+ * check types whose runs carry it (other types answer null). The query, the reply schema and the mapping
+ * from one to the other are all derived from this table.
+ */
+export const SUMMARY_METRICS = [
+  { name: 'responseTime', column: 'response_time', suffixes: ['avg', 'p50', 'p95', 'p99'], checkTypes: ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'] },
+  { name: 'latency', column: 'latency_avg', suffixes: ['avg', 'p50', 'p95', 'p99'], checkTypes: ['ICMP'] },
+  { name: 'packetLoss', column: 'packet_loss', suffixes: ['avg', 'p95', 'p99'], checkTypes: ['ICMP'] },
+] as const satisfies readonly { name: string; column: string; suffixes: readonly ('avg' | QuantileSuffix)[]; checkTypes: readonly CheckType[] }[];
+
+/** Every summary field after availability, in table order: `responseTime_avg`, ... */
+export const SUMMARY_FIELDS = SUMMARY_METRICS.flatMap((m) => m.suffixes.map((s) => `${m.name}_${s}` as const));
+
+/** Metrics every catalog has; they are aggregates over runs and take no suffix. */
+export const RUN_METRICS = {
+  availability: { sql: 'if(count() = 0, NULL, 100 * countIf(NOT has_failures) / count())', label: 'Availability', unit: 'percent' },
+  retries: { sql: 'countIf(attempts > 1)', label: 'Retried runs', unit: 'count' },
+} as const;
+export type RunMetric = keyof typeof RUN_METRICS;
+
+export const GROUP_COLUMNS = { runLocation: 'run_location', statusCode: 'status_code' } as const;
+export type GroupBy = keyof typeof GROUP_COLUMNS;
+
+export interface Catalog {
+  /** Path segment under /v1/analytics. */
+  segment: string;
+  title: string;
+  checkTypes: CheckType[];
+  metrics: Record<string, MetricDef>;
+  groupBy: GroupBy[];
+}
+
+const ms = (column: string, label: string): MetricDef => ({ column, label, unit: 'milliseconds' });
+const count = (column: string, label: string): MetricDef => ({ column, label, unit: 'count' });
+
+const HTTP_METRICS = {
+  responseTime: ms('response_time', 'Response time'),
+  wait: ms('timing_wait', 'Wait'),
+  dns: ms('timing_dns', 'DNS lookup'),
+  tcp: ms('timing_tcp', 'TCP connect'),
+  firstByte: ms('timing_first_byte', 'Time to first byte'),
+  download: ms('timing_download', 'Download'),
+};
+
+/** The one table the compiler, the OpenAPI enums and GET /v1/analytics/metrics are built from. */
+export const CATALOGS: Catalog[] = [
+  {
+    segment: 'multistep-checks',
+    title: 'multi-step check',
+    checkTypes: ['MULTI_STEP'],
+    metrics: { responseTime: ms('response_time', 'Response time') },
+    groupBy: ['runLocation'],
+  },
+  {
+    segment: 'icmp',
+    title: 'ICMP monitor',
+    checkTypes: ['ICMP'],
+    metrics: {
+      packetLoss: { column: 'packet_loss', label: 'Packet loss', unit: 'percent' },
+      latencyMin: ms('latency_min', 'Minimum latency'),
+      latencyMax: ms('latency_max', 'Maximum latency'),
+      latencyAvg: ms('latency_avg', 'Average latency'),
+      latencyStdDev: ms('latency_stddev', 'Latency standard deviation'),
+    },
+    groupBy: ['runLocation'],
+  },
+  { segment: 'api-checks', title: 'API check', checkTypes: ['API'], metrics: HTTP_METRICS, groupBy: ['runLocation', 'statusCode'] },
+  { segment: 'url-monitors', title: 'URL monitor', checkTypes: ['URL'], metrics: HTTP_METRICS, groupBy: ['runLocation', 'statusCode'] },
+  {
+    segment: 'browser-checks',
+    title: 'browser check',
+    checkTypes: ['BROWSER'],
+    metrics: {
+      responseTime: ms('response_time', 'Response time'),
+      TTFB: ms('ttfb', 'Time to first byte'),
+      FCP: ms('fcp', 'First contentful paint'),
+      LCP: ms('lcp', 'Largest contentful paint'),
+      CLS: { column: 'cls', label: 'Cumulative layout shift', unit: 'score' },
+      TBT: ms('tbt', 'Total blocking time'),
+      consoleErrors: count('console_errors', 'Console errors'),
+      networkErrors: count('network_errors', 'Network errors'),
+      userScriptErrors: count('user_script_errors', 'User script errors'),
+      documentErrors: count('document_errors', 'Document errors'),
+    },
+    groupBy: ['runLocation'],
+  },
+  {
+    segment: 'playwright-checks',
+    title: 'Playwright check',
+    checkTypes: ['PLAYWRIGHT'],
+    metrics: { responseTime: ms('response_time', 'Response time') },
+    groupBy: ['runLocation'],
+  },
+  {
+    segment: 'tcp-checks',
+    title: 'TCP monitor',
+    checkTypes: ['TCP'],
+    metrics: {
+      total: ms('timing_total', 'Total'),
+      dns: ms('timing_dns', 'DNS lookup'),
+      connection: ms('timing_connection', 'Connection'),
+      data: ms('timing_data', 'Data transfer'),
+    },
+    groupBy: ['runLocation'],
+  },
+  { segment: 'dns', title: 'DNS monitor', checkTypes: ['DNS'], metrics: { total: ms('timing_total', 'Total') }, groupBy: ['runLocation'] },
+  { segment: 'heartbeat-checks', title: 'heartbeat monitor', checkTypes: ['HEARTBEAT'], metrics: {}, groupBy: ['runLocation'] },
+];
+
+/** Every metric name a catalog accepts: run metrics, bare metrics and each with each suffix. */
+export function metricNames(catalog: Catalog): string[] {
+  const bases = Object.keys(catalog.metrics);
+  return [...Object.keys(RUN_METRICS), ...bases, ...bases.flatMap((b) => SUFFIXES.map((s) => `${b}_${s}`))];
+}
+
+export type ParsedMetric =
+  | { name: string; kind: 'run'; metric: RunMetric }
+  | { name: string; kind: 'raw'; def: MetricDef }
+  | { name: string; kind: 'aggregated'; def: MetricDef; suffix: Suffix };
+
+/** Resolves one requested name against a catalog; undefined when the catalog does not have it. */
+export function resolveMetric(catalog: Catalog, name: string): ParsedMetric | undefined {
+  if (Object.hasOwn(RUN_METRICS, name)) return { name, kind: 'run', metric: name as RunMetric };
+  if (Object.hasOwn(catalog.metrics, name)) return { name, kind: 'raw', def: catalog.metrics[name] };
+  const cut = name.lastIndexOf('_');
+  if (cut <= 0) return undefined;
+  const base = name.slice(0, cut);
+  const suffix = name.slice(cut + 1);
+  if (!Object.hasOwn(catalog.metrics, base) || !(SUFFIXES as readonly string[]).includes(suffix)) return undefined;
+  return { name, kind: 'aggregated', def: catalog.metrics[base], suffix: suffix as Suffix };
+}
+
+export function metadataOf(m: ParsedMetric): { label: string; unit: string; aggregation?: string } {
+  if (m.kind === 'run') return { label: RUN_METRICS[m.metric].label, unit: RUN_METRICS[m.metric].unit };
+  if (m.kind === 'raw') return { label: m.def.label, unit: m.def.unit };
+  return { label: `${m.def.label} (${AGGREGATES[m.suffix].label})`, unit: m.def.unit, aggregation: m.suffix };
+}

@@ -1,0 +1,288 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOGS, metricNames, type Catalog } from './metrics.js';
+import { resolveQuickRange, SUMMARY_RANGES, type QuickRange } from './windows.js';
+import type { ResultItem } from '../ingest/schemas.js';
+import { CREATABLE_TYPES, type TypeSegment } from '../resources/checks/enums.js';
+import { generateRuns, type SeedCheck } from '../seed/generator.js';
+import { createSeedChecks, seedBulk } from '../seed/seeder.js';
+import { startTestService, type TestService } from '../../test/support/service.js';
+import { expectRowsClose, metricOver, report, type OracleRequest } from '../../test/support/analytics-oracle.js';
+
+/**
+ * Every report and summary answer is compared with the oracle (test/analytics/oracle.ts) over the
+ * same generated runs: one check of each type, 3 locations, every 10 minutes, 35 days up to a minute ago.
+ */
+const SEGMENT_OF_CATALOG: Record<string, TypeSegment> = {
+  'multistep-checks': 'multistep',
+  icmp: 'icmp',
+  'api-checks': 'api',
+  'url-monitors': 'url',
+  'browser-checks': 'browser',
+  'playwright-checks': 'playwright',
+  'tcp-checks': 'tcp',
+  dns: 'dns',
+  'heartbeat-checks': 'heartbeat',
+};
+const SEGMENTS = Object.values(SEGMENT_OF_CATALOG);
+const DAY = 86_400_000;
+
+let svc: TestService;
+const runs = new Map<string, ResultItem[]>();
+const checkOf = new Map<TypeSegment, SeedCheck>();
+let seedTo: number;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  await svc.deps.sql`update accounts set rate_limit_points = 1000000 where id = ${svc.defaultAccountId}`;
+  const checks = await createSeedChecks(svc.deps.sql, svc.defaultAccountId, { count: SEGMENTS.length, types: SEGMENTS, frequency: 10, locations: 3 });
+  seedTo = Math.floor(Date.now() / 60_000) * 60_000 - 60_000;
+  const window = { from: seedTo - 35 * DAY, to: seedTo, seed: 20261122 };
+  await seedBulk(svc.deps.store, svc.defaultAccountId, checks, window);
+  checks.forEach((check, index) => {
+    runs.set(check.id, [...generateRuns(check, window, index)]);
+    checkOf.set(SEGMENTS[index], check);
+  });
+}, 120_000);
+afterAll(() => svc?.stop());
+
+function query(params: Record<string, string | number | undefined>): string {
+  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as [string, string][];
+  return new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString();
+}
+
+const seconds = (ms: number) => String(ms / 1000);
+
+/** Asks the endpoint and the oracle the same question and compares every series, row and value. */
+async function compare(catalog: Catalog, req: OracleRequest, extra: Record<string, string> = {}, rel = 1e-9) {
+  const check = checkOf.get(SEGMENT_OF_CATALOG[catalog.segment])!;
+  const qs = query({
+    from: seconds(req.from),
+    to: seconds(req.to),
+    metrics: req.metrics.join(','),
+    aggregationInterval: req.intervalMinutes,
+    filterByStatus: req.status,
+    groupBy: req.groupBy,
+    limit: req.limit,
+    page: req.page,
+    ...extra,
+  });
+  const res = await svc.call('GET', `/v1/analytics/${catalog.segment}/${check.id}?${qs}`);
+  expect(res.status, res.text).toBe(200);
+  const expected = report(runs.get(check.id)!, req);
+  const where = `${catalog.segment} ${qs}`;
+  if (req.groupBy) {
+    expect(res.body.series.map((s: Record<string, unknown>) => s[req.groupBy!]), where).toEqual(expected.map((s) => s.key));
+  } else {
+    expect(res.body.series).toHaveLength(1);
+  }
+  expected.forEach((s, i) => expectRowsClose(res.body.series[i].data, s.data, `${where} series ${i}`, rel));
+  return res.body;
+}
+
+const aggregatedNames = (catalog: Catalog) => metricNames(catalog).filter((n) => n.includes('_') || n === 'availability' || n === 'retries');
+
+describe('reports against the oracle', () => {
+  it.each(CATALOGS.map((c) => [c.segment, c] as const))('%s: every aggregated metric over a custom window', async (_, catalog) => {
+    const body = await compare(catalog, { from: seedTo - 20 * DAY + 1234, to: seedTo - 2 * DAY, metrics: aggregatedNames(catalog), limit: 10, page: 1 });
+    expect(body.checkType).toBe(CREATABLE_TYPES[SEGMENT_OF_CATALOG[catalog.segment]]);
+    expect(Object.keys(body.metadata)).toEqual(aggregatedNames(catalog));
+    expect(body.series[0].data).toHaveLength(1);
+  });
+
+  it.each(CATALOGS.map((c) => [c.segment, c] as const))('%s: daily buckets with availability and retries', async (_, catalog) => {
+    const bases = Object.keys(catalog.metrics).slice(0, 2);
+    const body = await compare(catalog, {
+      from: seedTo - 35 * DAY,
+      to: seedTo,
+      metrics: ['availability', 'retries', ...bases.flatMap((b) => [`${b}_p95`, `${b}_avg`])],
+      intervalMinutes: 1440,
+      limit: 100,
+      page: 1,
+    });
+    expect(body.series[0].data.length).toBeGreaterThanOrEqual(35);
+  });
+
+  it('hourly buckets, paged', async () => {
+    const catalog = CATALOGS.find((c) => c.segment === 'multistep-checks')!;
+    for (const page of [1, 2, 3, 50]) {
+      await compare(catalog, { from: seedTo - 3 * DAY, to: seedTo, metrics: ['responseTime_p99', 'responseTime_min'], intervalMinutes: 60, limit: 7, page });
+    }
+  });
+
+  it('buckets of an odd and a fractional width', async () => {
+    const catalog = CATALOGS.find((c) => c.segment === 'icmp')!;
+    await compare(catalog, { from: seedTo - DAY, to: seedTo, metrics: ['latencyAvg_p90', 'packetLoss_max'], intervalMinutes: 7, limit: 100, page: 2 });
+    await compare(catalog, { from: seedTo - DAY, to: seedTo, metrics: ['latencyAvg_median'], intervalMinutes: 22.5, limit: 100, page: 1 });
+    await compare(catalog, { from: seedTo - 30 * DAY, to: seedTo, metrics: ['latencyAvg_median'], intervalMinutes: 43200, limit: 100, page: 1 });
+  });
+
+  it('grouped by run location, with buckets and paging per series', async () => {
+    const catalog = CATALOGS.find((c) => c.segment === 'multistep-checks')!;
+    const body = await compare(catalog, {
+      from: seedTo - 30 * DAY,
+      to: seedTo,
+      metrics: ['responseTime_p95', 'responseTime_avg', 'availability'],
+      intervalMinutes: 360,
+      groupBy: 'runLocation',
+      limit: 5,
+      page: 2,
+    });
+    expect(body.series).toHaveLength(3);
+    for (const s of body.series) expect(s.data).toHaveLength(5);
+    await compare(CATALOGS.find((c) => c.segment === 'tcp-checks')!, {
+      from: seedTo - 7 * DAY, to: seedTo, metrics: ['total_p50', 'connection_stddev'], groupBy: 'runLocation', limit: 10, page: 1,
+    });
+  });
+
+  it('grouped by status code (API and URL)', async () => {
+    for (const segment of ['api-checks', 'url-monitors']) {
+      const catalog = CATALOGS.find((c) => c.segment === segment)!;
+      const body = await compare(catalog, {
+        from: seedTo - 35 * DAY, to: seedTo, metrics: ['availability', 'responseTime_p90', 'firstByte_sum'], groupBy: 'statusCode', limit: 10, page: 1,
+      });
+      expect(body.series.length).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it('filtered by status', async () => {
+    const catalog = CATALOGS.find((c) => c.segment === 'browser-checks')!;
+    const w = { from: seedTo - 35 * DAY, to: seedTo, limit: 100, page: 1, metrics: ['availability', 'LCP_p95', 'networkErrors_sum', 'retries'] };
+    const failing = await compare(catalog, { ...w, status: 'failure', intervalMinutes: 1440 });
+    expect(failing.series[0].data.length).toBeGreaterThan(0);
+    for (const row of failing.series[0].data) expect(row.availability).toBe(0);
+    const passing = await compare(catalog, { ...w, status: 'success' });
+    expect(passing.series[0].data[0].availability).toBe(100);
+    await compare(catalog, w, { filterByStatus: 'success,failure' });
+  });
+
+  it('raw per-run values in time order, paged, also grouped', async () => {
+    const browser = CATALOGS.find((c) => c.segment === 'browser-checks')!;
+    const body = await compare(browser, { from: seedTo - DAY, to: seedTo, metrics: ['responseTime', 'CLS', 'consoleErrors'], limit: 100, page: 2 });
+    expect(body.series[0].data).toHaveLength(100);
+    expect(Object.keys(body.series[0].data[0])).toEqual(['startedAt', 'runLocation', 'hasFailures', 'responseTime', 'CLS', 'consoleErrors']);
+    const icmp = CATALOGS.find((c) => c.segment === 'icmp')!;
+    await compare(icmp, { from: seedTo - DAY, to: seedTo, metrics: ['packetLoss', 'latencyMax'], groupBy: 'runLocation', limit: 9, page: 3 });
+    await compare(icmp, { from: seedTo - DAY, to: seedTo, metrics: ['latencyAvg'], status: 'failure', limit: 100, page: 1 });
+  });
+
+  it('a window without runs answers an empty series', async () => {
+    const catalog = CATALOGS.find((c) => c.segment === 'dns')!;
+    const body = await compare(catalog, { from: seedTo + 60_000, to: seedTo + DAY, metrics: ['total_avg', 'availability'], limit: 10, page: 1 });
+    expect(body.series).toEqual([{ data: [] }]);
+    const grouped = await compare(catalog, { from: seedTo + 60_000, to: seedTo + DAY, metrics: ['total'], groupBy: 'runLocation', limit: 10, page: 1 });
+    expect(grouped.series).toEqual([]);
+  });
+
+  it('ISO 8601 bounds give the same answer as unix seconds', async () => {
+    const catalog = CATALOGS.find((c) => c.segment === 'playwright-checks')!;
+    const from = seedTo - 10 * DAY;
+    await compare(catalog, { from, to: seedTo, metrics: ['responseTime_p95'], limit: 10, page: 1 }, {
+      from: new Date(from).toISOString(),
+      to: new Date(seedTo).toISOString().replace('.000Z', '+00:00'),
+    });
+  });
+
+  it('quick ranges: calendar windows and rolling ones', async () => {
+    const catalog = CATALOGS.find((c) => c.segment === 'multistep-checks')!;
+    const check = checkOf.get('multistep')!;
+    const metrics = ['availability', 'responseTime_avg', 'responseTime_p50'];
+    for (const range of ['last24Hours', 'last7Days', 'last30Days', 'thisWeek', 'thisMonth', 'lastWeek', 'lastMonth'] as QuickRange[]) {
+      const before = Date.now();
+      const res = await svc.call('GET', `/v1/analytics/multistep-checks/${check.id}?quickRange=${range}&metrics=${metrics.join(',')}&aggregationInterval=1440&limit=100`);
+      const after = Date.now();
+      expect(res.status, res.text).toBe(200);
+      // A rolling window ends at the server's clock, which the answer reports in `to`.
+      const serverNow = Date.parse(res.body.to);
+      const clocks = serverNow >= before && serverNow <= after ? [serverNow, before] : [before];
+      const candidates = clocks.map((now) => {
+        const w = resolveQuickRange(range, now);
+        return { window: w, series: report(runs.get(check.id)!, { ...w, metrics, intervalMinutes: 1440, limit: 100, page: 1 }) };
+      });
+      const match = candidates.find(({ window, series }) => {
+        try {
+          expect([res.body.from, res.body.to]).toEqual([new Date(window.from).toISOString(), new Date(window.to).toISOString()]);
+          expectRowsClose(res.body.series[0].data, series[0].data, range);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      expect(match, `${range}: ${res.text.slice(0, 300)}`).toBeDefined();
+    }
+    expect(catalog.checkTypes).toEqual(['MULTI_STEP']);
+  });
+
+  it('carries the check fields from Postgres and the metric metadata', async () => {
+    const check = checkOf.get('icmp')!;
+    await svc.deps.sql`update checks set name = 'edge ping', muted = true, tags = '{edge,eu}' where id = ${check.id}`;
+    const res = await svc.call('GET', `/v1/analytics/icmp/${check.id}?metrics=packetLoss_p95,latencyAvg_avg,availability`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      checkId: check.id,
+      name: 'edge ping',
+      checkType: 'ICMP',
+      activated: true,
+      muted: true,
+      frequency: 10,
+      tags: ['edge', 'eu'],
+      pagination: { page: 1, limit: 10 },
+      metadata: {
+        packetLoss_p95: { label: 'Packet loss (95th percentile)', unit: 'percent', aggregation: 'p95' },
+        latencyAvg_avg: { label: 'Average latency (average)', unit: 'milliseconds', aggregation: 'avg' },
+        availability: { label: 'Availability', unit: 'percent' },
+      },
+    });
+    expect(Date.parse(res.body.to) - Date.parse(res.body.from)).toBe(DAY);
+  });
+});
+
+describe('summary against the oracle', () => {
+  const nullable = (v: number | null) => v;
+
+  function expectedItem(checkId: string, checkType: string, items: ResultItem[]) {
+    const http = ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'].includes(checkType);
+    const icmp = checkType === 'ICMP';
+    const m = (name: string, applies: boolean) => (applies ? nullable(metricOver(items, name)) : null);
+    return {
+      checkId,
+      checkType,
+      availability: metricOver(items, 'availability'),
+      responseTime_avg: m('responseTime_avg', http),
+      responseTime_p50: m('responseTime_p50', http),
+      responseTime_p95: m('responseTime_p95', http),
+      responseTime_p99: m('responseTime_p99', http),
+      latency_avg: m('latencyAvg_avg', icmp),
+      latency_p50: m('latencyAvg_p50', icmp),
+      latency_p95: m('latencyAvg_p95', icmp),
+      latency_p99: m('latencyAvg_p99', icmp),
+      packetLoss_avg: m('packetLoss_avg', icmp),
+      packetLoss_p95: m('packetLoss_p95', icmp),
+      packetLoss_p99: m('packetLoss_p99', icmp),
+    };
+  }
+
+  it.each(SUMMARY_RANGES.map((r) => [r]))('%s: one item per existing check, in request order', async (range) => {
+    const ids = [...checkOf.values()].map((c) => c.id).reverse();
+    const unknown = '00000000-0000-4000-8000-00000000abcd';
+    const before = Date.now();
+    const res = await svc.call('POST', `/v1/analytics/checks?quickRange=${range}`, { body: { checkIds: [ids[0], unknown, 'not-a-uuid', ...ids, ids[1]] } });
+    const after = Date.now();
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.map((i: { checkId: string }) => i.checkId)).toEqual(ids);
+    const matches = [before, after].some((now) => {
+      const w = resolveQuickRange(range, now);
+      return ids.every((id, i) => {
+        const check = [...checkOf.values()].find((c) => c.id === id)!;
+        const items = runs.get(id)!.filter((r) => Date.parse(r.startedAt) >= w.from && Date.parse(r.startedAt) < w.to);
+        try {
+          expectRowsClose([res.body[i]], [expectedItem(id, check.checkType, items)], `${range} ${check.checkType}`);
+          return true;
+        } catch (e) {
+          if (now === after) throw e;
+          return false;
+        }
+      });
+    });
+    expect(matches).toBe(true);
+  });
+});

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, createApiKey, grantMembership, revokeApiKey } from '../accounts/repository.js';
+import { startTestService, type TestService } from '../../test/support/service.js';
+
+const BAD_TOKEN = {
+  statusCode: 401,
+  error: 'Unauthorized',
+  message: 'Bad Token',
+  attributes: { error: 'Bad Token' },
+};
+const FORBIDDEN = { statusCode: 403, error: 'Forbidden', message: 'Forbidden' };
+
+describe('authentication and authorization', () => {
+  let svc: TestService;
+  let otherAccountId: string;
+  let readOnlyKey: string;
+  let readWriteKey: string;
+  let revokedKey: string;
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    const sql = svc.deps.sql;
+    otherAccountId = (await createAccount(sql, 'other')).id;
+    readOnlyKey = (await createApiKey(sql, { accountId: svc.defaultAccountId, role: 'read-only' })).key;
+    readWriteKey = (await createApiKey(sql, { accountId: svc.defaultAccountId, role: 'read-write' })).key;
+    const revoked = await createApiKey(sql, { accountId: svc.defaultAccountId, role: 'admin' });
+    await revokeApiKey(sql, revoked.id);
+    revokedKey = revoked.key;
+  });
+  afterAll(() => svc?.stop());
+
+  function expectBadToken(res: { status: number; body: unknown; headers: Headers }) {
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(BAD_TOKEN);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer error="Bad Token"');
+  }
+
+  it('rejects a request without Authorization', async () => {
+    expectBadToken(await svc.call('GET', '/v1/account', { key: null }));
+  });
+
+  it('rejects a scheme other than Bearer', async () => {
+    expectBadToken(
+      await svc.call('GET', '/v1/account', { key: null, headers: { authorization: `Basic ${svc.adminKey}` } }),
+    );
+    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { authorization: svc.adminKey } }));
+    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { authorization: 'Bearer ' } }));
+  });
+
+  it('rejects an unknown key', async () => {
+    expectBadToken(await svc.call('GET', '/v1/account', { key: 'mk_thisKeyDoesNotExistAnywhere000000000000000' }));
+  });
+
+  it('rejects a revoked key', async () => {
+    expectBadToken(await svc.call('GET', '/v1/account', { key: revokedKey }));
+  });
+
+  it('accepts a valid key and resolves its default account', async () => {
+    const res = await svc.call('GET', '/v1/account');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: svc.defaultAccountId, role: 'admin' });
+  });
+
+  it('accepts x-service-account naming an account the key belongs to', async () => {
+    const res = await svc.call('GET', '/v1/account', { headers: { 'x-service-account': svc.defaultAccountId } });
+    expect(res.status).toBe(200);
+    expect(res.body.id).toBe(svc.defaultAccountId);
+  });
+
+  it('answers 403 when x-service-account names an account the key does not belong to', async () => {
+    const res = await svc.call('GET', '/v1/account', { headers: { 'x-service-account': otherAccountId } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual(FORBIDDEN);
+  });
+
+  it('answers 403 for a malformed x-service-account, and 401 still wins for a bad key', async () => {
+    const res = await svc.call('GET', '/v1/account', { headers: { 'x-service-account': 'not-a-uuid' } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual(FORBIDDEN);
+    expectBadToken(
+      await svc.call('GET', '/v1/account', { key: 'mk_unknown_key_0000000000000000000000000', headers: { 'x-service-account': 'x' } }),
+    );
+  });
+
+  it('lets a key act for a second account once it is a member', async () => {
+    const sql = svc.deps.sql;
+    const third = await createAccount(sql, 'third');
+    const created = await createApiKey(sql, { accountId: svc.defaultAccountId, role: 'read-only' });
+    await grantMembership(sql, created.id, third.id, 'read-write');
+    const res = await svc.call('GET', '/v1/account', { key: created.key, headers: { 'x-service-account': third.id } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: third.id, role: 'read-write' });
+  });
+
+  it('answers 403 to a read-only key on a write, and stores nothing', async () => {
+    const before = await svc.deps.sql`select count(*)::int as n from api_keys`;
+    const res = await svc.call('POST', '/v1/api-keys', { key: readOnlyKey, body: { name: 'nope' } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual(FORBIDDEN);
+    const after = await svc.deps.sql`select count(*)::int as n from api_keys`;
+    expect(after[0].n).toBe(before[0].n);
+  });
+
+  it('answers 403 to a read-write key on an admin operation', async () => {
+    const res = await svc.call('GET', '/v1/api-keys', { key: readWriteKey });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual(FORBIDDEN);
+  });
+
+});

@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOtherTenant, expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+
+
+const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+
+describe('check-result ingest', () => {
+  let svc: TestService;
+  let apiCheck: string;
+  let icmpCheck: string;
+  let browserCheck: string;
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    apiCheck = (await svc.call('POST', '/v1/checks/api', { body: { name: 'api', request: { url: 'https://x.test' } } })).body.id;
+    icmpCheck = (await svc.call('POST', '/v1/checks/icmp', { body: { name: 'ping', request: { hostname: 'x.test' } } })).body.id;
+    browserCheck = (await svc.call('POST', '/v1/checks/browser', { body: { name: 'web', script: null } })).body.id;
+  });
+  afterAll(() => svc?.stop());
+
+  const countStored = async (checkId: string) => {
+    const rows = await svc.deps.store.query<{ n: number }>(
+      'SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}',
+      { checkId },
+    );
+    return Number(rows[0].n);
+  };
+
+  it('queues a batch, lands it in ClickHouse and reads it back with the same values', async () => {
+    const results = [
+      {
+        id: randomUUID(),
+        checkId: apiCheck,
+        checkType: 'API',
+        runLocation: 'eu-west-1',
+        startedAt: '2026-11-20T10:00:00.123Z',
+        stoppedAt: '2026-11-20T10:00:00.456Z',
+        hasFailures: false,
+        attempts: 1,
+        responseTime: 333.5,
+        statusCode: 200,
+        timings: { wait: 1.5, dns: 2, tcp: 3, firstByte: 120, download: 7 },
+      },
+      {
+        id: randomUUID(),
+        checkId: apiCheck,
+        checkType: 'API',
+        runLocation: 'us-east-1',
+        startedAt: '2026-11-20T10:10:00.000Z',
+        stoppedAt: '2026-11-20T10:10:01.000Z',
+        hasFailures: true,
+        hasErrors: true,
+        isDegraded: true,
+        attempts: 2,
+        responseTime: 1000,
+        statusCode: 503,
+      },
+      {
+        checkId: icmpCheck,
+        checkType: 'ICMP',
+        runLocation: 'ap-south-1',
+        startedAt: '2026-11-20T10:05:00.000Z',
+        stoppedAt: '2026-11-20T10:05:02.000Z',
+        hasFailures: false,
+        packetLoss: 10,
+        latencyMin: 1.25,
+        latencyMax: 9.5,
+        latencyAvg: 4,
+        latencyStdDev: 0.75,
+      },
+      {
+        checkId: browserCheck,
+        checkType: 'BROWSER',
+        runLocation: 'eu-central-1',
+        startedAt: '2026-11-20T10:06:00.000Z',
+        stoppedAt: '2026-11-20T10:06:09.000Z',
+        hasFailures: false,
+        responseTime: 9000,
+        webVitals: { TTFB: 100, FCP: 800, LCP: 2100, CLS: 0.05, TBT: 250, consoleErrors: 2, networkErrors: 0, userScriptErrors: 1, documentErrors: 0 },
+      },
+    ];
+    const res = await svc.call('POST', '/v1/check-results', { body: { results } });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ batchId: expect.stringMatching(/^[0-9a-f-]{36}$/), count: 4 });
+
+    const api = await waitFor(() => svc.call('GET', `/v1/check-results/${apiCheck}`), (r) => r.body.length === 2);
+    expect(Number(api.headers.get('x-total-count'))).toBe(2);
+    // Newest first, every value as sent, defaults filled.
+    expect(api.body[0]).toEqual({
+      id: results[1].id, checkId: apiCheck, checkType: 'API', runLocation: 'us-east-1',
+      startedAt: '2026-11-20T10:10:00.000Z', stoppedAt: '2026-11-20T10:10:01.000Z',
+      hasFailures: true, hasErrors: true, isDegraded: true, aborted: false, attempts: 2, responseTime: 1000, statusCode: 503,
+    });
+    expect(api.body[1]).toEqual({
+      id: results[0].id, checkId: apiCheck, checkType: 'API', runLocation: 'eu-west-1',
+      startedAt: '2026-11-20T10:00:00.123Z', stoppedAt: '2026-11-20T10:00:00.456Z',
+      hasFailures: false, hasErrors: false, isDegraded: false, aborted: false, attempts: 1, responseTime: 333.5, statusCode: 200,
+      timings: { wait: 1.5, dns: 2, tcp: 3, firstByte: 120, download: 7 },
+    });
+    const icmp = await waitFor(() => svc.call('GET', `/v1/check-results/${icmpCheck}`), (r) => r.body.length === 1);
+    expect(icmp.body[0]).toMatchObject({ packetLoss: 10, latencyMin: 1.25, latencyMax: 9.5, latencyAvg: 4, latencyStdDev: 0.75 });
+    expect(icmp.body[0].id).toMatch(/^[0-9a-f-]{36}$/);
+    const web = await waitFor(() => svc.call('GET', `/v1/check-results/${browserCheck}`), (r) => r.body.length === 1);
+    expect(web.body[0].webVitals).toEqual(results[3].webVitals);
+  });
+
+  it('filters reads by window, status and location, and pages them', async () => {
+    const checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'paged', request: { url: 'https://x.test' } } })).body.id;
+    const results = Array.from({ length: 12 }, (_, i) => ({
+      checkId, checkType: 'API', runLocation: i % 2 ? 'eu-west-1' : 'us-west-2',
+      startedAt: new Date(Date.UTC(2026, 10, 21, 0, i)).toISOString(), stoppedAt: new Date(Date.UTC(2026, 10, 21, 0, i, 1)).toISOString(),
+      hasFailures: i % 3 === 0, responseTime: i,
+    }));
+    expect((await svc.call('POST', '/v1/check-results', { body: { results } })).status).toBe(202);
+    await waitFor(() => countStored(checkId), (n) => n === 12);
+    const page2 = await svc.call('GET', `/v1/check-results/${checkId}?limit=5&page=2`);
+    expect(page2.body.map((r: { responseTime: number }) => r.responseTime)).toEqual([6, 5, 4, 3, 2]);
+    expect(Number(page2.headers.get('x-total-count'))).toBe(12);
+    const failed = await svc.call('GET', `/v1/check-results/${checkId}?hasFailures=true&limit=100`);
+    expect(failed.body.map((r: { responseTime: number }) => r.responseTime)).toEqual([9, 6, 3, 0]);
+    const eu = await svc.call('GET', `/v1/check-results/${checkId}?location=eu-west-1&limit=100`);
+    expect(eu.body.every((r: { runLocation: string }) => r.runLocation === 'eu-west-1')).toBe(true);
+    expect(eu.body).toHaveLength(6);
+    const from = Date.UTC(2026, 10, 21, 0, 3) / 1000;
+    const windowed = await svc.call('GET', `/v1/check-results/${checkId}?from=${from}&to=2026-11-21T00:06:00Z&limit=100`);
+    expect(windowed.body.map((r: { responseTime: number }) => r.responseTime)).toEqual([5, 4, 3]);
+    expectFieldError(await svc.call('GET', `/v1/check-results/${checkId}?from=yesterday`), 'query.from', 'format');
+    expectFieldError(await svc.call('GET', `/v1/check-results/${checkId}?from=2000&to=1000`), 'query.from', 'before');
+    expectFieldError(await svc.call('GET', `/v1/check-results/${checkId}?hasFailures=maybe`), 'query.hasFailures', 'type');
+    expect((await svc.call('GET', `/v1/check-results/${randomUUID()}`)).status).toBe(404);
+  });
+
+  const valid = () => ({
+    checkId: apiCheck, checkType: 'API', runLocation: 'eu-west-1', startedAt: minutesAgo(2), stoppedAt: minutesAgo(1), hasFailures: false,
+  });
+
+  it.each([
+    ['no results', () => ({ results: [] }), 'body.results', 'minItems'],
+    ['not an array', () => ({ results: {} }), 'body.results', 'type'],
+    ['unknown property', () => ({ results: [{ ...valid(), colour: 'red' }] }), 'body.results[0].colour', 'additionalProperties'],
+    ['missing hasFailures', () => ({ results: [{ ...valid(), hasFailures: undefined }] }), 'body.results[0].hasFailures', 'required'],
+    ['bad checkType', () => ({ results: [{ ...valid(), checkType: 'SMOKE' }] }), 'body.results[0].checkType', 'enum'],
+    ['bad time', () => ({ results: [{ ...valid(), startedAt: 'noon' }] }), 'body.results[0].startedAt', 'format'],
+    ['attempts 0', () => ({ results: [{ ...valid(), attempts: 0 }] }), 'body.results[0].attempts', 'minimum'],
+    ['negative responseTime', () => ({ results: [{ ...valid(), responseTime: -1 }] }), 'body.results[0].responseTime', 'minimum'],
+    ['packet loss over 100', () => ({ results: [{ ...valid(), packetLoss: 101 }] }), 'body.results[0].packetLoss', 'maximum'],
+    ['status code 42', () => ({ results: [{ ...valid(), statusCode: 42 }] }), 'body.results[0].statusCode', 'minimum'],
+    ['unknown check', () => ({ results: [{ ...valid(), checkId: randomUUID() }] }), 'body.results[0].checkId', 'exists'],
+    ['type mismatch', () => ({ results: [valid(), { ...valid(), checkType: 'ICMP' }] }), 'body.results[1].checkType', 'match'],
+    ['stopped before started', () => ({ results: [{ ...valid(), stoppedAt: minutesAgo(5) }] }), 'body.results[0].stoppedAt', 'after'],
+    ['far future', () => ({ results: [{ ...valid(), startedAt: new Date(Date.now() + 3600_000).toISOString(), stoppedAt: new Date(Date.now() + 3601_000).toISOString() }] }), 'body.results[0].startedAt', 'future'],
+    ['beyond retention', () => ({ results: [{ ...valid(), startedAt: '2001-01-01T00:00:00Z', stoppedAt: '2001-01-01T00:00:01Z' }] }), 'body.results[0].startedAt', 'retention'],
+  ])('rejects a batch with %s, queueing nothing', async (_label, body, field, rule) => {
+    const before = await svc.deps.ingest.queue.getJobCountByTypes('waiting', 'active', 'completed', 'delayed', 'failed');
+    expectFieldError(await svc.call('POST', '/v1/check-results', { body: body() }), field, rule);
+    const after = await svc.deps.ingest.queue.getJobCountByTypes('waiting', 'active', 'completed', 'delayed', 'failed');
+    expect(after).toBe(before);
+  });
+
+  it('names every bad index in one answer', async () => {
+    const res = await svc.call('POST', '/v1/check-results', {
+      body: { results: [valid(), { ...valid(), checkId: randomUUID() }, valid(), { ...valid(), checkType: 'DNS' }] },
+    });
+    expect(res.status).toBe(400);
+    const fields = res.body.attributes.errors.map((e: { field: string }) => e.field);
+    expect(fields).toEqual(['body.results[1].checkId', 'body.results[3].checkType']);
+  });
+
+  it('rejects a batch over the configured maximum', async () => {
+    const results = Array.from({ length: 1001 }, valid);
+    expectFieldError(await svc.call('POST', '/v1/check-results', { body: { results } }), 'body.results', 'maxItems');
+  });
+
+  it("keeps accounts apart: another account cannot post for or read this account's checks", async () => {
+    const other = await createOtherTenant(svc);
+    const res = await svc.call('POST', '/v1/check-results', { key: other.key, body: { results: [valid()] } });
+    expectFieldError(res, 'body.results[0].checkId', 'exists');
+    expect((await svc.call('GET', `/v1/check-results/${apiCheck}`, { key: other.key })).status).toBe(404);
+  });
+
+  it('reports the queue and the results it accepted in /ready', async () => {
+    const res = await svc.call('GET', '/ready', { key: null });
+    expect(res.body.ingest).toMatchObject({ waiting: expect.any(Number), failed: 0, oldestWaitingSeconds: expect.any(Number), acceptedResults: expect.any(Number) });
+    const before = res.body.ingest.acceptedResults as number;
+    expect((await svc.call('POST', '/v1/check-results', { body: { results: [valid(), valid(), valid()] } })).status).toBe(202);
+    expect((await svc.call('POST', '/v1/check-results', { body: { results: [valid(), { ...valid(), attempts: 0 }] } })).status).toBe(400);
+    const after = await svc.call('GET', '/ready', { key: null });
+    expect(after.body.ingest.acceptedResults).toBe(before + 3);
+  });
+});

@@ -1,0 +1,49 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, NumberEnum } from '../../http/schemas.js';
+import { FREQUENCIES } from '../checks/enums.js';
+import { AlertSettings, ApiRequest, EnvironmentVariables, KeyValue, Location, RetryStrategy, RuntimeId } from '../checks/schemas.js';
+
+/** What a group applies to the API checks in it: a base URL, headers, query parameters, assertions, auth. */
+const ApiCheckDefaults = Type.Object(
+  {
+    url: Type.Optional(Type.String({ maxLength: 2048 })),
+    headers: Type.Optional(Type.Array(KeyValue, { maxItems: 100 })),
+    queryParameters: Type.Optional(Type.Array(KeyValue, { maxItems: 100 })),
+    assertions: Type.Optional(ApiRequest.properties.assertions),
+    basicAuth: Type.Optional(Nullable(Type.Object({ username: Type.String(), password: Type.String() }, { additionalProperties: false }))),
+  },
+  { additionalProperties: false },
+);
+
+export const GroupBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 2048 }),
+    activated: Type.Boolean({ default: true }),
+    muted: Type.Boolean({ default: false }),
+    tags: Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100, default: [] }),
+    locations: Type.Array(Location, { uniqueItems: true, default: [] }),
+    privateLocations: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 }))),
+    concurrency: Type.Integer({ minimum: 1, maximum: 100, default: 3 }),
+    frequency: Type.Optional(Nullable(NumberEnum(FREQUENCIES))),
+    alertSettings: Type.Optional(Nullable(AlertSettings)),
+    useGlobalAlertSettings: Type.Boolean({ default: true }),
+    environmentVariables: Type.Optional(Nullable(EnvironmentVariables)),
+    retryStrategy: Type.Optional(Nullable(RetryStrategy)),
+    doubleCheck: Type.Boolean({ default: true }),
+    runtimeId: Type.Optional(Nullable(RuntimeId)),
+    apiCheckDefaults: Type.Optional(Nullable(ApiCheckDefaults)),
+    setupSnippetId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    tearDownSnippetId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    localSetupScript: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
+    localTearDownScript: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
+  },
+  { additionalProperties: false },
+);
+export type GroupData = Static<typeof GroupBody>;
+
+export const Group = Type.Object({
+  id: Type.Integer(),
+  ...GroupBody.properties,
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Nullable(Type.String({ format: 'date-time' })),
+});

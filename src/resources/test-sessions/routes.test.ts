@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOtherTenant, expectFieldError, startTestService, type TestService } from '../../../test/support/service.js';
+
+const result = (over: Record<string, unknown> = {}) => ({
+  checkId: randomUUID(),
+  name: 'login flow',
+  runLocation: 'eu-west-1',
+  ...over,
+});
+
+describe('test sessions', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(() => svc?.stop());
+  const start = async (body: Record<string, unknown> = { name: 'CI run' }) =>
+    (await svc.call('POST', '/v1/test-sessions', { body })).body;
+
+  it('starts RUNNING with startedAt, metadata and results', async () => {
+    const eg = randomUUID();
+    const res = await svc.call('POST', '/v1/test-sessions', {
+      body: {
+        name: 'PR #42',
+        testSessionLink: 'https://ci.example.test/42',
+        metadata: { environment: 'staging', branchName: 'main', commitId: 'abc123' },
+        results: [result({ errorGroupIds: [eg], hasFailures: true }), result()],
+      },
+    });
+    expect(res.status).toBe(201);
+    const s = res.body;
+    expect(s).toMatchObject({
+      name: 'PR #42',
+      status: 'RUNNING',
+      stoppedAt: null,
+      testSessionLink: 'https://ci.example.test/42',
+      metadata: { environment: 'staging', branchName: 'main', commitId: 'abc123' },
+      errorGroupIds: [eg],
+    });
+    expect(Date.now() - Date.parse(s.startedAt)).toBeLessThan(60_000);
+    expect(s.timeElapsed).toBeGreaterThanOrEqual(0);
+    expect(s.results).toHaveLength(2);
+    expect(s.results[0]).toMatchObject({ hasFailures: true, hasErrors: false, isDegraded: false, aborted: false, errorGroupIds: [eg] });
+    expect(s.results[0].testSessionResultId).toMatch(/^[0-9a-f-]{36}$/);
+    const got = await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`);
+    expect(got.status).toBe(200);
+    expect(got.body.results).toEqual(s.results);
+  });
+
+  it('adds results while running and collects their error groups', async () => {
+    const s = await start();
+    const [a, b] = [randomUUID(), randomUUID()];
+    const res = await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/results`, {
+      body: { results: [result({ errorGroupIds: [a, b] }), result({ errorGroupIds: [a] })] },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toHaveLength(2);
+    expect(res.body.errorGroupIds.sort()).toEqual([a, b].sort());
+  });
+
+  it('finishes as PASSED or FAILED, fixing stoppedAt and timeElapsed', async () => {
+    const s = await start();
+    await new Promise((r) => setTimeout(r, 30));
+    const res = await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/finish`, { body: { status: 'FAILED' } });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('FAILED');
+    expect(res.body.stoppedAt).not.toBeNull();
+    expect(res.body.timeElapsed).toBe(Date.parse(res.body.stoppedAt) - Date.parse(res.body.startedAt));
+    expect(res.body.timeElapsed).toBeGreaterThanOrEqual(20);
+    const later = await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`);
+    expect(later.body.timeElapsed).toBe(res.body.timeElapsed);
+  });
+
+  it('treats every end state as final: 409 and nothing changes', async () => {
+    for (const [end, action, body] of [
+      ['PASSED', 'finish', { status: 'PASSED' }],
+      ['FAILED', 'finish', { status: 'FAILED' }],
+      ['CANCELLED', 'cancel', undefined],
+    ] as const) {
+      const s = await start();
+      const ended = await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/${action}`, { body });
+      expect(ended.body.status).toBe(end);
+      for (const [again, againBody] of [
+        ['finish', { status: 'PASSED' }],
+        ['finish', { status: 'FAILED' }],
+        ['cancel', undefined],
+        ['results', { results: [result()] }],
+      ] as const) {
+        const res = await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/${again}`, { body: againBody });
+        expect(res.status).toBe(409);
+        expect(res.body).toMatchObject({ statusCode: 409, error: 'Conflict', attributes: { status: end } });
+      }
+      const after = await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`);
+      expect(after.body).toMatchObject({ status: end, stoppedAt: ended.body.stoppedAt, results: [] });
+    }
+  });
+
+  it.each([
+    [{}, 'body.name', 'required'],
+    [{ name: '' }, 'body.name', 'minLength'],
+    [{ name: 'x', metadata: { branch: 'main' } }, 'body.metadata.branch', 'additionalProperties'],
+    [{ name: 'x', metadata: { commitId: 7 } }, 'body.metadata.commitId', 'type'],
+    [{ name: 'x', results: [{ name: 'r', runLocation: 'x' }] }, 'body.results[0].checkId', 'required'],
+    [{ name: 'x', results: [result({ checkId: 'not-a-uuid' })] }, 'body.results[0].checkId', 'format'],
+    [{ name: 'x', results: [result({ errorGroupIds: ['x'] })] }, 'body.results[0].errorGroupIds[0]', 'format'],
+    [{ name: 'x', results: [result({ hasErrors: 'no' })] }, 'body.results[0].hasErrors', 'type'],
+    [{ name: 'x', status: 'PASSED' }, 'body.status', 'additionalProperties'],
+  ])('rejects %j naming %s, storing nothing', async (body, field, rule) => {
+    const [{ n: before }] = await svc.deps.sql`select count(*)::int as n from test_sessions`;
+    expectFieldError(await svc.call('POST', '/v1/test-sessions', { body }), field, rule);
+    const [{ n: after }] = await svc.deps.sql`select count(*)::int as n from test_sessions`;
+    expect(after).toBe(before);
+  });
+
+  it('rejects a finish status other than PASSED or FAILED', async () => {
+    const s = await start();
+    for (const status of ['CANCELLED', 'RUNNING', 'passed']) {
+      expectFieldError(await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/finish`, { body: { status } }), 'body.status', 'enum');
+    }
+    expect((await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`)).body.status).toBe('RUNNING');
+  });
+
+  it('answers 400 for a malformed id and 404 for an unknown one', async () => {
+    expectFieldError(await svc.call('GET', '/v1/test-sessions/not-a-uuid'), 'path.testSessionId', 'format');
+    expect((await svc.call('GET', `/v1/test-sessions/${randomUUID()}`)).status).toBe(404);
+    expect((await svc.call('POST', `/v1/test-sessions/${randomUUID()}/cancel`)).status).toBe(404);
+  });
+
+  it('answers 409 for a duplicate result id and stores none of the batch', async () => {
+    const s = await start();
+    const id = randomUUID();
+    await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/results`, { body: { results: [result({ testSessionResultId: id })] } });
+    const res = await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/results`, {
+      body: { results: [result(), result({ testSessionResultId: id })] },
+    });
+    expect(res.status).toBe(409);
+    expect((await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`)).body.results).toHaveLength(1);
+  });
+
+  it('lists newest first with a total, and deletes', async () => {
+    const s = await start({ name: 'newest' });
+    const list = await svc.call('GET', '/v1/test-sessions?limit=1');
+    expect(list.body[0].testSessionId).toBe(s.testSessionId);
+    expect(Number(list.headers.get('x-total-count'))).toBeGreaterThan(1);
+    expect((await svc.call('DELETE', `/v1/test-sessions/${s.testSessionId}`)).status).toBe(204);
+    expect((await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`)).status).toBe(404);
+  });
+
+  it("keeps accounts apart: another account gets 404 for this account's sessions", async () => {
+    const s = await start();
+    const other = await createOtherTenant(svc);
+    const as = { key: other.key };
+    expect((await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`, as)).status).toBe(404);
+    expect((await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/cancel`, as)).status).toBe(404);
+    expect((await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/finish`, { ...as, body: { status: 'PASSED' } })).status).toBe(404);
+    expect((await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/results`, { ...as, body: { results: [result()] } })).status).toBe(404);
+    expect((await svc.call('DELETE', `/v1/test-sessions/${s.testSessionId}`, as)).status).toBe(404);
+    expect((await svc.call('GET', '/v1/test-sessions', as)).body).toEqual([]);
+    expect((await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`)).body.status).toBe('RUNNING');
+  });
+});

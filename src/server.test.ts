@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+import { dropDatabase } from './storage/postgres.js';
+import { newTestEnv, removeRedisKeys } from '../test/support/service.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+
+interface Proc {
+  code: Promise<number | null>;
+  output: () => string;
+  kill: (signal: NodeJS.Signals) => void;
+}
+
+function runServer(env: Record<string, string>): Proc {
+  const child = spawn(TSX, ['src/server.ts'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env } });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  return {
+    code: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+    output: () => out,
+    kill: (signal) => child.kill(signal),
+  };
+}
+
+describe('configuration', () => {
+  it('reads defaults', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(3000);
+    expect(c.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/monitoring');
+    expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(c.clickhouse.url).toBeUndefined();
+    expect(c.rateLimit).toEqual({ points: 600, windowSeconds: 60 });
+    expect(c.analytics).toEqual({ maxSeconds: 30, maxMemoryBytes: 1024 * 1024 * 1024 });
+    expect(loadConfig({ ANALYTICS_MAX_QUERY_MEMORY_MB: '256' }).analytics.maxMemoryBytes).toBe(256 * 1024 * 1024);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['REDIS_URL', 'not a url'],
+    ['CLICKHOUSE_URL', 'tcp://x:9000'],
+    ['LOG_LEVEL', 'loud'],
+    ['RATE_LIMIT_POINTS', '0'],
+    ['RATE_LIMIT_WINDOW_SECONDS', '1.5'],
+    ['BODY_LIMIT_BYTES', '-1'],
+    ['BOOTSTRAP_API_KEY', 'short'],
+    ['REDIS_PREFIX', 'has space'],
+    ['ANALYTICS_MAX_QUERY_SECONDS', '0'],
+    ['ANALYTICS_MAX_QUERY_MEMORY_MB', 'lots'],
+  ])('rejects %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`Invalid setting ${name}`));
+  });
+
+  it('stops start-up with a non-zero exit and a message naming the bad setting', async () => {
+    const proc = runServer({ PORT: 'abc' });
+    expect(await proc.code).toBe(1);
+    expect(proc.output()).toContain('Invalid setting PORT');
+    expect(proc.output()).not.toMatch(/\n\s+at /);
+  });
+
+  it('explains an unreachable Postgres without a stack trace', async () => {
+    const proc = runServer({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere', PORT: '0' });
+    expect(await proc.code).toBe(1);
+    expect(proc.output()).toContain('Cannot connect to Postgres at 127.0.0.1:1/nowhere (DATABASE_URL)');
+    expect(proc.output()).toContain('pg_ctlcluster');
+    expect(proc.output()).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('finishes an in-flight request on SIGTERM, then exits 0', async () => {
+    const env = newTestEnv({ PORT: '0', LOG_LEVEL: 'info' });
+    env.DATA_DIR = `${env.DATA_DIR}-shutdown`;
+    const proc = runServer(env);
+    try {
+      let port = 0;
+      for (let i = 0; i < 200 && !port; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const m = /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(proc.output());
+        if (m) port = Number(m[1]);
+      }
+      expect(port).toBeGreaterThan(0);
+      const body = JSON.stringify({ name: 'in flight' });
+      const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(
+          {
+            port,
+            host: '127.0.0.1',
+            method: 'POST',
+            path: '/v1/api-keys',
+            headers: {
+              authorization: `Bearer ${env.BOOTSTRAP_API_KEY}`,
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+            },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (d) => (text += d));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          },
+        );
+        req.on('error', reject);
+        req.write(body.slice(0, 5));
+        setTimeout(() => {
+          proc.kill('SIGTERM');
+          setTimeout(() => req.end(body.slice(5)), 300);
+        }, 200);
+      });
+      const res = await response;
+      expect(res.status).toBe(201);
+      expect(JSON.parse(res.body).name).toBe('in flight');
+      expect(await proc.code).toBe(0);
+      // The port no longer accepts connections.
+      await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    } finally {
+      proc.kill('SIGKILL');
+      await dropDatabase(env.DATABASE_URL);
+      await removeRedisKeys(env.REDIS_PREFIX);
+    }
+  }, 60_000);
+});
