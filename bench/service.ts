@@ -10,7 +10,7 @@ import { reportQuery } from '../src/analytics/schemas.js';
 import { planSummary } from '../src/analytics/summary.js';
 import type { QuickRange } from '../src/analytics/windows.js';
 import { loadConfig } from '../src/config.js';
-import { compileValidator, splitListParams } from '../src/http/validation.js';
+import { compileValidator } from '../src/http/validation.js';
 import { createLogger } from '../src/logger.js';
 import { startService } from '../src/service.js';
 import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
@@ -23,7 +23,7 @@ function compile(req: FloorRequest) {
   if (req.kind === 'summary') return planSummary(req.accountId, req.checkIds, req.quickRange as QuickRange, service.deps.config.analytics);
   const catalog = CATALOGS.find((c) => c.segment === req.segment)!;
   const schema = reportQuery(catalog);
-  const query = compileValidator('query', schema, true)(splitListParams(schema, Object.fromEntries(new URLSearchParams(req.query)))) as ReportQuery;
+  const query = compileValidator('query', schema, { strings: true })(Object.fromEntries(new URLSearchParams(req.query))) as ReportQuery;
   return planReport(catalog, req.accountId, req.checkId, query, service.deps.config.analytics).plan;
 }
 

@@ -1,14 +1,14 @@
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
-import { koaBody } from 'koa-body';
 import type { Deps } from './deps.js';
 import { authenticate } from './http/auth.js';
-import { bodyParseError, errorMiddleware, HttpError } from './http/errors.js';
+import { jsonBody } from './http/body.js';
+import { errorMiddleware, HttpError, notFound } from './http/errors.js';
 import { buildOpenApi } from './http/openapi.js';
 import { RateLimits } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { type AnyRoute, koaPath } from './http/route.js';
-import { compileResponseValidator, compileValidator, splitListParams } from './http/validation.js';
+import { compileResponseValidator, compileValidator } from './http/validation.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { accountRoutes } from './accounts/routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
@@ -47,18 +47,20 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
 
 function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
   const { params, query, body } = route.schema;
-  const checkParams = params && compileValidator('path', params, true);
-  const checkQuery = query && compileValidator('query', query, true);
-  const checkBody = body && compileValidator('body', body, false);
+  const checkParams = params && compileValidator('path', params, { strings: true });
+  const checkQuery = query && compileValidator('query', query, { strings: true });
+  const checkBody = body && compileValidator('body', body);
   const checkResponse = new Map(
     Object.entries(route.schema.responses)
       .filter(([, schema]) => schema && validateResponses)
       .map(([status, schema]) => [Number(status), compileResponseValidator(schema!)]),
   );
   return async (ctx) => {
+    // A path value no stored id can hold (NUL cannot be stored) names nothing: 404, as an unknown id would.
+    if (Object.values(ctx.params as Record<string, string>).some((v) => v.includes('\u0000'))) throw notFound();
     const input = {
       params: checkParams ? checkParams({ ...ctx.params }) : {},
-      query: checkQuery ? checkQuery(splitListParams(query!, ctx.query)) : {},
+      query: checkQuery ? checkQuery(ctx.query) : {},
       body: undefined as unknown,
     };
     if (checkBody) {
@@ -100,20 +102,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   app.silent = true;
   app.use(requestLog(deps.logger));
   app.use(errorMiddleware(deps.logger));
-  app.use(
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: deps.config.bodyLimitBytes,
-      urlencoded: false,
-      text: false,
-      multipart: false,
-      patchNode: false,
-      onError: (err) => {
-        throw bodyParseError(err);
-      },
-    }),
-  );
+  app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, router, routes, document };

@@ -2,15 +2,16 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppOptions } from './app.js';
 import type { Deps } from './deps.js';
+import { answerClientError } from './http/errors.js';
 import { bootstrap } from './accounts/repository.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { IngestQueue } from './ingest/queue.js';
 import { startIngestWorker, type IngestWorkerOptions } from './ingest/worker.js';
-import { createStore } from './storage/clickhouse/index.js';
+import { createStore, type Store } from './storage/clickhouse/index.js';
 import { applyClickhouseDdl } from './storage/clickhouse/ddl.js';
 import { migrate } from './storage/migrator.js';
-import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
+import { checkPostgres, connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 import { connectRedis } from './storage/redis.js';
 
 export interface RunningService {
@@ -24,32 +25,39 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Opens Postgres (creating the database and applying migrations), Redis and the analytics store. */
+/**
+ * Opens Postgres, Redis and the analytics store. Every one is reached first, and only then is anything
+ * changed (the database created, migrations and DDL applied): a bad setting for one leaves the others as
+ * they were.
+ */
 export async function openDependencies(config: Config, logger: Logger): Promise<Deps> {
-  await ensureDatabase(config.databaseUrl);
-  const sql: Sql = connectPostgres(config.databaseUrl);
-  const applied = await migrate(sql).catch(async (err) => {
-    await sql.end({ timeout: 1 });
-    throw err;
-  });
-  if (applied.length) logger.info({ versions: applied }, 'applied Postgres migrations');
-  let redis;
-  try {
-    redis = await connectRedis(config.redisUrl);
-  } catch (err) {
-    await sql.end({ timeout: 1 });
-    throw err;
-  }
-  let store;
+  await checkPostgres(config.databaseUrl);
+  const redis = await connectRedis(config.redisUrl);
+  const clickhouseName = config.clickhouse.url
+    ? `ClickHouse at ${new URL(config.clickhouse.url).host} (CLICKHOUSE_URL)`
+    : `the embedded ClickHouse engine in ${config.dataDir} (DATA_DIR)`;
+  let store: Store;
   try {
     store = createStore(config);
     await store.ping();
-    await applyClickhouseDdl(store, config.clickhouse.retentionDays);
   } catch (err) {
-    await sql.end({ timeout: 1 });
     redis.disconnect();
-    const where = config.clickhouse.url ? `ClickHouse at ${new URL(config.clickhouse.url).host} (CLICKHOUSE_URL)` : `the embedded ClickHouse engine in ${config.dataDir} (DATA_DIR)`;
-    throw new UnreachableError(`Cannot open ${where}: ${(err as Error).message}`);
+    throw new UnreachableError(`Cannot open ${clickhouseName}: ${(err as Error).message}`);
+  }
+  let sql: Sql | undefined;
+  try {
+    await ensureDatabase(config.databaseUrl);
+    sql = connectPostgres(config.databaseUrl);
+    const applied = await migrate(sql);
+    if (applied.length) logger.info({ versions: applied }, 'applied Postgres migrations');
+    await applyClickhouseDdl(store, config.clickhouse.retentionDays).catch((err: Error) => {
+      throw new UnreachableError(`Cannot prepare ${clickhouseName}: ${err.message}`);
+    });
+  } catch (err) {
+    await sql?.end({ timeout: 1 });
+    redis.disconnect();
+    await store.close();
+    throw err;
   }
   const ingest = new IngestQueue(config.redisUrl, config.redisPrefix);
   return { config, sql, redis, store, logger, ingest };
@@ -80,6 +88,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
   const { app } = createApp(deps, options);
   const server = app.listen(config.port, config.host);
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

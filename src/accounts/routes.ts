@@ -114,7 +114,7 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       handler: async ({ principal, params }) => {
         // Only a key whose home is this account; a key shared into it is revoked by its own account.
         const row = await findOwnApiKey(sql, principal.account.id, params.id);
-        if (!row) throw notFound();
+        if (!row || row.revoked_at) throw notFound();
         await revokeApiKey(sql, params.id);
         return { status: 204 };
       },

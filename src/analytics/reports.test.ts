@@ -47,7 +47,7 @@ afterAll(() => svc?.stop());
 
 function query(params: Record<string, string | number | undefined>): string {
   const entries = Object.entries(params).filter(([, v]) => v !== undefined) as [string, string][];
-  return new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString();
+  return new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString();
 }
 
 const seconds = (ms: number) => String(ms / 1000);

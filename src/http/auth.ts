@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { Role } from '../accounts/keys.js';
 import { resolvePrincipal } from '../accounts/repository.js';
 import type { Sql } from '../storage/postgres.js';
-import { forbidden, unauthorized } from './errors.js';
+import { forbidden, HttpError, unauthorized } from './errors.js';
 import { UUID } from './ids.js';
 import type { Access } from './route.js';
 
@@ -14,9 +14,17 @@ const ALLOWED_ROLES: Record<Exclude<Access, 'public'>, readonly Role[]> = {
   admin: ['admin'],
 };
 
+function countHeader(rawHeaders: string[], name: string): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) n++;
+  return n;
+}
+
 /** Resolves `Authorization: Bearer <key>` and `x-service-account` to a principal in ctx.state.principal. */
 export function authenticate(sql: Sql, access: Exclude<Access, 'public'>): Middleware {
   return async (ctx, next) => {
+    // Node keeps only the first of repeated Authorization headers; two keys in one request are ambiguous.
+    if (countHeader(ctx.req.rawHeaders, 'authorization') > 1) throw new HttpError(400, 'Send one Authorization header');
     const match = BEARER.exec(ctx.get('authorization'));
     if (!match) throw unauthorized();
     const requested = ctx.get('x-service-account') || undefined;

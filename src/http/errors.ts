@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 
@@ -89,4 +90,27 @@ export function errorMiddleware(logger: Logger): Middleware {
       ctx.body = httpError.body();
     }
   };
+}
+
+const CLIENT_ERROR_STATUS: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
+
+/**
+ * Node answers requests it cannot parse (oversized headers, control characters in a header, a broken
+ * request line) before the app sees them, with an empty body. This answers them in the error shape.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = CLIENT_ERROR_STATUS[err.code ?? ''] ?? 400;
+  const message = status === 431 ? 'Request headers are too large' : status === 408 ? 'Request timed out' : 'Malformed HTTP request';
+  const body = JSON.stringify(new HttpError(status, message).body());
+  socket.end(
+    `HTTP/1.1 ${status} ${statusName(status)}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -41,6 +41,24 @@ function plain(schema: TSchema): Record<string, unknown> {
   return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
 }
 
+/**
+ * A request schema as a client sees it: a property with a default may be left out (the service fills it),
+ * so it is not `required` there, though the same property is required in responses.
+ */
+function requestSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(requestSchema);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) out[key] = requestSchema(value);
+  const properties = out.properties as Record<string, { default?: unknown }> | undefined;
+  if (Array.isArray(out.required) && properties) {
+    const required = (out.required as string[]).filter((name) => !(properties[name] && 'default' in properties[name]));
+    if (required.length) out.required = required;
+    else delete out.required;
+  }
+  return out;
+}
+
 function parametersOf(schema: TSchema | undefined, location: 'path' | 'query') {
   if (!schema) return [];
   const object = schema as TObject;
@@ -50,7 +68,7 @@ function parametersOf(schema: TSchema | undefined, location: 'path' | 'query') {
     return {
       name,
       in: location,
-      required: location === 'path' || required.has(name),
+      required: location === 'path' || (required.has(name) && !('default' in rest)),
       ...(description ? { description } : {}),
       // List parameters travel as one comma-separated value (`metrics=a,b`); repeating the name also works.
       ...(rest.type === 'array' ? { style: 'form', explode: false } : {}),
@@ -98,7 +116,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       ...(authenticated ? { security: [{ bearerAuth: [] }] } : { security: [] }),
       ...(parameters.length ? { parameters } : {}),
       ...(route.schema.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: plain(route.schema.body) } } } }
+        ? { requestBody: { required: true, content: { 'application/json': { schema: requestSchema(plain(route.schema.body)) } } } }
         : {}),
       responses,
     };

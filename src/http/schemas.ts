@@ -1,4 +1,4 @@
-import { Type, type SchemaOptions, type TNull, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox';
+import { Type, type SchemaOptions, type Static, type TNull, type TObject, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox';
 
 /** A JSON Schema `enum` (one clear "must be one of" error, and a plain enum in OpenAPI). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
@@ -19,4 +19,26 @@ export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = 
   const copy = { ...schema, ...options, type: [s.type, 'null'] } as Record<string, unknown>;
   if (s.enum) copy.enum = [...s.enum, null];
   return copy as unknown as TUnion<[T, TNull]>;
+}
+
+/**
+ * Objects told apart by one string property (`type`): a `oneOf` with an OpenAPI `discriminator`, so the
+ * document says which shape goes with which tag and ajv validates only the branch the tag names.
+ */
+export function TaggedUnion<T extends TObject[]>(tag: string, branches: [...T], options: SchemaOptions = {}): TUnsafe<Static<T[number]>> {
+  for (const branch of branches) {
+    const value = (branch.properties[tag] as { const?: unknown } | undefined)?.const;
+    if (typeof value !== 'string' || !(branch.required ?? []).includes(tag)) {
+      throw new Error(`TaggedUnion: every branch needs a required ${tag} with a string const`);
+    }
+  }
+  const tags = branches.map((b) => (b.properties[tag] as unknown as { const: string }).const);
+  return Type.Unsafe<Static<T[number]>>({
+    type: 'object',
+    properties: { [tag]: { type: 'string', enum: tags } },
+    required: [tag],
+    discriminator: { propertyName: tag },
+    oneOf: branches,
+    ...options,
+  });
 }

@@ -1,13 +1,20 @@
 import { Type } from '@sinclair/typebox';
 import { Rules } from './rules.js';
 
-const UNIX_SECONDS = /^\d{1,11}(\.\d{1,3})?$/;
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+const UNIX_SECONDS_TEXT = '\\d{1,11}(\\.\\d{1,3})?';
+const ISO_8601_TEXT = '\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?';
+const UNIX_SECONDS = new RegExp(`^${UNIX_SECONDS_TEXT}$`);
+const ISO_8601 = new RegExp(`^${ISO_8601_TEXT}$`);
 
-/** A time query parameter: unix seconds or ISO 8601 (UTC unless the value names an offset). */
+/**
+ * A time query parameter: unix seconds or ISO 8601 (UTC unless the value names an offset). The pattern is
+ * the form; a value of that form that names no real time (month 13) is still refused by `parseTime`.
+ */
 export const TimeParam = Type.String({
   minLength: 1,
   maxLength: 40,
+  pattern: `^(${UNIX_SECONDS_TEXT}|${ISO_8601_TEXT})$`,
+  title: 'unix seconds or an ISO 8601 time',
   description: 'Unix seconds (e.g. 1767225600) or ISO 8601 (e.g. 2026-01-01T00:00:00Z)',
 });
 

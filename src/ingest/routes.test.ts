@@ -125,7 +125,8 @@ describe('check-result ingest', () => {
     const from = Date.UTC(2026, 10, 21, 0, 3) / 1000;
     const windowed = await svc.call('GET', `/v1/check-results/${checkId}?from=${from}&to=2026-11-21T00:06:00Z&limit=100`);
     expect(windowed.body.map((r: { responseTime: number }) => r.responseTime)).toEqual([5, 4, 3]);
-    expectFieldError(await svc.call('GET', `/v1/check-results/${checkId}?from=yesterday`), 'query.from', 'format');
+    expectFieldError(await svc.call('GET', `/v1/check-results/${checkId}?from=yesterday`), 'query.from', 'pattern');
+    expectFieldError(await svc.call('GET', `/v1/check-results/${checkId}?from=2026-13-45`), 'query.from', 'format');
     expectFieldError(await svc.call('GET', `/v1/check-results/${checkId}?from=2000&to=1000`), 'query.from', 'before');
     expectFieldError(await svc.call('GET', `/v1/check-results/${checkId}?hasFailures=maybe`), 'query.hasFailures', 'type');
     expect((await svc.call('GET', `/v1/check-results/${randomUUID()}`)).status).toBe(404);

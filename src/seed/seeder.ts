@@ -51,7 +51,7 @@ export async function createSeedChecks(sql: Sql, accountId: string, plan: SeedPl
   const validators = new Map<TypeSegment, (v: unknown) => unknown>();
   const checks: SeedCheck[] = [];
   for (const [i, segment] of planSegments(plan).entries()) {
-    if (!validators.has(segment)) validators.set(segment, compileValidator('body', createBodySchema(segment), false));
+    if (!validators.has(segment)) validators.set(segment, compileValidator('body', createBodySchema(segment)));
     const data = validators.get(segment)!(seedCheckBody(segment, i, plan)) as CheckInput;
     const id = await insertCheck(sql, accountId, CREATABLE_TYPES[segment], data);
     checks.push({ id, checkType: CREATABLE_TYPES[segment], frequency: plan.frequency, locations: [...LOCATIONS.slice(0, plan.locations)] });

@@ -27,6 +27,14 @@ function maintenanceUrl(url: string): string {
 
 function unreachable(url: string, err: unknown): UnreachableError {
   const code = (err as { code?: string }).code ?? (err as Error).message;
+  // SQLSTATE class 28 (and 3D000, no such database): the server answered and refused these credentials.
+  if (/^(28|3D)/.test(code)) {
+    const user = decodeURIComponent(new URL(url).username) || 'the default user';
+    return new UnreachableError(
+      `Postgres at ${describe(url)} (DATABASE_URL) refused ${user}: ${(err as Error).message}. ` +
+        'Fix the user, password or database in DATABASE_URL.',
+    );
+  }
   return new UnreachableError(
     `Cannot connect to Postgres at ${describe(url)} (DATABASE_URL): ${code}. ` +
       'Start it (for example: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) ' +
@@ -54,6 +62,18 @@ export function connectPostgres(url: string, max = 10): Sql {
   }) as unknown as Sql;
 }
 
+/** Connects to the server's maintenance database with the URL's credentials, changing nothing. */
+export async function checkPostgres(url: string): Promise<void> {
+  const admin = postgres(maintenanceUrl(url), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    await admin`select 1`;
+  } catch (err) {
+    throw unreachable(url, err);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+}
+
 /** Creates the database named in the URL when it is missing (concurrent starters race safely). */
 export async function ensureDatabase(url: string): Promise<void> {
   const name = databaseName(url);
@@ -70,7 +90,10 @@ export async function ensureDatabase(url: string): Promise<void> {
       }
     }
   } catch (err) {
-    if ((err as { code?: string }).code && /^[0-9A-Z]{5}$/.test((err as { code: string }).code)) throw err;
+    const code = (err as { code?: string }).code ?? '';
+    if (/^[0-9A-Z]{5}$/.test(code) && !/^(28|3D)/.test(code)) {
+      throw new UnreachableError(`Postgres at ${describe(url)} (DATABASE_URL) cannot create database ${name}: ${(err as Error).message}`);
+    }
     throw unreachable(url, err);
   } finally {
     await admin.end({ timeout: 1 });

@@ -1,11 +1,10 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { NumericIdParams } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
-import { Nullable, StringEnum } from '../../http/schemas.js';
-import { compileValidator } from '../../http/validation.js';
+import { Nullable, StringEnum, TaggedUnion } from '../../http/schemas.js';
 import type { Sql } from '../../storage/postgres.js';
 import { KeyValue } from '../checks/schemas.js';
 import { iso, listAccountRows } from '../common.js';
@@ -16,7 +15,7 @@ type ChannelType = (typeof CHANNEL_TYPES)[number];
 
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 
-const CONFIG_SCHEMAS: Record<ChannelType, TSchema> = {
+const CONFIG_SCHEMAS = {
   EMAIL: Type.Object({ address: Type.String({ format: 'email', maxLength: 320 }) }, { additionalProperties: false }),
   WEBHOOK: Type.Object(
     {
@@ -31,24 +30,26 @@ const CONFIG_SCHEMAS: Record<ChannelType, TSchema> = {
   ),
   SLACK: Type.Object({ url: HttpUrl, channel: Type.Optional(Type.String({ maxLength: 255 })) }, { additionalProperties: false }),
   SMS: Type.Object(
-    { number: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164' }), name: Type.String({ minLength: 1, maxLength: 255 }) },
+    { number: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', title: 'an E.164 number (+ and 7 to 15 digits)' }), name: Type.String({ minLength: 1, maxLength: 255 }) },
     { additionalProperties: false },
   ),
-};
+} satisfies Record<ChannelType, TSchema>;
 
-const validators = Object.fromEntries(
-  CHANNEL_TYPES.map((t) => [t, compileValidator('body.config', CONFIG_SCHEMAS[t], false)]),
-) as Record<ChannelType, (v: unknown) => unknown>;
-
-const ChannelBody = Type.Object(
-  {
-    type: StringEnum(CHANNEL_TYPES),
-    config: Type.Object({}, { additionalProperties: true, description: 'Shape depends on type: see the channel types' }),
-    sendRecovery: Type.Boolean({ default: true }),
-    sendFailure: Type.Boolean({ default: true }),
-    sendDegraded: Type.Boolean({ default: false }),
-  },
-  { additionalProperties: false },
+/** One body shape per channel type: `type` picks which `config` applies. */
+const ChannelBody = TaggedUnion(
+  'type',
+  CHANNEL_TYPES.map((type) =>
+    Type.Object(
+      {
+        type: Type.Literal(type),
+        config: CONFIG_SCHEMAS[type],
+        sendRecovery: Type.Boolean({ default: true }),
+        sendFailure: Type.Boolean({ default: true }),
+        sendDegraded: Type.Boolean({ default: false }),
+      },
+      { additionalProperties: false },
+    ),
+  ),
 );
 
 const SubscriptionBody = Type.Object(
@@ -57,7 +58,7 @@ const SubscriptionBody = Type.Object(
     groupId: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
     activated: Type.Boolean({ default: true }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, oneOf: [{ required: ['checkId'] }, { required: ['groupId'] }] },
 );
 
 const SubscriptionResult = Type.Object({
@@ -115,10 +116,6 @@ function toChannel(row: ChannelRow, subscriptions: SubscriptionRow[]) {
   };
 }
 
-function validatedConfig(body: Static<typeof ChannelBody>): Record<string, unknown> {
-  return validators[body.type](body.config) as Record<string, unknown>;
-}
-
 async function subscriptionsOf(sql: Sql, channelIds: number[]) {
   const map = new Map<number, SubscriptionRow[]>(channelIds.map((id) => [id, []]));
   if (!channelIds.length) return map;
@@ -160,9 +157,8 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       access: 'write',
       schema: { body: ChannelBody, responses: { 201: Channel } },
       handler: async ({ principal, body }) => {
-        const config = validatedConfig(body);
         const [row] = await sql<ChannelRow[]>`insert into alert_channels (account_id, type, config, send_recovery, send_failure, send_degraded)
-          values (${principal.account.id}, ${body.type}, ${sql.json(config as never)}, ${body.sendRecovery},
+          values (${principal.account.id}, ${body.type}, ${sql.json(body.config as never)}, ${body.sendRecovery},
             ${body.sendFailure}, ${body.sendDegraded}) returning *`;
         return { status: 201, body: toChannel(row, []) };
       },
@@ -188,11 +184,10 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       errors: [404],
       schema: { params: NumericIdParams, body: ChannelBody, responses: { 200: Channel } },
       handler: async ({ principal, params, body }) => {
-        const config = validatedConfig(body);
         const [current] = await sql<Pick<ChannelRow, 'type'>[]>`select type from alert_channels where id = ${params.id} and account_id = ${principal.account.id}`;
         if (!current) throw notFound();
         new Rules().check(current.type === body.type, 'body.type', 'immutable', `cannot change from ${current.type}`).throwIfAny();
-        await sql`update alert_channels set config = ${sql.json(config as never)}, send_recovery = ${body.sendRecovery},
+        await sql`update alert_channels set config = ${sql.json(body.config as never)}, send_recovery = ${body.sendRecovery},
             send_failure = ${body.sendFailure}, send_degraded = ${body.sendDegraded}, updated_at = now()
           where id = ${params.id} and account_id = ${principal.account.id}`;
         return { status: 200, body: await read(sql, principal.account.id, params.id) };
@@ -224,9 +219,6 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       errors: [404],
       schema: { params: NumericIdParams, body: SubscriptionBody, responses: { 200: SubscriptionResult } },
       handler: async ({ principal, params, body }) => {
-        const rules = new Rules();
-        rules.check((body.checkId === undefined) !== (body.groupId === undefined), 'body.checkId', 'oneOf', 'give exactly one of checkId and groupId');
-        rules.throwIfAny();
         const accountId = principal.account.id;
         const [channel] = await sql`select id from alert_channels where id = ${params.id} and account_id = ${accountId}`;
         if (!channel) throw notFound();

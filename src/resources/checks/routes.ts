@@ -70,7 +70,7 @@ const TYPE_NAMES: Record<TypeSegment, string> = {
 export function checkRoutes({ sql }: Deps): AnyRoute[] {
   const tag = 'Checks';
   const typeValidators = Object.fromEntries(
-    SEGMENTS.map((s) => [s, compileValidator('body', createBodySchema(s), false)]),
+    SEGMENTS.map((s) => [s, compileValidator('body', createBodySchema(s))]),
   ) as Record<TypeSegment, (v: unknown) => unknown>;
 
   async function readOne(db: Sql, accountId: string, id: string) {

@@ -56,8 +56,18 @@ const MaintenanceWindow = Type.Object({
   updated_at: Nullable(Type.String({ format: 'date-time' })),
 });
 
+/** Calendar dates a window can use: ISO 8601 allows year 0000, but no maintenance happens before 1970. */
+const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = Date.UTC(10000, 0, 1);
+
 function checkRules(body: WindowBody): void {
   const rules = new Rules();
+  for (const field of ['startsAt', 'endsAt', 'repeatEndsAt'] as const) {
+    const value = body[field];
+    if (value === null) continue;
+    const ms = Date.parse(value);
+    rules.check(ms >= EARLIEST && ms < LATEST, `body.${field}`, 'range', 'must be a date from 1970-01-01 to 9999-12-31');
+  }
   const starts = Date.parse(body.startsAt);
   rules.check(starts < Date.parse(body.endsAt), 'body.endsAt', 'after', 'must be after startsAt');
   const repeats = body.repeatUnit !== null;

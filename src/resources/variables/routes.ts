@@ -118,6 +118,9 @@ export function variableRoutes({ sql }: Deps): AnyRoute[] {
       path: '/v1/variables/{key}',
       operationId: 'updateVariable',
       summary: 'Update an environment variable (the key cannot change; a secret stays secret)',
+      description:
+        'A `key` in the body, when given, must equal the key in the path (400 otherwise). `locked` and `secret` keep ' +
+        'their stored values when left out; `secret: false` on a secret variable is a 400.',
       tag,
       access: 'write',
       errors: [404],

@@ -1,0 +1,85 @@
+import type { IncomingMessage } from 'node:http';
+import zlib from 'node:zlib';
+import type { Middleware } from 'koa';
+import { koaBody } from 'koa-body';
+import { bodyParseError, HttpError } from './errors.js';
+
+const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+const JSON_TYPES = ['application/json'];
+
+/**
+ * Follows the body's bytes (after content decoding) through a fatal UTF-8 decoder while koa-body reads
+ * them: its decoder would turn invalid sequences (0xff, overlong forms, encoded surrogates) into U+FFFD and
+ * store them silently. Returns whether every byte so far was valid UTF-8.
+ */
+function followUtf8(req: IncomingMessage): () => boolean {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let valid = true;
+  const feed = (chunk: Buffer) => {
+    if (!valid) return;
+    try {
+      decoder.decode(chunk, { stream: true });
+    } catch {
+      valid = false;
+    }
+  };
+  const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const inflater =
+    encoding === 'gzip' || encoding === 'deflate' ? zlib.createUnzip() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
+  if (inflater) {
+    // koa-body inflates the same bytes; a body that does not inflate fails there with its own 400.
+    inflater.on('data', feed);
+    inflater.on('error', () => {});
+    req.on('data', (chunk: Buffer) => inflater.write(chunk));
+  } else {
+    req.on('data', feed);
+  }
+  return () => {
+    if (!valid) return false;
+    try {
+      decoder.decode();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/**
+ * JSON bodies through koa-body, strictly: only UTF-8 (another charset is a 415), every byte valid UTF-8
+ * (400 otherwise), at most `limitBytes` (413). Other content types are left unparsed; routes that take a
+ * body answer them 415.
+ */
+export function jsonBody(limitBytes: number): Middleware {
+  const parse = koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: limitBytes,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    patchNode: false,
+    onError: (err) => {
+      throw bodyParseError(err);
+    },
+  });
+  return async (ctx, next) => {
+    if (!PARSED_METHODS.has(ctx.method) || !ctx.is(JSON_TYPES)) return next();
+    const charset = ctx.request.charset;
+    if (charset && !/^utf-?8$/i.test(charset)) throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 JSON`);
+    const wellFormed = followUtf8(ctx.req);
+    try {
+      await parse(ctx, async () => {});
+    } catch (err) {
+      if (!wellFormed()) throw invalidUtf8();
+      throw err;
+    }
+    if (!wellFormed()) throw invalidUtf8();
+    await next();
+  };
+}
+
+function invalidUtf8(): HttpError {
+  const message = 'The body is not valid UTF-8';
+  return new HttpError(400, message, { errors: [{ field: 'body', rule: 'encoding', message: 'must be valid UTF-8' }] });
+}
