@@ -58,4 +58,40 @@ describe('OpenAPI document', () => {
     expect(res.headers.get('link')).toContain('/openapi.json');
     expect(res.body.openapi).toBe('3.1.0');
   });
+
+  it('makes a field with a default optional in requests and required in responses', async () => {
+    const doc = (await svc.call('GET', '/openapi.json', { key: null })).body;
+    const body = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
+    const reply = (path: string, method: string, status: string) => doc.paths[path][method].responses[status].content['application/json'].schema;
+    const variable = body('/v1/variables', 'post');
+    expect(variable.required).toEqual(['key', 'value']);
+    expect(variable.properties.locked.default).toBe(false);
+    expect(reply('/v1/variables', 'post', '201').required).toEqual(expect.arrayContaining(['locked', 'secret']));
+    const dashboard = body('/v1/dashboards', 'post');
+    expect(dashboard.required).toEqual(['header']);
+    expect(reply('/v1/dashboards', 'post', '201').required).toEqual(expect.arrayContaining(['isPrivate', 'showP95', 'width']));
+    expect(body('/v1/checks/browser', 'post').required.sort()).toEqual(['name', 'script']);
+    const list = doc.paths['/v1/checks'].get.parameters;
+    expect(list.find((p: { name: string }) => p.name === 'limit')).toMatchObject({ required: false, schema: { default: 10 } });
+    expect(list.find((p: { name: string }) => p.name === 'page')).toMatchObject({ required: false });
+    const report = doc.paths['/v1/analytics/icmp/{id}'].get.parameters;
+    expect(report.find((p: { name: string }) => p.name === 'quickRange')).toMatchObject({ required: false });
+    expect(report.find((p: { name: string }) => p.name === 'metrics')).toMatchObject({ required: true });
+    expect(doc.paths['/v1/checks/api'].post.parameters.find((p: { name: string }) => p.name === 'autoAssignAlerts').required).toBe(false);
+  });
+
+  it('states the rules the service enforces', async () => {
+    const doc = (await svc.call('GET', '/openapi.json', { key: null })).body;
+    const from = doc.paths['/v1/analytics/icmp/{id}'].get.parameters.find((p: { name: string }) => p.name === 'from');
+    expect(new RegExp(from.schema.pattern).test('1767225600')).toBe(true);
+    expect(new RegExp(from.schema.pattern).test('2026-01-01T00:00:00Z')).toBe(true);
+    expect(new RegExp(from.schema.pattern).test('yesterday')).toBe(false);
+    const channel = doc.paths['/v1/alert-channels'].post.requestBody.content['application/json'].schema;
+    expect(channel.discriminator).toEqual({ propertyName: 'type' });
+    expect(channel.oneOf.map((b: { properties: { type: { const: string } } }) => b.properties.type.const)).toEqual(['EMAIL', 'WEBHOOK', 'SLACK', 'SMS']);
+    expect(channel.oneOf[0].properties.config.required).toEqual(['address']);
+    const subscription = doc.paths['/v1/alert-channels/{id}/subscriptions'].put.requestBody.content['application/json'].schema;
+    expect(subscription.oneOf).toEqual([{ required: ['checkId'] }, { required: ['groupId'] }]);
+    expect(doc.paths['/v1/variables/{key}'].put.description).toContain('must equal the key in the path');
+  });
 });
