@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { TObject } from '@sinclair/typebox';
 import Koa, { type Middleware } from 'koa';
 import type { Deps } from './deps.js';
 import { authenticate } from './http/auth.js';
@@ -46,7 +47,9 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
 }
 
 function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
-  const { params, query, body } = route.schema;
+  const { params, query, body, headers } = route.schema;
+  const headerNames = headers ? Object.keys((headers as TObject).properties) : [];
+  const checkHeaders = headers && compileValidator('header', headers, { strings: true });
   const checkParams = params && compileValidator('path', params, { strings: true });
   const checkQuery = query && compileValidator('query', query, { strings: true });
   const checkBody = body && compileValidator('body', body);
@@ -62,6 +65,7 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
       params: checkParams ? checkParams({ ...ctx.params }) : {},
       query: checkQuery ? checkQuery(ctx.query) : {},
       body: undefined as unknown,
+      headers: checkHeaders ? checkHeaders(Object.fromEntries(headerNames.filter((n) => ctx.get(n) !== '').map((n) => [n, ctx.get(n)]))) : {},
     };
     if (checkBody) {
       const hasContent = ctx.get('transfer-encoding') !== '' || (ctx.request.length ?? 0) > 0;

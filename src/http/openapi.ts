@@ -59,7 +59,7 @@ function requestSchema(schema: unknown): unknown {
   return out;
 }
 
-function parametersOf(schema: TSchema | undefined, location: 'path' | 'query') {
+function parametersOf(schema: TSchema | undefined, location: 'path' | 'query' | 'header') {
   if (!schema) return [];
   const object = schema as TObject;
   const required = new Set(object.required ?? []);
@@ -92,6 +92,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
     const parameters = [
       ...parametersOf(route.schema.params, 'path'),
       ...parametersOf(route.schema.query, 'query'),
+      ...parametersOf(route.schema.headers, 'header'),
       ...(authenticated ? [{ $ref: '#/components/parameters/ServiceAccount' }] : []),
     ];
     const responses: Record<string, unknown> = {};

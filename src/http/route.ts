@@ -20,23 +20,26 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
-export interface RouteSchemas<P extends TSchema, Q extends TSchema, B extends TSchema> {
+export interface RouteSchemas<P extends TSchema, Q extends TSchema, B extends TSchema, H extends TSchema> {
   params?: P;
   query?: Q;
   body?: B;
+  /** Request headers the route reads, by lower-case name (documented as header parameters). */
+  headers?: H;
   /** Success responses by status; error responses are added from `errors`. */
   responses: Record<number, TSchema | null>;
 }
 
-export interface Request<P, Q, B> {
+export interface Request<P, Q, B, H> {
   params: P;
   query: Q;
   body: B;
+  headers: H;
   /** Set on every route whose access is not `public`. */
   principal: Principal;
 }
 
-export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObject, B extends TSchema = TSchema> {
+export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObject, B extends TSchema = TSchema, H extends TSchema = TObject> {
   method: Method;
   /** OpenAPI-style path, e.g. `/v1/checks/{id}`. */
   path: string;
@@ -50,16 +53,16 @@ export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObje
   /** Error statuses this route can answer besides the ones every authenticated route has. */
   errors?: number[];
   deprecated?: boolean;
-  schema: RouteSchemas<P, Q, B>;
-  handler: (req: Request<Static<P>, Static<Q>, Static<B>>) => Promise<Reply> | Reply;
+  schema: RouteSchemas<P, Q, B, H>;
+  handler: (req: Request<Static<P>, Static<Q>, Static<B>, Static<H>>) => Promise<Reply> | Reply;
 }
 
 // Handlers are typed at definition; the registry only needs the erased shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRoute = RouteDef<any, any, any>;
+export type AnyRoute = RouteDef<any, any, any, any>;
 
-export function defineRoute<P extends TSchema = TObject, Q extends TSchema = TObject, B extends TSchema = TSchema>(
-  def: RouteDef<P, Q, B>,
+export function defineRoute<P extends TSchema = TObject, Q extends TSchema = TObject, B extends TSchema = TSchema, H extends TSchema = TObject>(
+  def: RouteDef<P, Q, B, H>,
 ): AnyRoute {
   return def as AnyRoute;
 }

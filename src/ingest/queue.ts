@@ -1,13 +1,26 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { ResultRow } from './rows.js';
+import { ROW_COLUMNS, type ResultRow } from './rows.js';
 
 export const INGEST_QUEUE = 'check-results';
 
+/** The layout of a queued batch; a worker refuses a version it does not know instead of guessing. */
+export const JOB_VERSION = 2;
+
+/**
+ * A queued batch, self-describing: `rows` are positional in the order `columns` names, so a worker of
+ * another version reads them by name or refuses them, and never pairs values with the wrong columns.
+ */
 export interface IngestJob {
+  v: number;
   batchId: string;
   accountId: string;
+  columns: readonly string[];
   rows: ResultRow[];
+}
+
+export function ingestJob(batchId: string, accountId: string, rows: ResultRow[]): IngestJob {
+  return { v: JOB_VERSION, batchId, accountId, columns: ROW_COLUMNS, rows };
 }
 
 /** BullMQ wants its own connection, with no per-command retry limit (it blocks on Redis). */

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../deps.js';
-import { notFound } from '../http/errors.js';
+import { conflict, notFound } from '../http/errors.js';
+import { IdempotencyKeyHeader, IdempotencyKeys } from '../http/idempotency.js';
 import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { parseWindow, TimeParam } from '../http/time.js';
 import { checkTypesOf, findCheckRow } from '../resources/checks/repository.js';
 import { Rules } from '../http/rules.js';
 import { readResults } from './repository.js';
+import { ingestJob } from './queue.js';
 import { toRow } from './rows.js';
 import { ResultItem, StoredResult } from './schemas.js';
 
@@ -26,8 +28,9 @@ const ResultsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export function ingestRoutes({ sql, store, config, ingest }: Deps): AnyRoute[] {
+export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRoute[] {
   const tag = 'Check results';
+  const idempotency = new IdempotencyKeys(redis, `${config.redisPrefix}ingest:`);
   return [
     defineRoute({
       method: 'POST',
@@ -37,25 +40,36 @@ export function ingestRoutes({ sql, store, config, ingest }: Deps): AnyRoute[] {
       description:
         'Every item is validated and must name a check of this account with its type; one bad item rejects the ' +
         'whole batch with a 400 naming each index and field. Accepted batches are queued and land in the analytics ' +
-        'store shortly after; an item `id` makes the run idempotent.',
+        'store shortly after. An item `id` (the run id) is the deduplication key: a run posted again, in this or any ' +
+        'later batch, is stored once; one batch may not carry the same `id` twice. With an `Idempotency-Key` header, ' +
+        'a repeat of the request within 24 hours answers the first 202 again and queues nothing; the same key with ' +
+        'another body is a 409.',
       tag,
       access: 'write',
+      errors: [409],
       schema: {
+        headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
         body: Type.Object(
           { results: Type.Array(ResultItem, { minItems: 1, maxItems: config.ingest.maxBatchSize }) },
           { additionalProperties: false },
         ),
         responses: { 202: Type.Object({ batchId: Type.String({ format: 'uuid' }), count: Type.Integer() }) },
       },
-      handler: async ({ principal, body }) => {
+      handler: async ({ principal, body, headers }) => {
         const accountId = principal.account.id;
         const now = Date.now();
         const oldest = now - config.clickhouse.retentionDays * DAY_MS;
         const rules = new Rules();
         const ids = [...new Set(body.results.map((r) => r.checkId))];
         const types = await checkTypesOf(sql, accountId, ids);
+        const runIds = new Map<string, number>();
         body.results.forEach((item, i) => {
           const at = `body.results[${i}]`;
+          if (item.id !== undefined) {
+            const first = runIds.get(item.id.toLowerCase());
+            if (first !== undefined) rules.fail(`${at}.id`, 'unique', `repeats the id of results[${first}]`);
+            else runIds.set(item.id.toLowerCase(), i);
+          }
           const type = types.get(item.checkId);
           if (type === undefined) rules.fail(`${at}.checkId`, 'exists', 'names no check of this account');
           else rules.check(type === item.checkType, `${at}.checkType`, 'match', `must be ${type}, the type of the check`);
@@ -65,10 +79,24 @@ export function ingestRoutes({ sql, store, config, ingest }: Deps): AnyRoute[] {
           rules.check(started >= oldest, `${at}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
         });
         rules.throwIfAny();
-        const batchId = randomUUID();
-        const rows = body.results.map((item) => toRow(accountId, item.id ?? randomUUID(), item));
-        await ingest.enqueue({ batchId, accountId, rows });
-        return { status: 202, body: { batchId, count: rows.length } };
+        const reply = { batchId: randomUUID(), count: body.results.length };
+        const key = headers['idempotency-key'];
+        if (key !== undefined) {
+          const fingerprint = IdempotencyKeys.fingerprint(body);
+          const prior = await idempotency.claim(accountId, key, fingerprint, reply);
+          if (prior && prior.fingerprint !== fingerprint) {
+            throw conflict('This Idempotency-Key was used with another body', { header: 'Idempotency-Key' });
+          }
+          if (prior) return { status: 202, body: prior.reply };
+        }
+        const rows = body.results.map((item) => toRow(accountId, item.id?.toLowerCase() ?? randomUUID(), item));
+        try {
+          await ingest.enqueue(ingestJob(reply.batchId, accountId, rows));
+        } catch (err) {
+          if (key !== undefined) await idempotency.forget(accountId, key).catch(() => {});
+          throw err;
+        }
+        return { status: 202, body: reply };
       },
     }),
     defineRoute({

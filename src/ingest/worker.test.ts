@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { ingestJob } from './queue.js';
+import { ROW_COLUMNS, toRow } from './rows.js';
 
 describe('ingest under faults', () => {
   let svc: TestService;
@@ -81,4 +84,104 @@ describe('ingest under faults', () => {
       if (!reattached) await svc.deps.store.command('ATTACH TABLE check_results').catch(() => {});
     }
   }, 60_000);
+});
+
+describe('run ids, idempotency keys and job layout', () => {
+  let svc: TestService;
+  let checkId: string;
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'api', request: { url: 'https://x.test' } } })).body.id;
+  });
+  afterAll(() => svc?.stop());
+
+  const stored = async () =>
+    Number((await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId }))[0].n);
+  const results = (n: number, minute: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      id: randomUUID(), checkId, checkType: 'API', runLocation: 'eu-west-1', hasFailures: false, responseTime: i,
+      startedAt: new Date(Date.UTC(2026, 10, 2, 0, minute, i % 60)).toISOString(),
+      stoppedAt: new Date(Date.UTC(2026, 10, 2, 0, minute, i % 60)).toISOString(),
+    }));
+  const settled = () => waitFor(() => svc.deps.ingest.stats(), (s) => s.waiting === 0 && s.active === 0 && s.delayed === 0);
+
+  it('stores a run once when the same results arrive in two batches at once', async () => {
+    const before = await stored();
+    const items = results(300, 1);
+    const [a, b] = await Promise.all([
+      svc.call('POST', '/v1/check-results', { body: { results: items } }),
+      svc.call('POST', '/v1/check-results', { body: { results: items } }),
+    ]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    expect(a.body.batchId).not.toBe(b.body.batchId);
+    await settled();
+    expect(await stored()).toBe(before + 300);
+  });
+
+  it('stores a run once when it is posted again later, alone or among new runs', async () => {
+    const before = await stored();
+    const first = results(100, 2);
+    expect((await svc.call('POST', '/v1/check-results', { body: { results: first } })).status).toBe(202);
+    await waitFor(stored, (n) => n === before + 100);
+    // The claims of the first batch have expired; the store itself says these runs landed.
+    await svc.deps.redis.del(...first.map((r) => `${svc.env.REDIS_PREFIX}ingest:rid:${r.id}`));
+    const again = [...first.slice(0, 50), ...results(20, 3)];
+    expect((await svc.call('POST', '/v1/check-results', { body: { results: again } })).status).toBe(202);
+    await settled();
+    expect(await stored()).toBe(before + 120);
+  });
+
+  it('refuses one batch carrying the same run id twice', async () => {
+    const [item] = results(1, 4);
+    const res = await svc.call('POST', '/v1/check-results', { body: { results: [item, { ...item, id: item.id.toUpperCase() }] } });
+    expect(res.status).toBe(400);
+    expect(res.body.attributes.errors).toEqual([{ field: 'body.results[1].id', rule: 'unique', message: 'repeats the id of results[0]' }]);
+  });
+
+  it('answers a repeated Idempotency-Key with the first 202 and queues nothing', async () => {
+    const before = await stored();
+    const body = { results: results(40, 5) };
+    const headers = { 'idempotency-key': `retry-${randomUUID()}` };
+    const first = await svc.call('POST', '/v1/check-results', { body, headers });
+    expect(first.status).toBe(202);
+    const accepted = (await svc.deps.ingest.stats()).acceptedResults;
+    const again = await svc.call('POST', '/v1/check-results', { body, headers });
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual(first.body);
+    expect((await svc.deps.ingest.stats()).acceptedResults).toBe(accepted);
+    const other = await svc.call('POST', '/v1/check-results', { body: { results: results(1, 6) }, headers });
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ statusCode: 409, message: 'This Idempotency-Key was used with another body' });
+    await settled();
+    expect(await stored()).toBe(before + 40);
+    expect((await svc.call('POST', '/v1/check-results', { body, headers: { 'idempotency-key': 'bad key' } })).status).toBe(400);
+  });
+
+  it('reads a job by its column names, whatever their order', async () => {
+    const before = await stored();
+    const items = results(5, 7);
+    const job = ingestJob(randomUUID(), svc.defaultAccountId, items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)));
+    const order = [...ROW_COLUMNS.keys()].reverse();
+    await svc.deps.ingest.enqueue({ ...job, columns: order.map((i) => ROW_COLUMNS[i]), rows: job.rows.map((row) => order.map((i) => row[i])) });
+    await waitFor(stored, (n) => n === before + 5);
+    const back = await svc.call('GET', `/v1/check-results/${checkId}?from=2026-11-02T00:07:00Z&to=2026-11-02T00:08:00Z&limit=10`);
+    expect(back.body.map((r: { id: string }) => r.id).sort()).toEqual(items.map((r) => r.id).sort());
+  });
+
+  it.each([
+    ['an unknown layout version', (j: ReturnType<typeof ingestJob>) => ({ ...j, v: 1 }), /layout version 1 is not 2/],
+    ['a column this worker does not know', (j: ReturnType<typeof ingestJob>) => ({ ...j, columns: [...j.columns.slice(0, -1), 'quantum_flux'] }), /does not know: quantum_flux/],
+    ['rows without columns (the old positional layout)', (j: ReturnType<typeof ingestJob>) => ({ batchId: j.batchId, accountId: j.accountId, rows: j.rows }), /layout version undefined/],
+  ])('refuses a job with %s into the failed set, inserting nothing', async (_what, mutate, reason) => {
+    const before = await stored();
+    const items = results(3, 8);
+    const job = ingestJob(randomUUID(), svc.defaultAccountId, items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)));
+    await svc.deps.ingest.enqueue(mutate(job) as never);
+    const failed = await waitFor(() => svc.deps.ingest.queue.getJob(job.batchId), (j) => Boolean(j?.failedReason));
+    expect(failed!.failedReason).toMatch(reason);
+    expect(failed!.attemptsMade).toBe(1);
+    expect(await failed!.isFailed()).toBe(true);
+    expect(await stored()).toBe(before);
+  });
 });

@@ -1,8 +1,10 @@
-import { Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
-import type { Store } from '../storage/clickhouse/index.js';
-import { ROW_COLUMNS } from './rows.js';
-import { bullConnection, bullPrefix, INGEST_QUEUE, type IngestJob } from './queue.js';
+import type { Store } from '../storage/clickhouse/store.js';
+import { ResultDedup } from './dedup.js';
+import { bullConnection, bullPrefix, INGEST_QUEUE, JOB_VERSION, type IngestJob } from './queue.js';
+import { ROW_COLUMNS, type ResultRow } from './rows.js';
 
 export interface IngestWorkerOptions {
   redisUrl: string;
@@ -14,29 +16,69 @@ export interface IngestWorkerOptions {
   afterInsert?: (job: Job<IngestJob>) => Promise<void> | void;
 }
 
+const KNOWN_COLUMNS = new Set<string>(ROW_COLUMNS);
+
+/** The job's columns when this worker can read them; otherwise the reason it cannot, for the failed set. */
+export function readableLayout(job: Partial<IngestJob>): { columns: readonly string[] } | { problem: string } {
+  if (job.v !== JOB_VERSION) return { problem: `job layout version ${String(job.v)} is not ${JOB_VERSION}, the one this worker reads` };
+  const columns = job.columns;
+  if (!Array.isArray(columns) || !Array.isArray(job.rows)) return { problem: 'job has no columns or rows' };
+  const unknown = columns.filter((c) => !KNOWN_COLUMNS.has(c));
+  if (unknown.length) return { problem: `job names columns this worker does not know: ${unknown.join(', ')}` };
+  for (const required of ['account_id', 'check_id', 'result_id', 'started_at']) {
+    if (!columns.includes(required)) return { problem: `job lacks the ${required} column` };
+  }
+  if (job.rows.some((row) => !Array.isArray(row) || row.length !== columns.length)) return { problem: 'a row does not match the job columns' };
+  return { columns };
+}
+
 /**
- * Consumer of the ingest queue: one ClickHouse insert per batch. The batch id is the insert's
- * deduplication token, so a batch retried after ClickHouse already took it is dropped by the engine
- * instead of doubling rows.
+ * Consumer of the ingest queue: one ClickHouse insert per batch. Rows whose run id already landed, or is
+ * held by another batch in flight, are dropped first (ResultDedup); the batch id is the insert's
+ * deduplication token, so a batch retried after ClickHouse took it is dropped by the engine as well.
  */
 export function startIngestWorker(opts: IngestWorkerOptions) {
   const connection = bullConnection(opts.redisUrl);
-  const worker = new Worker<IngestJob>(
-    INGEST_QUEUE,
-    async (job) => {
-      await opts.store.insert('check_results', ROW_COLUMNS, job.data.rows, { insert_deduplication_token: job.data.batchId });
-      await opts.afterInsert?.(job);
-      return { rows: job.data.rows.length };
-    },
-    { connection, prefix: bullPrefix(opts.redisPrefix), concurrency: opts.concurrency ?? 2 },
-  );
+  const claims = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
+  claims.on('error', () => {});
+  const dedup = new ResultDedup(claims, `${opts.redisPrefix}ingest:`);
+
+  async function process(job: Job<IngestJob>) {
+    const layout = readableLayout(job.data);
+    if ('problem' in layout) throw new UnrecoverableError(layout.problem);
+    const { columns } = layout;
+    const at = (name: string) => columns.indexOf(name);
+    const [idAt, checkAt, startedAt] = [at('result_id'), at('check_id'), at('started_at')];
+    const runs = job.data.rows.map((row) => ({
+      resultId: String(row[idAt]),
+      checkId: String(row[checkAt]),
+      startedAt: Date.parse(`${String(row[startedAt]).replace(' ', 'T')}Z`),
+    }));
+    const writable = await dedup.writable(opts.store, job.data.accountId, job.data.batchId, runs);
+    const rows: ResultRow[] = job.data.rows.filter((_, i) => writable.has(runs[i].resultId));
+    await opts.store.insert('check_results', columns, rows, { insert_deduplication_token: job.data.batchId });
+    await opts.afterInsert?.(job);
+    return { rows: rows.length, duplicates: job.data.rows.length - rows.length };
+  }
+
+  const worker = new Worker<IngestJob>(INGEST_QUEUE, process, {
+    connection,
+    prefix: bullPrefix(opts.redisPrefix),
+    concurrency: opts.concurrency ?? 2,
+  });
   worker.on('failed', (job, err) => {
     if (!job) return;
-    const final = job.attemptsMade >= (job.opts.attempts ?? 1);
+    const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
     opts.logger[final ? 'error' : 'warn'](
-      { batchId: job.data.batchId, rows: job.data.rows.length, attempt: job.attemptsMade, err: err.message },
+      { batchId: job.data.batchId, rows: job.data.rows?.length, attempt: job.attemptsMade, err: err.message },
       final ? 'ingest batch failed for good; kept in the failed set' : 'ingest batch failed; will retry',
     );
+    if (final && Array.isArray(job.data.rows) && Array.isArray(job.data.columns)) {
+      const idAt = job.data.columns.indexOf('result_id');
+      if (idAt >= 0) {
+        void dedup.release(job.data.batchId, job.data.rows.map((r) => String(r[idAt]))).catch(() => {});
+      }
+    }
   });
   worker.on('error', (err) => opts.logger.error({ err: err.message }, 'ingest worker error'));
   return {
@@ -44,6 +86,7 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
     async close() {
       await worker.close();
       connection.disconnect();
+      claims.disconnect();
     },
   };
 }
