@@ -6,6 +6,8 @@ import { bodyParseError, HttpError } from './errors.js';
 
 const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPES = ['application/json'];
+/** Deeper than any documented body; every recursive walk after parsing (validation, text checks, storage) stays far from the stack limit. */
+export const MAX_BODY_DEPTH = 64;
 
 /**
  * Follows the body's bytes (after content decoding) through a fatal UTF-8 decoder while koa-body reads
@@ -75,6 +77,10 @@ export function jsonBody(limitBytes: number): Middleware {
       throw err;
     }
     if (!wellFormed()) throw invalidUtf8();
+    if (deeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
+      const message = `must not nest arrays and objects more than ${MAX_BODY_DEPTH} levels deep`;
+      throw new HttpError(400, `The body ${message}`, { errors: [{ field: 'body', rule: 'depth', message }] });
+    }
     await next();
   };
 }
@@ -82,4 +88,16 @@ export function jsonBody(limitBytes: number): Middleware {
 function invalidUtf8(): HttpError {
   const message = 'The body is not valid UTF-8';
   return new HttpError(400, message, { errors: [{ field: 'body', rule: 'encoding', message: 'must be valid UTF-8' }] });
+}
+
+/** Whether arrays and objects nest more than `limit` levels, walked without recursion. */
+function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -180,6 +180,19 @@ describe('hostile input', () => {
       expect((await svc.call('GET', '/v1/variables/L1')).status).toBe(404);
     });
 
+    it.each([
+      ['an array', (d: number) => '['.repeat(d) + ']'.repeat(d)],
+      ['a field value', (d: number) => `{"key":"DEEP","value":${'{"a":'.repeat(d)}1${'}'.repeat(d)}}`],
+    ])('answers 400 to a body nested thousands of levels deep (%s), storing nothing', async (_name, nest) => {
+      const before = await snapshot();
+      for (const depth of [65, 3000, 20000]) {
+        const res = await post(Buffer.from(nest(depth)));
+        expect(res.status, `depth ${depth}`).toBe(400);
+        expect(res.body.attributes.errors).toEqual([{ field: 'body', rule: 'depth', message: 'must not nest arrays and objects more than 64 levels deep' }]);
+      }
+      expect(await snapshot()).toEqual(before);
+    });
+
     it('refuses year 0000 as a maintenance-window date', async () => {
       const res = await svc.call('POST', '/v1/maintenance-windows', { body: { name: 'w', startsAt: '0000-01-01', endsAt: '2026-01-02' } });
       expectFieldError(res, 'body.startsAt', 'range');

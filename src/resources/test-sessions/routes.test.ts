@@ -138,6 +138,18 @@ describe('test sessions', () => {
     expect((await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`)).body.results).toHaveLength(1);
   });
 
+  it('answers 409 when a new session names a result id already taken, and creates no session', async () => {
+    const s = await start();
+    const id = randomUUID();
+    await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/results`, { body: { results: [result({ testSessionResultId: id })] } });
+    const total = async () => Number((await svc.call('GET', '/v1/test-sessions')).headers.get('x-total-count'));
+    const before = await total();
+    const res = await svc.call('POST', '/v1/test-sessions', { body: { name: 'dup', results: [result({ testSessionResultId: id })] } });
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ statusCode: 409, error: 'Conflict' });
+    expect(await total()).toBe(before);
+  });
+
   it('lists newest first with a total, and deletes', async () => {
     const s = await start({ name: 'newest' });
     const list = await svc.call('GET', '/v1/test-sessions?limit=1');

@@ -195,6 +195,7 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
       summary: 'Start a test session (RUNNING)',
       tag,
       access: 'write',
+      errors: [409],
       schema: { body: CreateSession, responses: { 201: TestSession } },
       handler: async ({ principal, body }) => {
         const session = await transaction(sql, async (db) => {

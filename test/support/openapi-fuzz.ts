@@ -1,0 +1,126 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { TestService } from './service.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+type Schema = Record<string, unknown>;
+
+export interface Operation {
+  method: string;
+  path: string;
+  pathParams: { name: string; schema: Schema }[];
+  /** The query parameters as one object schema, for the generator. */
+  query?: Schema;
+  queryNames: string[];
+  body?: Schema;
+  /** Documented statuses and the JSON schema of each (null when the status has no body). */
+  responses: Record<string, Schema | null>;
+}
+
+/** Replaces `#/components/...` references with what they point at, so each schema stands alone. */
+function inline(value: unknown, doc: Schema): unknown {
+  if (Array.isArray(value)) return value.map((v) => inline(v, doc));
+  if (value === null || typeof value !== 'object') return value;
+  const ref = (value as { $ref?: string }).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/')) {
+    const target = ref.slice(2).split('/').reduce<unknown>((node, key) => (node as Schema)[key], doc);
+    return inline(target, doc);
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inline(v, doc)]));
+}
+
+/** Every operation of an OpenAPI 3.1 document, with its schemas made self-contained. */
+export function operationsOf(doc: Schema): Operation[] {
+  const out: Operation[] = [];
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Schema>>)) {
+    for (const [method, rawOp] of Object.entries(item)) {
+      const op = inline(rawOp, doc) as Schema;
+      const parameters = (op.parameters ?? []) as { name: string; in: string; required?: boolean; schema: Schema }[];
+      const queryParams = parameters.filter((p) => p.in === 'query');
+      const query = queryParams.length
+        ? {
+            type: 'object',
+            properties: Object.fromEntries(queryParams.map((p) => [p.name, p.schema])),
+            required: queryParams.filter((p) => p.required).map((p) => p.name),
+          }
+        : undefined;
+      const body = (op.requestBody as { content?: Record<string, { schema: Schema }> } | undefined)?.content?.['application/json']?.schema;
+      const responses: Record<string, Schema | null> = {};
+      for (const [status, response] of Object.entries(op.responses as Record<string, { content?: Record<string, { schema: Schema }> }>)) {
+        responses[status] = response.content?.['application/json']?.schema ?? null;
+      }
+      out.push({
+        method: method.toUpperCase(),
+        path,
+        pathParams: parameters.filter((p) => p.in === 'path').map((p) => ({ name: p.name, schema: p.schema })),
+        query,
+        queryNames: queryParams.map((p) => p.name),
+        body,
+        responses,
+      });
+    }
+  }
+  return out;
+}
+
+const ajv = new Ajv2020({ allErrors: true, strict: false, discriminator: true });
+addFormats(ajv);
+
+/** A documented response schema, compiled as the JSON Schema 2020-12 that OpenAPI 3.1 uses. */
+export function compileDocumentedSchema(schema: Schema): ValidateFunction {
+  return ajv.compile(schema);
+}
+
+/** Resources the generated requests can name: a few of each, created through the API. */
+export async function fixtureIds(svc: TestService): Promise<Record<string, string[]>> {
+  const create = async (path: string, body: unknown, pick: (b: any) => string | number) => {
+    const res = await svc.call('POST', path, { body });
+    if (res.status !== 201) throw new Error(`fixture ${path}: ${res.status} ${res.text}`);
+    return String(pick(res.body));
+  };
+  const checks = [
+    await create('/v1/checks/api', { name: 'api', request: { url: 'https://x.test' } }, (b) => b.id),
+    await create('/v1/checks/icmp', { name: 'icmp', request: { hostname: 'x.test' } }, (b) => b.id),
+    await create('/v1/checks/browser', { name: 'browser', script: 'x' }, (b) => b.id),
+    await create('/v1/checks/heartbeat', { name: 'hb', heartbeat: { period: 1, periodUnit: 'hours', grace: 1, graceUnit: 'hours' } }, (b) => b.id),
+  ];
+  const groups = [await create('/v1/check-groups', { name: 'g' }, (b) => b.id)];
+  const channels = [await create('/v1/alert-channels', { type: 'EMAIL', config: { address: 'a@x.test' } }, (b) => b.id)];
+  const dashboards = [await create('/v1/dashboards', { header: 'd' }, (b) => b.dashboardId)];
+  const windows = [await create('/v1/maintenance-windows', { name: 'w', startsAt: '2026-01-01', endsAt: '2026-01-02' }, (b) => b.id)];
+  const variables = [await create('/v1/variables', { key: 'FUZZ', value: 'x' }, (b) => b.key)];
+  const sessions = [await create('/v1/test-sessions', { name: 's' }, (b) => b.testSessionId)];
+  const keys = [await create('/v1/api-keys', { name: 'fuzz' }, (b) => b.id)];
+  return {
+    id: [...checks, ...groups, ...channels, ...windows, ...keys],
+    checkId: checks,
+    groupId: groups,
+    dashboardId: dashboards,
+    key: variables,
+    testSessionId: sessions,
+  };
+}
+
+/** A digest of every row of every control-plane table: equal before and after means nothing changed. */
+export async function storeDigest(svc: TestService): Promise<string> {
+  const tables = await svc.deps.sql<{ name: string }[]>`select table_name as name from information_schema.tables
+    where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name`;
+  const parts = tables.map((t) => svc.deps.sql`select ${t.name}::text || ':' || coalesce(md5(string_agg(x::text, ',' order by x::text)), '') as d from ${svc.deps.sql(t.name)} x`);
+  const rows = (await Promise.all(parts)).map((r) => r[0].d as string);
+  const accepted = (await svc.deps.ingest.stats()).acceptedResults;
+  return `${rows.join('|')}|accepted:${accepted}`;
+}
+
+/**
+ * The same schema with string and array sizes capped for the valid-request generator: json-schema-faker spends
+ * seconds filling a 1 MB `script` or 1,000 results, and size attacks come from the hostile mutations anyway.
+ */
+export function boundedForGeneration(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(boundedForGeneration);
+  if (value === null || typeof value !== 'object') return value;
+  const out = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundedForGeneration(v)])) as Schema;
+  if (typeof out.maxLength === 'number') out.maxLength = Math.max(Math.min(out.maxLength, 64), Number(out.minLength ?? 0));
+  if (typeof out.maxItems === 'number') out.maxItems = Math.max(Math.min(out.maxItems, 3), Number(out.minItems ?? 0));
+  return out;
+}
