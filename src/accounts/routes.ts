@@ -78,7 +78,7 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       schema: { query: PageQuery, responses: { 200: Type.Array(ApiKeyBody) } },
       handler: async ({ principal, query }) => {
         const { rows, total } = await listApiKeys(sql, principal.account.id, query.limit, pageOffset(query));
-        return listReply(rows.map(keyBody), total);
+        return listReply(rows.map(keyBody), total, query);
       },
     }),
     defineRoute({

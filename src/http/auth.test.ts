@@ -61,25 +61,35 @@ describe('authentication and authorization', () => {
     expect(res.body).toMatchObject({ id: svc.defaultAccountId, role: 'admin' });
   });
 
-  it('accepts x-service-account naming an account the key belongs to', async () => {
-    const res = await svc.call('GET', '/v1/account', { headers: { 'x-service-account': svc.defaultAccountId } });
-    expect(res.status).toBe(200);
-    expect(res.body.id).toBe(svc.defaultAccountId);
+  describe.each(['x-service-account', 'x-checkly-account'])('the account header %s', (header) => {
+    it(`accepts ${header} naming an account the key belongs to`, async () => {
+      const res = await svc.call('GET', '/v1/account', { headers: { [header]: svc.defaultAccountId } });
+      expect(res.status).toBe(200);
+      expect(res.body.id).toBe(svc.defaultAccountId);
+    });
+
+    it(`answers 403 when ${header} names an account the key does not belong to`, async () => {
+      const res = await svc.call('GET', '/v1/account', { headers: { [header]: otherAccountId } });
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual(FORBIDDEN);
+    });
+
+    it(`answers 403 for a malformed ${header}, and 401 still wins for a bad key`, async () => {
+      const res = await svc.call('GET', '/v1/account', { headers: { [header]: 'not-a-uuid' } });
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual(FORBIDDEN);
+      expectBadToken(
+        await svc.call('GET', '/v1/account', { key: 'mk_unknown_key_0000000000000000000000000', headers: { [header]: 'x' } }),
+      );
+    });
   });
 
-  it('answers 403 when x-service-account names an account the key does not belong to', async () => {
-    const res = await svc.call('GET', '/v1/account', { headers: { 'x-service-account': otherAccountId } });
-    expect(res.status).toBe(403);
-    expect(res.body).toEqual(FORBIDDEN);
-  });
-
-  it('answers 403 for a malformed x-service-account, and 401 still wins for a bad key', async () => {
-    const res = await svc.call('GET', '/v1/account', { headers: { 'x-service-account': 'not-a-uuid' } });
-    expect(res.status).toBe(403);
-    expect(res.body).toEqual(FORBIDDEN);
-    expectBadToken(
-      await svc.call('GET', '/v1/account', { key: 'mk_unknown_key_0000000000000000000000000', headers: { 'x-service-account': 'x' } }),
-    );
+  it('answers 400 when x-service-account and x-checkly-account name different accounts, and accepts them agreeing', async () => {
+    const both = (other: string) => ({ headers: { 'x-service-account': svc.defaultAccountId, 'x-checkly-account': other } });
+    const res = await svc.call('GET', '/v1/account', both(otherAccountId));
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request', message: 'x-service-account and x-checkly-account name different accounts; send one' });
+    expect((await svc.call('GET', '/v1/account', both(svc.defaultAccountId))).status).toBe(200);
   });
 
   it('lets a key act for a second account once it is a member', async () => {

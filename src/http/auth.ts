@@ -20,14 +20,20 @@ function countHeader(rawHeaders: string[], name: string): number {
   return n;
 }
 
-/** Resolves `Authorization: Bearer <key>` and `x-service-account` to a principal in ctx.state.principal. */
+/** The account a request names: `x-service-account`, or the anchor API's `x-checkly-account`; both must agree. */
+function requestedAccount(service: string, checkly: string): string | undefined {
+  if (service && checkly && service !== checkly) throw new HttpError(400, 'x-service-account and x-checkly-account name different accounts; send one');
+  return service || checkly || undefined;
+}
+
+/** Resolves `Authorization: Bearer <key>` and the requested account to a principal in ctx.state.principal. */
 export function authenticate(sql: Sql, access: Exclude<Access, 'public'>): Middleware {
   return async (ctx, next) => {
     // Node keeps only the first of repeated Authorization headers; two keys in one request are ambiguous.
     if (countHeader(ctx.req.rawHeaders, 'authorization') > 1) throw new HttpError(400, 'Send one Authorization header');
     const match = BEARER.exec(ctx.get('authorization'));
     if (!match) throw unauthorized();
-    const requested = ctx.get('x-service-account') || undefined;
+    const requested = requestedAccount(ctx.get('x-service-account'), ctx.get('x-checkly-account'));
     const wellFormed = requested === undefined || UUID.test(requested);
     const principal = await resolvePrincipal(sql, match[1], wellFormed ? requested : undefined);
     if (principal === undefined) throw unauthorized();

@@ -41,7 +41,7 @@ type Mutation =
   | { kind: 'bodyRaw'; bytes: Buffer }
   | { kind: 'query'; pick: number; value: string }
   | { kind: 'path'; pick: number; value: string }
-  | { kind: 'header'; name: 'x-service-account' | 'idempotency-key' | 'content-type'; value: string };
+  | { kind: 'header'; name: 'x-service-account' | 'x-checkly-account' | 'idempotency-key' | 'content-type'; value: string };
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: 'none' as const }) },
@@ -53,7 +53,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('path' as const), pick: fc.nat(), value: fc.oneof(hostileString, hostileNumber.map(String)) }),
   fc.record({
     kind: fc.constant('header' as const),
-    name: fc.constantFrom('x-service-account' as const, 'idempotency-key' as const, 'content-type' as const),
+    name: fc.constantFrom('x-service-account' as const, 'x-checkly-account' as const, 'idempotency-key' as const, 'content-type' as const),
     value: fc.oneof(fc.string({ unit: 'grapheme-ascii', maxLength: 300 }), fc.constantFrom('application/json; charset=utf-16', 'text/plain', 'application/json')),
   }),
 );

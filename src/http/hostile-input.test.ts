@@ -89,7 +89,7 @@ describe('hostile input', () => {
     });
 
     it('in a query value is a 400', async () => {
-      expectFieldError(await svc.call('GET', '/v1/checks?tag=%00'), 'query.tag', 'characters');
+      expectFieldError(await svc.call('GET', '/v1/checks?tag=%00'), 'query.tag[0]', 'characters');
       expectFieldError(await svc.call('GET', `/v1/check-results/${ids.check}?location=eu%00`), 'query.location', 'characters');
     });
 

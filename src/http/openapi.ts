@@ -36,6 +36,14 @@ const RATE_LIMIT_HEADERS = {
   'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer' } },
 };
 
+const LIST_HEADERS = {
+  'X-Total-Count': { description: 'Items in the whole list', schema: { type: 'integer' } },
+  'Content-Range': {
+    description: 'Zero-based positions of this page and the total, `<first>-<last>/<total>` (`*/<total>` when the page is empty)',
+    schema: { type: 'string', pattern: '^(\\d+-\\d+|\\*)/\\d+$' },
+  },
+};
+
 /** Drops TypeBox's symbol keys and undefined values so the document is plain JSON. */
 function plain(schema: TSchema): Record<string, unknown> {
   return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
@@ -93,13 +101,15 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       ...parametersOf(route.schema.params, 'path'),
       ...parametersOf(route.schema.query, 'query'),
       ...parametersOf(route.schema.headers, 'header'),
-      ...(authenticated ? [{ $ref: '#/components/parameters/ServiceAccount' }] : []),
+      ...(authenticated ? [{ $ref: '#/components/parameters/ServiceAccount' }, { $ref: '#/components/parameters/ChecklyAccount' }] : []),
     ];
     const responses: Record<string, unknown> = {};
+    const paged = Boolean((route.schema.query as TObject | undefined)?.properties?.page);
     for (const [status, schema] of Object.entries(route.schema.responses)) {
+      const listed = paged && status === '200';
       responses[status] = {
         description: statusName(Number(status)),
-        ...(authenticated ? { headers: RATE_LIMIT_HEADERS } : {}),
+        ...(authenticated || listed ? { headers: { ...(authenticated ? RATE_LIMIT_HEADERS : {}), ...(listed ? LIST_HEADERS : {}) } } : {}),
         ...(schema ? { content: { 'application/json': { schema: plain(schema) } } } : {}),
       };
     }
@@ -141,7 +151,14 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
           name: 'x-service-account',
           in: 'header',
           required: false,
-          description: "Account to act for; defaults to the key's own account",
+          description: "Account to act for; defaults to the key's own account. An account the key is not a member of is a 403.",
+          schema: { type: 'string' },
+        },
+        ChecklyAccount: {
+          name: 'x-checkly-account',
+          in: 'header',
+          required: false,
+          description: 'The anchor API\'s name for `x-service-account`, read the same way. Sending both with different values is a 400.',
           schema: { type: 'string' },
         },
       },

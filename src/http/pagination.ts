@@ -15,7 +15,12 @@ export function pageOffset(q: { limit: number; page: number }): number {
   return (q.page - 1) * q.limit;
 }
 
-/** Lists answer a plain array; the total travels in X-Total-Count. */
-export function listReply(items: unknown[], total: number): Reply {
-  return { status: 200, body: items, headers: { 'X-Total-Count': String(total) } };
+/**
+ * Lists answer a plain array; the total travels in X-Total-Count and, as the anchor's clients read it, in
+ * `Content-Range: <first>-<last>/<total>` (zero-based item positions; `*\/<total>` for an empty page).
+ */
+export function listReply(items: unknown[], total: number, page: PageQuery): Reply {
+  const first = pageOffset(page);
+  const range = items.length ? `${first}-${first + items.length - 1}/${total}` : `*/${total}`;
+  return { status: 200, body: items, headers: { 'X-Total-Count': String(total), 'Content-Range': range } };
 }

@@ -1,4 +1,4 @@
-import { Type, type SchemaOptions, type Static, type TNull, type TObject, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox';
+import { Type, type SchemaOptions, type Static, type TNull, type TObject, type TSchema, type TUnion, type TUnknown, type TUnsafe } from '@sinclair/typebox';
 
 /** A JSON Schema `enum` (one clear "must be one of" error, and a plain enum in OpenAPI). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
@@ -42,3 +42,12 @@ export function TaggedUnion<T extends TObject[]>(tag: string, branches: [...T], 
     ...options,
   });
 }
+
+/**
+ * A field the anchor API accepts that means nothing here (or is read-only): accepted in any form, never
+ * stored, documented as ignored.
+ */
+export function IgnoredField(why = 'it has no meaning in this service'): TUnknown {
+  return Type.Unknown({ description: `${IGNORED_PREFIX}${why}` });
+}
+export const IGNORED_PREFIX = 'Accepted for compatibility with the anchor API and ignored: ';

@@ -8,6 +8,8 @@ import { defineRoute, type AnyRoute } from '../http/route.js';
 import { parseWindow, TimeParam } from '../http/time.js';
 import { checkTypesOf, findCheckRow } from '../resources/checks/repository.js';
 import { Rules } from '../http/rules.js';
+import { StringEnum } from '../http/schemas.js';
+import { CHECK_TYPES } from '../resources/checks/enums.js';
 import { readResults } from './repository.js';
 import { ingestJob } from './queue.js';
 import { toRow } from './rows.js';
@@ -24,6 +26,13 @@ const ResultsQuery = Type.Object(
     to: Type.Optional(TimeParam),
     hasFailures: Type.Optional(Type.Boolean()),
     location: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    checkType: Type.Optional(StringEnum(CHECK_TYPES, { description: "The check's type; another type matches no results" })),
+    resultType: Type.Optional(
+      StringEnum(['FINAL', 'ATTEMPT', 'ALL'] as const, {
+        default: 'FINAL',
+        description: 'This service stores the final result of each run (retries counted in `attempts`): FINAL and ALL list them, ATTEMPT lists none',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -118,8 +127,9 @@ export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRo
         const check = await findCheckRow(sql, accountId, params.checkId);
         if (!check) throw notFound();
         const filter = { accountId, checkId: check.id, ...window, hasFailures: query.hasFailures, location: query.location };
-        const { items, total } = await readResults(store, filter, query.limit, pageOffset(query));
-        return listReply(items, total);
+        const none = (query.checkType !== undefined && query.checkType !== check.check_type) || query.resultType === 'ATTEMPT';
+        const { items, total } = none ? { items: [], total: 0 } : await readResults(store, filter, query.limit, pageOffset(query));
+        return listReply(items, total, query);
       },
     }),
   ];

@@ -1,11 +1,11 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { NumericIdParams } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
-import { Nullable, StringEnum, TaggedUnion } from '../../http/schemas.js';
-import type { Sql } from '../../storage/postgres.js';
+import { IgnoredField, Nullable, StringEnum, TaggedUnion } from '../../http/schemas.js';
+import { transaction, type Sql } from '../../storage/postgres.js';
 import { KeyValue } from '../checks/schemas.js';
 import { iso, listAccountRows } from '../common.js';
 import { Rules } from '../../http/rules.js';
@@ -35,6 +35,17 @@ const CONFIG_SCHEMAS = {
   ),
 } satisfies Record<ChannelType, TSchema>;
 
+/** A subscription as the anchor writes it inside a channel body: a check or a group (`id` is read-only). */
+const ChannelSubscription = Type.Object(
+  {
+    id: Type.Optional(IgnoredField('read-only')),
+    checkId: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
+    groupId: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }))),
+    activated: Type.Boolean(),
+  },
+  { additionalProperties: false, description: 'Exactly one of checkId and groupId' },
+);
+
 /** One body shape per channel type: `type` picks which `config` applies. */
 const ChannelBody = TaggedUnion(
   'type',
@@ -46,6 +57,12 @@ const ChannelBody = TaggedUnion(
         sendRecovery: Type.Boolean({ default: true }),
         sendFailure: Type.Boolean({ default: true }),
         sendDegraded: Type.Boolean({ default: false }),
+        sslExpiry: Type.Boolean({ default: false, description: 'Alert on expiring SSL certificates of subscribed checks' }),
+        sslExpiryThreshold: Type.Integer({ minimum: 1, maximum: 30, default: 30, description: 'Days before expiry to start alerting' }),
+        autoSubscribe: Type.Boolean({ default: false, description: 'Subscribe every check created from now on to this channel' }),
+        subscriptions: Type.Optional(
+          Type.Array(ChannelSubscription, { maxItems: 1000, description: "Replaces the channel's subscriptions" }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -75,6 +92,9 @@ const Channel = Type.Object({
   sendRecovery: Type.Boolean(),
   sendFailure: Type.Boolean(),
   sendDegraded: Type.Boolean(),
+  sslExpiry: Type.Boolean(),
+  sslExpiryThreshold: Type.Integer(),
+  autoSubscribe: Type.Boolean(),
   subscriptions: Type.Array(SubscriptionResult),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),
@@ -87,6 +107,9 @@ interface ChannelRow {
   send_recovery: boolean;
   send_failure: boolean;
   send_degraded: boolean;
+  ssl_expiry: boolean;
+  ssl_expiry_threshold: number;
+  auto_subscribe: boolean;
   created_at: Date;
   updated_at: Date | null;
 }
@@ -110,6 +133,9 @@ function toChannel(row: ChannelRow, subscriptions: SubscriptionRow[]) {
     sendRecovery: row.send_recovery,
     sendFailure: row.send_failure,
     sendDegraded: row.send_degraded,
+    sslExpiry: row.ssl_expiry,
+    sslExpiryThreshold: row.ssl_expiry_threshold,
+    autoSubscribe: row.auto_subscribe,
     subscriptions: subscriptions.map(toSubscription),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -122,6 +148,34 @@ async function subscriptionsOf(sql: Sql, channelIds: number[]) {
   const rows = await sql<SubscriptionRow[]>`select * from alert_subscriptions where alert_channel_id = any(${channelIds}::bigint[]) order by id`;
   for (const r of rows) map.get(r.alert_channel_id)!.push(r);
   return map;
+}
+
+type ChannelSubscriptionInput = Static<typeof ChannelSubscription>;
+
+/** Replaces a channel's subscriptions with `wanted`, each naming exactly one check or group of the account. */
+async function replaceSubscriptions(db: Sql, accountId: string, channelId: number, wanted: ChannelSubscriptionInput[]): Promise<void> {
+  const rules = new Rules();
+  const checkIds = wanted.flatMap((s) => (s.checkId ? [s.checkId] : []));
+  const groupIds = wanted.flatMap((s) => (s.groupId ? [s.groupId] : []));
+  const checks = new Set(
+    checkIds.length ? (await db<{ id: string }[]>`select id from checks where account_id = ${accountId} and id = any(${checkIds}::uuid[])`).map((r) => r.id) : [],
+  );
+  const groups = new Set(
+    groupIds.length ? (await db<{ id: number }[]>`select id from check_groups where account_id = ${accountId} and id = any(${groupIds}::bigint[])`).map((r) => r.id) : [],
+  );
+  wanted.forEach((s, i) => {
+    const at = `body.subscriptions[${i}]`;
+    if (!s.checkId === !s.groupId) rules.fail(at, 'oneOf', 'must have exactly one of checkId and groupId');
+    else if (s.checkId) rules.check(checks.has(s.checkId), `${at}.checkId`, 'exists', 'names no check of this account');
+    else rules.check(groups.has(s.groupId!), `${at}.groupId`, 'exists', 'names no check group of this account');
+  });
+  rules.throwIfAny();
+  await db`delete from alert_subscriptions where alert_channel_id = ${channelId}`;
+  for (const s of wanted) {
+    await db`insert into alert_subscriptions (alert_channel_id, check_id, group_id, activated)
+      values (${channelId}, ${s.checkId ?? null}, ${s.groupId ?? null}, ${s.activated})
+      on conflict do nothing`;
+  }
 }
 
 export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
@@ -145,7 +199,7 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       handler: async ({ principal, query }) => {
         const { rows, total } = await listAccountRows<ChannelRow>(sql, 'alert_channels', principal.account.id, query);
         const subs = await subscriptionsOf(sql, rows.map((r) => r.id));
-        return listReply(rows.map((r) => toChannel(r, subs.get(r.id)!)), total);
+        return listReply(rows.map((r) => toChannel(r, subs.get(r.id)!)), total, query);
       },
     }),
     defineRoute({
@@ -157,10 +211,15 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       access: 'write',
       schema: { body: ChannelBody, responses: { 201: Channel } },
       handler: async ({ principal, body }) => {
-        const [row] = await sql<ChannelRow[]>`insert into alert_channels (account_id, type, config, send_recovery, send_failure, send_degraded)
-          values (${principal.account.id}, ${body.type}, ${sql.json(body.config as never)}, ${body.sendRecovery},
-            ${body.sendFailure}, ${body.sendDegraded}) returning *`;
-        return { status: 201, body: toChannel(row, []) };
+        const channel = await transaction(sql, async (tx) => {
+          const [row] = await tx<ChannelRow[]>`insert into alert_channels (account_id, type, config, send_recovery, send_failure, send_degraded,
+              ssl_expiry, ssl_expiry_threshold, auto_subscribe)
+            values (${principal.account.id}, ${body.type}, ${sql.json(body.config as never)}, ${body.sendRecovery},
+              ${body.sendFailure}, ${body.sendDegraded}, ${body.sslExpiry}, ${body.sslExpiryThreshold}, ${body.autoSubscribe}) returning *`;
+          if (body.subscriptions) await replaceSubscriptions(tx, principal.account.id, row.id, body.subscriptions);
+          return read(tx, principal.account.id, row.id);
+        });
+        return { status: 201, body: channel };
       },
     }),
     defineRoute({
@@ -184,13 +243,19 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       errors: [404],
       schema: { params: NumericIdParams, body: ChannelBody, responses: { 200: Channel } },
       handler: async ({ principal, params, body }) => {
-        const [current] = await sql<Pick<ChannelRow, 'type'>[]>`select type from alert_channels where id = ${params.id} and account_id = ${principal.account.id}`;
-        if (!current) throw notFound();
-        new Rules().check(current.type === body.type, 'body.type', 'immutable', `cannot change from ${current.type}`).throwIfAny();
-        await sql`update alert_channels set config = ${sql.json(body.config as never)}, send_recovery = ${body.sendRecovery},
-            send_failure = ${body.sendFailure}, send_degraded = ${body.sendDegraded}, updated_at = now()
-          where id = ${params.id} and account_id = ${principal.account.id}`;
-        return { status: 200, body: await read(sql, principal.account.id, params.id) };
+        const channel = await transaction(sql, async (tx) => {
+          const [current] = await tx<Pick<ChannelRow, 'type'>[]>`select type from alert_channels
+            where id = ${params.id} and account_id = ${principal.account.id} for update`;
+          if (!current) throw notFound();
+          new Rules().check(current.type === body.type, 'body.type', 'immutable', `cannot change from ${current.type}`).throwIfAny();
+          await tx`update alert_channels set config = ${sql.json(body.config as never)}, send_recovery = ${body.sendRecovery},
+              send_failure = ${body.sendFailure}, send_degraded = ${body.sendDegraded}, ssl_expiry = ${body.sslExpiry},
+              ssl_expiry_threshold = ${body.sslExpiryThreshold}, auto_subscribe = ${body.autoSubscribe}, updated_at = now()
+            where id = ${params.id} and account_id = ${principal.account.id}`;
+          if (body.subscriptions) await replaceSubscriptions(tx, principal.account.id, params.id, body.subscriptions);
+          return read(tx, principal.account.id, params.id);
+        });
+        return { status: 200, body: channel };
       },
     }),
     defineRoute({

@@ -1,12 +1,13 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import { conflict, notFound } from '../../http/errors.js';
-import { listReply, PageQuery } from '../../http/pagination.js';
+import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { Rules } from '../../http/rules.js';
 import { NumericIdParams } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { maskSecrets, keepStoredSecrets } from '../checks/secrets.js';
-import { transaction } from '../../storage/postgres.js';
-import { iso, listAccountRows } from '../common.js';
+import { transaction, type Sql } from '../../storage/postgres.js';
+import { iso } from '../common.js';
 import { Group, GroupBody, type GroupData } from './schemas.js';
 
 interface GroupRow {
@@ -16,11 +17,74 @@ interface GroupRow {
   updated_at: Date | null;
 }
 
-function toGroup(row: GroupRow) {
+type Subscription = { alertChannelId: number; activated: boolean };
+
+/** Each group's alert channel subscriptions, by group id. */
+async function groupSubscriptions(db: Sql, groupIds: number[]): Promise<Map<number, Subscription[]>> {
+  const out = new Map(groupIds.map((id) => [id, [] as Subscription[]]));
+  if (!groupIds.length) return out;
+  const rows = await db<{ group_id: number; alert_channel_id: number; activated: boolean }[]>`select group_id, alert_channel_id, activated
+    from alert_subscriptions where group_id = any(${groupIds}::bigint[]) order by alert_channel_id`;
+  for (const r of rows) out.get(r.group_id)!.push({ alertChannelId: r.alert_channel_id, activated: r.activated });
+  return out;
+}
+
+/** An explicit list replaces the group's subscriptions; `autoAssign` adds every channel of the account it has none for. */
+async function saveGroupSubscriptions(db: Sql, accountId: string, groupId: number, explicit: Subscription[] | undefined, autoAssign: boolean) {
+  if (explicit) {
+    const wanted = explicit.map((s) => s.alertChannelId);
+    const found = new Set(
+      (await db<{ id: number }[]>`select id from alert_channels where account_id = ${accountId} and id = any(${wanted}::bigint[])`).map((r) => r.id),
+    );
+    const rules = new Rules();
+    wanted.forEach((id, i) => {
+      if (!found.has(id)) rules.fail(`body.alertChannelSubscriptions[${i}].alertChannelId`, 'exists', 'names no alert channel of this account');
+    });
+    rules.throwIfAny();
+    await db`delete from alert_subscriptions where group_id = ${groupId}`;
+    for (const s of explicit) {
+      await db`insert into alert_subscriptions (alert_channel_id, group_id, activated) values (${s.alertChannelId}, ${groupId}, ${s.activated})
+        on conflict (alert_channel_id, group_id) where group_id is not null do update set activated = excluded.activated`;
+    }
+  }
+  if (autoAssign) {
+    await db`insert into alert_subscriptions (alert_channel_id, group_id, activated)
+      select c.id, ${groupId}, true from alert_channels c where c.account_id = ${accountId}
+        and not exists (select 1 from alert_subscriptions s where s.alert_channel_id = c.id and s.group_id = ${groupId})`;
+  }
+}
+
+/** What a body stores in the row: without the subscriptions (rows of their own) and the ignored fields. */
+function storedGroup(body: Static<typeof GroupBody>): GroupData {
+  const { alertChannelSubscriptions: _subs, browserCheckDefaults: _ignored, ...data } = body;
+  return data;
+}
+
+const AutoAssignQuery = Type.Object(
+  {
+    autoAssignAlerts: Type.Boolean({
+      default: true,
+      description: 'Subscribe the group to every alert channel of the account it has no subscription for yet',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const ListQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    tag: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: 100, description: 'Groups with at least one of these tags' })),
+    name: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 100, description: 'Groups with exactly one of these names' })),
+  },
+  { additionalProperties: false },
+);
+
+function toGroup(row: GroupRow, subscriptions: Subscription[]) {
   const { data } = row;
   return {
     id: row.id,
     ...data,
+    alertChannelSubscriptions: subscriptions,
     ...(data.environmentVariables ? { environmentVariables: maskSecrets(data.environmentVariables) } : {}),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -37,10 +101,17 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
       summary: 'List check groups',
       tag,
       access: 'read',
-      schema: { query: PageQuery, responses: { 200: Type.Array(Group) } },
+      schema: { query: ListQuery, responses: { 200: Type.Array(Group) } },
       handler: async ({ principal, query }) => {
-        const { rows, total } = await listAccountRows<GroupRow>(sql, 'check_groups', principal.account.id, query);
-        return listReply(rows.map(toGroup), total);
+        const where = sql`account_id = ${principal.account.id}
+          ${query.tag ? sql`and data->'tags' ?| ${query.tag}::text[]` : sql``}
+          ${query.name ? sql`and name = any(${query.name}::text[])` : sql``}`;
+        const [rows, [{ n }]] = await Promise.all([
+          sql<GroupRow[]>`select * from check_groups where ${where} order by id limit ${query.limit} offset ${pageOffset(query)}`,
+          sql<{ n: number }[]>`select count(*)::int as n from check_groups where ${where}`,
+        ]);
+        const subs = await groupSubscriptions(sql, rows.map((r) => r.id));
+        return listReply(rows.map((r) => toGroup(r, subs.get(r.id)!)), n, query);
       },
     }),
     defineRoute({
@@ -50,11 +121,15 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
       summary: 'Create a check group',
       tag,
       access: 'write',
-      schema: { body: GroupBody, responses: { 201: Group } },
-      handler: async ({ principal, body }) => {
-        const [row] = await sql<GroupRow[]>`insert into check_groups (account_id, name, data)
-          values (${principal.account.id}, ${body.name}, ${sql.json(body as never)}) returning *`;
-        return { status: 201, body: toGroup(row) };
+      schema: { query: AutoAssignQuery, body: GroupBody, responses: { 201: Group } },
+      handler: async ({ principal, query, body }) => {
+        const group = await transaction(sql, async (tx) => {
+          const [row] = await tx<GroupRow[]>`insert into check_groups (account_id, name, data)
+            values (${principal.account.id}, ${body.name}, ${sql.json(storedGroup(body) as never)}) returning *`;
+          await saveGroupSubscriptions(tx, principal.account.id, row.id, body.alertChannelSubscriptions, query.autoAssignAlerts);
+          return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
+        });
+        return { status: 201, body: group };
       },
     }),
     defineRoute({
@@ -69,7 +144,7 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
       handler: async ({ principal, params }) => {
         const [row] = await sql<GroupRow[]>`select * from check_groups where id = ${params.id} and account_id = ${principal.account.id}`;
         if (!row) throw notFound();
-        return { status: 200, body: toGroup(row) };
+        return { status: 200, body: toGroup(row, (await groupSubscriptions(sql, [row.id])).get(row.id)!) };
       },
     }),
     defineRoute({
@@ -80,19 +155,20 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
       tag,
       access: 'write',
       errors: [404],
-      schema: { params: NumericIdParams, body: GroupBody, responses: { 200: Group } },
-      handler: async ({ principal, params, body }) => {
+      schema: { params: NumericIdParams, query: AutoAssignQuery, body: GroupBody, responses: { 200: Group } },
+      handler: async ({ principal, params, query, body }) => {
         const result = await transaction(sql, async (tx) => {
           const [current] = await tx<GroupRow[]>`select data from check_groups
             where id = ${params.id} and account_id = ${principal.account.id} for update`;
           if (!current) throw notFound();
           const data = {
-            ...body,
+            ...storedGroup(body),
             environmentVariables: keepStoredSecrets(body.environmentVariables, current.data.environmentVariables),
           };
           const [row] = await tx<GroupRow[]>`update check_groups set name = ${body.name}, data = ${sql.json(data as never)}, updated_at = now()
             where id = ${params.id} returning *`;
-          return toGroup(row);
+          await saveGroupSubscriptions(tx, principal.account.id, row.id, body.alertChannelSubscriptions, query.autoAssignAlerts);
+          return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
         });
         return { status: 200, body: result };
       },

@@ -1,12 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, NumberEnum } from '../../http/schemas.js';
+import { IgnoredField, Nullable, NumberEnum } from '../../http/schemas.js';
 import { FREQUENCIES } from '../checks/enums.js';
 import { AlertSettings, ApiRequest, EnvironmentVariables, KeyValue, Location, RetryStrategy, RuntimeId } from '../checks/schemas.js';
 
 /** What a group applies to the API checks in it: a base URL, headers, query parameters, assertions, auth. */
 const ApiCheckDefaults = Type.Object(
   {
-    url: Type.Optional(Type.String({ maxLength: 2048 })),
+    url: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
     headers: Type.Optional(Type.Array(KeyValue, { maxItems: 100 })),
     queryParameters: Type.Optional(Type.Array(KeyValue, { maxItems: 100 })),
     assertions: Type.Optional(ApiRequest.properties.assertions),
@@ -36,14 +36,25 @@ export const GroupBody = Type.Object(
     tearDownSnippetId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
     localSetupScript: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
     localTearDownScript: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
+    runParallel: Type.Boolean({ default: false }),
+    alertChannelSubscriptions: Type.Optional(
+      Type.Array(Type.Object({ alertChannelId: Type.Integer({ minimum: 1 }), activated: Type.Boolean({ default: true }) }, { additionalProperties: false }), {
+        maxItems: 100,
+        description: "Replaces the group's alert channel subscriptions",
+      }),
+    ),
+    browserCheckDefaults: Type.Optional(IgnoredField()),
   },
   { additionalProperties: false },
 );
-export type GroupData = Static<typeof GroupBody>;
+export type GroupData = Omit<Static<typeof GroupBody>, 'alertChannelSubscriptions' | 'browserCheckDefaults'>;
+
+const { browserCheckDefaults: _ignored, alertChannelSubscriptions: _written, ...storedProperties } = GroupBody.properties;
 
 export const Group = Type.Object({
   id: Type.Integer(),
-  ...GroupBody.properties,
+  ...storedProperties,
+  alertChannelSubscriptions: Type.Array(Type.Object({ alertChannelId: Type.Integer(), activated: Type.Boolean() })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),
 });

@@ -123,6 +123,14 @@ export async function saveSubscriptions(
   }
 }
 
+/** A new check joins every channel of the account that has `autoSubscribe` on. */
+export async function subscribeToAutoChannels(db: Sql, accountId: string, checkId: string): Promise<void> {
+  await db`insert into alert_subscriptions (alert_channel_id, check_id, activated)
+    select c.id, ${checkId}, true from alert_channels c
+    where c.account_id = ${accountId} and c.auto_subscribe
+      and not exists (select 1 from alert_subscriptions s where s.alert_channel_id = c.id and s.check_id = ${checkId})`;
+}
+
 function groupChannels(rows: ChannelRow[]) {
   const out = {
     email: [] as { address: string }[],
@@ -204,14 +212,26 @@ export async function checkTypesOf(db: Sql, accountId: string, ids: readonly str
 
 export interface CheckFilter {
   checkType?: CheckType;
-  tag?: string;
+  /** Any of these tags. */
+  tags?: string[];
+  /** Part of the name, any case. */
+  search?: string;
+  /** Part of an API check's request URL. */
+  apiUrlContains?: string;
+}
+
+/** A LIKE pattern matching `text` anywhere, its wildcards taken literally. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** One page of an account's checks (oldest first) matching the filter, and how many match. */
 export async function listCheckRows(db: Sql, accountId: string, filter: CheckFilter, limit: number, offset: number) {
   const where = db`account_id = ${accountId}
     ${filter.checkType ? db`and check_type = ${filter.checkType}` : db``}
-    ${filter.tag ? db`and ${filter.tag} = any(tags)` : db``}`;
+    ${filter.tags?.length ? db`and tags && ${filter.tags}::text[]` : db``}
+    ${filter.search ? db`and name ilike ${containing(filter.search)}` : db``}
+    ${filter.apiUrlContains ? db`and check_type = 'API' and data->'request'->>'url' like ${containing(filter.apiUrlContains)}` : db``}`;
   const [rows, [{ n }]] = await Promise.all([
     db<CheckRow[]>`select * from checks where ${where} order by created_at, id limit ${limit} offset ${offset}`,
     db<{ n: number }[]>`select count(*)::int as n from checks where ${where}`,

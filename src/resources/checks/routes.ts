@@ -17,14 +17,26 @@ import {
   listCheckRows,
   readChecks,
   saveSubscriptions,
+  subscribeToAutoChannels,
   updateCheck,
   type CheckInput,
 } from './repository.js';
-import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema } from './schemas.js';
+import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema, ignoredFieldsOf } from './schemas.js';
 import { keepStoredSecrets } from './secrets.js';
 
 const SEGMENTS = Object.keys(CREATABLE_TYPES) as TypeSegment[];
 const SEGMENT_OF = Object.fromEntries(SEGMENTS.map((s) => [CREATABLE_TYPES[s], s])) as Partial<Record<CheckType, TypeSegment>>;
+const IGNORED = Object.fromEntries(SEGMENTS.map((s) => [s, ignoredFieldsOf(s)])) as Record<TypeSegment, string[][]>;
+
+/** The body without the fields accepted only for compatibility, which are never stored. */
+function withoutIgnored(segment: TypeSegment, data: CheckInput): CheckInput {
+  const copy = structuredClone(data);
+  for (const path of IGNORED[segment]) {
+    const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], copy);
+    if (parent && typeof parent === 'object') delete (parent as Record<string, unknown>)[path[path.length - 1]];
+  }
+  return copy;
+}
 
 const AutoAssignQuery = Type.Object(
   {
@@ -48,7 +60,14 @@ const ListQuery = Type.Object(
   {
     ...PageQuery.properties,
     checkType: Type.Optional(StringEnum(CHECK_TYPES)),
-    tag: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    tag: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: 100, description: 'Checks with at least one of these tags' }),
+    ),
+    search: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Part of the name, any case' })),
+    apiCheckUrlFilterPattern: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'Part of the request URL; only API checks match' }),
+    ),
+    ...ReadQuery.properties,
   },
   { additionalProperties: false },
 );
@@ -80,7 +99,8 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
   }
 
   /** Saves a validated body as a new check or over an existing one, in one transaction. */
-  async function save(accountId: string, type: CheckType, data: CheckInput, autoAssign: boolean, existingId?: string) {
+  async function save(accountId: string, type: CheckType, body: CheckInput, autoAssign: boolean, existingId?: string) {
+    let data = withoutIgnored(SEGMENT_OF[type]!, body);
     return transaction(sql, async (db) => {
       let id = existingId;
       if (id) {
@@ -98,6 +118,7 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
         id = await insertCheck(db, accountId, type, data);
       }
       await saveSubscriptions(db, accountId, id, data.alertChannelSubscriptions, autoAssign);
+      if (!existingId) await subscribeToAutoChannels(db, accountId, id);
       return readOne(db, accountId, id);
     });
   }
@@ -143,15 +164,15 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
       method: 'GET',
       path: '/v1/checks',
       operationId: 'listChecks',
-      summary: 'List checks, optionally of one type or with one tag',
+      summary: 'List checks, optionally of one type, with some tags, by name or API URL',
       tag,
       access: 'read',
       schema: { query: ListQuery, responses: { 200: Type.Array(CheckResponse) } },
       handler: async ({ principal, query }) => {
         const accountId = principal.account.id;
-        const filter = { checkType: query.checkType, tag: query.tag };
+        const filter = { checkType: query.checkType, tags: query.tag, search: query.search, apiUrlContains: query.apiCheckUrlFilterPattern };
         const { rows, total } = await listCheckRows(sql, accountId, filter, query.limit, pageOffset(query));
-        return listReply(await readChecks(sql, accountId, rows), total);
+        return listReply(await readChecks(sql, accountId, rows, query), total, query);
       },
     }),
     ...typedRoutes,

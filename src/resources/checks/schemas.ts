@@ -1,8 +1,9 @@
 import { OptionalKind, Type, type TProperties, type TSchema } from '@sinclair/typebox';
-import { Nullable, NumberEnum, StringEnum } from '../../http/schemas.js';
-import { CHECK_TYPES, FREQUENCIES, LOCATIONS, RUNTIME_IDS, type TypeSegment } from './enums.js';
+import { IGNORED_PREFIX, IgnoredField, Nullable, NumberEnum, StringEnum } from '../../http/schemas.js';
+import { CHECK_TYPES, CREATABLE_TYPES, FREQUENCIES, LOCATIONS, RUNTIME_IDS, type TypeSegment } from './enums.js';
 
 const Str = (max = 2048) => Type.String({ maxLength: max });
+
 
 export const Location = StringEnum(LOCATIONS);
 export const RuntimeId = StringEnum(RUNTIME_IDS);
@@ -16,7 +17,7 @@ export const KeyValue = Type.Object(
 export const EnvironmentVariable = Type.Object(
   {
     key: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 255 }),
-    value: Str(65536),
+    value: Nullable(Str(65536)),
     locked: Type.Boolean({ default: false }),
     secret: Type.Boolean({ default: false }),
   },
@@ -54,7 +55,7 @@ export const AlertSettings = Type.Object(
 
 export const RetryStrategy = Type.Object(
   {
-    type: Type.Optional(StringEnum(['FIXED', 'LINEAR', 'EXPONENTIAL', 'NO_RETRIES'] as const)),
+    type: Type.Optional(StringEnum(['FIXED', 'LINEAR', 'EXPONENTIAL', 'SINGLE_RETRY', 'NO_RETRIES'] as const)),
     baseBackoffSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 3600 })),
     sameRegion: Type.Optional(Type.Boolean()),
     maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
@@ -67,6 +68,7 @@ export const RetryStrategy = Type.Object(
 const TriggerIncident = Type.Object(
   {
     serviceId: Type.String({ minLength: 1, maxLength: 255 }),
+    severity: Type.Optional(StringEnum(['CRITICAL', 'MAJOR', 'MEDIUM', 'MINOR'] as const)),
     name: Type.String({ minLength: 1, maxLength: 255 }),
     description: Str(),
     notifySubscribers: Type.Boolean(),
@@ -81,9 +83,10 @@ const Subscription = Type.Object(
 
 const Dependency = Type.Object({ path: Str(1024), content: Str(1_000_000) }, { additionalProperties: false });
 
-const Assertion = Type.Object(
+const ASSERTION_SOURCES = ['STATUS_CODE', 'JSON_BODY', 'HEADERS', 'TEXT_BODY', 'RESPONSE_TIME', 'RESPONSE_DATA', 'LATENCY', 'JSON_RESPONSE'] as const;
+const assertion = (sources: readonly string[]) => Type.Object(
   {
-    source: StringEnum(['STATUS_CODE', 'JSON_BODY', 'HEADERS', 'TEXT_BODY', 'RESPONSE_TIME', 'RESPONSE_DATA', 'LATENCY', 'JSON_RESPONSE'] as const),
+    source: StringEnum(sources),
     property: Type.Optional(Str(1024)),
     comparison: StringEnum([
       'EQUALS', 'NOT_EQUALS', 'HAS_KEY', 'NOT_HAS_KEY', 'HAS_VALUE', 'NOT_HAS_VALUE', 'IS_EMPTY', 'NOT_EMPTY',
@@ -94,7 +97,8 @@ const Assertion = Type.Object(
   },
   { additionalProperties: false },
 );
-const Assertions = Type.Array(Assertion, { maxItems: 50, default: [] });
+const Assertions = Type.Array(assertion(ASSERTION_SOURCES), { maxItems: 50, default: [] });
+const DnsAssertions = Type.Array(assertion([...ASSERTION_SOURCES, 'RESPONSE_CODE', 'TEXT_ANSWER', 'JSON_ANSWER']), { maxItems: 50, default: [] });
 const IpFamily = StringEnum(['IPv4', 'IPv6'] as const, { default: 'IPv4' });
 const Hostname = Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:\\[\\]-]+$' });
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
@@ -118,6 +122,7 @@ export const ApiRequest = Type.Object(
 
 const UrlRequest = Type.Object(
   {
+    method: StringEnum(['GET'] as const, { default: 'GET' }),
     url: HttpUrl,
     followRedirects: Type.Boolean({ default: true }),
     skipSSL: Type.Boolean({ default: false }),
@@ -131,9 +136,11 @@ const TcpRequest = Type.Object(
   {
     hostname: Hostname,
     port: Type.Integer({ minimum: 1, maximum: 65535 }),
-    data: Type.Optional(Str(65536)),
+    data: Type.Optional(Nullable(Str(65536))),
     assertions: Assertions,
     ipFamily: IpFamily,
+    url: Type.Optional(IgnoredField()),
+    body: Type.Optional(IgnoredField()),
   },
   { additionalProperties: false },
 );
@@ -141,11 +148,12 @@ const TcpRequest = Type.Object(
 const DnsRequest = Type.Object(
   {
     hostname: Hostname,
-    recordType: StringEnum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR'] as const, { default: 'A' }),
+    query: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    recordType: StringEnum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR', 'HTTPS'] as const, { default: 'A' }),
     nameServer: Type.Optional(Hostname),
     port: Type.Integer({ minimum: 1, maximum: 65535, default: 53 }),
     protocol: StringEnum(['UDP', 'TCP'] as const, { default: 'UDP' }),
-    assertions: Assertions,
+    assertions: DnsAssertions,
   },
   { additionalProperties: false },
 );
@@ -153,8 +161,8 @@ const DnsRequest = Type.Object(
 const IcmpRequest = Type.Object(
   {
     hostname: Hostname,
-    ipFamily: IpFamily,
-    pingCount: Type.Integer({ minimum: 1, maximum: 50, default: 10 }),
+    ipFamily: Nullable(IpFamily),
+    pingCount: Nullable(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
     assertions: Assertions,
   },
   { additionalProperties: false },
@@ -168,15 +176,35 @@ export const Heartbeat = Type.Object(
     grace: Type.Integer({ minimum: 0, maximum: 365 * 86400 }),
     graceUnit: TimeUnit,
     alertOnFailure: Type.Optional(Type.Boolean()),
+    pingToken: Type.Optional(IgnoredField('the ping URL token is made by the service')),
   },
   { additionalProperties: false },
 );
 
 const Script = Nullable(Type.String({ maxLength: 1_000_000 }));
 
+const Intent = Type.Object(
+  {
+    goal: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+    requiredOutcomes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 20 })),
+  },
+  { additionalProperties: true, description: 'What the check protects, kept as sent' },
+);
+
+/** What a client that read a check sends back on a write: accepted and ignored. */
+const readOnlyFields: TProperties = {
+  id: Type.Optional(IgnoredField('read-only')),
+  created_at: Type.Optional(IgnoredField('read-only')),
+  updated_at: Type.Optional(IgnoredField('read-only')),
+  alertChannels: Type.Optional(IgnoredField('read-only; alertChannelSubscriptions sets subscriptions')),
+};
+
 /** The shared shape: fields every check type takes. */
 function commonFields(frequency: TSchema): TProperties {
   return {
+    ...readOnlyFields,
+    intent: Type.Optional(Nullable(Intent)),
+    aiAutoRepairEnabled: Type.Optional(Nullable(Type.Boolean())),
     name: Type.String({ minLength: 1, maxLength: 2048 }),
     activated: Type.Boolean({ default: true }),
     muted: Type.Boolean({ default: false }),
@@ -227,6 +255,14 @@ interface TypeSpec {
   required: string[];
 }
 
+/** Fields the anchor documents on every check body, which only some types use: the others accept and ignore them. */
+const foreignFields = (names: string[]): TProperties =>
+  Object.fromEntries(names.map((n) => [n, Type.Optional(IgnoredField(`checks of this type have no ${n}`))]));
+const SCRIPT_AND_HOOKS = ['script', 'scriptPath', 'sslCheckDomain', 'setupSnippetId', 'tearDownSnippetId', 'localSetupScript', 'localTearDownScript'];
+
+const packetLoss = (fallback: number) =>
+  Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100, default: fallback, description: 'Percent of pings lost' })));
+
 /** Per type: the fields it takes beyond the shared shape, and which are required on create. */
 const TYPE_SPECS: Record<TypeSegment, TypeSpec> = {
   browser: {
@@ -236,17 +272,31 @@ const TYPE_SPECS: Record<TypeSegment, TypeSpec> = {
   multistep: { fields: { ...commonFields(standardFrequency), ...scriptFields }, required: ['name', 'script'] },
   playwright: { fields: { ...commonFields(standardFrequency), ...scriptFields }, required: ['name', 'script'] },
   api: { fields: { ...commonFields(apiFrequency), request: ApiRequest, ...apiHooks }, required: ['name', 'request'] },
-  url: { fields: { ...commonFields(standardFrequency), request: UrlRequest }, required: ['name', 'request'] },
-  tcp: { fields: { ...commonFields(standardFrequency), request: TcpRequest }, required: ['name', 'request'] },
-  dns: { fields: { ...commonFields(standardFrequency), request: DnsRequest }, required: ['name', 'request'] },
-  icmp: { fields: { ...commonFields(standardFrequency), request: IcmpRequest }, required: ['name', 'request'] },
-  heartbeat: { fields: { ...commonFields(standardFrequency), heartbeat: Heartbeat }, required: ['name', 'heartbeat'] },
+  url: { fields: { ...commonFields(apiFrequency), request: UrlRequest }, required: ['name', 'request'] },
+  tcp: { fields: { ...commonFields(apiFrequency), request: TcpRequest }, required: ['name', 'request'] },
+  dns: { fields: { ...commonFields(apiFrequency), ...foreignFields(['heartbeat', ...SCRIPT_AND_HOOKS]), request: DnsRequest }, required: ['name', 'request'] },
+  icmp: {
+    fields: {
+      ...commonFields(apiFrequency),
+      ...foreignFields(['heartbeat', ...SCRIPT_AND_HOOKS]),
+      request: IcmpRequest,
+      degradedPacketLossThreshold: packetLoss(10),
+      maxPacketLossThreshold: packetLoss(20),
+    },
+    required: ['name', 'request'],
+  },
+  heartbeat: {
+    fields: { ...commonFields(apiFrequency), ...foreignFields(['request', ...SCRIPT_AND_HOOKS]), heartbeat: Heartbeat },
+    required: ['name', 'heartbeat'],
+  },
 };
 
 /** Body of POST /v1/checks/{type} and PUT /v1/checks/{type}/{id}. */
 export function createBodySchema(segment: TypeSegment) {
   const spec = TYPE_SPECS[segment];
-  const properties: TProperties = {};
+  const properties: TProperties = {
+    checkType: Type.Optional(StringEnum([CREATABLE_TYPES[segment]], { description: 'Accepted when it names this route\'s type' })),
+  };
   for (const [name, schema] of Object.entries(spec.fields)) {
     properties[name] = spec.required.includes(name) ? stripOptional(schema) : schema;
   }
@@ -263,6 +313,20 @@ export function fieldsOf(segment: TypeSegment): string[] {
   return Object.keys(TYPE_SPECS[segment].fields);
 }
 
+/** The fields of a validated body that are accepted but never stored, as paths. */
+export function ignoredFieldsOf(segment: TypeSegment): string[][] {
+  const paths: string[][] = [['checkType']];
+  const walk = (props: TProperties, at: string[]) => {
+    for (const [name, schema] of Object.entries(props)) {
+      const s = schema as TSchema & { description?: string; properties?: TProperties };
+      if (s.description?.startsWith(IGNORED_PREFIX)) paths.push([...at, name]);
+      else if (s.properties) walk(s.properties, [...at, name]);
+    }
+  };
+  walk(TYPE_SPECS[segment].fields, []);
+  return paths;
+}
+
 /**
  * Body of the generic PUT /v1/checks/{id}: the shared shape with every field optional (it merges onto the
  * stored check), except that the contract requires `heartbeat` and `script`. Fields that do not apply to the
@@ -277,8 +341,16 @@ export function genericUpdateSchema() {
     }
   }
   all.frequency = Type.Optional(NumberEnum([0, ...FREQUENCIES] as const));
-  all.heartbeat = Heartbeat;
-  all.script = Type.String({ maxLength: 1_000_000 });
+  all.heartbeat = Nullable(
+    Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: 'Required by the contract. A heartbeat check takes a full heartbeat object; any other type accepts any object (or null) and ignores it.',
+      },
+    ),
+  );
+  all.script = Nullable(Type.String({ maxLength: 1_000_000, description: 'Required by the contract; ignored by types without a script' }));
   all.request = Type.Optional(Type.Object({}, { additionalProperties: true, description: "The check type's request object" }));
   all.checkType = Type.Optional(StringEnum(CHECK_TYPES));
   return Type.Object(all, { additionalProperties: false });

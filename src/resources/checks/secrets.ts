@@ -1,6 +1,7 @@
 export interface EnvVar {
   key: string;
-  value: string;
+  /** null as the anchor allows it: no value. */
+  value: string | null;
   locked: boolean;
   secret: boolean;
 }
@@ -11,8 +12,8 @@ export function maskSecrets(vars: EnvVar[]): EnvVar[] {
 }
 
 /**
- * A client that read a check and sends it back carries empty strings for its secrets: keep the stored
- * value for a secret sent empty, so a read-modify-write round trip does not wipe it.
+ * A client that read a check and sends it back carries empty strings (or null) for its secrets: keep the
+ * stored value for a secret sent without one, so a read-modify-write round trip does not wipe it.
  */
 export function keepStoredSecrets(
   incoming: EnvVar[] | null | undefined,
@@ -20,5 +21,5 @@ export function keepStoredSecrets(
 ): EnvVar[] | null | undefined {
   if (!incoming || !stored) return incoming;
   const previous = new Map(stored.filter((v) => v.secret).map((v) => [v.key, v.value]));
-  return incoming.map((v) => (v.secret && v.value === '' && previous.has(v.key) ? { ...v, value: previous.get(v.key)! } : v));
+  return incoming.map((v) => (v.secret && (v.value === '' || v.value === null) && previous.has(v.key) ? { ...v, value: previous.get(v.key)! } : v));
 }

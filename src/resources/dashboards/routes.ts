@@ -25,11 +25,11 @@ const KeyResult = Type.Object({
 
 const DashboardFields = {
   header: Type.String({ minLength: 1, maxLength: 255 }),
-  customUrl: Type.Optional(DnsLabel),
+  customUrl: Type.Optional(Nullable(DnsLabel)),
   customDomain: Type.Optional(Nullable(Hostname)),
   logo: Type.Optional(Nullable(Url)),
   favicon: Type.Optional(Nullable(Url)),
-  link: Type.Optional(Url),
+  link: Type.Optional(Nullable(Type.Union([Url, Type.Literal('')], { description: 'A URL; empty or null for none' }))),
   description: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
   width: StringEnum(['FULL', '960PX'] as const, { default: 'FULL' }),
   refreshRate: NumberEnum([60, 300, 600] as const, { default: 60 }),
@@ -48,6 +48,7 @@ const DashboardFields = {
   isPrivate: Type.Boolean({ default: false }),
   showP95: Type.Boolean({ default: true }),
   showP99: Type.Boolean({ default: true }),
+  sortByStatus: Type.Boolean({ default: false, description: 'Failing checks first' }),
 };
 
 const DashboardBody = Type.Object(
@@ -128,7 +129,7 @@ function normalise(body: DashboardBody): DashboardBody {
   const { keys: _ignored, ...rest } = body;
   return {
     ...rest,
-    ...(body.customUrl !== undefined ? { customUrl: body.customUrl.toLowerCase() } : {}),
+    ...(body.customUrl !== undefined && body.customUrl !== null ? { customUrl: body.customUrl.toLowerCase() } : {}),
     ...(body.customDomain ? { customDomain: body.customDomain.toLowerCase() } : {}),
   };
 }
@@ -177,7 +178,7 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       handler: async ({ principal, query }) => {
         const { rows, total } = await listAccountRows<DashboardRow>(sql, 'dashboards', principal.account.id, query);
         const keys = await keysOf(sql, rows.map((r) => r.id));
-        return listReply(rows.map((r) => toDashboard(r, keys.get(r.id)!)), total);
+        return listReply(rows.map((r) => toDashboard(r, keys.get(r.id)!)), total, query);
       },
     }),
     defineRoute({

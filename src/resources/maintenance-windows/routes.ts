@@ -16,6 +16,7 @@ const StatusPageVisibility = Type.Object(
     enabled: Type.Optional(Type.Boolean()),
     severity: Type.Optional(Nullable(StringEnum(['MINOR', 'MEDIUM', 'MAJOR', 'CRITICAL'] as const))),
     affectAllServices: Type.Optional(Type.Boolean()),
+    showAffectedServices: Type.Optional(Type.Boolean()),
     suppressAutoIncidents: Type.Optional(Type.Boolean()),
     notifyOnStart: Type.Optional(Type.Boolean()),
     notifyOnEnd: Type.Optional(Type.Boolean()),
@@ -44,6 +45,18 @@ const WindowBody = Type.Object(
     pauseAllChecks: Type.Boolean({ default: false }),
     silenceAlertsTags: Type.Array(Tag, { maxItems: 100, default: [] }),
     silenceAllAlerts: Type.Boolean({ default: false }),
+    timezone: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: 64,
+          pattern: '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$',
+          title: 'a named IANA time zone',
+          description:
+            'Named IANA time zone of the repeat schedule (not a UTC offset). On create, left out or null means UTC; on update, left out keeps the stored zone and null resets it to UTC.',
+        }),
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -52,6 +65,7 @@ type WindowBody = Static<typeof WindowBody>;
 const MaintenanceWindow = Type.Object({
   id: Type.Integer(),
   ...WindowBody.properties,
+  timezone: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),
 });
@@ -60,8 +74,18 @@ const MaintenanceWindow = Type.Object({
 const EARLIEST = Date.UTC(1970, 0, 1);
 const LATEST = Date.UTC(10000, 0, 1);
 
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function checkRules(body: WindowBody): void {
   const rules = new Rules();
+  if (body.timezone) rules.check(isTimeZone(body.timezone), 'body.timezone', 'timezone', 'must be a named IANA time zone');
   for (const field of ['startsAt', 'endsAt', 'repeatEndsAt'] as const) {
     const value = body[field];
     if (value === null) continue;
@@ -92,7 +116,7 @@ interface WindowRow {
 }
 
 function toWindow(row: WindowRow) {
-  return { id: row.id, ...row.data, created_at: iso(row.created_at), updated_at: iso(row.updated_at) };
+  return { id: row.id, ...row.data, timezone: row.data.timezone ?? 'UTC', created_at: iso(row.created_at), updated_at: iso(row.updated_at) };
 }
 
 export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
@@ -108,7 +132,7 @@ export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
       schema: { query: PageQuery, responses: { 200: Type.Array(MaintenanceWindow) } },
       handler: async ({ principal, query }) => {
         const { rows, total } = await listAccountRows<WindowRow>(sql, 'maintenance_windows', principal.account.id, query);
-        return listReply(rows.map(toWindow), total);
+        return listReply(rows.map(toWindow), total, query);
       },
     }),
     defineRoute({
@@ -152,7 +176,10 @@ export function maintenanceWindowRoutes({ sql }: Deps): AnyRoute[] {
       schema: { params: NumericIdParams, body: WindowBody, responses: { 200: MaintenanceWindow } },
       handler: async ({ principal, params, body }) => {
         checkRules(body);
-        const [row] = await sql<WindowRow[]>`update maintenance_windows set data = ${sql.json(body as never)}, updated_at = now()
+        // A zone left out keeps the stored one (the anchor's rule); null resets it to UTC.
+        const [row] = await sql<WindowRow[]>`update maintenance_windows
+          set data = ${sql.json(body as never)} || case when ${body.timezone === undefined} then jsonb_build_object('timezone', data->'timezone') else '{}'::jsonb end,
+            updated_at = now()
           where id = ${params.id} and account_id = ${principal.account.id} returning *`;
         if (!row) throw notFound();
         return { status: 200, body: toWindow(row) };

@@ -185,7 +185,7 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
       handler: async ({ principal, query }) => {
         const { rows, total } = await listAccountRows<SessionRow>(sql, 'test_sessions', principal.account.id, query);
         const results = await loadResults(sql, rows.map((r) => r.id));
-        return listReply(rows.map((r) => toSession(r, results.get(r.id)!)), total);
+        return listReply(rows.map((r) => toSession(r, results.get(r.id)!)), total, query);
       },
     }),
     defineRoute({

@@ -86,9 +86,11 @@ describe('environment variables', () => {
     expect(page.status).toBe(200);
     expect(page.body).toHaveLength(2);
     expect(Number(page.headers.get('x-total-count'))).toBe(total);
+    expect(page.headers.get('content-range')).toBe(`2-3/${total}`);
     const beyond = await svc.call('GET', '/v1/variables?limit=100&page=50');
     expect(beyond.body).toEqual([]);
     expect(Number(beyond.headers.get('x-total-count'))).toBe(total);
+    expect(beyond.headers.get('content-range')).toBe(`*/${total}`);
     expectFieldError(await svc.call('GET', '/v1/variables?limit=101'), 'query.limit', 'maximum');
     expectFieldError(await svc.call('GET', '/v1/variables?page=0'), 'query.page', 'minimum');
   });

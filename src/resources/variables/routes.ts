@@ -75,7 +75,7 @@ export function variableRoutes({ sql }: Deps): AnyRoute[] {
       schema: { query: PageQuery, responses: { 200: Type.Array(Variable) } },
       handler: async ({ principal, query }) => {
         const { rows, total } = await listAccountRows<VariableRow>(sql, 'variables', principal.account.id, query);
-        return listReply(rows.map(toVariable), total);
+        return listReply(rows.map(toVariable), total, query);
       },
     }),
     defineRoute({
