@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { pageOffset, type PageQuery } from '../http/pagination.js';
 import type { Sql } from '../storage/postgres.js';
 
@@ -36,4 +37,17 @@ export async function listAccountRows<Row extends object>(
     db<{ n: number }[]>`select count(*)::int as n from ${db(table)} where account_id = ${accountId}`,
   ]);
   return { rows, total: n };
+}
+
+/** `?autoAssignAlerts` on check and group writes (default true, as the anchor has it). */
+export function autoAssignQuery(subject: 'check' | 'group') {
+  return Type.Object(
+    {
+      autoAssignAlerts: Type.Boolean({
+        default: true,
+        description: `Subscribe the ${subject} to every alert channel of the account it is not subscribed to yet`,
+      }),
+    },
+    { additionalProperties: false },
+  );
 }

@@ -7,7 +7,8 @@ import { NumericIdParams } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { maskSecrets, keepStoredSecrets } from '../checks/secrets.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
-import { iso } from '../common.js';
+import { autoAssignQuery, iso } from '../common.js';
+import { checkChannelsExist, saveSubscriptions, type ChannelSubscription } from '../alert-channels/subscriptions.js';
 import { Group, GroupBody, type GroupData } from './schemas.js';
 
 interface GroupRow {
@@ -17,7 +18,7 @@ interface GroupRow {
   updated_at: Date | null;
 }
 
-type Subscription = { alertChannelId: number; activated: boolean };
+type Subscription = ChannelSubscription;
 
 /** Each group's alert channel subscriptions, by group id. */
 async function groupSubscriptions(db: Sql, groupIds: number[]): Promise<Map<number, Subscription[]>> {
@@ -29,29 +30,11 @@ async function groupSubscriptions(db: Sql, groupIds: number[]): Promise<Map<numb
   return out;
 }
 
-/** An explicit list replaces the group's subscriptions; `autoAssign` adds every channel of the account it has none for. */
 async function saveGroupSubscriptions(db: Sql, accountId: string, groupId: number, explicit: Subscription[] | undefined, autoAssign: boolean) {
-  if (explicit) {
-    const wanted = explicit.map((s) => s.alertChannelId);
-    const found = new Set(
-      (await db<{ id: number }[]>`select id from alert_channels where account_id = ${accountId} and id = any(${wanted}::bigint[])`).map((r) => r.id),
-    );
-    const rules = new Rules();
-    wanted.forEach((id, i) => {
-      if (!found.has(id)) rules.fail(`body.alertChannelSubscriptions[${i}].alertChannelId`, 'exists', 'names no alert channel of this account');
-    });
-    rules.throwIfAny();
-    await db`delete from alert_subscriptions where group_id = ${groupId}`;
-    for (const s of explicit) {
-      await db`insert into alert_subscriptions (alert_channel_id, group_id, activated) values (${s.alertChannelId}, ${groupId}, ${s.activated})
-        on conflict (alert_channel_id, group_id) where group_id is not null do update set activated = excluded.activated`;
-    }
-  }
-  if (autoAssign) {
-    await db`insert into alert_subscriptions (alert_channel_id, group_id, activated)
-      select c.id, ${groupId}, true from alert_channels c where c.account_id = ${accountId}
-        and not exists (select 1 from alert_subscriptions s where s.alert_channel_id = c.id and s.group_id = ${groupId})`;
-  }
+  const rules = new Rules();
+  await checkChannelsExist(db, accountId, explicit, rules);
+  rules.throwIfAny();
+  await saveSubscriptions(db, accountId, { groupId }, explicit, autoAssign);
 }
 
 /** What a body stores in the row: without the subscriptions (rows of their own) and the ignored fields. */
@@ -60,15 +43,7 @@ function storedGroup(body: Static<typeof GroupBody>): GroupData {
   return data;
 }
 
-const AutoAssignQuery = Type.Object(
-  {
-    autoAssignAlerts: Type.Boolean({
-      default: true,
-      description: 'Subscribe the group to every alert channel of the account it has no subscription for yet',
-    }),
-  },
-  { additionalProperties: false },
-);
+const AutoAssignQuery = autoAssignQuery('group');
 
 const ListQuery = Type.Object(
   {

@@ -7,6 +7,7 @@ import { Rules } from '../../http/rules.js';
 import { frequencyOffsetProblem, type CheckType } from './enums.js';
 import { applyGroupSettings } from './group-settings.js';
 import { maskSecrets, type EnvVar } from './secrets.js';
+import { checkChannelsExist } from '../alert-channels/subscriptions.js';
 
 export type CheckInput = Record<string, unknown> & {
   name: string;
@@ -53,17 +54,7 @@ export async function checkRules(db: Sql, accountId: string, data: CheckInput): 
     const [group] = await db<{ id: number }[]>`select id from check_groups where id = ${data.groupId} and account_id = ${accountId}`;
     rules.check(!!group, 'body.groupId', 'exists', 'names no check group of this account');
   }
-  const wanted = (data.alertChannelSubscriptions ?? []).map((s) => s.alertChannelId);
-  if (wanted.length) {
-    const found = new Set(
-      (await db<{ id: number }[]>`select id from alert_channels where account_id = ${accountId} and id = any(${wanted}::bigint[])`).map(
-        (r) => r.id,
-      ),
-    );
-    wanted.forEach((id, i) => {
-      if (!found.has(id)) rules.fail(`body.alertChannelSubscriptions[${i}].alertChannelId`, 'exists', 'names no alert channel of this account');
-    });
-  }
+  await checkChannelsExist(db, accountId, data.alertChannelSubscriptions, rules);
   rules.throwIfAny();
 }
 
@@ -94,41 +85,6 @@ export async function updateCheck(db: Sql, id: string, data: CheckInput): Promis
       frequency = ${data.frequency}, tags = ${data.tags ?? []}, group_id = ${data.groupId ?? null},
       data = ${db.json(storedData(data) as never)}, updated_at = now()
     where id = ${id}`;
-}
-
-/**
- * Subscriptions: an explicit list replaces the check's own; `autoAssign` subscribes the check to every
- * channel of the account it has no subscription row for yet (explicitly paused ones stay paused).
- */
-export async function saveSubscriptions(
-  db: Sql,
-  accountId: string,
-  checkId: string,
-  explicit: CheckInput['alertChannelSubscriptions'],
-  autoAssign: boolean,
-): Promise<void> {
-  if (explicit) {
-    await db`delete from alert_subscriptions where check_id = ${checkId}`;
-    for (const s of explicit) {
-      await db`insert into alert_subscriptions (alert_channel_id, check_id, activated)
-        values (${s.alertChannelId}, ${checkId}, ${s.activated})
-        on conflict (alert_channel_id, check_id) where check_id is not null do update set activated = excluded.activated`;
-    }
-  }
-  if (autoAssign) {
-    await db`insert into alert_subscriptions (alert_channel_id, check_id, activated)
-      select c.id, ${checkId}, true from alert_channels c
-      where c.account_id = ${accountId}
-        and not exists (select 1 from alert_subscriptions s where s.alert_channel_id = c.id and s.check_id = ${checkId})`;
-  }
-}
-
-/** A new check joins every channel of the account that has `autoSubscribe` on. */
-export async function subscribeToAutoChannels(db: Sql, accountId: string, checkId: string): Promise<void> {
-  await db`insert into alert_subscriptions (alert_channel_id, check_id, activated)
-    select c.id, ${checkId}, true from alert_channels c
-    where c.account_id = ${accountId} and c.auto_subscribe
-      and not exists (select 1 from alert_subscriptions s where s.alert_channel_id = c.id and s.check_id = ${checkId})`;
 }
 
 function groupChannels(rows: ChannelRow[]) {

@@ -16,13 +16,13 @@ import {
   insertCheck,
   listCheckRows,
   readChecks,
-  saveSubscriptions,
-  subscribeToAutoChannels,
   updateCheck,
   type CheckInput,
 } from './repository.js';
 import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema, ignoredFieldsOf } from './schemas.js';
 import { keepStoredSecrets } from './secrets.js';
+import { saveSubscriptions, subscribeToChannels } from '../alert-channels/subscriptions.js';
+import { autoAssignQuery } from '../common.js';
 
 const SEGMENTS = Object.keys(CREATABLE_TYPES) as TypeSegment[];
 const SEGMENT_OF = Object.fromEntries(SEGMENTS.map((s) => [CREATABLE_TYPES[s], s])) as Partial<Record<CheckType, TypeSegment>>;
@@ -38,15 +38,7 @@ function withoutIgnored(segment: TypeSegment, data: CheckInput): CheckInput {
   return copy;
 }
 
-const AutoAssignQuery = Type.Object(
-  {
-    autoAssignAlerts: Type.Boolean({
-      default: true,
-      description: 'Subscribe the check to every alert channel of the account it is not subscribed to yet',
-    }),
-  },
-  { additionalProperties: false },
-);
+const AutoAssignQuery = autoAssignQuery('check');
 
 const ReadQuery = Type.Object(
   {
@@ -117,8 +109,8 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
         await checkRules(db, accountId, data);
         id = await insertCheck(db, accountId, type, data);
       }
-      await saveSubscriptions(db, accountId, id, data.alertChannelSubscriptions, autoAssign);
-      if (!existingId) await subscribeToAutoChannels(db, accountId, id);
+      await saveSubscriptions(db, accountId, { checkId: id }, data.alertChannelSubscriptions, autoAssign);
+      if (!existingId) await subscribeToChannels(db, accountId, { checkId: id }, true);
       return readOne(db, accountId, id);
     });
   }
