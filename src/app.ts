@@ -21,6 +21,9 @@ import { dashboardRoutes } from './resources/dashboards/routes.js';
 import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
 import { testSessionRoutes } from './resources/test-sessions/routes.js';
 import { variableRoutes } from './resources/variables/routes.js';
+import { runtimeRoutes } from './resources/runtimes/routes.js';
+import { locationRoutes } from './resources/locations/routes.js';
+import { checkStatusRoutes } from './state/routes.js';
 
 export interface AppOptions {
   /** Check every reply against its declared response schema (on in tests). */
@@ -43,6 +46,9 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...alertChannelRoutes(deps),
     ...ingestRoutes(deps),
     ...analyticsRoutes(deps),
+    ...checkStatusRoutes(deps),
+    ...runtimeRoutes(),
+    ...locationRoutes(),
   ];
 }
 

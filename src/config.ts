@@ -22,6 +22,11 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface Config {
   host: string;
   port: number;
+  /**
+   * Where clients reach the service (ping URLs of heartbeat checks). Unset: the address it listens on,
+   * filled in once it listens.
+   */
+  publicUrl: string | undefined;
   databaseUrl: string;
   redisUrl: string;
   /** Prefix of every Redis key the service writes (rate limits, queues); lets runs share one Redis. */
@@ -112,6 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     host: str(env, 'HOST', '0.0.0.0'),
+    publicUrl: url(env, 'PUBLIC_URL', undefined, ['http:', 'https:'])?.replace(/\/+$/, ''),
     port: int(env, 'PORT', 3000, 0, 65535),
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/monitoring', [
       'postgres:',

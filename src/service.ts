@@ -80,6 +80,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
         redisUrl: config.redisUrl,
         redisPrefix: config.redisPrefix,
         store: deps.store,
+        sql: deps.sql,
         logger,
         concurrency: config.ingest.workerConcurrency,
         afterInsert: options.afterInsert,
@@ -94,6 +95,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
     server.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  config.publicUrl ??= `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {

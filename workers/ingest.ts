@@ -6,6 +6,7 @@ import { createLogger } from '../src/logger.js';
 import { createStore } from '../src/storage/clickhouse/index.js';
 import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
 import { connectRedis } from '../src/storage/redis.js';
+import { checkPostgres, connectPostgres } from '../src/storage/postgres.js';
 
 async function main() {
   const config = loadConfig();
@@ -14,6 +15,9 @@ async function main() {
   }
   const logger = createLogger(config.logLevel);
   (await connectRedis(config.redisUrl)).disconnect();
+  // The API applies migrations; the worker only needs to reach the database.
+  await checkPostgres(config.databaseUrl);
+  const sql = connectPostgres(config.databaseUrl, 4);
   const store = createStore(config);
   await store.ping();
   await applyClickhouseDdl(store, config.clickhouse.retentionDays);
@@ -21,6 +25,7 @@ async function main() {
     redisUrl: config.redisUrl,
     redisPrefix: config.redisPrefix,
     store,
+    sql,
     logger,
     concurrency: config.ingest.workerConcurrency,
   });
@@ -28,7 +33,7 @@ async function main() {
   const stop = async (signal: string) => {
     logger.info({ signal }, 'ingest worker stopping');
     await worker.close();
-    await store.close();
+    await Promise.allSettled([store.close(), sql.end({ timeout: 5 })]);
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));

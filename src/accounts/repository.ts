@@ -7,6 +7,11 @@ export interface Account {
   isDefault: boolean;
   rateLimitPoints: number | null;
   rateLimitWindowSeconds: number | null;
+  /** Runtime of checks that name none. */
+  runtimeId: string;
+  /** What a check with useGlobalAlertSettings alerts by. */
+  alertSettings: Record<string, unknown>;
+  browserCheckLimit: number | null;
 }
 
 export interface CreatedKey {
@@ -30,6 +35,9 @@ interface AccountRow {
   is_default: boolean;
   rate_limit_points: number | null;
   rate_limit_window_seconds: number | null;
+  runtime_id: string;
+  alert_settings: Record<string, unknown>;
+  browser_check_limit: number | null;
 }
 
 /** An API key as lists show it: never the key, only its last characters. */
@@ -49,6 +57,9 @@ function toAccount(row: AccountRow): Account {
     isDefault: row.is_default,
     rateLimitPoints: row.rate_limit_points ?? null,
     rateLimitWindowSeconds: row.rate_limit_window_seconds ?? null,
+    runtimeId: row.runtime_id,
+    alertSettings: row.alert_settings,
+    browserCheckLimit: row.browser_check_limit ?? null,
   };
 }
 
@@ -60,6 +71,19 @@ export async function createAccount(sql: Sql, name: string, isDefault = false): 
 export async function findAccount(sql: Sql, id: string): Promise<Account | undefined> {
   const [row] = await sql<AccountRow[]>`select * from accounts where id = ${id}`;
   return row ? toAccount(row) : undefined;
+}
+
+/** The accounts a key is a member of, oldest first. */
+export async function accountsOfKey(sql: Sql, keyId: string): Promise<Account[]> {
+  const rows = await sql<AccountRow[]>`select a.* from memberships m join accounts a on a.id = m.account_id
+    where m.api_key_id = ${keyId} order by a.created_at, a.id`;
+  return rows.map(toAccount);
+}
+
+/** The key's own name (the anchor API's clients call the caller a user). */
+export async function keyName(sql: Sql, keyId: string): Promise<string | undefined> {
+  const [row] = await sql<{ name: string }[]>`select name from api_keys where id = ${keyId}`;
+  return row?.name;
 }
 
 export async function setAccountRateLimit(

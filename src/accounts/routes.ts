@@ -5,7 +5,9 @@ import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
 import { ROLES } from './keys.js';
-import { createApiKey, findApiKey, findOwnApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from './repository.js';
+import { anchorAccount, entitlementsOf } from './entitlements.js';
+import { accountsOfKey, createApiKey, findApiKey, findOwnApiKey, keyName, listApiKeys, revokeApiKey, type ApiKeyRow, type Principal } from './repository.js';
+import type { Sql } from '../storage/postgres.js';
 
 const Role = StringEnum(ROLES);
 
@@ -31,6 +33,56 @@ const CreatedApiKeyBody = Type.Intersect([
 ]);
 
 const KeyParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
+
+const AnchorAccount = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    runtimeId: Type.String({ description: 'Runtime of checks that name none' }),
+    plan: Type.String(),
+    planDisplayName: Type.String(),
+    addons: Type.Object({}, { additionalProperties: true }),
+    settings: Type.Object({}, { additionalProperties: true }),
+    alertSettings: Type.Object({}, { additionalProperties: true, description: 'What checks with useGlobalAlertSettings alert by' }),
+    features: Type.Array(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const Entitlements = Type.Object(
+  {
+    plan: Type.String(),
+    planDisplayName: Type.String(),
+    addons: Type.Object({}, { additionalProperties: true }),
+    locations: Type.Object({
+      all: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), available: Type.Boolean() }, { additionalProperties: false })),
+    }),
+    entitlements: Type.Array(
+      Type.Object(
+        {
+          key: Type.String(),
+          name: Type.String(),
+          description: Type.String(),
+          type: StringEnum(['flag', 'metered'] as const),
+          enabled: Type.Boolean(),
+          quantity: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const AccountParams = Type.Object({ accountId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+
+/** An account the calling key is a member of; any other id names nothing this key can see. */
+async function memberAccount(sql: Sql, principal: Principal, accountId: string) {
+  if (accountId.toLowerCase() === principal.account.id) return principal.account;
+  const account = (await accountsOfKey(sql, principal.keyId)).find((a) => a.id === accountId.toLowerCase());
+  if (!account) throw notFound();
+  return account;
+}
 
 function maskKey(suffix: string): string {
   return `mk_****${suffix}`;
@@ -118,6 +170,76 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
         await revokeApiKey(sql, params.id);
         return { status: 204 };
       },
+    }),
+    ...[
+      { path: '/v1/accounts', operationId: 'listAccounts' },
+      { path: '/next/accounts', operationId: 'listAccountsNext' },
+    ].map(({ path, operationId }) =>
+      defineRoute({
+        method: 'GET',
+        path,
+        operationId,
+        summary: 'The accounts the calling key is a member of',
+        tag: 'Account',
+        access: 'read',
+        schema: { responses: { 200: Type.Array(AnchorAccount) } },
+        handler: async ({ principal }) => ({ status: 200, body: (await accountsOfKey(sql, principal.keyId)).map(anchorAccount) }),
+      }),
+    ),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/accounts/me',
+      operationId: 'getCurrentAccount',
+      summary: 'The account this request acts for, in the anchor API\'s shape',
+      tag: 'Account',
+      access: 'read',
+      schema: { responses: { 200: AnchorAccount } },
+      handler: ({ principal }) => ({ status: 200, body: anchorAccount(principal.account) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/accounts/me/entitlements',
+      operationId: 'getCurrentAccountEntitlements',
+      summary: 'What this account may use: its plan, locations and the limits this service enforces for it',
+      tag: 'Account',
+      access: 'read',
+      schema: { responses: { 200: Entitlements } },
+      handler: ({ principal }) => ({ status: 200, body: entitlementsOf(principal.account, config) }),
+    }),
+    ...['/v1/accounts/{accountId}', '/next/accounts/{accountId}'].map((path, i) =>
+      defineRoute({
+        method: 'GET',
+        path,
+        operationId: i === 0 ? 'getAccountById' : 'getAccountByIdNext',
+        summary: 'An account the calling key is a member of (404 for any other)',
+        description: "The anchor's CLI calls the /next form before every authenticated command.",
+        tag: 'Account',
+        access: 'read',
+        errors: [404],
+        schema: { params: AccountParams, responses: { 200: AnchorAccount } },
+        handler: async ({ principal, params }) => ({ status: 200, body: anchorAccount(await memberAccount(sql, principal, params.accountId)) }),
+      }),
+    ),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/accounts/{accountId}/entitlements',
+      operationId: 'getAccountEntitlements',
+      summary: 'Entitlements of an account the calling key is a member of',
+      tag: 'Account',
+      access: 'read',
+      errors: [404],
+      schema: { params: AccountParams, responses: { 200: Entitlements } },
+      handler: async ({ principal, params }) => ({ status: 200, body: entitlementsOf(await memberAccount(sql, principal, params.accountId), config) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/next/users/me',
+      operationId: 'getCurrentUser',
+      summary: 'Who is calling: this service authenticates API keys, so the caller is the key (its id and name)',
+      tag: 'Account',
+      access: 'read',
+      schema: { responses: { 200: Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() }, { additionalProperties: false }) } },
+      handler: async ({ principal }) => ({ status: 200, body: { id: principal.keyId, name: (await keyName(sql, principal.keyId)) ?? 'api key' } }),
     }),
   ];
 }

@@ -198,7 +198,8 @@ const SUMMARY_SQL = `SELECT
   ${RUN_METRICS.availability.sql} AS availability,
 ${SUMMARY_METRICS.map((m, i) => {
   const levels = summaryQuantiles(i).map((suffix) => QUANTILE_LEVELS[suffix]);
-  return `  avg(${m.column}) AS s${i}_avg,\n  quantilesExactInclusive(${levels.join(', ')})(${m.column}) AS s${i}_q`;
+  const quantiles = levels.length ? `,\n  quantilesExactInclusive(${levels.join(', ')})(${m.column}) AS s${i}_q` : '';
+  return `  avg(${m.column}) AS s${i}_avg${quantiles}`;
 }).join(',\n')}
 FROM check_results
 WHERE ${SCOPE.join(' AND ')} AND check_id IN {checkIds:Array(UUID)}

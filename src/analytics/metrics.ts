@@ -1,10 +1,14 @@
 import type { CheckType } from '../resources/checks/enums.js';
 
+/** The anchor API's metric units. */
+export const UNITS = ['milliseconds', 'score', 'count', 'percentage'] as const;
+export type Unit = (typeof UNITS)[number];
+
 export interface MetricDef {
   /** The check_results column; a fixed identifier, never taken from a request. */
   column: string;
   label: string;
-  unit: string;
+  unit: Unit;
 }
 
 export const SUFFIXES = ['avg', 'max', 'median', 'min', 'p50', 'p90', 'p95', 'p99', 'stddev', 'sum'] as const;
@@ -42,9 +46,10 @@ export const AGGREGATES: Record<Suffix, { sql: string; label: string }> = {
  * from one to the other are all derived from this table.
  */
 export const SUMMARY_METRICS = [
-  { name: 'responseTime', column: 'response_time', suffixes: ['avg', 'p50', 'p95', 'p99'], checkTypes: ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'] },
+  { name: 'responseTime', column: 'response_time', suffixes: ['avg', 'p50', 'p95', 'p99'], checkTypes: ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'AGENTIC', 'GRPC'] },
   { name: 'latency', column: 'latency_avg', suffixes: ['avg', 'p50', 'p95', 'p99'], checkTypes: ['ICMP'] },
   { name: 'packetLoss', column: 'packet_loss', suffixes: ['avg', 'p95', 'p99'], checkTypes: ['ICMP'] },
+  { name: 'hopCount', column: 'hop_count', suffixes: ['avg'], checkTypes: ['TRACEROUTE'] },
 ] as const satisfies readonly { name: string; column: string; suffixes: readonly ('avg' | QuantileSuffix)[]; checkTypes: readonly CheckType[] }[];
 
 /** Every summary field after availability, in table order: `responseTime_avg`, ... */
@@ -52,7 +57,7 @@ export const SUMMARY_FIELDS = SUMMARY_METRICS.flatMap((m) => m.suffixes.map((s) 
 
 /** Metrics every catalog has; they are aggregates over runs and take no suffix. */
 export const RUN_METRICS = {
-  availability: { sql: 'if(count() = 0, NULL, 100 * countIf(NOT has_failures) / count())', label: 'Availability', unit: 'percent' },
+  availability: { sql: 'if(count() = 0, NULL, 100 * countIf(NOT has_failures) / count())', label: 'Availability', unit: 'percentage' },
   retries: { sql: 'countIf(attempts > 1)', label: 'Retried runs', unit: 'count' },
 } as const;
 export type RunMetric = keyof typeof RUN_METRICS;
@@ -95,7 +100,7 @@ export const CATALOGS: Catalog[] = [
     title: 'ICMP monitor',
     checkTypes: ['ICMP'],
     metrics: {
-      packetLoss: { column: 'packet_loss', label: 'Packet loss', unit: 'percent' },
+      packetLoss: { column: 'packet_loss', label: 'Packet loss', unit: 'percentage' },
       latencyMin: ms('latency_min', 'Minimum latency'),
       latencyMax: ms('latency_max', 'Maximum latency'),
       latencyAvg: ms('latency_avg', 'Average latency'),
@@ -144,6 +149,41 @@ export const CATALOGS: Catalog[] = [
   },
   { segment: 'dns', title: 'DNS monitor', checkTypes: ['DNS'], metrics: { total: ms('timing_total', 'Total') }, groupBy: ['runLocation'] },
   { segment: 'heartbeat-checks', title: 'heartbeat monitor', checkTypes: ['HEARTBEAT'], metrics: {}, groupBy: ['runLocation'] },
+  {
+    segment: 'agentic-checks',
+    title: 'agentic check',
+    checkTypes: ['AGENTIC'],
+    metrics: { responseTime: ms('response_time', 'Run duration') },
+    groupBy: ['runLocation'],
+  },
+  {
+    segment: 'traceroute',
+    title: 'traceroute monitor',
+    checkTypes: ['TRACEROUTE'],
+    metrics: {
+      responseTime: ms('response_time', 'Trace duration'),
+      hopCount: count('hop_count', 'Hops'),
+      finalHopLatency: ms('final_hop_latency', 'Final hop latency'),
+    },
+    groupBy: ['runLocation'],
+  },
+  {
+    segment: 'ssl',
+    title: 'SSL monitor',
+    checkTypes: ['SSL'],
+    metrics: {
+      handshakeTimeMs: ms('ssl_handshake_time', 'TLS handshake time'),
+      daysUntilExpiry: count('ssl_days_until_expiry', 'Days until the certificate expires'),
+    },
+    groupBy: ['runLocation'],
+  },
+  {
+    segment: 'grpc-checks',
+    title: 'gRPC monitor',
+    checkTypes: ['GRPC'],
+    metrics: { responseTime: ms('response_time', 'Response time') },
+    groupBy: ['runLocation'],
+  },
 ];
 
 /** Every metric name a catalog accepts: run metrics, bare metrics and each with each suffix. */
@@ -169,7 +209,7 @@ export function resolveMetric(catalog: Catalog, name: string): ParsedMetric | un
   return { name, kind: 'aggregated', def: catalog.metrics[base], suffix: suffix as Suffix };
 }
 
-export function metadataOf(m: ParsedMetric): { label: string; unit: string; aggregation?: string } {
+export function metadataOf(m: ParsedMetric): { label: string; unit: Unit; aggregation?: Suffix } {
   if (m.kind === 'run') return { label: RUN_METRICS[m.metric].label, unit: RUN_METRICS[m.metric].unit };
   if (m.kind === 'raw') return { label: m.def.label, unit: m.def.unit };
   return { label: `${m.def.label} (${AGGREGATES[m.suffix].label})`, unit: m.def.unit, aggregation: m.suffix };

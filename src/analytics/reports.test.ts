@@ -22,6 +22,10 @@ const SEGMENT_OF_CATALOG: Record<string, TypeSegment> = {
   'tcp-checks': 'tcp',
   dns: 'dns',
   'heartbeat-checks': 'heartbeat',
+  'agentic-checks': 'agentic',
+  traceroute: 'traceroute',
+  ssl: 'ssl',
+  'grpc-checks': 'grpc',
 };
 const SEGMENTS = Object.values(SEGMENT_OF_CATALOG);
 const DAY = 86_400_000;
@@ -227,9 +231,9 @@ describe('reports against the oracle', () => {
       tags: ['edge', 'eu'],
       pagination: { page: 1, limit: 10 },
       metadata: {
-        packetLoss_p95: { label: 'Packet loss (95th percentile)', unit: 'percent', aggregation: 'p95' },
+        packetLoss_p95: { label: 'Packet loss (95th percentile)', unit: 'percentage', aggregation: 'p95' },
         latencyAvg_avg: { label: 'Average latency (average)', unit: 'milliseconds', aggregation: 'avg' },
-        availability: { label: 'Availability', unit: 'percent' },
+        availability: { label: 'Availability', unit: 'percentage' },
       },
     });
     expect(Date.parse(res.body.to) - Date.parse(res.body.from)).toBe(DAY);
@@ -240,7 +244,7 @@ describe('summary against the oracle', () => {
   const nullable = (v: number | null) => v;
 
   function expectedItem(checkId: string, checkType: string, items: ResultItem[]) {
-    const http = ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'].includes(checkType);
+    const http = ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'AGENTIC', 'GRPC'].includes(checkType);
     const icmp = checkType === 'ICMP';
     const m = (name: string, applies: boolean) => (applies ? nullable(metricOver(items, name)) : null);
     return {
@@ -258,6 +262,7 @@ describe('summary against the oracle', () => {
       packetLoss_avg: m('packetLoss_avg', icmp),
       packetLoss_p95: m('packetLoss_p95', icmp),
       packetLoss_p99: m('packetLoss_p99', icmp),
+      hopCount_avg: m('hopCount_avg', checkType === 'TRACEROUTE'),
     };
   }
 

@@ -202,10 +202,13 @@ describe('metric catalogs', () => {
     const [icmpCatalog] = res.body;
     expect(icmpCatalog.groupBy).toEqual(['runLocation']);
     expect(icmpCatalog.metrics).toContainEqual({ name: 'latencyAvg', label: 'Average latency', unit: 'milliseconds', aggregated: false });
-    expect(icmpCatalog.metrics).toContainEqual({ name: 'packetLoss_p99', label: 'Packet loss (99th percentile)', unit: 'percent', aggregated: true, aggregation: 'p99' });
-    expect(icmpCatalog.metrics).toContainEqual({ name: 'availability', label: 'Availability', unit: 'percent', aggregated: true });
+    expect(icmpCatalog.metrics).toContainEqual({ name: 'packetLoss_p99', label: 'Packet loss (99th percentile)', unit: 'percentage', aggregated: true, aggregation: 'p99' });
+    expect(icmpCatalog.metrics).toContainEqual({ name: 'availability', label: 'Availability', unit: 'percentage', aggregated: true });
     expect(icmpCatalog.metrics).toHaveLength(2 + 5 + 5 * 10);
-    expect((await svc.call('GET', '/v1/analytics/metrics?checkType=AGENTIC')).body).toEqual([]);
+    const ssl = (await svc.call('GET', '/v1/analytics/metrics?checkType=SSL')).body;
+    expect(ssl.map((c: { path: string }) => c.path)).toEqual(['/v1/analytics/ssl/{id}']);
+    expect(ssl[0].metrics).toContainEqual({ name: 'daysUntilExpiry_min', label: 'Days until the certificate expires (minimum)', unit: 'count', aggregated: true, aggregation: 'min' });
+    expect((await svc.call('GET', '/v1/analytics/metrics?checkType=HEARTBEAT')).body[0].metrics.map((m: { name: string }) => m.name)).toEqual(['availability', 'retries']);
     expectFieldError(await svc.call('GET', '/v1/analytics/metrics?checkType=PING'), 'query.checkType', 'enum');
   });
 

@@ -3,7 +3,7 @@ import { PageQuery } from '../http/pagination.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { TimeParam } from '../http/time.js';
 import { CHECK_TYPES } from '../resources/checks/enums.js';
-import { metricNames, SUFFIXES, SUMMARY_FIELDS, type Catalog } from './metrics.js';
+import { metricNames, SUFFIXES, SUMMARY_FIELDS, UNITS, type Catalog } from './metrics.js';
 import { MAX_INTERVAL_MINUTES, STATUSES } from './compiler.js';
 import { QUICK_RANGES, SUMMARY_RANGES } from './windows.js';
 
@@ -56,8 +56,8 @@ const Series = Type.Object(
 export const MetricMetadata = Type.Object(
   {
     label: Type.String(),
-    unit: Type.String(),
-    aggregation: Type.Optional(Type.String()),
+    unit: StringEnum(UNITS),
+    aggregation: Type.Optional(StringEnum(SUFFIXES)),
   },
   { additionalProperties: false },
 );
@@ -114,7 +114,7 @@ export const CatalogInfo = Type.Object(
         {
           name: Type.String(),
           label: Type.String(),
-          unit: Type.String(),
+          unit: StringEnum(UNITS),
           aggregated: Type.Boolean(),
           aggregation: Type.Optional(Type.String()),
         },

@@ -151,11 +151,15 @@ type PropertySchemas = Record<string, { type?: unknown; items?: { type?: unknown
 export function parseStrings(schema: TSchema, values: Record<string, unknown>): Record<string, unknown> {
   const properties = ((schema as { properties?: PropertySchemas }).properties ?? {}) as PropertySchemas;
   const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(values)) {
+  for (const [given, value] of Object.entries(values)) {
+    // `tag[]=a&tag[]=b` is how axios (the anchor's CLI) sends lists: the same list as `tag`.
+    const bare = given.endsWith('[]') ? given.slice(0, -2) : given;
+    const name = bare !== given && properties[bare]?.type === 'array' ? bare : given;
     const prop = properties[name];
     if (prop?.type === 'array') {
       const parts = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(','));
-      out[name] = parts.map((p) => p.trim()).filter((p) => p !== '').map((p) => parseScalar(prop.items, p));
+      const items = parts.map((p) => p.trim()).filter((p) => p !== '').map((p) => parseScalar(prop.items, p));
+      out[name] = [...((out[name] as unknown[] | undefined) ?? []), ...items];
     } else {
       out[name] = typeof value === 'string' ? parseScalar(prop, value) : value;
     }

@@ -27,6 +27,11 @@ const METRIC_COLUMNS: ReadonlyArray<readonly [group: 'timings' | 'webVitals' | n
   [null, 'latencyMax', 'latency_max'],
   [null, 'latencyAvg', 'latency_avg'],
   [null, 'latencyStdDev', 'latency_stddev'],
+  [null, 'handshakeTimeMs', 'ssl_handshake_time'],
+  [null, 'daysUntilExpiry', 'ssl_days_until_expiry'],
+  [null, 'hopCount', 'hop_count'],
+  [null, 'finalHopLatency', 'final_hop_latency'],
+  [null, 'grpcStatusCode', 'grpc_status_code'],
 ];
 
 /** Columns of an inserted row, in the positional order of `ResultRow` (JSONCompactEachRow). */

@@ -57,6 +57,11 @@ export const ResultItem = Type.Object(
     latencyMax: Type.Optional(Ms),
     latencyAvg: Type.Optional(Ms),
     latencyStdDev: Type.Optional(Ms),
+    handshakeTimeMs: Type.Optional({ ...Ms, description: 'SSL: TLS handshake time, milliseconds' }),
+    daysUntilExpiry: Type.Optional(Type.Number({ minimum: -36500, maximum: 36500, description: 'SSL: days until the leaf certificate expires (negative: expired)' })),
+    hopCount: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'Traceroute: hops on the route' })),
+    finalHopLatency: Type.Optional({ ...Ms, description: 'Traceroute: latency of the last hop reached, milliseconds' }),
+    grpcStatusCode: Type.Optional(Type.Integer({ minimum: 0, maximum: 16, description: 'gRPC: status code of the call' })),
   },
   { additionalProperties: false },
 );
@@ -84,4 +89,9 @@ export const StoredResult = Type.Object({
   latencyMax: Type.Optional(Type.Number()),
   latencyAvg: Type.Optional(Type.Number()),
   latencyStdDev: Type.Optional(Type.Number()),
+  handshakeTimeMs: Type.Optional(Type.Number()),
+  daysUntilExpiry: Type.Optional(Type.Number()),
+  hopCount: Type.Optional(Type.Integer()),
+  finalHopLatency: Type.Optional(Type.Number()),
+  grpcStatusCode: Type.Optional(Type.Integer()),
 });

@@ -2,6 +2,9 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import type { Store } from '../storage/clickhouse/store.js';
+import type { Sql } from '../storage/postgres.js';
+import { runsOf } from '../state/runs.js';
+import { applyBatch } from '../state/statuses.js';
 import { ResultDedup } from './dedup.js';
 import { bullConnection, bullPrefix, INGEST_QUEUE, JOB_VERSION, type IngestJob } from './queue.js';
 import { ROW_COLUMNS, type ResultRow } from './rows.js';
@@ -10,6 +13,8 @@ export interface IngestWorkerOptions {
   redisUrl: string;
   redisPrefix: string;
   store: Store;
+  /** Postgres: check statuses follow the results each batch lands. */
+  sql: Sql;
   logger: Logger;
   concurrency?: number;
   /** Runs after ClickHouse accepted a batch and before the job completes (fault-injection point for tests). */
@@ -33,7 +38,7 @@ export function readableLayout(job: Partial<IngestJob>): { columns: readonly str
 }
 
 /**
- * Consumer of the ingest queue: one ClickHouse insert per batch. Rows whose run id already landed, or is
+ * Consumer of the ingest queue: one ClickHouse insert per batch, then the batch's checks' statuses. Rows whose run id already landed, or is
  * held by another batch in flight, are dropped first (ResultDedup); the batch id is the insert's
  * deduplication token, so a batch retried after ClickHouse took it is dropped by the engine as well.
  */
@@ -58,6 +63,9 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
     const rows: ResultRow[] = job.data.rows.filter((_, i) => writable.has(runs[i].resultId));
     await opts.store.insert('check_results', columns, rows, { insert_deduplication_token: job.data.batchId });
     await opts.afterInsert?.(job);
+    // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
+    // this line finds its rows landed, and applying a run twice changes nothing.
+    await applyBatch(opts.sql, job.data.accountId, runsOf(columns, job.data.rows));
     return { rows: rows.length, duplicates: job.data.rows.length - rows.length };
   }
 

@@ -111,6 +111,9 @@ describe('what the anchor API accepts, accepted here', () => {
       const c = await make('/v1/checks/browser', { name: 'browser shop', tags: ['t-green'], script: 'x' });
       const ids = async (q: string) => ((await svc.call('GET', `/v1/checks?limit=100&${q}`)).body as { id: string }[]).map((x) => x.id).sort();
       expect(await ids('tag=t-red&tag=t-blue')).toEqual([a, b].sort());
+      // axios, the anchor CLI's HTTP client, sends lists as tag[]=a&tag[]=b.
+      expect(await ids('tag[]=t-red&tag[]=t-blue')).toEqual([a, b].sort());
+      expect(await ids('tag%5B%5D=t-green&tag=t-red')).toEqual([a, c].sort());
       expect(await ids('tag=t-green')).toEqual([c]);
       expect(await ids('search=checkout')).toEqual([a]);
       expect(await ids('search=100%25')).toEqual([b]);
@@ -118,6 +121,49 @@ describe('what the anchor API accepts, accepted here', () => {
       expect(await ids('apiCheckUrlFilterPattern=shop.example')).toEqual([a]);
       const page = await svc.call('GET', '/v1/checks?tag=t-red&tag=t-blue&limit=1');
       expect(page.headers.get('content-range')).toBe('0-0/2');
+    });
+  });
+
+  describe('check types the anchor adds', () => {
+    it('create and read SSL, traceroute, gRPC and agentic checks with their requests and the defaults filled', async () => {
+      const bodies: Record<string, object> = {
+        ssl: { name: 'cert', request: { sslConfig: { hostname: 'shop.test', securityBaseline: { enabled: true } }, assertions: [{ source: 'CERTIFICATE', comparison: 'GREATER_THAN', property: 'daysUntilExpiry', target: '14' }] } },
+        traceroute: { name: 'route', request: { url: 'shop.test', protocol: 'TCP', port: 443, maxHops: 30 } },
+        grpc: { name: 'rpc', request: { url: 'grpc.shop.test', port: '443', grpcConfig: { mode: 'HEALTH', service: 'shop.Cart' } } },
+        agentic: { name: 'agent', intent: { goal: 'a shopper can check out' } },
+      };
+      const types: Record<string, string> = { ssl: 'SSL', traceroute: 'TRACEROUTE', grpc: 'GRPC', agentic: 'AGENTIC' };
+      for (const [segment, body] of Object.entries(bodies)) {
+        const res = await svc.call('POST', `/v1/checks/${segment}`, { body });
+        expect(res.status, `${segment}: ${res.text}`).toBe(201);
+        expect(res.body.checkType).toBe(types[segment]);
+        const got = (await svc.call('GET', `/v1/checks/${res.body.id}`)).body;
+        expect(got).toMatchObject({ locations: [], groupId: null, groupOrder: null, runtimeId: null, description: null, privateLocations: [] });
+        expect(got.alertSettings).toEqual({ escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 } });
+        expect(got).not.toHaveProperty('script');
+      }
+      const ssl = (await svc.call('GET', '/v1/checks?checkType=SSL')).body[0];
+      expect(ssl.request.sslConfig).toMatchObject({ hostname: 'shop.test', port: 443, handshakeTimeoutMs: 10000, alertDaysBeforeExpiry: 20 });
+      expectFieldError(await svc.call('POST', '/v1/checks/ssl', { body: { name: 'x', request: { sslConfig: { hostname: 'a.test', port: 0 } } } }), 'body.request.sslConfig.port', 'minimum');
+      expectFieldError(await svc.call('POST', '/v1/checks/traceroute', { body: { name: 'x', request: { url: 'a.test', maxHops: 65 } } }), 'body.request.maxHops', 'maximum');
+      expectFieldError(await svc.call('POST', '/v1/checks/grpc', { body: { name: 'x', request: { url: 'a.test', grpcConfig: { mode: 'STREAM' } } } }), 'body.request.grpcConfig.mode', 'enum');
+      expectFieldError(await svc.call('POST', '/v1/checks/agentic', { body: { name: 'x' } }), 'body.intent', 'required');
+    });
+
+    it('read every field of the shape with defaults where unset, and give a heartbeat check its ping URL', async () => {
+      const api = (await svc.call('POST', '/v1/checks/api', { body: { name: 'plain', request: { url: 'https://x.test' } } })).body;
+      expect(api).toMatchObject({ shouldFail: false, doubleCheck: true, runParallel: false, retryStrategy: null, triggerIncident: null, setupSnippetId: null, localSetupScript: null, intent: null, aiAutoRepairEnabled: null, degradedResponseTime: null, maxResponseTime: null, environmentVariables: [] });
+      const hb = await svc.call('POST', '/v1/checks/heartbeat', { body: { name: 'cron', heartbeat: { period: 1, periodUnit: 'hours', grace: 10, graceUnit: 'minutes', pingToken: 'mine' } } });
+      expect(hb.status, hb.text).toBe(201);
+      const { pingToken, pingUrl } = hb.body.heartbeat;
+      expect(pingToken).toMatch(/^[0-9a-f-]{36}$/);
+      expect(pingToken).not.toBe(hb.body.id);
+      expect(pingUrl).toBe(`${svc.url}/ping/${pingToken}`);
+      // A client sending the read heartbeat back keeps the token the service made.
+      const put = await svc.call('PUT', `/v1/checks/heartbeat/${hb.body.id}`, { body: { ...hb.body, alertChannelSubscriptions: undefined, name: 'cron 2' } });
+      expect(put.status, put.text).toBe(200);
+      expect(put.body.heartbeat.pingToken).toBe(pingToken);
+      expect(put.body).not.toHaveProperty('request');
     });
   });
 

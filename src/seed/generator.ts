@@ -27,6 +27,10 @@ const MEDIAN_MS: Partial<Record<CheckType, number>> = {
   TCP: 35,
   DNS: 25,
   ICMP: 22,
+  AGENTIC: 14_000,
+  TRACEROUTE: 700,
+  SSL: 60,
+  GRPC: 90,
 };
 
 const BURST_START = 0.004;
@@ -121,7 +125,21 @@ function makeRun(rnd: Random, check: SeedCheck, location: string, startedAt: num
     }
     case 'MULTI_STEP':
     case 'PLAYWRIGHT':
+    case 'AGENTIC':
       item.responseTime = duration;
+      break;
+    case 'GRPC':
+      item.responseTime = duration;
+      item.grpcStatusCode = failing ? (rnd.chance(0.7) ? 14 : 4) : 0;
+      break;
+    case 'TRACEROUTE':
+      item.responseTime = duration;
+      item.hopCount = failing ? rnd.int(3, 30) : rnd.int(8, 16);
+      item.finalHopLatency = round(duration * rnd.between(0.03, 0.08));
+      break;
+    case 'SSL':
+      item.handshakeTimeMs = duration;
+      item.daysUntilExpiry = failing ? rnd.int(-3, 5) : rnd.int(20, 90);
       break;
     case 'TCP': {
       const dns = round(duration * rnd.between(0.1, 0.3));

@@ -34,6 +34,14 @@ export function seedCheckBody(segment: TypeSegment, i: number, plan: SeedPlan): 
       return { ...common, request: { hostname: `host${i}.example.test` } };
     case 'icmp':
       return { ...common, request: { hostname: `edge${i}.example.test` } };
+    case 'agentic':
+      return { ...common, intent: { goal: `The checkout of shop ${i} completes` } };
+    case 'traceroute':
+      return { ...common, request: { url: `edge${i}.example.test` } };
+    case 'ssl':
+      return { ...common, request: { sslConfig: { hostname: `www${i}.example.test` } } };
+    case 'grpc':
+      return { ...common, request: { url: `grpc${i}.example.test`, port: 443 } };
     case 'heartbeat':
       return { ...common, heartbeat: { period: plan.frequency, periodUnit: 'minutes', grace: 5, graceUnit: 'minutes' } };
     default:

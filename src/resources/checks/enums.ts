@@ -1,4 +1,4 @@
-/** Check types, their URL segment and the fixed value lists the contract gives. */
+/** Check types (the contract's, plus SSL and GRPC from the anchor API), their URL segment and the fixed value lists. */
 export const CHECK_TYPES = [
   'AGENTIC',
   'API',
@@ -11,6 +11,8 @@ export const CHECK_TYPES = [
   'TRACEROUTE',
   'URL',
   'DNS',
+  'SSL',
+  'GRPC',
 ] as const;
 export type CheckType = (typeof CHECK_TYPES)[number];
 
@@ -25,33 +27,41 @@ export const CREATABLE_TYPES = {
   dns: 'DNS',
   heartbeat: 'HEARTBEAT',
   playwright: 'PLAYWRIGHT',
+  agentic: 'AGENTIC',
+  traceroute: 'TRACEROUTE',
+  ssl: 'SSL',
+  grpc: 'GRPC',
 } as const satisfies Record<string, CheckType>;
 export type TypeSegment = keyof typeof CREATABLE_TYPES;
+/** The create segment of each type (every type but none is creatable). */
+export const SEGMENT_OF = Object.fromEntries(Object.entries(CREATABLE_TYPES).map(([s, t]) => [t, s])) as Partial<Record<CheckType, TypeSegment>>;
 
-export const LOCATIONS = [
-  'us-east-1',
-  'us-east-2',
-  'us-west-1',
-  'us-west-2',
-  'ca-central-1',
-  'sa-east-1',
-  'eu-west-1',
-  'eu-central-1',
-  'eu-west-2',
-  'eu-west-3',
-  'eu-north-1',
-  'eu-south-1',
-  'me-south-1',
-  'ap-southeast-1',
-  'ap-northeast-1',
-  'ap-east-1',
-  'ap-southeast-2',
-  'ap-southeast-3',
-  'ap-northeast-2',
-  'ap-northeast-3',
-  'ap-south-1',
-  'af-south-1',
-] as const;
+/** The public run locations and their friendly names (the anchor's list). */
+export const LOCATION_NAMES = {
+  'us-east-1': 'N. Virginia',
+  'us-east-2': 'Ohio',
+  'us-west-1': 'N. California',
+  'us-west-2': 'Oregon',
+  'ca-central-1': 'Canada',
+  'sa-east-1': 'São Paulo',
+  'eu-west-1': 'Ireland',
+  'eu-central-1': 'Frankfurt',
+  'eu-west-2': 'London',
+  'eu-west-3': 'Paris',
+  'eu-north-1': 'Stockholm',
+  'eu-south-1': 'Milan',
+  'me-south-1': 'Bahrain',
+  'ap-southeast-1': 'Singapore',
+  'ap-northeast-1': 'Tokyo',
+  'ap-east-1': 'Hong Kong',
+  'ap-southeast-2': 'Sydney',
+  'ap-southeast-3': 'Jakarta',
+  'ap-northeast-2': 'Seoul',
+  'ap-northeast-3': 'Osaka',
+  'ap-south-1': 'Mumbai',
+  'af-south-1': 'Cape Town',
+} as const;
+export const LOCATIONS = Object.keys(LOCATION_NAMES) as (keyof typeof LOCATION_NAMES)[];
 
 export const RUNTIME_IDS = ['2026.04', '2025.04', '2024.09', '2024.02', '2023.09', '2023.02', '2022.10'] as const;
 

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { HttpError } from '../../http/errors.js';
 import { UUID } from '../../http/ids.js';
 import type { Sql } from '../../storage/postgres.js';
 import type { GroupData } from '../check-groups/schemas.js';
 import { iso } from '../common.js';
 import { Rules } from '../../http/rules.js';
-import { frequencyOffsetProblem, type CheckType } from './enums.js';
+import { frequencyOffsetProblem, SEGMENT_OF, type CheckType } from './enums.js';
+import { withReadDefaults } from './schemas.js';
 import { applyGroupSettings } from './group-settings.js';
 import { maskSecrets, type EnvVar } from './secrets.js';
 import { checkChannelsExist } from '../alert-channels/subscriptions.js';
@@ -32,6 +34,8 @@ export interface CheckRow {
   frequency: number;
   tags: string[];
   group_id: number | null;
+  /** Heartbeat checks: the token of their ping URL. */
+  ping_token: string | null;
   data: CheckInput;
   created_at: Date;
   updated_at: Date | null;
@@ -74,9 +78,10 @@ function storedData(data: CheckInput): Record<string, unknown> {
 }
 
 export async function insertCheck(db: Sql, accountId: string, checkType: CheckType, data: CheckInput): Promise<string> {
-  const [row] = await db<{ id: string }[]>`insert into checks (account_id, check_type, name, activated, muted, frequency, tags, group_id, data)
+  const pingToken = checkType === 'HEARTBEAT' ? randomUUID() : null;
+  const [row] = await db<{ id: string }[]>`insert into checks (account_id, check_type, name, activated, muted, frequency, tags, group_id, ping_token, data)
     values (${accountId}, ${checkType}, ${data.name}, ${data.activated}, ${data.muted}, ${data.frequency},
-      ${data.tags ?? []}, ${data.groupId ?? null}, ${db.json(storedData(data) as never)}) returning id`;
+      ${data.tags ?? []}, ${data.groupId ?? null}, ${pingToken}, ${db.json(storedData(data) as never)}) returning id`;
   return row.id;
 }
 
@@ -110,6 +115,8 @@ function groupChannels(rows: ChannelRow[]) {
 export interface ReadOptions {
   includeDependencies?: boolean;
   applyGroupSettings?: boolean;
+  /** Where clients reach this service: heartbeat checks show their ping URL under it. */
+  publicUrl?: string;
 }
 
 /** Loads checks of one account with their subscriptions (and groups when asked), in three queries at most. */
@@ -130,9 +137,13 @@ export async function readChecks(db: Sql, accountId: string, rows: CheckRow[], o
   }
   return rows.map((row) => {
     const own = channelRows.filter((c) => c.check_id === row.id);
-    let data: Record<string, unknown> = { ...row.data, checkType: row.check_type };
+    let data: Record<string, unknown> = withReadDefaults(SEGMENT_OF[row.check_type], { ...row.data, checkType: row.check_type });
     const group = row.group_id !== null ? groups.get(row.group_id) : undefined;
     if (group) data = applyGroupSettings(data, group);
+    if (row.ping_token) {
+      const pingUrl = `${opts.publicUrl ?? ''}/ping/${row.ping_token}`;
+      data.heartbeat = { ...(data.heartbeat as object), pingToken: row.ping_token, pingUrl };
+    }
     const { dependencies, environmentVariables, ...rest } = data;
     return {
       id: row.id,
@@ -174,7 +185,16 @@ export interface CheckFilter {
   search?: string;
   /** Part of an API check's request URL. */
   apiUrlContains?: string;
+  /** By the current status (checks without results have none and match no status). */
+  status?: 'passing' | 'failing' | 'degraded';
 }
+
+/** A status filter as SQL over check_statuses (fixed text per value). */
+const STATUS_CONDITION = {
+  failing: '(has_failures or has_errors)',
+  degraded: '(not has_failures and not has_errors and is_degraded)',
+  passing: '(not has_failures and not has_errors and not is_degraded)',
+} as const;
 
 /** A LIKE pattern matching `text` anywhere, its wildcards taken literally. */
 function containing(text: string): string {
@@ -187,7 +207,8 @@ export async function listCheckRows(db: Sql, accountId: string, filter: CheckFil
     ${filter.checkType ? db`and check_type = ${filter.checkType}` : db``}
     ${filter.tags?.length ? db`and tags && ${filter.tags}::text[]` : db``}
     ${filter.search ? db`and name ilike ${containing(filter.search)}` : db``}
-    ${filter.apiUrlContains ? db`and check_type = 'API' and data->'request'->>'url' like ${containing(filter.apiUrlContains)}` : db``}`;
+    ${filter.apiUrlContains ? db`and check_type = 'API' and data->'request'->>'url' like ${containing(filter.apiUrlContains)}` : db``}
+    ${filter.status ? db`and id in (select check_id from check_statuses where account_id = ${accountId} and ${db.unsafe(STATUS_CONDITION[filter.status])})` : db``}`;
   const [rows, [{ n }]] = await Promise.all([
     db<CheckRow[]>`select * from checks where ${where} order by created_at, id limit ${limit} offset ${offset}`,
     db<{ n: number }[]>`select count(*)::int as n from checks where ${where}`,

@@ -7,7 +7,7 @@ import { StringEnum } from '../../http/schemas.js';
 import { compileValidator } from '../../http/validation.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
 import { Rules } from '../../http/rules.js';
-import { CHECK_TYPES, CREATABLE_TYPES, type CheckType, type TypeSegment } from './enums.js';
+import { CHECK_TYPES, CREATABLE_TYPES, SEGMENT_OF, type CheckType, type TypeSegment } from './enums.js';
 import {
   checkRules,
   deleteCheck,
@@ -25,7 +25,6 @@ import { saveSubscriptions, subscribeToChannels } from '../alert-channels/subscr
 import { autoAssignQuery } from '../common.js';
 
 const SEGMENTS = Object.keys(CREATABLE_TYPES) as TypeSegment[];
-const SEGMENT_OF = Object.fromEntries(SEGMENTS.map((s) => [CREATABLE_TYPES[s], s])) as Partial<Record<CheckType, TypeSegment>>;
 const IGNORED = Object.fromEntries(SEGMENTS.map((s) => [s, ignoredFieldsOf(s)])) as Record<TypeSegment, string[][]>;
 
 /** The body without the fields accepted only for compatibility, which are never stored. */
@@ -56,6 +55,9 @@ const ListQuery = Type.Object(
       Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: 100, description: 'Checks with at least one of these tags' }),
     ),
     search: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Part of the name, any case' })),
+    status: Type.Optional(
+      StringEnum(['passing', 'failing', 'degraded'] as const, { description: 'By the current status (GET /v1/check-statuses); checks without results match none' }),
+    ),
     apiCheckUrlFilterPattern: Type.Optional(
       Type.String({ minLength: 1, maxLength: 2048, description: 'Part of the request URL; only API checks match' }),
     ),
@@ -76,9 +78,13 @@ const TYPE_NAMES: Record<TypeSegment, string> = {
   dns: 'DNS monitor',
   heartbeat: 'heartbeat monitor',
   playwright: 'Playwright check',
+  agentic: 'agentic check',
+  traceroute: 'traceroute monitor',
+  ssl: 'SSL monitor',
+  grpc: 'gRPC monitor',
 };
 
-export function checkRoutes({ sql }: Deps): AnyRoute[] {
+export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
   const tag = 'Checks';
   const typeValidators = Object.fromEntries(
     SEGMENTS.map((s) => [s, compileValidator('body', createBodySchema(s))]),
@@ -87,7 +93,7 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
   async function readOne(db: Sql, accountId: string, id: string) {
     const row = await findCheckRow(db, accountId, id);
     if (!row) throw notFound();
-    return (await readChecks(db, accountId, [row]))[0];
+    return (await readChecks(db, accountId, [row], { publicUrl: config.publicUrl }))[0];
   }
 
   /** Saves a validated body as a new check or over an existing one, in one transaction. */
@@ -162,9 +168,9 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
       schema: { query: ListQuery, responses: { 200: Type.Array(CheckResponse) } },
       handler: async ({ principal, query }) => {
         const accountId = principal.account.id;
-        const filter = { checkType: query.checkType, tags: query.tag, search: query.search, apiUrlContains: query.apiCheckUrlFilterPattern };
+        const filter = { checkType: query.checkType, tags: query.tag, search: query.search, apiUrlContains: query.apiCheckUrlFilterPattern, status: query.status };
         const { rows, total } = await listCheckRows(sql, accountId, filter, query.limit, pageOffset(query));
-        return listReply(await readChecks(sql, accountId, rows, query), total, query);
+        return listReply(await readChecks(sql, accountId, rows, { ...query, publicUrl: config.publicUrl }), total, query);
       },
     }),
     ...typedRoutes,
@@ -180,7 +186,7 @@ export function checkRoutes({ sql }: Deps): AnyRoute[] {
       handler: async ({ principal, params, query }) => {
         const row = await findCheckRow(sql, principal.account.id, params.id);
         if (!row) throw notFound();
-        const [check] = await readChecks(sql, principal.account.id, [row], query);
+        const [check] = await readChecks(sql, principal.account.id, [row], { ...query, publicUrl: config.publicUrl });
         return { status: 200, body: check };
       },
     }),

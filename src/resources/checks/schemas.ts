@@ -168,6 +168,75 @@ const IcmpRequest = Type.Object(
   { additionalProperties: false },
 );
 
+const SslRequest = Type.Object(
+  {
+    sslConfig: Type.Object(
+      {
+        hostname: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\x00-\\x1f\\x7f]*$' }),
+        port: Type.Integer({ minimum: 1, maximum: 65535, default: 443 }),
+        serverName: Type.Optional(Nullable(Type.String({ maxLength: 2048, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: 'SNI name; empty or null uses hostname' }))),
+        ipFamily: IpFamily,
+        skipChainValidation: Type.Boolean({ default: false }),
+        handshakeTimeoutMs: Type.Integer({ minimum: 1000, maximum: 30000, default: 10000 }),
+        alertDaysBeforeExpiry: Type.Integer({ minimum: 1, maximum: 365, default: 20 }),
+        clientCertificateMode: Type.Optional(StringEnum(['auto', 'explicit'] as const)),
+        securityBaseline: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'TLS baseline rules, kept as sent' })),
+      },
+      { additionalProperties: false },
+    ),
+    sslClientCertificateId: Type.Optional(Nullable(Type.String({ format: 'uuid', description: 'A client certificate of this account' }))),
+    assertions: Type.Array(assertion(['CERTIFICATE', 'CONNECTION', 'RESPONSE_TIME', 'JSON_RESPONSE', 'TEXT_RESPONSE']), { maxItems: 50, default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+const TracerouteRequest = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'Host name, IP or URL to trace' }),
+    protocol: Type.Optional(Nullable(StringEnum(['TCP', 'ICMP', 'UDP', 'SCTP'] as const))),
+    port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
+    ipFamily: Type.Optional(Nullable(IpFamily)),
+    maxHops: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 64 }))),
+    maxUnknownHops: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 30 }))),
+    ptrLookup: Type.Optional(Nullable(Type.Boolean())),
+    timeout: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 30 }))),
+    assertions: Type.Array(assertion(['RESPONSE_TIME', 'HOP_COUNT', 'PACKET_LOSS']), { maxItems: 50, default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+const GrpcRequest = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048 }),
+    port: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.String({ pattern: '^[0-9]{1,5}$' })])),
+    ipFamily: Type.Optional(Nullable(IpFamily)),
+    skipSSL: Type.Boolean({ default: false }),
+    timeout: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 300 }))),
+    grpcConfig: Type.Optional(
+      Type.Object(
+        {
+          mode: StringEnum(['BEHAVIOR', 'HEALTH'] as const, { default: 'HEALTH' }),
+          tls: Type.Boolean({ default: true }),
+          metadata: Type.Array(Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }), value: Str(8192) }, { additionalProperties: false }), { maxItems: 50, default: [] }),
+          service: Type.Optional(Nullable(Str(1024))),
+          encoding: Type.Optional(Nullable(StringEnum(['PROTOBUF', 'FLATBUFFERS', ''] as const))),
+          bfbsContent: Type.Optional(Nullable(Str(1_000_000))),
+          serviceDefinition: Type.Optional(Nullable(StringEnum(['REFLECTION', 'PROTO_FILE', ''] as const))),
+          method: Type.Optional(Nullable(Str(1024))),
+          protoContent: Type.Optional(Nullable(Str(1_000_000))),
+          message: Type.Optional(Nullable(Str(1_000_000))),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    assertions: Type.Array(
+      assertion(['RESPONSE_TIME', 'GRPC_RESPONSE', 'TEXT_BODY', 'GRPC_METADATA', 'GRPC_HEALTHCHECK_STATUS', 'GRPC_STATUS_CODE']),
+      { maxItems: 50, default: [] },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 const TimeUnit = StringEnum(['seconds', 'minutes', 'hours', 'days'] as const);
 export const Heartbeat = Type.Object(
   {
@@ -177,6 +246,7 @@ export const Heartbeat = Type.Object(
     graceUnit: TimeUnit,
     alertOnFailure: Type.Optional(Type.Boolean()),
     pingToken: Type.Optional(IgnoredField('the ping URL token is made by the service')),
+    pingUrl: Type.Optional(IgnoredField('read-only: the URL the service made for this check')),
   },
   { additionalProperties: false },
 );
@@ -289,6 +359,22 @@ const TYPE_SPECS: Record<TypeSegment, TypeSpec> = {
     fields: { ...commonFields(apiFrequency), ...foreignFields(['request', ...SCRIPT_AND_HOOKS]), heartbeat: Heartbeat },
     required: ['name', 'heartbeat'],
   },
+  agentic: {
+    fields: { ...commonFields(standardFrequency), ...foreignFields(['heartbeat', 'request', ...SCRIPT_AND_HOOKS]) },
+    required: ['name', 'intent'],
+  },
+  traceroute: {
+    fields: { ...commonFields(apiFrequency), ...foreignFields(['heartbeat', ...SCRIPT_AND_HOOKS]), request: TracerouteRequest },
+    required: ['name', 'request'],
+  },
+  ssl: {
+    fields: { ...commonFields(apiFrequency), ...foreignFields(['heartbeat', ...SCRIPT_AND_HOOKS]), request: SslRequest },
+    required: ['name', 'request'],
+  },
+  grpc: {
+    fields: { ...commonFields(apiFrequency), ...foreignFields(['heartbeat', ...SCRIPT_AND_HOOKS]), request: GrpcRequest },
+    required: ['name', 'request'],
+  },
 };
 
 /** Body of POST /v1/checks/{type} and PUT /v1/checks/{type}/{id}. */
@@ -307,6 +393,43 @@ function stripOptional(schema: TSchema): TSchema {
   const copy = { ...schema } as unknown as Record<string | symbol, unknown>;
   delete copy[OptionalKind];
   return copy as unknown as TSchema;
+}
+
+/** The anchor's default alert settings: what a check without its own reads as. */
+export const DEFAULT_ALERT_SETTINGS = {
+  escalationType: 'RUN_BASED',
+  runBasedEscalation: { failedRunThreshold: 1 },
+  reminders: { amount: 0, interval: 5 },
+  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+} as const;
+
+/** Filled by reads, not by writes; `dependencies` only with includeDependencies. */
+const NOT_DEFAULTED = new Set(['id', 'created_at', 'updated_at', 'alertChannels', 'alertChannelSubscriptions', 'checkType', 'dependencies']);
+
+/**
+ * What a read shows for each field of the type's shape that the stored check leaves unset, as the anchor's
+ * check shape does: its default, [] for lists, null for other nullable fields. Ignored fields stay out.
+ */
+function readDefaults(segment: TypeSegment): Record<string, unknown> {
+  const out: Record<string, unknown> = { alertSettings: DEFAULT_ALERT_SETTINGS };
+  for (const [name, schema] of Object.entries(TYPE_SPECS[segment].fields)) {
+    const s = schema as TSchema & { default?: unknown; type?: unknown; description?: string; anyOf?: TSchema[] };
+    if (NOT_DEFAULTED.has(name) || name in out || s.description?.startsWith(IGNORED_PREFIX)) continue;
+    const types = Array.isArray(s.type) ? s.type : [s.type, ...(s.anyOf ?? []).map((b) => (b as { type?: unknown }).type)];
+    if ('default' in s) out[name] = s.default;
+    else if (types.includes('array')) out[name] = [];
+    else if (types.includes('null') || s.type === undefined) out[name] = null;
+  }
+  return out;
+}
+const READ_DEFAULTS = Object.fromEntries((Object.keys(TYPE_SPECS) as TypeSegment[]).map((s) => [s, readDefaults(s)])) as Record<TypeSegment, Record<string, unknown>>;
+
+/** A stored check's fields with the anchor's defaults under every field it leaves unset. */
+export function withReadDefaults(segment: TypeSegment | undefined, data: Record<string, unknown>): Record<string, unknown> {
+  if (!segment) return data;
+  const out = { ...data };
+  for (const [name, value] of Object.entries(READ_DEFAULTS[segment])) if (out[name] === undefined) out[name] = structuredClone(value);
+  return out;
 }
 
 export function fieldsOf(segment: TypeSegment): string[] {

@@ -1,0 +1,48 @@
+import { fromClickHouseTime } from '../storage/clickhouse/time.js';
+
+/** What check state needs of one landed run. */
+export interface Run {
+  checkId: string;
+  resultId: string;
+  /** Epoch ms. */
+  startedAt: number;
+  stoppedAt: number;
+  location: string;
+  hasFailures: boolean;
+  hasErrors: boolean;
+  isDegraded: boolean;
+  /** The run's own measure of its length when it has one (responseTime), else stoppedAt − startedAt. */
+  durationMs: number;
+  sslDaysUntilExpiry: number | null;
+}
+
+/** Runs from positional rows of a queued batch, read by column name. */
+export function runsOf(columns: readonly string[], rows: readonly unknown[][]): Run[] {
+  const at = (name: string) => columns.indexOf(name);
+  const i = {
+    check: at('check_id'), id: at('result_id'), started: at('started_at'), stopped: at('stopped_at'), loc: at('run_location'),
+    failed: at('has_failures'), errors: at('has_errors'), degraded: at('is_degraded'), rt: at('response_time'), ssl: at('ssl_days_until_expiry'),
+  };
+  const num = (row: unknown[], index: number) => (index >= 0 && typeof row[index] === 'number' ? (row[index] as number) : null);
+  return rows.map((row) => {
+    const startedAt = Date.parse(fromClickHouseTime(row[i.started]));
+    const stoppedAt = i.stopped >= 0 ? Date.parse(fromClickHouseTime(row[i.stopped])) : startedAt;
+    return {
+      checkId: String(row[i.check]),
+      resultId: String(row[i.id]),
+      startedAt,
+      stoppedAt,
+      location: i.loc >= 0 ? String(row[i.loc]) : '',
+      hasFailures: row[i.failed] === true,
+      hasErrors: row[i.errors] === true,
+      isDegraded: row[i.degraded] === true,
+      durationMs: num(row, i.rt) ?? Math.max(0, stoppedAt - startedAt),
+      sslDaysUntilExpiry: num(row, i.ssl),
+    };
+  });
+}
+
+/** Runs in the order state applies them: by start time, then run id. */
+export function compareRuns(a: { startedAt: number; resultId: string }, b: { startedAt: number; resultId: string }): number {
+  return a.startedAt - b.startedAt || (a.resultId < b.resultId ? -1 : a.resultId > b.resultId ? 1 : 0);
+}
