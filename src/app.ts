@@ -24,6 +24,10 @@ import { variableRoutes } from './resources/variables/routes.js';
 import { runtimeRoutes } from './resources/runtimes/routes.js';
 import { locationRoutes } from './resources/locations/routes.js';
 import { checkStatusRoutes } from './state/routes.js';
+import { snippetRoutes } from './resources/snippets/routes.js';
+import { privateLocationRoutes } from './resources/private-locations/routes.js';
+import { clientCertificateRoutes } from './resources/client-certificates/routes.js';
+import { triggerRoutes } from './resources/triggers/routes.js';
 
 export interface AppOptions {
   /** Check every reply against its declared response schema (on in tests). */
@@ -47,6 +51,10 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...ingestRoutes(deps),
     ...analyticsRoutes(deps),
     ...checkStatusRoutes(deps),
+    ...snippetRoutes(deps),
+    ...privateLocationRoutes(deps),
+    ...clientCertificateRoutes(deps),
+    ...triggerRoutes(deps),
     ...runtimeRoutes(),
     ...locationRoutes(),
   ];
@@ -95,6 +103,8 @@ export function buildRouter(routes: AnyRoute[], deps: Deps, options: AppOptions)
     const chain: Middleware[] = [];
     if (route.access !== 'public') {
       chain.push(authenticate(deps.sql, route.access), rateLimits.middleware(route.operationId, route.rateLimit));
+    } else if (route.rateLimit) {
+      chain.push(rateLimits.middleware(route.operationId, route.rateLimit));
     }
     chain.push(routeHandler(route, options.validateResponses ?? false));
     router.register(koaPath(route.path), [route.method], chain, { name: route.operationId });

@@ -97,6 +97,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const authenticated = route.access !== 'public';
+    const limited = authenticated || route.rateLimit !== undefined;
     const parameters = [
       ...parametersOf(route.schema.params, 'path'),
       ...parametersOf(route.schema.query, 'query'),
@@ -109,11 +110,11 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       const listed = paged && status === '200';
       responses[status] = {
         description: statusName(Number(status)),
-        ...(authenticated || listed ? { headers: { ...(authenticated ? RATE_LIMIT_HEADERS : {}), ...(listed ? LIST_HEADERS : {}) } } : {}),
+        ...(limited || listed ? { headers: { ...(limited ? RATE_LIMIT_HEADERS : {}), ...(listed ? LIST_HEADERS : {}) } } : {}),
         ...(schema ? { content: { 'application/json': { schema: plain(schema) } } } : {}),
       };
     }
-    const errors = new Set([...(authenticated ? AUTHENTICATED_ERRORS : []), ...(route.errors ?? []), 500]);
+    const errors = new Set([...(authenticated ? AUTHENTICATED_ERRORS : []), ...(limited ? [429] : []), ...(route.errors ?? []), 500]);
     if (route.schema.body) errors.add(413).add(415);
     for (const status of [...errors].sort()) responses[String(status)] = errorResponse(status);
 

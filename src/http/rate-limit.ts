@@ -43,12 +43,16 @@ export class RateLimits {
     return { scope: 'account', rule: this.defaults };
   }
 
-  /** Middleware for one route: `routeId` keeps a route's own limit in its own bucket. */
+  /**
+   * Middleware for one route: `routeId` keeps a route's own limit in its own bucket. A public route (no key,
+   * so no account) counts per the values of its path: a ping or trigger URL is limited per token.
+   */
   middleware(routeId: string, routeRule?: RateLimitRule): Middleware {
     return async (ctx, next) => {
-      const principal = ctx.state.principal as Principal;
-      const { scope, rule } = this.ruleFor(principal, routeRule);
-      const key = scope === 'route' ? `${routeId}:${principal.account.id}` : principal.account.id;
+      const principal = ctx.state.principal as Principal | undefined;
+      const { scope, rule } = principal ? this.ruleFor(principal, routeRule) : { scope: 'route', rule: routeRule ?? this.defaults };
+      const owner = principal ? principal.account.id : `path:${Object.values(ctx.params as Record<string, string>).join('/')}`;
+      const key = scope === 'route' ? `${routeId}:${owner}` : owner;
       let res: RateLimiterRes;
       let limited = false;
       try {

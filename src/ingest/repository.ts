@@ -1,5 +1,5 @@
 import type { Store } from '../storage/clickhouse/store.js';
-import { toClickHouseTime } from '../storage/clickhouse/time.js';
+import { fromClickHouseTime, toClickHouseTime } from '../storage/clickhouse/time.js';
 import { READ_COLUMNS, toItem } from './rows.js';
 
 export interface ResultFilter {
@@ -12,11 +12,18 @@ export interface ResultFilter {
   location?: string;
 }
 
-/**
- * One page of a check's raw runs, newest first, and how many match. Each optional filter adds fixed SQL
- * text; its value travels only as a parameter.
- */
-export async function readResults(store: Store, filter: ResultFilter, limit: number, offset: number) {
+/** A position in the newest-first order: the last run of a page, where the next page starts after. */
+export interface Cursor {
+  startedAt: number;
+  resultId: string;
+}
+
+/** Every read orders runs the same way: newest first, ties by run id (descending), so cursors are stable. */
+const ORDER = 'ORDER BY started_at DESC, result_id DESC';
+const SELECT = `SELECT ${READ_COLUMNS.join(', ')}, inserted_at FROM check_results`;
+
+/** Each optional filter adds fixed SQL text; its value travels only as a parameter. */
+function whereOf(filter: ResultFilter, cursor?: Cursor) {
   const where = [
     'account_id = {accountId:UUID}',
     'check_id = {checkId:UUID}',
@@ -24,6 +31,9 @@ export async function readResults(store: Store, filter: ResultFilter, limit: num
     ...(filter.to !== undefined ? ["started_at < {to:DateTime64(3, 'UTC')}"] : []),
     ...(filter.hasFailures !== undefined ? ['has_failures = {hasFailures:Bool}'] : []),
     ...(filter.location !== undefined ? ['run_location = {location:String}'] : []),
+    ...(cursor
+      ? ["(started_at < {cursorAt:DateTime64(3, 'UTC')} OR (started_at = {cursorAt:DateTime64(3, 'UTC')} AND result_id < {cursorId:UUID}))"]
+      : []),
   ].join(' AND ');
   const params = {
     accountId: filter.accountId,
@@ -32,16 +42,42 @@ export async function readResults(store: Store, filter: ResultFilter, limit: num
     ...(filter.to !== undefined ? { to: toClickHouseTime(filter.to) } : {}),
     ...(filter.hasFailures !== undefined ? { hasFailures: filter.hasFailures } : {}),
     ...(filter.location !== undefined ? { location: filter.location } : {}),
-    limit,
-    offset,
+    ...(cursor ? { cursorAt: toClickHouseTime(cursor.startedAt), cursorId: cursor.resultId } : {}),
   };
+  return { where, params };
+}
+
+export type StoredItem = ReturnType<typeof toItem> & { created_at: string };
+
+function toStoredItem(row: Record<string, unknown>): StoredItem {
+  return { ...toItem(row), created_at: fromClickHouseTime(row.inserted_at) };
+}
+
+/** One page of a check's raw runs, newest first, and how many match. */
+export async function readResults(store: Store, filter: ResultFilter, limit: number, offset: number) {
+  const { where, params } = whereOf(filter);
   const [rows, [{ total }]] = await Promise.all([
-    store.query(
-      `SELECT ${READ_COLUMNS.join(', ')} FROM check_results WHERE ${where}
-       ORDER BY started_at DESC, result_id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
-      params,
-    ),
+    store.query(`${SELECT} WHERE ${where} ${ORDER} LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, { ...params, limit, offset }),
     store.query<{ total: number }>(`SELECT count() AS total FROM check_results WHERE ${where}`, params),
   ]);
-  return { items: rows.map(toItem), total: Number(total) };
+  return { items: rows.map(toStoredItem), total: Number(total) };
+}
+
+/** Up to `limit` runs after `cursor` (from the newest without one), and the cursor of the page after, if any. */
+export async function readResultsAfter(store: Store, filter: ResultFilter, limit: number, cursor?: Cursor) {
+  const { where, params } = whereOf(filter, cursor);
+  const rows = await store.query(`${SELECT} WHERE ${where} ${ORDER} LIMIT {limit:UInt32}`, { ...params, limit: limit + 1 });
+  const items = rows.slice(0, limit).map(toStoredItem);
+  const last = items[items.length - 1];
+  const next: Cursor | undefined = rows.length > limit && last ? { startedAt: Date.parse(last.startedAt as string), resultId: last.id as string } : undefined;
+  return { items, next };
+}
+
+/** One run of a check by its id. */
+export async function readResult(store: Store, accountId: string, checkId: string, resultId: string): Promise<StoredItem | undefined> {
+  const [row] = await store.query(
+    `${SELECT} WHERE account_id = {accountId:UUID} AND check_id = {checkId:UUID} AND result_id = {resultId:UUID} LIMIT 1`,
+    { accountId, checkId, resultId },
+  );
+  return row ? toStoredItem(row) : undefined;
 }

@@ -86,13 +86,16 @@ describe('check-result ingest', () => {
 
     const api = await waitFor(() => svc.call('GET', `/v1/check-results/${apiCheck}`), (r) => r.body.length === 2);
     expect(Number(api.headers.get('x-total-count'))).toBe(2);
-    // Newest first, every value as sent, defaults filled.
-    expect(api.body[0]).toEqual({
+    // Newest first, every value as sent, defaults filled; the anchor's result fields beside them.
+    expect(api.body[0]).toMatchObject({
       id: results[1].id, checkId: apiCheck, checkType: 'API', runLocation: 'us-east-1',
       startedAt: '2026-11-20T10:10:00.000Z', stoppedAt: '2026-11-20T10:10:01.000Z',
       hasFailures: true, hasErrors: true, isDegraded: true, aborted: false, attempts: 2, responseTime: 1000, statusCode: 503,
+      name: 'api', isCancelled: false, overMaxResponseTime: null, resultType: 'FINAL', sequenceId: null, traceId: null, errorGroupIds: [],
+      apiCheckResult: { response: { status: 503, timings: null } },
     });
-    expect(api.body[1]).toEqual({
+    expect(Date.parse(api.body[0].created_at)).toBeGreaterThan(Date.parse('2026-11-20T10:10:00.000Z'));
+    expect(api.body[1]).toMatchObject({
       id: results[0].id, checkId: apiCheck, checkType: 'API', runLocation: 'eu-west-1',
       startedAt: '2026-11-20T10:00:00.123Z', stoppedAt: '2026-11-20T10:00:00.456Z',
       hasFailures: false, hasErrors: false, isDegraded: false, aborted: false, attempts: 1, responseTime: 333.5, statusCode: 200,
@@ -188,5 +191,79 @@ describe('check-result ingest', () => {
     expect((await svc.call('POST', '/v1/check-results', { body: { results: [valid(), { ...valid(), attempts: 0 }] } })).status).toBe(400);
     const after = await svc.call('GET', '/ready', { key: null });
     expect(after.body.ingest.acceptedResults).toBe(before + 3);
+  });
+});
+
+describe('check results as the anchor API pages them', () => {
+  let svc: TestService;
+  let check: string;
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    check = (await svc.call('POST', '/v1/checks/api', { body: { name: 'paged', maxResponseTime: 250, request: { url: 'https://x.test' } } })).body.id;
+    // 25 runs a minute apart; two pairs share a start time, so ties are ordered by run id.
+    const results = Array.from({ length: 25 }, (_, i) => {
+      const id = randomUUID();
+      ids.push(id);
+      const minute = i === 7 || i === 15 ? i - 1 : i;
+      return {
+        id, checkId: check, checkType: 'API', runLocation: i % 2 ? 'eu-west-1' : 'us-east-1',
+        startedAt: new Date(Date.UTC(2026, 10, 20, 9, minute)).toISOString(), stoppedAt: new Date(Date.UTC(2026, 10, 20, 9, minute, 1)).toISOString(),
+        hasFailures: i % 5 === 0, responseTime: 100 + i * 10,
+      };
+    });
+    await svc.call('POST', '/v1/check-results', { body: { results } });
+    await waitFor(() => svc.call('GET', `/v1/check-results/${check}?limit=100`), (r) => r.body.length === 25);
+  });
+  afterAll(() => svc?.stop());
+
+  it('walks every run once, newest first, by nextId; the last page says null', async () => {
+    const all = (await svc.call('GET', `/v1/check-results/${check}?limit=100`)).body.map((r: { id: string }) => r.id);
+    const seen: string[] = [];
+    let nextId: string | null = null;
+    let pages = 0;
+    do {
+      const res: { status: number; body: { length: number; entries: { id: string }[]; nextId: string | null } } = await svc.call(
+        'GET', `/v2/check-results/${check}?limit=7${nextId ? `&nextId=${nextId}` : ''}`);
+      expect(res.status).toBe(200);
+      expect(res.body.length).toBe(res.body.entries.length);
+      seen.push(...res.body.entries.map((e) => e.id));
+      nextId = res.body.nextId;
+      pages++;
+    } while (nextId);
+    expect(pages).toBe(4);
+    expect(seen).toEqual(all);
+    expect(new Set(seen).size).toBe(25);
+  });
+
+  it('filters like the list, projects fields, and refuses a nextId it did not give', async () => {
+    const failed = await svc.call('GET', `/v2/check-results/${check}?hasFailures=true&limit=100&fields=id,hasFailures,responseTime,overMaxResponseTime`);
+    expect(failed.body.entries).toHaveLength(5);
+    for (const e of failed.body.entries) expect(Object.keys(e).sort()).toEqual(['hasFailures', 'id', 'overMaxResponseTime', 'responseTime']);
+    expect(failed.body.entries.map((e: { overMaxResponseTime: boolean }) => e.overMaxResponseTime)).toEqual([true, false, false, false, false]);
+    const arrayForm = await svc.call('GET', `/v2/check-results/${check}?fields[]=id&fields[]=runLocation&location=eu-west-1&limit=3`);
+    expect(arrayForm.body.entries[0]).toEqual({ id: expect.any(String), runLocation: 'eu-west-1' });
+    const windowed = await svc.call('GET', `/v2/check-results/${check}?from=${Date.UTC(2026, 10, 20, 9, 20) / 1000}&limit=100`);
+    expect(windowed.body.entries).toHaveLength(5);
+    expect(windowed.body.nextId).toBeNull();
+    expect((await svc.call('GET', `/v2/check-results/${check}?resultType=ATTEMPT`)).body).toEqual({ length: 0, entries: [], nextId: null });
+    for (const bad of ['nope', Buffer.from('12.not-a-uuid').toString('base64url'), '%00']) {
+      expectFieldError(await svc.call('GET', `/v2/check-results/${check}?nextId=${bad}`), 'query.nextId');
+    }
+    expectFieldError(await svc.call('GET', `/v2/check-results/${check}?fields=password`), 'query.fields[0]', 'enum');
+    expect((await svc.call('GET', `/v2/check-results/${randomUUID()}`)).status).toBe(404);
+  });
+
+  it('reads one result by its run id, in its own account only', async () => {
+    const res = await svc.call('GET', `/v1/check-results/${check}/${ids[3]}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: ids[3], checkId: check, name: 'paged', responseTime: 130, resultType: 'FINAL', apiCheckResult: { response: {} } });
+    expect((await svc.call('GET', `/v1/check-results/${check}/${ids[3].toUpperCase()}`)).body.id).toBe(ids[3]);
+    expect((await svc.call('GET', `/v1/check-results/${check}/${randomUUID()}`)).status).toBe(404);
+    expect((await svc.call('GET', `/v1/check-results/${check}/not-a-run`)).status).toBe(404);
+    const other = await createOtherTenant(svc);
+    expect((await svc.call('GET', `/v1/check-results/${check}/${ids[3]}`, { key: other.key })).status).toBe(404);
+    expect((await svc.call('GET', `/v2/check-results/${check}`, { key: other.key })).status).toBe(404);
   });
 });

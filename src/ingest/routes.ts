@@ -8,9 +8,12 @@ import { defineRoute, type AnyRoute } from '../http/route.js';
 import { parseWindow, TimeParam } from '../http/time.js';
 import { checkTypesOf, findCheckRow } from '../resources/checks/repository.js';
 import { Rules } from '../http/rules.js';
-import { StringEnum } from '../http/schemas.js';
-import { CHECK_TYPES } from '../resources/checks/enums.js';
-import { readResults } from './repository.js';
+import { Nullable, StringEnum } from '../http/schemas.js';
+import { UUID } from '../http/ids.js';
+import { CHECK_TYPES, LOCATIONS } from '../resources/checks/enums.js';
+import { privateLocationSlugs } from '../resources/private-locations/routes.js';
+import { readResult, readResults, readResultsAfter, type Cursor } from './repository.js';
+import { anchorResult, project } from './anchor-view.js';
 import { ingestJob } from './queue.js';
 import { toRow } from './rows.js';
 import { ResultItem, StoredResult } from './schemas.js';
@@ -18,24 +21,48 @@ import { ResultItem, StoredResult } from './schemas.js';
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
 const MAX_FUTURE_MS = 5 * 60_000;
 const DAY_MS = 86_400_000;
+const PUBLIC_LOCATIONS: ReadonlySet<string> = new Set(LOCATIONS);
 
-const ResultsQuery = Type.Object(
+const ResultFilters = {
+  from: Type.Optional({ ...TimeParam, description: 'Runs started at or after this time (unix seconds or ISO 8601)' }),
+  to: Type.Optional({ ...TimeParam, description: 'Runs started before this time' }),
+  hasFailures: Type.Optional(Type.Boolean()),
+  location: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A run location (public or private)' })),
+  checkType: Type.Optional(StringEnum(CHECK_TYPES, { description: "The check's type; another type matches no results" })),
+  resultType: Type.Optional(
+    StringEnum(['FINAL', 'ATTEMPT', 'ALL'] as const, {
+      default: 'FINAL',
+      description: 'This service stores the final result of each run (retries counted in `attempts`): FINAL and ALL list them, ATTEMPT lists none',
+    }),
+  ),
+};
+
+const ResultsQuery = Type.Object({ ...PageQuery.properties, ...ResultFilters }, { additionalProperties: false });
+
+const RESULT_FIELDS = Object.keys(StoredResult.properties);
+
+const CursorQuery = Type.Object(
   {
-    ...PageQuery.properties,
-    from: Type.Optional(TimeParam),
-    to: Type.Optional(TimeParam),
-    hasFailures: Type.Optional(Type.Boolean()),
-    location: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-    checkType: Type.Optional(StringEnum(CHECK_TYPES, { description: "The check's type; another type matches no results" })),
-    resultType: Type.Optional(
-      StringEnum(['FINAL', 'ATTEMPT', 'ALL'] as const, {
-        default: 'FINAL',
-        description: 'This service stores the final result of each run (retries counted in `attempts`): FINAL and ALL list them, ATTEMPT lists none',
-      }),
-    ),
+    limit: PageQuery.properties.limit,
+    ...ResultFilters,
+    nextId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The nextId of the previous page' })),
+    fields: Type.Optional(Type.Array(StringEnum(RESULT_FIELDS), { minItems: 1, maxItems: RESULT_FIELDS.length, description: 'Only these fields of each entry' })),
   },
   { additionalProperties: false },
 );
+
+/** A cursor travels as `<startedAt ms>.<run id>` in base64url: opaque to clients, checked when it returns. */
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(`${c.startedAt}.${c.resultId}`).toString('base64url');
+}
+
+function decodeCursor(text: string): Cursor {
+  const m = /^(\d{1,15})\.([0-9a-f-]{36})$/.exec(Buffer.from(text, 'base64url').toString('utf8'));
+  if (!m) new Rules().fail('query.nextId', 'format', 'is not a nextId this service gave').throwIfAny();
+  return { startedAt: Number(m![1]), resultId: m![2] };
+}
+
+const CheckIdParams = Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
 export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRoute[] {
   const tag = 'Check results';
@@ -70,7 +97,11 @@ export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRo
         const oldest = now - config.clickhouse.retentionDays * DAY_MS;
         const rules = new Rules();
         const ids = [...new Set(body.results.map((r) => r.checkId))];
-        const types = await checkTypesOf(sql, accountId, ids);
+        const needsPrivate = body.results.some((r) => !PUBLIC_LOCATIONS.has(r.runLocation));
+        const [types, privateLocations] = await Promise.all([
+          checkTypesOf(sql, accountId, ids),
+          needsPrivate ? privateLocationSlugs(sql, accountId) : new Set<string>(),
+        ]);
         const runIds = new Map<string, number>();
         body.results.forEach((item, i) => {
           const at = `body.results[${i}]`;
@@ -79,6 +110,8 @@ export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRo
             if (first !== undefined) rules.fail(`${at}.id`, 'unique', `repeats the id of results[${first}]`);
             else runIds.set(item.id.toLowerCase(), i);
           }
+          rules.check(PUBLIC_LOCATIONS.has(item.runLocation) || privateLocations.has(item.runLocation), `${at}.runLocation`, 'exists',
+            'is neither a public location nor the slugName of a private location of this account');
           const type = types.get(item.checkId);
           if (type === undefined) rules.fail(`${at}.checkId`, 'exists', 'names no check of this account');
           else rules.check(type === item.checkType, `${at}.checkType`, 'match', `must be ${type}, the type of the check`);
@@ -113,14 +146,11 @@ export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRo
       path: '/v1/check-results/{checkId}',
       operationId: 'listCheckResults',
       summary: 'Raw results of one check, newest first',
+      description: 'Each item carries the stored fields and the anchor API\'s result fields. Without from/to every stored run is listed.',
       tag,
       access: 'read',
       errors: [404],
-      schema: {
-        params: Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
-        query: ResultsQuery,
-        responses: { 200: Type.Array(StoredResult) },
-      },
+      schema: { params: CheckIdParams, query: ResultsQuery, responses: { 200: Type.Array(StoredResult) } },
       handler: async ({ principal, params, query }) => {
         const accountId = principal.account.id;
         const window = parseWindow(query);
@@ -129,7 +159,66 @@ export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRo
         const filter = { accountId, checkId: check.id, ...window, hasFailures: query.hasFailures, location: query.location };
         const none = (query.checkType !== undefined && query.checkType !== check.check_type) || query.resultType === 'ATTEMPT';
         const { items, total } = none ? { items: [], total: 0 } : await readResults(store, filter, query.limit, pageOffset(query));
-        return listReply(items, total, query);
+        return listReply(items.map((item) => anchorResult(item, check)), total, query);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v2/check-results/{checkId}',
+      operationId: 'listCheckResultsV2',
+      summary: 'Raw results of one check, newest first, by cursor',
+      description: 'Answers `{length, entries, nextId}`; pass `nextId` back for the next page (null: no more). `fields` keeps only those fields of each entry.',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: CheckIdParams,
+        query: CursorQuery,
+        responses: {
+          200: Type.Object(
+            {
+              length: Type.Integer({ description: 'Entries in this page' }),
+              entries: Type.Array(Type.Partial(StoredResult)),
+              nextId: Nullable(Type.String()),
+            },
+            { additionalProperties: false },
+          ),
+        },
+      },
+      handler: async ({ principal, params, query }) => {
+        const accountId = principal.account.id;
+        const window = parseWindow(query);
+        const cursor = query.nextId === undefined ? undefined : decodeCursor(query.nextId);
+        const check = await findCheckRow(sql, accountId, params.checkId);
+        if (!check) throw notFound();
+        const filter = { accountId, checkId: check.id, ...window, hasFailures: query.hasFailures, location: query.location };
+        const none = (query.checkType !== undefined && query.checkType !== check.check_type) || query.resultType === 'ATTEMPT';
+        const { items, next } = none ? { items: [], next: undefined } : await readResultsAfter(store, filter, query.limit, cursor);
+        const entries = items.map((item) => project(anchorResult(item, check), query.fields));
+        return { status: 200, body: { length: entries.length, entries, nextId: next ? encodeCursor(next) : null } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/check-results/{checkId}/{checkResultId}',
+      operationId: 'getCheckResult',
+      summary: 'One result of a check, by its run id',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: Type.Object(
+          { checkId: Type.String({ minLength: 1, maxLength: 64 }), checkResultId: Type.String({ minLength: 1, maxLength: 64 }) },
+          { additionalProperties: false },
+        ),
+        responses: { 200: StoredResult },
+      },
+      handler: async ({ principal, params }) => {
+        const check = await findCheckRow(sql, principal.account.id, params.checkId);
+        if (!check || !UUID.test(params.checkResultId)) throw notFound();
+        const item = await readResult(store, principal.account.id, check.id, params.checkResultId.toLowerCase());
+        if (!item) throw notFound();
+        return { status: 200, body: anchorResult(item, check) };
       },
     }),
   ];

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES } from '../resources/checks/enums.js';
+import { AnchorResultFields } from './anchor-view.js';
 
 const Ms = Type.Number({ minimum: 0, maximum: 86_400_000, description: 'milliseconds' });
 const Count = Type.Integer({ minimum: 0, maximum: 1_000_000 });
@@ -11,7 +12,7 @@ export const ResultItem = Type.Object(
     id: Type.Optional(Type.String({ format: 'uuid', description: 'Idempotency key of the run; generated when absent' })),
     checkId: Type.String({ format: 'uuid' }),
     checkType: StringEnum(CHECK_TYPES),
-    runLocation: Type.String({ minLength: 1, maxLength: 255, description: 'A location of the enum, or a private location name' }),
+    runLocation: Type.String({ minLength: 1, maxLength: 255, description: 'A public location, or the slugName of a private location of the account; anything else is a 400' }),
     startedAt: Type.String({ format: 'date-time' }),
     stoppedAt: Type.String({ format: 'date-time' }),
     hasFailures: Type.Boolean(),
@@ -67,8 +68,9 @@ export const ResultItem = Type.Object(
 );
 export type ResultItem = Static<typeof ResultItem>;
 
-/** The same fields as read back from the store. */
+/** The same fields as read back from the store, with the anchor API's result fields beside them. */
 export const StoredResult = Type.Object({
+  ...AnchorResultFields,
   id: Type.String({ format: 'uuid' }),
   checkId: Type.String({ format: 'uuid' }),
   checkType: StringEnum(CHECK_TYPES),

@@ -22,6 +22,9 @@ const LIST_ORDER = {
   maintenance_windows: 'id',
   test_sessions: 'started_at desc, id',
   variables: 'key',
+  snippets: 'id',
+  private_locations: 'created_at, id',
+  client_certificates: 'created_at, id',
 } as const;
 
 /** One page of an account's rows of `table` and the account's total, queried together. */

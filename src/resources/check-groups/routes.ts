@@ -9,6 +9,7 @@ import { maskSecrets, keepStoredSecrets } from '../checks/secrets.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
 import { autoAssignQuery, iso } from '../common.js';
 import { checkChannelsExist, saveSubscriptions, type ChannelSubscription } from '../alert-channels/subscriptions.js';
+import { checkReferences, type References } from '../references.js';
 import { Group, GroupBody, type GroupData } from './schemas.js';
 
 interface GroupRow {
@@ -30,11 +31,13 @@ async function groupSubscriptions(db: Sql, groupIds: number[]): Promise<Map<numb
   return out;
 }
 
-async function saveGroupSubscriptions(db: Sql, accountId: string, groupId: number, explicit: Subscription[] | undefined, autoAssign: boolean) {
+/** Checks what the body names (channels, private locations, snippets) is the account's, then saves the subscriptions. */
+async function saveGroupRelations(db: Sql, accountId: string, groupId: number, body: Static<typeof GroupBody>, autoAssign: boolean) {
   const rules = new Rules();
-  await checkChannelsExist(db, accountId, explicit, rules);
+  await checkChannelsExist(db, accountId, body.alertChannelSubscriptions, rules);
+  await checkReferences(db, accountId, body as References, rules);
   rules.throwIfAny();
-  await saveSubscriptions(db, accountId, { groupId }, explicit, autoAssign);
+  await saveSubscriptions(db, accountId, { groupId }, body.alertChannelSubscriptions, autoAssign);
 }
 
 /** What a body stores in the row: without the subscriptions (rows of their own) and the ignored fields. */
@@ -101,7 +104,7 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
         const group = await transaction(sql, async (tx) => {
           const [row] = await tx<GroupRow[]>`insert into check_groups (account_id, name, data)
             values (${principal.account.id}, ${body.name}, ${sql.json(storedGroup(body) as never)}) returning *`;
-          await saveGroupSubscriptions(tx, principal.account.id, row.id, body.alertChannelSubscriptions, query.autoAssignAlerts);
+          await saveGroupRelations(tx, principal.account.id, row.id, body, query.autoAssignAlerts);
           return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
         });
         return { status: 201, body: group };
@@ -142,7 +145,7 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
           };
           const [row] = await tx<GroupRow[]>`update check_groups set name = ${body.name}, data = ${sql.json(data as never)}, updated_at = now()
             where id = ${params.id} returning *`;
-          await saveGroupSubscriptions(tx, principal.account.id, row.id, body.alertChannelSubscriptions, query.autoAssignAlerts);
+          await saveGroupRelations(tx, principal.account.id, row.id, body, query.autoAssignAlerts);
           return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
         });
         return { status: 200, body: result };

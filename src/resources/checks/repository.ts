@@ -10,6 +10,7 @@ import { withReadDefaults } from './schemas.js';
 import { applyGroupSettings } from './group-settings.js';
 import { maskSecrets, type EnvVar } from './secrets.js';
 import { checkChannelsExist } from '../alert-channels/subscriptions.js';
+import { checkReferences, type References } from '../references.js';
 
 export type CheckInput = Record<string, unknown> & {
   name: string;
@@ -59,6 +60,7 @@ export async function checkRules(db: Sql, accountId: string, data: CheckInput): 
     rules.check(!!group, 'body.groupId', 'exists', 'names no check group of this account');
   }
   await checkChannelsExist(db, accountId, data.alertChannelSubscriptions, rules);
+  await checkReferences(db, accountId, data as References, rules);
   rules.throwIfAny();
 }
 

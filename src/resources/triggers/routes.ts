@@ -1,0 +1,193 @@
+import { randomBytes } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../deps.js';
+import { conflict, notFound } from '../../http/errors.js';
+import { PositiveId } from '../../http/ids.js';
+import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { Nullable } from '../../http/schemas.js';
+import { transaction, type Sql } from '../../storage/postgres.js';
+import { findCheckRow } from '../checks/repository.js';
+import { iso } from '../common.js';
+
+interface TriggerRow {
+  id: number;
+  account_id: string;
+  check_id: string | null;
+  group_id: number | null;
+  token: string;
+  created_at: Date;
+  called_at: Date | null;
+  updated_at: Date | null;
+}
+
+const TriggerFields = {
+  id: Type.Integer(),
+  token: Type.String({ description: 'The secret part of the trigger URL' }),
+  url: Type.String({ description: 'Call it (GET or POST, no key) to request a run' }),
+  created_at: Type.String({ format: 'date-time' }),
+  called_at: Nullable(Type.String({ format: 'date-time' })),
+  updated_at: Nullable(Type.String({ format: 'date-time' })),
+};
+const CheckTrigger = Type.Object({ ...TriggerFields, checkId: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
+const GroupTrigger = Type.Object({ ...TriggerFields, groupId: Type.Integer() }, { additionalProperties: false });
+
+const RunRequested = Type.Object(
+  { runRequestId: Type.Integer(), checkId: Type.Optional(Type.String()), groupId: Type.Optional(Type.Integer()), requestedAt: Type.String({ format: 'date-time' }) },
+  { additionalProperties: false },
+);
+
+/** 24 random bytes: the URL is the only credential a trigger call carries. */
+const newToken = () => randomBytes(24).toString('base64url');
+
+type Subject = { kind: 'check'; id: string } | { kind: 'group'; id: number };
+
+/**
+ * Trigger URLs: a token URL per check or group that anyone holding it can call to request a run now
+ * (CI after a deploy, say). A call records a run request for the runners and stamps `called_at`.
+ */
+export function triggerRoutes({ sql, config }: Deps): AnyRoute[] {
+  const tag = 'Triggers';
+  const base = () => config.publicUrl ?? '';
+  const shape = (row: TriggerRow) => {
+    const common = { id: row.id, token: row.token, created_at: iso(row.created_at), called_at: iso(row.called_at), updated_at: iso(row.updated_at) };
+    return row.check_id
+      ? { ...common, url: `${base()}/checks/${row.check_id}/trigger/${row.token}`, checkId: row.check_id }
+      : { ...common, url: `${base()}/check-groups/${row.group_id}/trigger/${row.token}`, groupId: row.group_id! };
+  };
+
+  /** The subject, when it is the account's; 404 otherwise. */
+  async function subjectOf(db: Sql, accountId: string, subject: Subject): Promise<Subject> {
+    if (subject.kind === 'check') {
+      const check = await findCheckRow(db, accountId, subject.id);
+      if (!check) throw notFound();
+      return { kind: 'check', id: check.id };
+    }
+    const [group] = await db`select id from check_groups where id = ${subject.id} and account_id = ${accountId}`;
+    if (!group) throw notFound();
+    return subject;
+  }
+
+  const whereSubject = (db: Sql, s: Subject) => (s.kind === 'check' ? db`check_id = ${s.id}` : db`group_id = ${s.id}`);
+
+  async function find(db: Sql, accountId: string, subject: Subject): Promise<TriggerRow> {
+    const s = await subjectOf(db, accountId, subject);
+    const [row] = await db<TriggerRow[]>`select * from triggers where account_id = ${accountId} and ${whereSubject(db, s)}`;
+    if (!row) throw notFound();
+    return row;
+  }
+
+  const management = (kind: 'check' | 'group'): AnyRoute[] => {
+    const path = kind === 'check' ? '/v1/triggers/checks/{checkId}' : '/v1/triggers/check-groups/{groupId}';
+    const params =
+      kind === 'check'
+        ? Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false })
+        : Type.Object({ groupId: PositiveId }, { additionalProperties: false });
+    const subjectFrom = (p: { checkId?: string; groupId?: number }): Subject =>
+      kind === 'check' ? { kind, id: p.checkId! } : { kind, id: p.groupId! };
+    const body = kind === 'check' ? CheckTrigger : GroupTrigger;
+    const noun = kind === 'check' ? 'check' : 'check group';
+    const op = kind === 'check' ? 'CheckTrigger' : 'CheckGroupTrigger';
+    return [
+      defineRoute({
+        method: 'POST',
+        path,
+        operationId: `create${op}`,
+        summary: `Create the trigger URL of a ${noun}`,
+        tag,
+        access: 'write',
+        errors: [404, 409],
+        schema: { params, responses: { 201: body } },
+        handler: async ({ principal, params: p }) =>
+          transaction(sql, async (db) => {
+            const s = await subjectOf(db, principal.account.id, subjectFrom(p));
+            const [row] = await db<TriggerRow[]>`insert into triggers (account_id, check_id, group_id, token)
+              values (${principal.account.id}, ${s.kind === 'check' ? s.id : null}, ${s.kind === 'group' ? s.id : null}, ${newToken()})
+              on conflict do nothing returning *`;
+            if (!row) throw conflict(`This ${noun} has a trigger already; delete it to make a new token`);
+            return { status: 201, body: shape(row) };
+          }),
+      }),
+      defineRoute({
+        method: 'GET',
+        path,
+        operationId: `get${op}`,
+        summary: `Retrieve the trigger URL of a ${noun}`,
+        tag,
+        access: 'read',
+        errors: [404],
+        schema: { params, responses: { 200: body } },
+        handler: async ({ principal, params: p }) => ({ status: 200, body: shape(await find(sql, principal.account.id, subjectFrom(p))) }),
+      }),
+      defineRoute({
+        method: 'DELETE',
+        path,
+        operationId: `delete${op}`,
+        summary: `Delete the trigger URL of a ${noun} (its token stops working)`,
+        tag,
+        access: 'write',
+        errors: [404],
+        schema: { params, responses: { 204: null } },
+        handler: async ({ principal, params: p }) => {
+          const row = await find(sql, principal.account.id, subjectFrom(p));
+          await sql`delete from triggers where id = ${row.id}`;
+          return { status: 204 };
+        },
+      }),
+    ];
+  };
+
+  /** A call of a trigger URL: the token must be the subject's current one; anything else names nothing. */
+  async function call(subject: Subject, token: string) {
+    return transaction(sql, async (db) => {
+      const [row] = await db<TriggerRow[]>`update triggers set called_at = now()
+        where token = ${token} and ${whereSubject(db, subject)} returning *`;
+      if (!row) throw notFound();
+      const [req] = await db<{ id: number; requested_at: Date }[]>`insert into run_requests (account_id, check_id, group_id, source)
+        values (${row.account_id}, ${row.check_id}, ${row.group_id}, 'TRIGGER') returning id, requested_at`;
+      return {
+        status: 202,
+        body: {
+          runRequestId: req.id,
+          ...(row.check_id ? { checkId: row.check_id } : { groupId: row.group_id! }),
+          requestedAt: iso(req.requested_at),
+        },
+      };
+    });
+  }
+
+  const TokenText = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
+  const calls = (['GET', 'POST'] as const).flatMap((method) => [
+    defineRoute({
+      method,
+      path: '/checks/{checkId}/trigger/{token}',
+      operationId: `callCheckTrigger${method === 'GET' ? '' : 'Post'}`,
+      summary: 'Request a run of a check (the trigger URL; no key)',
+      tag,
+      access: 'public',
+      rateLimit: { points: 60, windowSeconds: 60 },
+      errors: [400, 404],
+      schema: {
+        params: Type.Object({ checkId: Type.String({ format: 'uuid' }), token: TokenText }, { additionalProperties: false }),
+        responses: { 202: RunRequested },
+      },
+      handler: ({ params }) => call({ kind: 'check', id: params.checkId.toLowerCase() }, params.token),
+    }),
+    defineRoute({
+      method,
+      path: '/check-groups/{groupId}/trigger/{token}',
+      operationId: `callCheckGroupTrigger${method === 'GET' ? '' : 'Post'}`,
+      summary: 'Request a run of every check of a group (the trigger URL; no key)',
+      tag,
+      access: 'public',
+      rateLimit: { points: 60, windowSeconds: 60 },
+      errors: [400, 404],
+      schema: {
+        params: Type.Object({ groupId: PositiveId, token: TokenText }, { additionalProperties: false }),
+        responses: { 202: RunRequested },
+      },
+      handler: ({ params }) => call({ kind: 'group', id: params.groupId }, params.token),
+    }),
+  ]);
+
+  return [...management('check'), ...management('group'), ...calls];
+}
