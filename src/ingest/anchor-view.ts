@@ -1,27 +1,6 @@
-import { Type } from '@sinclair/typebox';
-import { Nullable, StringEnum } from '../http/schemas.js';
 import type { CheckType } from '../resources/checks/enums.js';
 import type { StoredItem } from './repository.js';
 
-/** The fields the anchor API's result shape adds to a stored run, for its clients (CLI `checks get`). */
-export const AnchorResultFields = {
-  name: Type.String({ description: "The check's name" }),
-  isCancelled: Type.Boolean({ description: 'The run was aborted' }),
-  overMaxResponseTime: Nullable(Type.Boolean({ description: "responseTime above the check's maxResponseTime; null when either is unset" })),
-  created_at: Type.String({ format: 'date-time', description: 'When the run landed' }),
-  resultType: StringEnum(['FINAL', 'ATTEMPT', 'ALL'] as const, { description: 'Always FINAL: the final result of each run is stored' }),
-  sequenceId: Type.Null(),
-  traceId: Type.Null(),
-  errorGroupIds: Type.Array(Type.String({ format: 'uuid' })),
-  apiCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  browserCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  multiStepCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  playwrightCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  agenticCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  tracerouteCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  grpcCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  sslCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
-};
 
 export interface ResultCheck {
   name: string;

@@ -1,7 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum } from '../http/schemas.js';
+import { Nullable, StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES } from '../resources/checks/enums.js';
-import { AnchorResultFields } from './anchor-view.js';
 
 const Ms = Type.Number({ minimum: 0, maximum: 86_400_000, description: 'milliseconds' });
 const Count = Type.Integer({ minimum: 0, maximum: 1_000_000 });
@@ -67,6 +66,26 @@ export const ResultItem = Type.Object(
   { additionalProperties: false },
 );
 export type ResultItem = Static<typeof ResultItem>;
+
+/** The fields the anchor API's result shape adds to a stored run, for its clients (CLI `checks get`). */
+export const AnchorResultFields = {
+  name: Type.String({ description: "The check's name" }),
+  isCancelled: Type.Boolean({ description: 'The run was aborted' }),
+  overMaxResponseTime: Nullable(Type.Boolean({ description: "responseTime above the check's maxResponseTime; null when either is unset" })),
+  created_at: Type.String({ format: 'date-time', description: 'When the run landed' }),
+  resultType: StringEnum(['FINAL', 'ATTEMPT', 'ALL'] as const, { description: 'Always FINAL: the final result of each run is stored' }),
+  sequenceId: Type.Null(),
+  traceId: Type.Null(),
+  errorGroupIds: Type.Array(Type.String({ format: 'uuid' })),
+  apiCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  browserCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  multiStepCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  playwrightCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  agenticCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  tracerouteCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  grpcCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  sslCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+};
 
 /** The same fields as read back from the store, with the anchor API's result fields beside them. */
 export const StoredResult = Type.Object({
