@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { TObject } from '@sinclair/typebox';
+import { OptionalKind, type TObject } from '@sinclair/typebox';
 import Koa, { type Middleware } from 'koa';
 import type { Deps } from './deps.js';
 import { authenticate } from './http/auth.js';
@@ -67,6 +67,8 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
   const checkParams = params && compileValidator('path', params, { strings: true });
   const checkQuery = query && compileValidator('query', query, { strings: true });
   const checkBody = body && compileValidator('body', body);
+  // A body schema marked optional (Type.Optional) may be left out entirely.
+  const bodyOptional = body !== undefined && OptionalKind in body;
   const checkResponse = new Map(
     Object.entries(route.schema.responses)
       .filter(([, schema]) => schema && validateResponses)
@@ -86,7 +88,7 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
       if (hasContent && !ctx.request.is('application/json')) {
         throw new HttpError(415, 'Content-Type must be application/json');
       }
-      input.body = checkBody(ctx.request.body);
+      if (hasContent || !bodyOptional) input.body = checkBody(ctx.request.body);
     }
     const reply = await route.handler({ ...input, principal: ctx.state.principal });
     checkResponse.get(reply.status)?.(reply.body);

@@ -60,13 +60,16 @@ create table triggers (
   check (num_nonnulls(check_id, group_id) = 1)
 );
 
--- A request to run a check or a group now (a trigger URL was called): what runners pick up.
+-- A request to run now, what runners pick up: a check or a group (a trigger URL was called), or the checks
+-- a client sent to POST /v1/test-sessions/run (their bundle in payload, results reported to the session).
 create table run_requests (
   id bigint generated always as identity primary key,
   account_id uuid not null references accounts (id) on delete cascade,
   check_id uuid references checks (id) on delete cascade,
   group_id bigint references check_groups (id) on delete cascade,
+  test_session_id uuid references test_sessions (id) on delete cascade,
   source text not null,
+  payload jsonb,
   requested_at timestamptz not null default now()
 );
 create index run_requests_account on run_requests (account_id, requested_at);

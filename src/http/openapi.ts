@@ -1,4 +1,4 @@
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { OptionalKind, Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { statusName } from './errors.js';
 import type { AnyRoute } from './route.js';
 
@@ -128,7 +128,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       ...(authenticated ? { security: [{ bearerAuth: [] }] } : { security: [] }),
       ...(parameters.length ? { parameters } : {}),
       ...(route.schema.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: requestSchema(plain(route.schema.body)) } } } }
+        ? { requestBody: { required: !(OptionalKind in route.schema.body), content: { 'application/json': { schema: requestSchema(plain(route.schema.body)) } } } }
         : {}),
       responses,
     };

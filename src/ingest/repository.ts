@@ -1,6 +1,7 @@
 import type { Store } from '../storage/clickhouse/store.js';
 import { fromClickHouseTime, toClickHouseTime } from '../storage/clickhouse/time.js';
 import { READ_COLUMNS, toItem } from './rows.js';
+import type { Cursor } from '../http/cursor.js';
 
 export interface ResultFilter {
   accountId: string;
@@ -12,11 +13,6 @@ export interface ResultFilter {
   location?: string;
 }
 
-/** A position in the newest-first order: the last run of a page, where the next page starts after. */
-export interface Cursor {
-  startedAt: number;
-  resultId: string;
-}
 
 /** Every read orders runs the same way: newest first, ties by run id (descending), so cursors are stable. */
 const ORDER = 'ORDER BY started_at DESC, result_id DESC';
@@ -42,7 +38,7 @@ function whereOf(filter: ResultFilter, cursor?: Cursor) {
     ...(filter.to !== undefined ? { to: toClickHouseTime(filter.to) } : {}),
     ...(filter.hasFailures !== undefined ? { hasFailures: filter.hasFailures } : {}),
     ...(filter.location !== undefined ? { location: filter.location } : {}),
-    ...(cursor ? { cursorAt: toClickHouseTime(cursor.startedAt), cursorId: cursor.resultId } : {}),
+    ...(cursor ? { cursorAt: toClickHouseTime(cursor.at), cursorId: cursor.id } : {}),
   };
   return { where, params };
 }
@@ -69,7 +65,7 @@ export async function readResultsAfter(store: Store, filter: ResultFilter, limit
   const rows = await store.query(`${SELECT} WHERE ${where} ${ORDER} LIMIT {limit:UInt32}`, { ...params, limit: limit + 1 });
   const items = rows.slice(0, limit).map(toStoredItem);
   const last = items[items.length - 1];
-  const next: Cursor | undefined = rows.length > limit && last ? { startedAt: Date.parse(last.startedAt as string), resultId: last.id as string } : undefined;
+  const next: Cursor | undefined = rows.length > limit && last ? { at: Date.parse(last.startedAt as string), id: last.id as string } : undefined;
   return { items, next };
 }
 

@@ -12,7 +12,8 @@ import { Nullable, StringEnum } from '../http/schemas.js';
 import { UUID } from '../http/ids.js';
 import { CHECK_TYPES, LOCATIONS } from '../resources/checks/enums.js';
 import { privateLocationSlugs } from '../resources/private-locations/routes.js';
-import { readResult, readResults, readResultsAfter, type Cursor } from './repository.js';
+import { readResult, readResults, readResultsAfter } from './repository.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { anchorResult, project } from './anchor-view.js';
 import { ingestJob } from './queue.js';
 import { toRow } from './rows.js';
@@ -50,17 +51,6 @@ const CursorQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/** A cursor travels as `<startedAt ms>.<run id>` in base64url: opaque to clients, checked when it returns. */
-function encodeCursor(c: Cursor): string {
-  return Buffer.from(`${c.startedAt}.${c.resultId}`).toString('base64url');
-}
-
-function decodeCursor(text: string): Cursor {
-  const m = /^(\d{1,15})\.([0-9a-f-]{36})$/.exec(Buffer.from(text, 'base64url').toString('utf8'));
-  if (!m) new Rules().fail('query.nextId', 'format', 'is not a nextId this service gave').throwIfAny();
-  return { startedAt: Number(m![1]), resultId: m![2] };
-}
 
 const CheckIdParams = Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 

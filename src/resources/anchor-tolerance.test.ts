@@ -262,3 +262,25 @@ describe('what the anchor API accepts, accepted here', () => {
     });
   });
 });
+
+describe('POST /v1/checks: one route for every type', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(() => svc?.stop());
+
+  it('creates the type checkType names, validated as that type; a missing or unknown type is a 400', async () => {
+    const api = await svc.call('POST', '/v1/checks', { body: { checkType: 'API', name: 'generic api', request: { url: 'https://x.test' } } });
+    expect(api.status, api.text).toBe(201);
+    expect(api.body).toMatchObject({ checkType: 'API', request: { method: 'GET', url: 'https://x.test' } });
+    const hb = await svc.call('POST', '/v1/checks', { body: { checkType: 'HEARTBEAT', name: 'cron', heartbeat: { period: 5, periodUnit: 'minutes', grace: 1, graceUnit: 'minutes' } } });
+    expect(hb.body.heartbeat.pingUrl).toMatch(/\/ping\/[0-9a-f-]{36}$/);
+    const before = (await svc.call('GET', '/v1/checks?limit=100')).body.length;
+    expectFieldError(await svc.call('POST', '/v1/checks', { body: { name: 'x', request: { url: 'https://x.test' } } }), 'body.checkType', 'required');
+    expectFieldError(await svc.call('POST', '/v1/checks', { body: { checkType: 'PING', name: 'x' } }), 'body.checkType', 'enum');
+    expectFieldError(await svc.call('POST', '/v1/checks', { body: { checkType: 'API', name: 'x' } }), 'body.request', 'required');
+    expectFieldError(await svc.call('POST', '/v1/checks', { body: { checkType: 'TCP', name: 'x', request: { hostname: 'db.test', port: 70000 } } }), 'body.request.port', 'maximum');
+    expect((await svc.call('GET', '/v1/checks?limit=100')).body.length).toBe(before);
+  });
+});

@@ -20,7 +20,6 @@ const LIST_ORDER = {
   check_groups: 'id',
   dashboards: 'id',
   maintenance_windows: 'id',
-  test_sessions: 'started_at desc, id',
   variables: 'key',
   snippets: 'id',
   private_locations: 'created_at, id',

@@ -3,14 +3,16 @@ import type { Deps } from '../../deps.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
 import { Rules } from '../../http/rules.js';
-import { NumericIdParams } from '../../http/ids.js';
+import { NumericIdParams, PositiveId } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { maskSecrets, keepStoredSecrets } from '../checks/secrets.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
 import { autoAssignQuery, iso } from '../common.js';
 import { checkChannelsExist, saveSubscriptions, type ChannelSubscription } from '../alert-channels/subscriptions.js';
 import { checkReferences, type References } from '../references.js';
-import { Group, GroupBody, type GroupData } from './schemas.js';
+import { findCheckRow, listCheckRows, readChecks } from '../checks/repository.js';
+import { CheckResponse } from '../checks/schemas.js';
+import { Group, GroupBody, GroupBodyV2, type GroupData } from './schemas.js';
 
 interface GroupRow {
   id: number;
@@ -32,7 +34,9 @@ async function groupSubscriptions(db: Sql, groupIds: number[]): Promise<Map<numb
 }
 
 /** Checks what the body names (channels, private locations, snippets) is the account's, then saves the subscriptions. */
-async function saveGroupRelations(db: Sql, accountId: string, groupId: number, body: Static<typeof GroupBody>, autoAssign: boolean) {
+type AnyGroupBody = Static<typeof GroupBody> | Static<typeof GroupBodyV2>;
+
+async function saveGroupRelations(db: Sql, accountId: string, groupId: number, body: AnyGroupBody, autoAssign: boolean) {
   const rules = new Rules();
   await checkChannelsExist(db, accountId, body.alertChannelSubscriptions, rules);
   await checkReferences(db, accountId, body as References, rules);
@@ -41,9 +45,10 @@ async function saveGroupRelations(db: Sql, accountId: string, groupId: number, b
 }
 
 /** What a body stores in the row: without the subscriptions (rows of their own) and the ignored fields. */
-function storedGroup(body: Static<typeof GroupBody>): GroupData {
-  const { alertChannelSubscriptions: _subs, browserCheckDefaults: _ignored, ...data } = body;
-  return data;
+function storedGroup(body: AnyGroupBody): GroupData {
+  const { alertChannelSubscriptions: _subs, browserCheckDefaults: _ignored, retryStrategy, ...data } = body;
+  // "FALLBACK" (v2): the group sets no retry strategy, each check keeps its own.
+  return retryStrategy === 'FALLBACK' || retryStrategy === undefined ? data : { ...data, retryStrategy };
 }
 
 const AutoAssignQuery = autoAssignQuery('group');
@@ -69,8 +74,63 @@ function toGroup(row: GroupRow, subscriptions: Subscription[]) {
   };
 }
 
-export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
+export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
   const tag = 'Check groups';
+  async function findGroup(accountId: string, id: number): Promise<void> {
+    const [row] = await sql`select id from check_groups where id = ${id} and account_id = ${accountId}`;
+    if (!row) throw notFound();
+  }
+
+  const bodyOf = (version: 'v1' | 'v2') => (version === 'v1' ? GroupBody : GroupBodyV2);
+
+  const createRoute = (version: 'v1' | 'v2') =>
+    defineRoute({
+      method: 'POST',
+      path: `/${version}/check-groups`,
+      operationId: version === 'v1' ? 'createCheckGroup' : 'createCheckGroupV2',
+      summary: version === 'v1' ? 'Create a check group' : 'Create a check group (v2 body: null or FALLBACK leaves a setting to each check)',
+      tag,
+      access: 'write',
+      schema: { query: AutoAssignQuery, body: bodyOf(version), responses: { 201: Group } },
+      handler: async ({ principal, query, body }) => {
+        const group = await transaction(sql, async (tx) => {
+          const [row] = await tx<GroupRow[]>`insert into check_groups (account_id, name, data)
+            values (${principal.account.id}, ${body.name}, ${sql.json(storedGroup(body) as never)}) returning *`;
+          await saveGroupRelations(tx, principal.account.id, row.id, body, query.autoAssignAlerts);
+          return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
+        });
+        return { status: 201, body: group };
+      },
+    });
+
+  const updateRoute = (version: 'v1' | 'v2') =>
+    defineRoute({
+      method: 'PUT',
+      path: `/${version}/check-groups/{id}`,
+      operationId: version === 'v1' ? 'updateCheckGroup' : 'updateCheckGroupV2',
+      summary: version === 'v1' ? 'Update a check group' : 'Update a check group (v2 body)',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: { params: NumericIdParams, query: AutoAssignQuery, body: bodyOf(version), responses: { 200: Group } },
+      handler: async ({ principal, params, query, body }) => {
+        const result = await transaction(sql, async (tx) => {
+          const [current] = await tx<GroupRow[]>`select data from check_groups
+            where id = ${params.id} and account_id = ${principal.account.id} for update`;
+          if (!current) throw notFound();
+          const data = {
+            ...storedGroup(body),
+            environmentVariables: keepStoredSecrets(body.environmentVariables, current.data.environmentVariables),
+          };
+          const [row] = await tx<GroupRow[]>`update check_groups set name = ${body.name}, data = ${sql.json(data as never)}, updated_at = now()
+            where id = ${params.id} returning *`;
+          await saveGroupRelations(tx, principal.account.id, row.id, body, query.autoAssignAlerts);
+          return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
+        });
+        return { status: 200, body: result };
+      },
+    });
+
   return [
     defineRoute({
       method: 'GET',
@@ -92,24 +152,7 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
         return listReply(rows.map((r) => toGroup(r, subs.get(r.id)!)), n, query);
       },
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/v1/check-groups',
-      operationId: 'createCheckGroup',
-      summary: 'Create a check group',
-      tag,
-      access: 'write',
-      schema: { query: AutoAssignQuery, body: GroupBody, responses: { 201: Group } },
-      handler: async ({ principal, query, body }) => {
-        const group = await transaction(sql, async (tx) => {
-          const [row] = await tx<GroupRow[]>`insert into check_groups (account_id, name, data)
-            values (${principal.account.id}, ${body.name}, ${sql.json(storedGroup(body) as never)}) returning *`;
-          await saveGroupRelations(tx, principal.account.id, row.id, body, query.autoAssignAlerts);
-          return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
-        });
-        return { status: 201, body: group };
-      },
-    }),
+    ...(['v1', 'v2'] as const).map(createRoute),
     defineRoute({
       method: 'GET',
       path: '/v1/check-groups/{id}',
@@ -125,32 +168,7 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
         return { status: 200, body: toGroup(row, (await groupSubscriptions(sql, [row.id])).get(row.id)!) };
       },
     }),
-    defineRoute({
-      method: 'PUT',
-      path: '/v1/check-groups/{id}',
-      operationId: 'updateCheckGroup',
-      summary: 'Update a check group',
-      tag,
-      access: 'write',
-      errors: [404],
-      schema: { params: NumericIdParams, query: AutoAssignQuery, body: GroupBody, responses: { 200: Group } },
-      handler: async ({ principal, params, query, body }) => {
-        const result = await transaction(sql, async (tx) => {
-          const [current] = await tx<GroupRow[]>`select data from check_groups
-            where id = ${params.id} and account_id = ${principal.account.id} for update`;
-          if (!current) throw notFound();
-          const data = {
-            ...storedGroup(body),
-            environmentVariables: keepStoredSecrets(body.environmentVariables, current.data.environmentVariables),
-          };
-          const [row] = await tx<GroupRow[]>`update check_groups set name = ${body.name}, data = ${sql.json(data as never)}, updated_at = now()
-            where id = ${params.id} returning *`;
-          await saveGroupRelations(tx, principal.account.id, row.id, body, query.autoAssignAlerts);
-          return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
-        });
-        return { status: 200, body: result };
-      },
-    }),
+    ...(['v1', 'v2'] as const).map(updateRoute),
     defineRoute({
       method: 'DELETE',
       path: '/v1/check-groups/{id}',
@@ -172,5 +190,43 @@ export function checkGroupRoutes({ sql }: Deps): AnyRoute[] {
         });
       },
     }),
+    ...(['v1', 'v2'] as const).flatMap((version) => [
+      defineRoute({
+        method: 'GET',
+        path: `/${version}/check-groups/{id}/checks`,
+        operationId: version === 'v1' ? 'listCheckGroupChecks' : 'listCheckGroupChecksV2',
+        summary: "The checks of a group, with the group's settings applied",
+        tag,
+        access: 'read',
+        errors: [404],
+        schema: { params: NumericIdParams, query: PageQuery, responses: { 200: Type.Array(CheckResponse) } },
+        handler: async ({ principal, params, query }) => {
+          const accountId = principal.account.id;
+          await findGroup(accountId, params.id);
+          const { rows, total } = await listCheckRows(sql, accountId, { groupId: params.id }, query.limit, pageOffset(query));
+          return listReply(await readChecks(sql, accountId, rows, { applyGroupSettings: true, publicUrl: config.publicUrl }), total, query);
+        },
+      }),
+      defineRoute({
+        method: 'GET',
+        path: `/${version}/check-groups/{groupId}/checks/{checkId}`,
+        operationId: version === 'v1' ? 'getCheckGroupCheck' : 'getCheckGroupCheckV2',
+        summary: "One check of a group, with the group's settings applied",
+        tag,
+        access: 'read',
+        errors: [404],
+        schema: {
+          params: Type.Object({ groupId: PositiveId, checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+          responses: { 200: CheckResponse },
+        },
+        handler: async ({ principal, params }) => {
+          const accountId = principal.account.id;
+          const row = await findCheckRow(sql, accountId, params.checkId);
+          if (!row || row.group_id !== params.groupId) throw notFound();
+          const [check] = await readChecks(sql, accountId, [row], { applyGroupSettings: true, publicUrl: config.publicUrl });
+          return { status: 200, body: check };
+        },
+      }),
+    ]),
   ];
 }

@@ -47,13 +47,35 @@ export const GroupBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type GroupData = Omit<Static<typeof GroupBody>, 'alertChannelSubscriptions' | 'browserCheckDefaults'>;
+
+/**
+ * The anchor's v2 group body: `useGlobalAlertSettings` and `runParallel` may be null and `retryStrategy` the
+ * string "FALLBACK", each meaning the group does not override its checks' own setting; doubleCheck defaults off.
+ */
+export const GroupBodyV2 = Type.Object(
+  {
+    ...GroupBody.properties,
+    useGlobalAlertSettings: Nullable(Type.Boolean(), { default: null, description: "null: each check's own setting applies" }),
+    runParallel: Nullable(Type.Boolean(), { default: null, description: "null: each check's own setting applies" }),
+    retryStrategy: Type.Optional(Type.Union([Nullable(RetryStrategy), Type.Literal('FALLBACK')], { description: "FALLBACK: each check's own retry strategy applies" })),
+    doubleCheck: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false },
+);
+
+/** A stored group: what either body version means, with "no override" as an absent or null value. */
+export type GroupData = Omit<Static<typeof GroupBody>, 'alertChannelSubscriptions' | 'browserCheckDefaults' | 'useGlobalAlertSettings' | 'runParallel'> & {
+  useGlobalAlertSettings: boolean | null;
+  runParallel: boolean | null;
+};
 
 const { browserCheckDefaults: _ignored, alertChannelSubscriptions: _written, ...storedProperties } = GroupBody.properties;
 
 export const Group = Type.Object({
   id: Type.Integer(),
   ...storedProperties,
+  useGlobalAlertSettings: Nullable(Type.Boolean(), { description: "null (set by a v2 write): each check's own setting applies" }),
+  runParallel: Nullable(Type.Boolean(), { description: "null (set by a v2 write): each check's own setting applies" }),
   alertChannelSubscriptions: Type.Array(Type.Object({ alertChannelId: Type.Integer(), activated: Type.Boolean() })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),

@@ -22,7 +22,8 @@ export function applyGroupSettings(check: CheckFields, group: GroupData): CheckF
     out.privateLocations = group.privateLocations ?? [];
   }
   out.tags = [...new Set([...((check.tags as string[]) ?? []), ...group.tags])];
-  out.useGlobalAlertSettings = group.useGlobalAlertSettings;
+  if (group.useGlobalAlertSettings !== null && group.useGlobalAlertSettings !== undefined) out.useGlobalAlertSettings = group.useGlobalAlertSettings;
+  if (group.runParallel !== null && group.runParallel !== undefined) out.runParallel = group.runParallel;
   if (group.alertSettings !== undefined) out.alertSettings = group.alertSettings;
   if (group.retryStrategy !== undefined) out.retryStrategy = group.retryStrategy;
   out.doubleCheck = group.doubleCheck;

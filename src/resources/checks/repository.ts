@@ -181,6 +181,7 @@ export async function checkTypesOf(db: Sql, accountId: string, ids: readonly str
 
 export interface CheckFilter {
   checkType?: CheckType;
+  groupId?: number;
   /** Any of these tags. */
   tags?: string[];
   /** Part of the name, any case. */
@@ -207,6 +208,7 @@ function containing(text: string): string {
 export async function listCheckRows(db: Sql, accountId: string, filter: CheckFilter, limit: number, offset: number) {
   const where = db`account_id = ${accountId}
     ${filter.checkType ? db`and check_type = ${filter.checkType}` : db``}
+    ${filter.groupId !== undefined ? db`and group_id = ${filter.groupId}` : db``}
     ${filter.tags?.length ? db`and tags && ${filter.tags}::text[]` : db``}
     ${filter.search ? db`and name ilike ${containing(filter.search)}` : db``}
     ${filter.apiUrlContains ? db`and check_type = 'API' and data->'request'->>'url' like ${containing(filter.apiUrlContains)}` : db``}

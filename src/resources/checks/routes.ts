@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
-import { StringEnum } from '../../http/schemas.js';
+import { StringEnum, TaggedUnion } from '../../http/schemas.js';
 import { compileValidator } from '../../http/validation.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
 import { Rules } from '../../http/rules.js';
@@ -157,7 +157,27 @@ export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
     ];
   });
 
+  const anyTypeBody = TaggedUnion(
+    'checkType',
+    SEGMENTS.map((segment) => Type.Object({ ...createBodySchema(segment).properties, checkType: Type.Literal(CREATABLE_TYPES[segment]) }, { additionalProperties: false })),
+    { description: "The create body of the type `checkType` names (as POST /v1/checks/{type})" },
+  );
+
   return [
+    defineRoute({
+      method: 'POST',
+      path: '/v1/checks',
+      operationId: 'createCheck',
+      summary: 'Create a check of the type its checkType names',
+      tag,
+      access: 'write',
+      errors: [402],
+      schema: { query: AutoAssignQuery, body: anyTypeBody, responses: { 201: CheckResponse } },
+      handler: async ({ principal, query, body }) => ({
+        status: 201,
+        body: await save(principal.account.id, (body as { checkType: CheckType }).checkType, body as unknown as CheckInput, query.autoAssignAlerts),
+      }),
+    }),
     defineRoute({
       method: 'GET',
       path: '/v1/checks',

@@ -4,6 +4,7 @@ import { createOtherTenant, expectFieldError, startTestService, type TestService
 
 const result = (over: Record<string, unknown> = {}) => ({
   checkId: randomUUID(),
+  checkType: 'BROWSER',
   name: 'login flow',
   runLocation: 'eu-west-1',
   ...over,
@@ -142,7 +143,7 @@ describe('test sessions', () => {
     const s = await start();
     const id = randomUUID();
     await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/results`, { body: { results: [result({ testSessionResultId: id })] } });
-    const total = async () => Number((await svc.call('GET', '/v1/test-sessions')).headers.get('x-total-count'));
+    const total = async () => (await svc.call('GET', '/v1/test-sessions?limit=100')).body.length;
     const before = await total();
     const res = await svc.call('POST', '/v1/test-sessions', { body: { name: 'dup', results: [result({ testSessionResultId: id })] } });
     expect(res.status).toBe(409);
@@ -150,11 +151,12 @@ describe('test sessions', () => {
     expect(await total()).toBe(before);
   });
 
-  it('lists newest first with a total, and deletes', async () => {
+  it('lists newest first and deletes', async () => {
     const s = await start({ name: 'newest' });
     const list = await svc.call('GET', '/v1/test-sessions?limit=1');
-    expect(list.body[0].testSessionId).toBe(s.testSessionId);
-    expect(Number(list.headers.get('x-total-count'))).toBeGreaterThan(1);
+    expect(list.body.entries[0].id).toBe(s.testSessionId);
+    expect(list.body.length).toBe(1);
+    expect(list.body.nextId).toEqual(expect.any(String));
     expect((await svc.call('DELETE', `/v1/test-sessions/${s.testSessionId}`)).status).toBe(204);
     expect((await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`)).status).toBe(404);
   });
@@ -168,7 +170,99 @@ describe('test sessions', () => {
     expect((await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/finish`, { ...as, body: { status: 'PASSED' } })).status).toBe(404);
     expect((await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/results`, { ...as, body: { results: [result()] } })).status).toBe(404);
     expect((await svc.call('DELETE', `/v1/test-sessions/${s.testSessionId}`, as)).status).toBe(404);
-    expect((await svc.call('GET', '/v1/test-sessions', as)).body).toEqual([]);
+    expect((await svc.call('GET', '/v1/test-sessions', as)).body).toEqual({ length: 0, entries: [], nextId: null });
     expect((await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`)).body.status).toBe('RUNNING');
+  });
+});
+
+describe("test sessions in the anchor API's shape", () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(() => svc?.stop());
+
+  it("give results their check's type, a status, times and a link; a result of no known check must say its type", async () => {
+    const check = (await svc.call('POST', '/v1/checks/api', { body: { name: 'api', request: { url: 'https://x.test' } } })).body.id;
+    const res = await svc.call('POST', '/v1/test-sessions', {
+      body: {
+        name: 'deploy',
+        results: [
+          { checkId: check, name: 'api', runLocation: 'eu-west-1', hasFailures: true, responseTime: 120, startedAt: '2026-11-20T10:00:00.000Z', stoppedAt: '2026-11-20T10:00:01.000Z' },
+          { checkId: randomUUID(), checkType: 'PLAYWRIGHT', name: 'suite', runLocation: 'eu-west-1', aborted: true },
+          { checkId: randomUUID(), checkType: 'API', name: 'ok', runLocation: 'us-east-1' },
+        ],
+      },
+    });
+    expect(res.status, res.text).toBe(201);
+    const id = res.body.testSessionId;
+    expect(res.body.testSessionLink).toBe(`${svc.url}/v1/test-sessions/${id}`);
+    const [a, b, c] = res.body.results;
+    expect(a).toMatchObject({ checkType: 'API', status: 'FAILED', resultType: 'FINAL', responseTime: 120, startedAt: '2026-11-20T10:00:00.000Z' });
+    expect(b).toMatchObject({ checkType: 'PLAYWRIGHT', status: 'CANCELLED', responseTime: null, startedAt: null, stoppedAt: null });
+    expect(c).toMatchObject({ status: 'PASSED' });
+    expect(a.testSessionResultLink).toBe(`${svc.url}/v1/test-sessions/${id}/results/${a.testSessionResultId}`);
+    const one = await svc.call('GET', `/v1/test-sessions/${id}/results/${b.testSessionResultId}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual(b);
+    expect((await svc.call('GET', `/v1/test-sessions/${id}/results/${randomUUID()}`)).status).toBe(404);
+    expect((await svc.call('GET', `/v1/test-sessions/${randomUUID()}/results/${b.testSessionResultId}`)).status).toBe(404);
+    expectFieldError(await svc.call('POST', `/v1/test-sessions/${id}/results`, { body: { results: [{ checkId: randomUUID(), name: 'n', runLocation: 'x' }] } }),
+      'body.results[0].checkType', 'required');
+    expect((await svc.call('GET', `/v1/test-sessions/${id}`)).body.results).toHaveLength(3);
+  });
+
+  it('list as {length, entries, nextId}, filtered by status, branch, owner, text and error group, paged by cursor', async () => {
+    const eg = randomUUID();
+    const mk = async (name: string, metadata: object, results: object[] = []) =>
+      (await svc.call('POST', '/v1/test-sessions', { body: { name, metadata, results } })).body.testSessionId as string;
+    const main = await mk('release 1.2', { branchName: 'main', commitOwner: 'ada', commitMessage: 'Fix checkout' },
+      [{ checkId: randomUUID(), checkType: 'API', name: 'x', runLocation: 'eu-west-1', hasFailures: true, errorGroupIds: [eg] }]);
+    const feature = await mk('feature run', { branchName: 'feat/x', commitOwner: 'bob' });
+    const anonymous = await mk('nightly', {});
+    await svc.call('POST', `/v1/test-sessions/${feature}/finish`, { body: { status: 'PASSED' } });
+    const ids = async (q: string) => (await svc.call('GET', `/v1/test-sessions?limit=100&${q}`)).body.entries.map((e: { id: string }) => e.id);
+    expect(await ids('statuses=PASSED')).toEqual([feature]);
+    expect(await ids('statuses[]=RUNNING&statuses[]=PASSED')).toContain(feature);
+    expect(await ids('branches=main')).toEqual([main]);
+    expect(await ids('users=bob')).toEqual([feature]);
+    expect((await ids('users=bob&noUsers=true')).sort()).toEqual(expect.arrayContaining([feature, anonymous]));
+    expect(await ids('textSearch=CHECKOUT')).toEqual([main]);
+    expect(await ids(`errorGroupId=${eg}`)).toEqual([main]);
+    expect(await ids('providers=GITHUB')).toEqual([]);
+    const entry = (await svc.call('GET', `/v1/test-sessions?branches=main`)).body.entries[0];
+    expect(entry).toMatchObject({ id: main, name: 'release 1.2', provider: 'API', status: 'RUNNING', region: 'eu-west-1', branchName: 'main', commitOwner: 'ada', errorGroupIds: [eg] });
+    expect(entry.failed).toHaveLength(1);
+
+    const seen: string[] = [];
+    let nextId: string | null = null;
+    do {
+      const page: { body: { entries: { id: string }[]; nextId: string | null } } = await svc.call('GET', `/v1/test-sessions?limit=2${nextId ? `&nextId=${nextId}` : ''}`);
+      seen.push(...page.body.entries.map((e) => e.id));
+      nextId = page.body.nextId;
+    } while (nextId);
+    expect(seen).toEqual(await ids(''));
+    expect(new Set(seen).size).toBe(seen.length);
+    expectFieldError(await svc.call('GET', '/v1/test-sessions?nextId=bogus'), 'query.nextId', 'format');
+    expectFieldError(await svc.call('GET', '/v1/test-sessions?statuses=DONE'), 'query.statuses[0]', 'enum');
+    expectFieldError(await svc.call('GET', '/v1/test-sessions?textSearch=ab'), 'query.textSearch', 'minLength');
+  });
+
+  it('record a run request from the CLI\'s run call, with a session to report to; cancel takes a sequenceId', async () => {
+    const res = await svc.call('POST', '/v1/test-sessions/run', {
+      body: { name: 'checkly test', checkRunJobs: [{ logicalId: 'a', checkType: 'API' }], runLocation: { type: 'PUBLIC', region: 'eu-west-1' }, shouldRecord: true, repoInfo: { branchName: 'main' }, streamLogs: true },
+    });
+    expect(res.status, res.text).toBe(202);
+    const session = await svc.call('GET', `/v1/test-sessions/${res.body.testSessionId}`);
+    expect(session.body).toMatchObject({ name: 'checkly test', status: 'RUNNING', metadata: { branchName: 'main' } });
+    const [request] = await svc.deps.sql`select source, test_session_id, payload from run_requests where id = ${Number(res.body.schedulingId)}`;
+    expect(request).toMatchObject({ source: 'TEST_SESSION', test_session_id: res.body.testSessionId, payload: { checkRunJobs: [{ logicalId: 'a' }] } });
+    const unrecorded = await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [{}], runLocation: 'eu-west-1', shouldRecord: false } });
+    expect(unrecorded.body).not.toHaveProperty('testSessionId');
+    expectFieldError(await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [], runLocation: 'eu-west-1' } }), 'body.checkRunJobs', 'minItems');
+    const cancelled = await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { body: { sequenceId: randomUUID() } });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.status).toBe('CANCELLED');
+    expectFieldError(await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { body: { reason: 'x' } }), 'body.reason', 'additionalProperties');
   });
 });

@@ -2,14 +2,28 @@ import { randomUUID } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import { conflict, notFound } from '../../http/errors.js';
-import { listReply, PageQuery } from '../../http/pagination.js';
+import { decodeCursor, encodeCursor } from '../../http/cursor.js';
+import { UUID } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { Rules } from '../../http/rules.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
+import { parseWindow } from '../../http/time.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
-import { iso, listAccountRows, uniqueViolation } from '../common.js';
-
-export const SESSION_STATES = ['RUNNING', 'FAILED', 'PASSED', 'CANCELLED'] as const;
-type SessionState = (typeof SESSION_STATES)[number];
+import { checkTypesOf } from '../checks/repository.js';
+import type { CheckType } from '../checks/enums.js';
+import { iso, uniqueViolation } from '../common.js';
+import {
+  CancelBody,
+  CreateSession,
+  ListQuery,
+  Metadata,
+  Result,
+  ResultInput,
+  RunBody,
+  SessionEntry,
+  TestSession,
+  type SessionState,
+} from './schemas.js';
 
 /** RUNNING is the only state with a way out; the three end states are final. */
 const TRANSITIONS: Record<SessionState, readonly SessionState[]> = {
@@ -19,134 +33,130 @@ const TRANSITIONS: Record<SessionState, readonly SessionState[]> = {
   CANCELLED: [],
 };
 
-const Uuid = Type.String({ format: 'uuid' });
-const Text = Type.String({ maxLength: 2048 });
+const SessionParams = Type.Object({ testSessionId: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
 
-const Metadata = Type.Object(
-  {
-    environment: Type.Optional(Text),
-    repoUrl: Type.Optional(Text),
-    commitId: Type.Optional(Text),
-    commitOwner: Type.Optional(Text),
-    commitMessage: Type.Optional(Type.String({ maxLength: 10000 })),
-    branchName: Type.Optional(Text),
-  },
-  { additionalProperties: false },
-);
-
-const ResultInput = Type.Object(
-  {
-    testSessionResultId: Type.Optional(Uuid),
-    testSessionResultLink: Type.Optional(Text),
-    errorGroupIds: Type.Array(Uuid, { maxItems: 1000, default: [] }),
-    hasErrors: Type.Boolean({ default: false }),
-    hasFailures: Type.Boolean({ default: false }),
-    isDegraded: Type.Boolean({ default: false }),
-    aborted: Type.Boolean({ default: false }),
-    checkId: Uuid,
-    name: Type.String({ minLength: 1, maxLength: 2048 }),
-    runLocation: Type.String({ minLength: 1, maxLength: 255 }),
-  },
-  { additionalProperties: false },
-);
-
-const Result = Type.Object({
-  testSessionResultId: Uuid,
-  testSessionResultLink: Type.Optional(Type.String()),
-  errorGroupIds: Type.Array(Uuid),
-  hasErrors: Type.Boolean(),
-  hasFailures: Type.Boolean(),
-  isDegraded: Type.Boolean(),
-  aborted: Type.Boolean(),
-  checkId: Uuid,
-  name: Type.String(),
-  runLocation: Type.String(),
-});
-
-const TestSession = Type.Object({
-  testSessionId: Uuid,
-  testSessionLink: Type.Optional(Type.String()),
-  name: Type.String(),
-  status: StringEnum(SESSION_STATES),
-  errorGroupIds: Type.Array(Uuid, { description: 'Error groups seen in the results of the session' }),
-  startedAt: Type.String({ format: 'date-time' }),
-  timeElapsed: Type.Number({ description: 'Milliseconds from startedAt to stoppedAt, or to now while running' }),
-  stoppedAt: Nullable(Type.String({ format: 'date-time' })),
-  metadata: Type.Optional(Metadata),
-  results: Type.Optional(Type.Array(Result)),
-});
-
-const CreateSession = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 2048 }),
-    testSessionLink: Type.Optional(Text),
-    metadata: Type.Optional(Metadata),
-    results: Type.Optional(Type.Array(ResultInput, { maxItems: 1000 })),
-  },
-  { additionalProperties: false },
-);
-
-const SessionParams = Type.Object({ testSessionId: Uuid }, { additionalProperties: false });
-
-type ResultData = Static<typeof Result>;
+type StoredResult = Omit<Static<typeof ResultInput>, 'testSessionResultId'> & { checkType: CheckType };
 
 interface SessionRow {
   id: string;
+  account_id: string;
   name: string;
   status: SessionState;
   metadata: { link?: string; metadata?: Static<typeof Metadata> } | null;
   started_at: Date;
   stopped_at: Date | null;
+  created_at: Date;
+  updated_at: Date | null;
 }
 
-function toSession(row: SessionRow, results: ResultData[]) {
-  const started = row.started_at;
-  const stopped = row.stopped_at;
-  const errorGroupIds = [...new Set(results.flatMap((r) => r.errorGroupIds))];
-  const data = row.metadata ?? {};
-  return {
-    testSessionId: row.id,
-    ...(data.link ? { testSessionLink: data.link } : {}),
-    name: row.name,
-    status: row.status,
-    errorGroupIds,
-    startedAt: iso(started),
-    timeElapsed: (stopped ?? new Date()).getTime() - started.getTime(),
-    stoppedAt: iso(stopped),
-    ...(data.metadata ? { metadata: data.metadata } : {}),
-    results,
-  };
+/** A result's status as the anchor reports it. */
+function resultStatus(r: { aborted: boolean; hasFailures: boolean; hasErrors: boolean }): SessionState {
+  return r.aborted ? 'CANCELLED' : r.hasFailures || r.hasErrors ? 'FAILED' : 'PASSED';
 }
 
-async function loadResults(sql: Sql, sessionIds: string[]): Promise<Map<string, ResultData[]>> {
-  const byId = new Map<string, ResultData[]>(sessionIds.map((id) => [id, []]));
-  if (!sessionIds.length) return byId;
-  const rows = await sql<{ test_session_id: string; id: string; data: ResultData }[]>`select test_session_id, id, data
-    from test_session_results where test_session_id = any(${sessionIds}::uuid[]) order by test_session_id, position`;
-  for (const r of rows) byId.get(r.test_session_id)!.push({ ...r.data, testSessionResultId: r.id });
-  return byId;
-}
-
-async function insertResults(sql: Sql, sessionId: string, results: Static<typeof ResultInput>[]): Promise<void> {
-  if (!results.length) return;
-  const [{ next }] = await sql<{ next: number }[]>`select coalesce(max(position), -1) + 1 as next from test_session_results
-    where test_session_id = ${sessionId}`;
-  const rows = results.map(({ testSessionResultId, ...data }, i) => ({
-    id: testSessionResultId ?? randomUUID(),
-    test_session_id: sessionId,
-    position: next + i,
-    data: sql.json(data as never),
-  }));
-  try {
-    await sql`insert into test_session_results ${sql(rows, 'id', 'test_session_id', 'position', 'data')}`;
-  } catch (err) {
-    if (uniqueViolation(err) !== undefined) throw conflict('A result with this testSessionResultId already exists');
-    throw err;
-  }
-}
-
-export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
+export function testSessionRoutes({ sql, config }: Deps): AnyRoute[] {
   const tag = 'Test sessions';
+  const sessionUrl = (id: string) => `${config.publicUrl ?? ''}/v1/test-sessions/${id}`;
+
+  function toResult(sessionId: string, id: string, data: StoredResult): Static<typeof Result> {
+    return {
+      testSessionResultId: id,
+      testSessionResultLink: data.testSessionResultLink ?? `${sessionUrl(sessionId)}/results/${id}`,
+      errorGroupIds: data.errorGroupIds,
+      hasErrors: data.hasErrors,
+      hasFailures: data.hasFailures,
+      isDegraded: data.isDegraded,
+      aborted: data.aborted,
+      checkId: data.checkId,
+      checkType: data.checkType,
+      name: data.name,
+      runLocation: data.runLocation,
+      resultType: 'FINAL',
+      status: resultStatus(data),
+      responseTime: data.responseTime ?? null,
+      startedAt: data.startedAt ?? null,
+      stoppedAt: data.stoppedAt ?? null,
+    };
+  }
+
+  function toSession(row: SessionRow, results: Static<typeof Result>[]) {
+    const stopped = row.stopped_at;
+    const data = row.metadata ?? {};
+    return {
+      testSessionId: row.id,
+      testSessionLink: data.link ?? sessionUrl(row.id),
+      name: row.name,
+      status: row.status,
+      errorGroupIds: [...new Set(results.flatMap((r) => r.errorGroupIds))],
+      startedAt: iso(row.started_at),
+      timeElapsed: (stopped ?? new Date()).getTime() - row.started_at.getTime(),
+      stoppedAt: iso(stopped),
+      ...(data.metadata ? { metadata: data.metadata } : {}),
+      results,
+    };
+  }
+
+  function toEntry(row: SessionRow, results: Static<typeof Result>[]): Static<typeof SessionEntry> {
+    const meta = row.metadata?.metadata ?? {};
+    const ids = (status: SessionState) => results.filter((r) => (status === 'RUNNING' ? false : r.status === status)).map((r) => r.testSessionResultId);
+    return {
+      id: row.id,
+      accountId: row.account_id,
+      projectId: null,
+      name: row.name,
+      provider: 'API',
+      errorGroupIds: [...new Set(results.flatMap((r) => r.errorGroupIds))],
+      running: ids('RUNNING'),
+      passed: ids('PASSED'),
+      failed: ids('FAILED'),
+      cancelled: ids('CANCELLED'),
+      status: row.status,
+      region: results[0]?.runLocation ?? '',
+      privateLocationId: null,
+      invoker: null,
+      repoUrl: meta.repoUrl ?? null,
+      commitId: meta.commitId ?? null,
+      commitOwner: meta.commitOwner ?? null,
+      commitMessage: meta.commitMessage ?? null,
+      branchName: meta.branchName ?? null,
+      environment: meta.environment ?? null,
+      startedAt: iso(row.started_at),
+      stoppedAt: iso(row.stopped_at),
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at),
+    };
+  }
+
+  async function loadResults(db: Sql, sessionIds: string[]): Promise<Map<string, Static<typeof Result>[]>> {
+    const byId = new Map<string, Static<typeof Result>[]>(sessionIds.map((id) => [id, []]));
+    if (!sessionIds.length) return byId;
+    const rows = await db<{ test_session_id: string; id: string; data: StoredResult }[]>`select test_session_id, id, data
+      from test_session_results where test_session_id = any(${sessionIds}::uuid[]) order by test_session_id, position`;
+    for (const r of rows) byId.get(r.test_session_id)!.push(toResult(r.test_session_id, r.id, r.data));
+    return byId;
+  }
+
+  /** Results with their check's type: from the account's check, else as sent; a result with neither is a 400. */
+  async function insertResults(db: Sql, accountId: string, sessionId: string, results: Static<typeof ResultInput>[], at: string): Promise<void> {
+    if (!results.length) return;
+    const types = await checkTypesOf(db, accountId, results.map((r) => r.checkId));
+    const rules = new Rules();
+    const stored = results.map(({ testSessionResultId, ...data }, i) => {
+      const checkType = types.get(data.checkId.toLowerCase()) ?? data.checkType;
+      rules.check(checkType !== undefined, `${at}[${i}].checkType`, 'required', "is required when checkId names no check of this account");
+      return { id: testSessionResultId ?? randomUUID(), data: { ...data, checkType } as StoredResult };
+    });
+    rules.throwIfAny();
+    const [{ next }] = await db<{ next: number }[]>`select coalesce(max(position), -1) + 1 as next from test_session_results
+      where test_session_id = ${sessionId}`;
+    const rows = stored.map(({ id, data }, i) => ({ id, test_session_id: sessionId, position: next + i, data: db.json(data as never) }));
+    try {
+      await db`insert into test_session_results ${db(rows, 'id', 'test_session_id', 'position', 'data')}`;
+    } catch (err) {
+      if (uniqueViolation(err) !== undefined) throw conflict('A result with this testSessionResultId already exists');
+      throw err;
+    }
+  }
 
   async function lockSession(tx: Sql, accountId: string, id: string) {
     const [row] = await tx<SessionRow[]>`select * from test_sessions where id = ${id} and account_id = ${accountId} for update`;
@@ -173,19 +183,53 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
     });
   }
 
+  async function create(db: Sql, accountId: string, body: Static<typeof CreateSession>): Promise<string> {
+    const extra = { link: body.testSessionLink, metadata: body.metadata };
+    const [row] = await db<{ id: string }[]>`insert into test_sessions (account_id, name, status, metadata)
+      values (${accountId}, ${body.name}, 'RUNNING', ${db.json(extra as never)}) returning id`;
+    await insertResults(db, accountId, row.id, body.results ?? [], 'body.results');
+    return row.id;
+  }
+
   return [
     defineRoute({
       method: 'GET',
       path: '/v1/test-sessions',
       operationId: 'listTestSessions',
-      summary: 'List test sessions, newest first',
+      summary: 'List test sessions, newest first, by cursor',
+      description: "The anchor API's shape: `{length, entries, nextId}`; pass nextId back for the next page (null: no more).",
       tag,
       access: 'read',
-      schema: { query: PageQuery, responses: { 200: Type.Array(TestSession) } },
+      schema: {
+        query: ListQuery,
+        responses: { 200: Type.Object({ length: Type.Integer(), entries: Type.Array(SessionEntry), nextId: Nullable(Type.String()) }, { additionalProperties: false }) },
+      },
       handler: async ({ principal, query }) => {
-        const { rows, total } = await listAccountRows<SessionRow>(sql, 'test_sessions', principal.account.id, query);
-        const results = await loadResults(sql, rows.map((r) => r.id));
-        return listReply(rows.map((r) => toSession(r, results.get(r.id)!)), total, query);
+        const { from, to } = parseWindow(query);
+        const cursor = query.nextId === undefined ? undefined : decodeCursor(query.nextId);
+        const meta = (field: string) => sql`metadata->'metadata'->>${field}`;
+        const like = query.textSearch === undefined ? undefined : `%${query.textSearch.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+        const users = query.users?.length
+          ? sql`and (${meta('commitOwner')} = any(${query.users}::text[]) ${query.noUsers ? sql`or ${meta('commitOwner')} is null` : sql``})`
+          : sql``;
+        const rows = await sql<SessionRow[]>`select * from test_sessions
+          where account_id = ${principal.account.id}
+            ${from !== undefined ? sql`and started_at >= ${new Date(from)}` : sql``}
+            ${to !== undefined ? sql`and started_at < ${new Date(to)}` : sql``}
+            ${query.statuses?.length ? sql`and status = any(${query.statuses}::text[])` : sql``}
+            ${query.branches?.length ? sql`and ${meta('branchName')} = any(${query.branches}::text[])` : sql``}
+            ${users}
+            ${query.providers?.length && !query.providers.includes('API') ? sql`and false` : sql``}
+            ${like ? sql`and (name ilike ${like} or ${meta('branchName')} ilike ${like} or ${meta('commitMessage')} ilike ${like} or ${meta('commitOwner')} ilike ${like})` : sql``}
+            ${query.errorGroupId ? sql`and exists (select 1 from test_session_results r where r.test_session_id = test_sessions.id
+                and r.data->'errorGroupIds' ? ${query.errorGroupId.toLowerCase()})` : sql``}
+            ${cursor ? sql`and (started_at, id) < (${new Date(cursor.at)}, ${cursor.id}::uuid)` : sql``}
+          order by started_at desc, id desc limit ${query.limit + 1}`;
+        const page = rows.slice(0, query.limit);
+        const results = await loadResults(sql, page.map((r) => r.id));
+        const last = page[page.length - 1];
+        const nextId = rows.length > query.limit && last ? encodeCursor({ at: last.started_at.getTime(), id: last.id }) : null;
+        return { status: 200, body: { length: page.length, entries: page.map((r) => toEntry(r, results.get(r.id)!)), nextId } };
       },
     }),
     defineRoute({
@@ -197,16 +241,60 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
       access: 'write',
       errors: [409],
       schema: { body: CreateSession, responses: { 201: TestSession } },
-      handler: async ({ principal, body }) => {
-        const session = await transaction(sql, async (db) => {
-          const extra = { link: body.testSessionLink, metadata: body.metadata };
-          const [row] = await db<{ id: string }[]>`insert into test_sessions (account_id, name, status, metadata)
-            values (${principal.account.id}, ${body.name}, 'RUNNING', ${sql.json(extra as never)}) returning id`;
-          await insertResults(db, row.id, body.results ?? []);
-          return read(db, principal.account.id, row.id);
-        });
-        return { status: 201, body: session };
+      handler: async ({ principal, body }) => ({
+        status: 201,
+        body: await transaction(sql, async (db) => read(db, principal.account.id, await create(db, principal.account.id, body))),
+      }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/test-sessions/run',
+      operationId: 'runTestSession',
+      summary: 'Request a run of the checks a client sends (the anchor CLI\'s `checkly test`)',
+      description:
+        'Records a run request holding the checks as sent, for runners to execute, and (with shouldRecord) a RUNNING test ' +
+        'session they report results to (POST /v1/test-sessions/{id}/results, then finish). This service runs no checks itself.',
+      tag,
+      access: 'write',
+      schema: {
+        body: RunBody,
+        responses: {
+          202: Type.Object(
+            {
+              schedulingId: Type.String({ description: 'The run request' }),
+              testSessionId: Type.Optional(Type.String({ format: 'uuid' })),
+              testResultIds: Type.Record(Type.String(), Type.String()),
+              sequenceIds: Type.Record(Type.String(), Type.String()),
+            },
+            { additionalProperties: false },
+          ),
+        },
       },
+      handler: async ({ principal, body }) =>
+        transaction(sql, async (db) => {
+          const accountId = principal.account.id;
+          const repo = (body.repoInfo ?? {}) as Record<string, unknown>;
+          const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+          const sessionId = body.shouldRecord
+            ? await create(db, accountId, {
+                name: body.name,
+                metadata: {
+                  ...(body.environment ? { environment: body.environment } : {}),
+                  repoUrl: text(repo.repoUrl) ?? null,
+                  commitId: text(repo.commitId) ?? null,
+                  commitOwner: text(repo.commitOwner) ?? null,
+                  commitMessage: text(repo.commitMessage) ?? null,
+                  branchName: text(repo.branchName) ?? null,
+                },
+              })
+            : null;
+          const [request] = await db<{ id: number }[]>`insert into run_requests (account_id, test_session_id, source, payload)
+            values (${accountId}, ${sessionId}, 'TEST_SESSION', ${db.json(body as never)}) returning id`;
+          return {
+            status: 202,
+            body: { schedulingId: String(request.id), ...(sessionId ? { testSessionId: sessionId } : {}), testResultIds: {}, sequenceIds: {} },
+          };
+        }),
     }),
     defineRoute({
       method: 'GET',
@@ -218,6 +306,27 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
       errors: [404],
       schema: { params: SessionParams, responses: { 200: TestSession } },
       handler: async ({ principal, params }) => ({ status: 200, body: await read(sql, principal.account.id, params.testSessionId) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/test-sessions/{testSessionId}/results/{testSessionResultId}',
+      operationId: 'getTestSessionResult',
+      summary: 'Retrieve one result of a test session',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: Type.Object({ testSessionId: Type.String({ format: 'uuid' }), testSessionResultId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        responses: { 200: Result },
+      },
+      handler: async ({ principal, params }) => {
+        if (!UUID.test(params.testSessionResultId)) throw notFound();
+        const [row] = await sql<{ id: string; data: StoredResult }[]>`select r.id, r.data from test_session_results r
+          join test_sessions s on s.id = r.test_session_id
+          where r.id = ${params.testSessionResultId} and s.id = ${params.testSessionId} and s.account_id = ${principal.account.id}`;
+        if (!row) throw notFound();
+        return { status: 200, body: toResult(params.testSessionId, row.id, row.data) };
+      },
     }),
     defineRoute({
       method: 'POST',
@@ -236,7 +345,7 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
         const session = await transaction(sql, async (db) => {
           const row = await lockSession(db, principal.account.id, params.testSessionId);
           if (row.status !== 'RUNNING') throw conflict(`A ${row.status} test session takes no more results`, { status: row.status });
-          await insertResults(db, params.testSessionId, body.results);
+          await insertResults(db, principal.account.id, params.testSessionId, body.results, 'body.results');
           await db`update test_sessions set updated_at = now() where id = ${params.testSessionId}`;
           return read(db, principal.account.id, params.testSessionId);
         });
@@ -269,7 +378,7 @@ export function testSessionRoutes({ sql }: Deps): AnyRoute[] {
       tag,
       access: 'write',
       errors: [404, 409],
-      schema: { params: SessionParams, responses: { 200: TestSession } },
+      schema: { params: SessionParams, body: CancelBody, responses: { 200: TestSession } },
       handler: async ({ principal, params }) => ({
         status: 200,
         body: await transition(principal.account.id, params.testSessionId, 'CANCELLED'),
