@@ -8,21 +8,29 @@ export interface ResultCheck {
   data: Record<string, unknown>;
 }
 
-/** The type-specific part of the anchor's result, filled from what the run reported. */
-function typeResult(item: StoredItem, type: CheckType): Record<string, object> {
+/** The type-specific part of the anchor's result, filled from what the run reported and the check's request. */
+function typeResult(item: StoredItem, check: ResultCheck): Record<string, object> {
   const startTime = Date.parse(item.startedAt as string);
   const endTime = Date.parse(item.stoppedAt as string);
-  switch (type) {
+  switch (check.check_type) {
     case 'API':
-    case 'URL':
-    case 'TCP':
-    case 'DNS':
+    case 'URL': {
+      const request = (check.data.request ?? {}) as { method?: string; url?: string };
+      const timings = item.timings as Record<string, number> | undefined;
       return {
         apiCheckResult: {
           assertions: [],
-          response: { ...(item.statusCode !== undefined ? { status: item.statusCode } : {}), timings: item.timings ?? null },
+          request: { method: request.method ?? 'GET', url: request.url ?? '', headers: {}, params: {} },
+          response: {
+            ...(item.statusCode !== undefined ? { status: item.statusCode } : {}),
+            statusText: '',
+            timings: timings ?? null,
+            timingPhases: timings ? { ...timings, total: (item.responseTime as number | undefined) ?? Object.values(timings).reduce((a, b) => a + b, 0) } : null,
+          },
+          requestError: null,
         },
       };
+    }
     case 'BROWSER':
       return { browserCheckResult: { type: 'PLAYWRIGHT', startTime, endTime, errors: [], pages: item.webVitals ? [{ webVitals: item.webVitals }] : [] } };
     case 'MULTI_STEP':
@@ -60,7 +68,7 @@ export function anchorResult(item: StoredItem, check: ResultCheck) {
     sequenceId: null,
     traceId: null,
     errorGroupIds: [] as string[],
-    ...typeResult(item, check.check_type),
+    ...typeResult(item, check),
   };
 }
 

@@ -92,7 +92,7 @@ describe('check-result ingest', () => {
       startedAt: '2026-11-20T10:10:00.000Z', stoppedAt: '2026-11-20T10:10:01.000Z',
       hasFailures: true, hasErrors: true, isDegraded: true, aborted: false, attempts: 2, responseTime: 1000, statusCode: 503,
       name: 'api', isCancelled: false, overMaxResponseTime: null, resultType: 'FINAL', sequenceId: null, traceId: null, errorGroupIds: [],
-      apiCheckResult: { response: { status: 503, timings: null } },
+      apiCheckResult: { request: { method: 'GET', url: 'https://x.test' }, response: { status: 503, timings: null, timingPhases: null } },
     });
     expect(Date.parse(api.body[0].created_at)).toBeGreaterThan(Date.parse('2026-11-20T10:10:00.000Z'));
     expect(api.body[1]).toMatchObject({

