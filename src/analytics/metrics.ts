@@ -62,6 +62,9 @@ export const RUN_METRICS = {
 } as const;
 export type RunMetric = keyof typeof RUN_METRICS;
 
+/** Metric columns that hold whole numbers (counts): their raw values, min, max and sum are integers. */
+export const INTEGER_COLUMNS: ReadonlySet<string> = new Set(['console_errors', 'network_errors', 'user_script_errors', 'document_errors', 'hop_count']);
+
 export const GROUP_COLUMNS = { runLocation: 'run_location', statusCode: 'status_code' } as const;
 export type GroupBy = keyof typeof GROUP_COLUMNS;
 

@@ -193,34 +193,36 @@ describe('summary requests', () => {
 });
 
 describe('metric catalogs', () => {
-  it('lists every catalog, or one by check type, as the compiler sees it', async () => {
-    const all = await svc.call('GET', '/v1/analytics/metrics');
-    expect(all.status).toBe(200);
-    expect(all.body.map((c: { path: string }) => c.path)).toEqual(CATALOGS.map((c) => `/v1/analytics/${c.segment}/{id}`));
+  it("lists a check type's report metrics as the anchor describes them", async () => {
     const res = await svc.call('GET', '/v1/analytics/metrics?checkType=ICMP');
-    expect(res.body).toHaveLength(1);
-    const [icmpCatalog] = res.body;
-    expect(icmpCatalog.groupBy).toEqual(['runLocation']);
-    expect(icmpCatalog.metrics).toContainEqual({ name: 'latencyAvg', label: 'Average latency', unit: 'milliseconds', aggregated: false });
-    expect(icmpCatalog.metrics).toContainEqual({ name: 'packetLoss_p99', label: 'Packet loss (99th percentile)', unit: 'percentage', aggregated: true, aggregation: 'p99' });
-    expect(icmpCatalog.metrics).toContainEqual({ name: 'availability', label: 'Availability', unit: 'percentage', aggregated: true });
-    expect(icmpCatalog.metrics).toHaveLength(2 + 5 + 5 * 10);
+    expect(res.status).toBe(200);
+    expect(res.body).toContainEqual({ name: 'latencyAvg', label: 'Average latency', unit: 'milliseconds', type: 'Float', aggregated: false });
+    expect(res.body).toContainEqual({ name: 'packetLoss_p99', label: 'Packet loss (99th percentile)', unit: 'percentage', type: 'Float', aggregated: true, aggregation: 'p99' });
+    expect(res.body).toContainEqual({ name: 'availability', label: 'Availability', unit: 'percentage', type: 'Float', aggregated: true });
+    expect(res.body).toContainEqual({ name: 'retries', label: 'Retried runs', unit: 'count', type: 'Int', aggregated: true });
+    expect(res.body).toHaveLength(2 + 5 + 5 * 10);
     const ssl = (await svc.call('GET', '/v1/analytics/metrics?checkType=SSL')).body;
-    expect(ssl.map((c: { path: string }) => c.path)).toEqual(['/v1/analytics/ssl/{id}']);
-    expect(ssl[0].metrics).toContainEqual({ name: 'daysUntilExpiry_min', label: 'Days until the certificate expires (minimum)', unit: 'count', aggregated: true, aggregation: 'min' });
-    expect((await svc.call('GET', '/v1/analytics/metrics?checkType=HEARTBEAT')).body[0].metrics.map((m: { name: string }) => m.name)).toEqual(['availability', 'retries']);
+    expect(ssl).toContainEqual({ name: 'daysUntilExpiry_min', label: 'Days until the certificate expires (minimum)', unit: 'count', type: 'Float', aggregated: true, aggregation: 'min' });
+    const browser = (await svc.call('GET', '/v1/analytics/metrics?checkType=BROWSER')).body;
+    expect(browser.find((m: { name: string }) => m.name === 'consoleErrors_sum').type).toBe('Int');
+    expect(browser.find((m: { name: string }) => m.name === 'consoleErrors_avg').type).toBe('Float');
+    expect((await svc.call('GET', '/v1/analytics/metrics?checkType=HEARTBEAT')).body.map((m: { name: string }) => m.name)).toEqual(['availability', 'retries']);
     expectFieldError(await svc.call('GET', '/v1/analytics/metrics?checkType=PING'), 'query.checkType', 'enum');
   });
 
-  it('is the same list the OpenAPI document gives as each report route metric enum', async () => {
+  it('is, for every catalog, the list the OpenAPI document gives as its report route metric enum', async () => {
     const doc = (await svc.call('GET', '/openapi.json')).body;
-    const catalogs = (await svc.call('GET', '/v1/analytics/metrics')).body as { path: string; metrics: { name: string }[] }[];
-    for (const catalog of catalogs) {
-      const op = doc.paths[catalog.path]?.get;
-      expect(op, catalog.path).toBeDefined();
+    const all = (await svc.call('GET', '/v1/analytics/metrics')).body as { name: string; path: string; checkType: string }[];
+    expect([...new Set(all.map((m) => m.path))]).toEqual(CATALOGS.map((c) => `/v1/analytics/${c.segment}/{id}`));
+    for (const catalog of CATALOGS) {
+      const path = `/v1/analytics/${catalog.segment}/{id}`;
+      const op = doc.paths[path]?.get;
+      expect(op, path).toBeDefined();
       const metrics = op.parameters.find((p: { name: string }) => p.name === 'metrics');
       expect(metrics).toMatchObject({ in: 'query', required: true, style: 'form', explode: false });
-      expect(metrics.schema.items.enum).toEqual(catalog.metrics.map((m) => m.name));
+      const listed = (await svc.call('GET', `/v1/analytics/metrics?checkType=${catalog.checkTypes[0]}`)).body.map((m: { name: string }) => m.name);
+      expect(metrics.schema.items.enum).toEqual(listed);
+      expect(all.filter((m) => m.path === path).map((m) => m.name)).toEqual(listed);
       expect(op.responses['200']).toBeDefined();
       expect(op.responses['404']).toBeDefined();
     }

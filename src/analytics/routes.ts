@@ -3,9 +3,9 @@ import type { Deps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES } from '../resources/checks/enums.js';
-import { CATALOGS, metadataOf, metricNames, resolveMetric, type Catalog } from './metrics.js';
+import { CATALOGS, INTEGER_COLUMNS, metadataOf, metricNames, resolveMetric, type Catalog } from './metrics.js';
 import { runReport } from './report.js';
-import { CatalogInfo, Report, reportQuery, SummaryBody, SummaryItem, SummaryQuery } from './schemas.js';
+import { MetricDescriptor, Report, reportQuery, SummaryBody, SummaryItem, SummaryQuery } from './schemas.js';
 import { summarize } from './summary.js';
 
 const reportPath = (catalog: Catalog) => `/v1/analytics/${catalog.segment}/{id}`;
@@ -16,16 +16,13 @@ function operationId(catalog: Catalog): string {
   return `get${words.join('')}Report`;
 }
 
-function describeCatalog(catalog: Catalog) {
-  return {
-    checkType: catalog.checkTypes[0],
-    path: reportPath(catalog),
-    groupBy: [...catalog.groupBy],
-    metrics: metricNames(catalog).map((name) => {
-      const m = resolveMetric(catalog, name)!;
-      return { name, ...metadataOf(m), aggregated: m.kind !== 'raw' };
-    }),
-  };
+/** A catalog's metrics as the anchor describes them, with the value type each report row holds. */
+function describeMetrics(catalog: Catalog) {
+  return metricNames(catalog).map((name) => {
+    const m = resolveMetric(catalog, name)!;
+    const integer = m.kind === 'run' ? m.metric === 'retries' : INTEGER_COLUMNS.has(m.def.column) && (m.kind === 'raw' || ['min', 'max', 'sum'].includes(m.suffix));
+    return { name, ...metadataOf(m), type: integer ? ('Int' as const) : ('Float' as const), aggregated: m.kind !== 'raw' };
+  });
 }
 
 export function analyticsRoutes(deps: Deps): AnyRoute[] {
@@ -75,19 +72,22 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       method: 'GET',
       path: '/v1/analytics/metrics',
       operationId: 'listAnalyticsMetrics',
-      summary: 'The metric catalogs: every report metric by check type',
+      summary: "The metrics a check type's report takes (the report route's metrics enum, described)",
+      description: 'Also served without checkType (this service\'s addition): every metric of every report, each with its checkType and report path.',
       tag,
       access: 'read',
       schema: {
         query: Type.Object(
-          { checkType: Type.Optional(StringEnum(CHECK_TYPES, { description: 'Only the catalog of this type' })) },
+          { checkType: Type.Optional(StringEnum(CHECK_TYPES, { description: 'The check type whose report metrics to list' })) },
           { additionalProperties: false },
         ),
-        responses: { 200: Type.Array(CatalogInfo) },
+        responses: { 200: Type.Array(MetricDescriptor) },
       },
       handler: ({ query }) => ({
         status: 200,
-        body: CATALOGS.filter((c) => !query.checkType || c.checkTypes.includes(query.checkType)).map(describeCatalog),
+        body: CATALOGS.filter((c) => !query.checkType || c.checkTypes.includes(query.checkType)).flatMap((c) =>
+          describeMetrics(c).map((m) => (query.checkType ? m : { ...m, checkType: c.checkTypes[0], path: reportPath(c) })),
+        ),
       }),
     }),
   ];

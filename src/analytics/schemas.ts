@@ -104,23 +104,16 @@ export const SummaryBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const CatalogInfo = Type.Object(
+export const MetricDescriptor = Type.Object(
   {
-    checkType: StringEnum(CHECK_TYPES),
-    path: Type.String({ description: 'The report route' }),
-    groupBy: Type.Array(Type.String()),
-    metrics: Type.Array(
-      Type.Object(
-        {
-          name: Type.String(),
-          label: Type.String(),
-          unit: StringEnum(UNITS),
-          aggregated: Type.Boolean(),
-          aggregation: Type.Optional(Type.String()),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    name: Type.String(),
+    label: Type.String(),
+    unit: StringEnum(UNITS),
+    type: StringEnum(['Int', 'Float'] as const, { description: 'The type of the value a report row holds' }),
+    aggregated: Type.Boolean({ description: 'false: a raw per-run value' }),
+    aggregation: Type.Optional(StringEnum(SUFFIXES)),
+    checkType: Type.Optional(StringEnum(CHECK_TYPES, { description: 'Without the checkType query: the type whose report takes it' })),
+    path: Type.Optional(Type.String({ description: 'Without the checkType query: the report route' })),
   },
   { additionalProperties: false },
 );

@@ -91,7 +91,10 @@ describe('OpenAPI document', () => {
     expect(channel.oneOf.map((b: { properties: { type: { const: string } } }) => b.properties.type.const)).toEqual(['EMAIL', 'WEBHOOK', 'SLACK', 'SMS']);
     expect(channel.oneOf[0].properties.config.required).toEqual(['address']);
     const subscription = doc.paths['/v1/alert-channels/{id}/subscriptions'].put.requestBody.content['application/json'].schema;
-    expect(subscription.oneOf).toEqual([{ required: ['checkId'] }, { required: ['groupId'] }]);
+    expect(subscription.oneOf).toEqual([
+      { required: ['checkId'], properties: { checkId: { type: 'string' } } },
+      { required: ['groupId'], properties: { groupId: { type: 'integer' } } },
+    ]);
     expect(doc.paths['/v1/variables/{key}'].put.description).toContain('must equal the key in the path');
   });
 });

@@ -79,6 +79,17 @@ describe('what the anchor API accepts, accepted here', () => {
       );
     });
 
+    it("takes the anchor's host fields: a DNS query without hostname, a TCP url without hostname; neither is a 400", async () => {
+      const dns = await svc.call('POST', '/v1/checks/dns', { body: { name: 'dns', request: { query: 'shop.test', recordType: 'A' } } });
+      expect(dns.status, dns.text).toBe(201);
+      expect(dns.body.request).toMatchObject({ query: 'shop.test', recordType: 'A', port: 53, protocol: 'UDP' });
+      const tcp = await svc.call('POST', '/v1/checks/tcp', { body: { name: 'tcp', request: { url: 'db.shop.test', port: 5432 } } });
+      expect(tcp.status, tcp.text).toBe(201);
+      expect(tcp.body.request).toMatchObject({ url: 'db.shop.test', port: 5432 });
+      expectFieldError(await svc.call('POST', '/v1/checks/dns', { body: { name: 'x', request: { recordType: 'A' } } }), 'body.request.query', 'required');
+      expectFieldError(await svc.call('POST', '/v1/checks/tcp', { body: { name: 'x', request: { port: 1 } } }), 'body.request.hostname', 'required');
+    });
+
     it('takes the DNS query, HTTPS records and the DNS assertion sources; a URL monitor takes method GET only', async () => {
       const dns = await svc.call('POST', '/v1/checks/dns', {
         body: { name: 'dns', request: { hostname: 'x.test', query: 'x.test', recordType: 'HTTPS', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] } },
@@ -147,7 +158,7 @@ describe('what the anchor API accepts, accepted here', () => {
       expectFieldError(await svc.call('POST', '/v1/checks/ssl', { body: { name: 'x', request: { sslConfig: { hostname: 'a.test', port: 0 } } } }), 'body.request.sslConfig.port', 'minimum');
       expectFieldError(await svc.call('POST', '/v1/checks/traceroute', { body: { name: 'x', request: { url: 'a.test', maxHops: 65 } } }), 'body.request.maxHops', 'maximum');
       expectFieldError(await svc.call('POST', '/v1/checks/grpc', { body: { name: 'x', request: { url: 'a.test', grpcConfig: { mode: 'STREAM' } } } }), 'body.request.grpcConfig.mode', 'enum');
-      expectFieldError(await svc.call('POST', '/v1/checks/agentic', { body: { name: 'x' } }), 'body.intent', 'required');
+      expect((await svc.call('POST', '/v1/checks/agentic', { body: { name: 'intent later' } })).body.intent).toBeNull();
     });
 
     it('read every field of the shape with defaults where unset, and give a heartbeat check its ping URL', async () => {
@@ -282,5 +293,23 @@ describe('POST /v1/checks: one route for every type', () => {
     expectFieldError(await svc.call('POST', '/v1/checks', { body: { checkType: 'API', name: 'x' } }), 'body.request', 'required');
     expectFieldError(await svc.call('POST', '/v1/checks', { body: { checkType: 'TCP', name: 'x', request: { hostname: 'db.test', port: 70000 } } }), 'body.request.port', 'maximum');
     expect((await svc.call('GET', '/v1/checks?limit=100')).body.length).toBe(before);
+  });
+
+  it('reads the same checks at /v2 and /v3; /v3 shows intent as typed constraints', async () => {
+    const created = await svc.call('POST', '/v1/checks/browser', {
+      body: { name: 'with intent', script: 'x', intent: { goal: 'buy', requiredOutcomes: ['order placed'], mustPreserve: ['no double charge'] } },
+    });
+    const v1 = (await svc.call('GET', `/v1/checks/${created.body.id}`)).body;
+    const v2 = (await svc.call('GET', `/v2/checks/${created.body.id}`)).body;
+    const v3 = (await svc.call('GET', `/v3/checks/${created.body.id}`)).body;
+    expect(v2).toEqual(v1);
+    expect(v3.intent).toEqual({
+      goal: 'buy',
+      constraints: [{ type: 'REQUIRED_OUTCOME', statement: 'order placed' }, { type: 'MUST_PRESERVE', statement: 'no double charge' }],
+    });
+    const list = await svc.call('GET', '/v3/checks?checkType=BROWSER');
+    expect(list.body[0].intent.constraints).toHaveLength(2);
+    expect(list.headers.get('content-range')).toBe('0-0/1');
+    expect((await svc.call('GET', '/v2/checks/not-a-check')).status).toBe(404);
   });
 });

@@ -70,6 +70,10 @@ describe('alert channels', () => {
     expect(gsub.body).toEqual({ alertChannelId: ch.id, checkId: null, groupId: g.id, activated: true });
     expect((await svc.call('GET', `/v1/alert-channels/${ch.id}`)).body.subscriptions).toHaveLength(2);
 
+    // The anchor sends the other id as null.
+    const anchorForm = await svc.call('PUT', `/v1/alert-channels/${ch.id}/subscriptions`, { body: { checkId: c.id, groupId: null, activated: true } });
+    expect(anchorForm.body).toEqual({ alertChannelId: ch.id, checkId: c.id, groupId: null, activated: true });
+    expectFieldError(await svc.call('PUT', `/v1/alert-channels/${ch.id}/subscriptions`, { body: { checkId: null, groupId: null } }), 'body.checkId', 'oneOf');
     expectFieldError(await svc.call('PUT', `/v1/alert-channels/${ch.id}/subscriptions`, { body: { activated: true } }), 'body.checkId', 'oneOf');
     expectFieldError(
       await svc.call('PUT', `/v1/alert-channels/${ch.id}/subscriptions`, { body: { checkId: c.id, groupId: g.id } }),

@@ -69,13 +69,20 @@ const ChannelBody = TaggedUnion(
   ),
 );
 
+/** Exactly one of checkId and groupId is given (not null); the other may be left out or null, as the anchor sends it. */
 const SubscriptionBody = Type.Object(
   {
-    checkId: Type.Optional(Type.String({ format: 'uuid' })),
-    groupId: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+    checkId: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
+    groupId: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }))),
     activated: Type.Boolean({ default: true }),
   },
-  { additionalProperties: false, oneOf: [{ required: ['checkId'] }, { required: ['groupId'] }] },
+  {
+    additionalProperties: false,
+    oneOf: [
+      { required: ['checkId'], properties: { checkId: { type: 'string' } } },
+      { required: ['groupId'], properties: { groupId: { type: 'integer' } } },
+    ],
+  },
 );
 
 const SubscriptionResult = Type.Object({

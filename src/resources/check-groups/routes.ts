@@ -62,11 +62,15 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** What a group without API check defaults reads as (the anchor always shows the object). */
+const NO_API_DEFAULTS = { url: '', headers: [], queryParameters: [], assertions: [] };
+
 function toGroup(row: GroupRow, subscriptions: Subscription[]) {
   const { data } = row;
   return {
     id: row.id,
     ...data,
+    apiCheckDefaults: data.apiCheckDefaults ?? NO_API_DEFAULTS,
     alertChannelSubscriptions: subscriptions,
     ...(data.environmentVariables ? { environmentVariables: maskSecrets(data.environmentVariables) } : {}),
     created_at: iso(row.created_at),

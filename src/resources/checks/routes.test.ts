@@ -193,11 +193,16 @@ describe('checks', () => {
     expect((await svc.call('PUT', `/v1/checks/${randomUUID()}`, { body: { script: 'x', heartbeat: hb } })).status).toBe(404);
   });
 
-  it('replaces through the typed PUT, which needs neither heartbeat nor script for other types', async () => {
-    const { body: c } = await svc.call('POST', '/v1/checks/api', { body: { ...BODIES.api, tags: ['a'] } });
+  it('updates through the typed PUT as the anchor does: the body merges, fields left out keep their values', async () => {
+    const { body: c } = await svc.call('POST', '/v1/checks/api', { body: { ...BODIES.api, tags: ['a'], muted: true } });
     const res = await svc.call('PUT', `/v1/checks/api/${c.id}`, { body: { name: 'API 2', request: { url: 'https://x.test/v2', method: 'POST' } } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ name: 'API 2', request: { url: 'https://x.test/v2', method: 'POST' }, tags: [] });
+    expect(res.body).toMatchObject({ name: 'API 2', request: { url: 'https://x.test/v2', method: 'POST' }, tags: ['a'], muted: true });
+    const renamed = await svc.call('PUT', `/v1/checks/api/${c.id}`, { body: { tags: [] } });
+    expect(renamed.body).toMatchObject({ name: 'API 2', tags: [], request: { url: 'https://x.test/v2' } });
+    expectFieldError(await svc.call('PUT', `/v1/checks/api/${c.id}`, { body: { request: { method: 'POST' } } }), 'body.request.url', 'required');
+    expectFieldError(await svc.call('PUT', `/v1/checks/api/${c.id}`, { body: { frequency: 7 } }), 'body.frequency', 'enum');
+    expect((await svc.call('GET', `/v1/checks/${c.id}`)).body).toMatchObject({ name: 'API 2', tags: [] });
     // The typed path must match the stored type.
     expectFieldError(await svc.call('PUT', `/v1/checks/browser/${c.id}`, { body: browser() }), 'body.checkType', 'immutable');
     expect((await svc.call('GET', `/v1/checks/${c.id}`)).body.checkType).toBe('API');

@@ -19,7 +19,7 @@ import {
   updateCheck,
   type CheckInput,
 } from './repository.js';
-import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema, ignoredFieldsOf } from './schemas.js';
+import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema, ignoredFieldsOf, updateBodySchema } from './schemas.js';
 import { keepStoredSecrets } from './secrets.js';
 import { saveSubscriptions, subscribeToChannels } from '../alert-channels/subscriptions.js';
 import { autoAssignQuery } from '../common.js';
@@ -65,6 +65,27 @@ const ListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/**
+ * The anchor reads checks at /v1, /v2 and /v3: the same checks; /v3 shows intent's required outcomes and
+ * must-preserve items as one typed `constraints` list.
+ */
+const READ_VERSIONS = ['v1', 'v2', 'v3'] as const;
+type ReadVersion = (typeof READ_VERSIONS)[number];
+
+function inVersion<T extends Record<string, unknown>>(version: ReadVersion, checks: T[]): T[] {
+  if (version !== 'v3') return checks;
+  return checks.map((check) => {
+    const intent = check.intent as { goal?: string; requiredOutcomes?: string[]; mustPreserve?: string[] } | null | undefined;
+    if (!intent) return check;
+    const { requiredOutcomes = [], mustPreserve = [], ...rest } = intent;
+    const constraints = [
+      ...requiredOutcomes.map((statement) => ({ type: 'REQUIRED_OUTCOME', statement })),
+      ...mustPreserve.map((statement) => ({ type: 'MUST_PRESERVE', statement })),
+    ];
+    return { ...check, intent: { ...rest, constraints } };
+  });
+}
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
@@ -121,6 +142,29 @@ export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
     });
   }
 
+  /**
+   * An update: the body's fields replace the stored ones, the rest stay, and the result is validated as a
+   * whole check of its type. `routeType` is the type a typed route names; it must be the stored type.
+   */
+  async function mergeAndSave(accountId: string, id: string, body: Record<string, unknown>, autoAssign: boolean, routeType?: CheckType) {
+    const current = await findCheckRow(sql, accountId, id);
+    if (!current) throw notFound();
+    const type = current.check_type;
+    const segment = SEGMENT_OF[type];
+    const rules = new Rules();
+    const named = body.checkType ?? routeType;
+    rules.check(named === undefined || named === type, 'body.checkType', 'immutable', `cannot change from ${type}`);
+    rules.check(segment !== undefined, 'path.id', 'checkType', `checks of type ${type} cannot be updated here`);
+    rules.throwIfAny();
+    const merged: Record<string, unknown> = { ...current.data };
+    for (const field of fieldsOf(segment!)) {
+      if (field in body) merged[field] = body[field];
+    }
+    if (!('alertChannelSubscriptions' in body)) delete merged.alertChannelSubscriptions;
+    const data = typeValidators[segment!](merged) as CheckInput;
+    return save(accountId, type, data, autoAssign, id);
+  }
+
   const typedRoutes = SEGMENTS.flatMap((segment) => {
     const type = CREATABLE_TYPES[segment];
     const body = createBodySchema(segment);
@@ -144,18 +188,54 @@ export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
         method: 'PUT',
         path: `/v1/checks/${segment}/{id}`,
         operationId: `update${opName}Check`,
-        summary: `Replace a ${TYPE_NAMES[segment]} (fields left out take their defaults)`,
+        summary: `Update a ${TYPE_NAMES[segment]}: the body merges onto the stored check, fields left out keep their values`,
         tag,
         access: 'write',
         errors: [404],
-        schema: { params: IdParams, query: AutoAssignQuery, body, responses: { 200: CheckResponse } },
+        schema: { params: IdParams, query: AutoAssignQuery, body: updateBodySchema(segment), responses: { 200: CheckResponse } },
         handler: async ({ principal, params, query, body: data }) => ({
           status: 200,
-          body: await save(principal.account.id, type, data as CheckInput, query.autoAssignAlerts, params.id),
+          body: await mergeAndSave(principal.account.id, params.id, data as Record<string, unknown>, query.autoAssignAlerts, type),
         }),
       }),
     ];
   });
+
+
+  const listRoute = (version: ReadVersion) =>
+    defineRoute({
+      method: 'GET',
+      path: `/${version}/checks`,
+      operationId: version === 'v1' ? 'listChecks' : `listChecks${version.toUpperCase()}`,
+      summary: 'List checks, optionally of one type, with some tags, by name or API URL',
+      tag,
+      access: 'read',
+      schema: { query: ListQuery, responses: { 200: Type.Array(CheckResponse) } },
+      handler: async ({ principal, query }) => {
+        const accountId = principal.account.id;
+        const filter = { checkType: query.checkType, tags: query.tag, search: query.search, apiUrlContains: query.apiCheckUrlFilterPattern, status: query.status };
+        const { rows, total } = await listCheckRows(sql, accountId, filter, query.limit, pageOffset(query));
+        return listReply(inVersion(version, await readChecks(sql, accountId, rows, { ...query, publicUrl: config.publicUrl })), total, query);
+      },
+    });
+
+  const getRoute = (version: ReadVersion) =>
+    defineRoute({
+      method: 'GET',
+      path: `/${version}/checks/{id}`,
+      operationId: version === 'v1' ? 'getCheck' : `getCheck${version.toUpperCase()}`,
+      summary: 'Retrieve a check',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: { params: IdParams, query: ReadQuery, responses: { 200: CheckResponse } },
+      handler: async ({ principal, params, query }) => {
+        const row = await findCheckRow(sql, principal.account.id, params.id);
+        if (!row) throw notFound();
+        const [check] = await readChecks(sql, principal.account.id, [row], { ...query, publicUrl: config.publicUrl });
+        return { status: 200, body: inVersion(version, [check])[0] };
+      },
+    });
 
   const anyTypeBody = TaggedUnion(
     'checkType',
@@ -178,38 +258,9 @@ export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
         body: await save(principal.account.id, (body as { checkType: CheckType }).checkType, body as unknown as CheckInput, query.autoAssignAlerts),
       }),
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/v1/checks',
-      operationId: 'listChecks',
-      summary: 'List checks, optionally of one type, with some tags, by name or API URL',
-      tag,
-      access: 'read',
-      schema: { query: ListQuery, responses: { 200: Type.Array(CheckResponse) } },
-      handler: async ({ principal, query }) => {
-        const accountId = principal.account.id;
-        const filter = { checkType: query.checkType, tags: query.tag, search: query.search, apiUrlContains: query.apiCheckUrlFilterPattern, status: query.status };
-        const { rows, total } = await listCheckRows(sql, accountId, filter, query.limit, pageOffset(query));
-        return listReply(await readChecks(sql, accountId, rows, { ...query, publicUrl: config.publicUrl }), total, query);
-      },
-    }),
+    ...READ_VERSIONS.map(listRoute),
     ...typedRoutes,
-    defineRoute({
-      method: 'GET',
-      path: '/v1/checks/{id}',
-      operationId: 'getCheck',
-      summary: 'Retrieve a check',
-      tag,
-      access: 'read',
-      errors: [404],
-      schema: { params: IdParams, query: ReadQuery, responses: { 200: CheckResponse } },
-      handler: async ({ principal, params, query }) => {
-        const row = await findCheckRow(sql, principal.account.id, params.id);
-        if (!row) throw notFound();
-        const [check] = await readChecks(sql, principal.account.id, [row], { ...query, publicUrl: config.publicUrl });
-        return { status: 200, body: check };
-      },
-    }),
+    ...READ_VERSIONS.map(getRoute),
     defineRoute({
       method: 'PUT',
       path: '/v1/checks/{id}',
@@ -222,23 +273,10 @@ export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
       access: 'write',
       errors: [404],
       schema: { params: IdParams, query: AutoAssignQuery, body: genericUpdateSchema(), responses: { 200: CheckResponse } },
-      handler: async ({ principal, params, query, body }) => {
-        const current = await findCheckRow(sql, principal.account.id, params.id);
-        if (!current) throw notFound();
-        const type = current.check_type;
-        const segment = SEGMENT_OF[type];
-        const rules = new Rules();
-        rules.check(body.checkType === undefined || body.checkType === type, 'body.checkType', 'immutable', `cannot change from ${type}`);
-        rules.check(segment !== undefined, 'path.id', 'checkType', `checks of type ${type} cannot be updated here`);
-        rules.throwIfAny();
-        const merged: Record<string, unknown> = { ...current.data };
-        for (const field of fieldsOf(segment!)) {
-          if (field in body) merged[field] = (body as Record<string, unknown>)[field];
-        }
-        if (!('alertChannelSubscriptions' in body)) delete merged.alertChannelSubscriptions;
-        const data = typeValidators[segment!](merged) as CheckInput;
-        return { status: 200, body: await save(principal.account.id, type, data, query.autoAssignAlerts, params.id) };
-      },
+      handler: async ({ principal, params, query, body }) => ({
+        status: 200,
+        body: await mergeAndSave(principal.account.id, params.id, body as Record<string, unknown>, query.autoAssignAlerts),
+      }),
     }),
     defineRoute({
       method: 'DELETE',

@@ -134,28 +134,28 @@ const UrlRequest = Type.Object(
 
 const TcpRequest = Type.Object(
   {
-    hostname: Hostname,
+    hostname: Type.Optional(Hostname),
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'The host as the anchor also takes it; give hostname or url' })),
     port: Type.Integer({ minimum: 1, maximum: 65535 }),
     data: Type.Optional(Nullable(Str(65536))),
     assertions: Assertions,
     ipFamily: IpFamily,
-    url: Type.Optional(IgnoredField()),
     body: Type.Optional(IgnoredField()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, anyOf: [{ required: ['hostname'] }, { required: ['url'] }] },
 );
 
 const DnsRequest = Type.Object(
   {
-    hostname: Hostname,
-    query: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    hostname: Type.Optional(Hostname),
+    query: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'The name to resolve (the anchor\'s field); give hostname or query' })),
     recordType: StringEnum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR', 'HTTPS'] as const, { default: 'A' }),
     nameServer: Type.Optional(Hostname),
     port: Type.Integer({ minimum: 1, maximum: 65535, default: 53 }),
     protocol: StringEnum(['UDP', 'TCP'] as const, { default: 'UDP' }),
     assertions: DnsAssertions,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, anyOf: [{ required: ['hostname'] }, { required: ['query'] }] },
 );
 
 const IcmpRequest = Type.Object(
@@ -257,6 +257,7 @@ const Intent = Type.Object(
   {
     goal: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
     requiredOutcomes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 20 })),
+    mustPreserve: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 20 })),
   },
   { additionalProperties: true, description: 'What the check protects, kept as sent' },
 );
@@ -361,7 +362,7 @@ const TYPE_SPECS: Record<TypeSegment, TypeSpec> = {
   },
   agentic: {
     fields: { ...commonFields(standardFrequency), ...foreignFields(['heartbeat', 'request', ...SCRIPT_AND_HOOKS]) },
-    required: ['name', 'intent'],
+    required: ['name'],
   },
   traceroute: {
     fields: { ...commonFields(apiFrequency), ...foreignFields(['heartbeat', ...SCRIPT_AND_HOOKS]), request: TracerouteRequest },
@@ -386,6 +387,14 @@ export function createBodySchema(segment: TypeSegment) {
   for (const [name, schema] of Object.entries(spec.fields)) {
     properties[name] = spec.required.includes(name) ? stripOptional(schema) : schema;
   }
+  return Type.Object(properties, { additionalProperties: false });
+}
+
+/** Body of PUT /v1/checks/{type}/{id}: the create body with every field optional and no defaults (it merges). */
+export function updateBodySchema(segment: TypeSegment) {
+  const create = createBodySchema(segment);
+  const properties: TProperties = {};
+  for (const [name, schema] of Object.entries(create.properties)) properties[name] = Type.Optional(stripDefaults(schema as TSchema));
   return Type.Object(properties, { additionalProperties: false });
 }
 
@@ -429,6 +438,9 @@ export function withReadDefaults(segment: TypeSegment | undefined, data: Record<
   if (!segment) return data;
   const out = { ...data };
   for (const [name, value] of Object.entries(READ_DEFAULTS[segment])) if (out[name] === undefined) out[name] = structuredClone(value);
+  // The anchor names the host a DNS monitor resolves `query`; a monitor written with hostname only reads it there too.
+  const request = out.request as { hostname?: string; query?: string } | undefined;
+  if (segment === 'dns' && request && request.query === undefined && request.hostname !== undefined) out.request = { ...request, query: request.hostname };
   return out;
 }
 

@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
 import { hashSecret } from '../../accounts/keys.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { compileValidator } from '../../http/validation.js';
 import { Nullable, NumberEnum, StringEnum } from '../../http/schemas.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
 import { iso, listAccountRows, uniqueViolation } from '../common.js';
@@ -63,6 +64,18 @@ const DashboardBody = Type.Object(
   { additionalProperties: false },
 );
 type DashboardBody = Static<typeof DashboardBody>;
+
+/** An update as the anchor takes it: any of the fields; they merge onto the stored dashboard. */
+const DashboardUpdate = Type.Object(
+  Object.fromEntries(
+    Object.entries(DashboardBody.properties).map(([name, schema]) => {
+      const { default: _d, ...rest } = schema as TSchema & { default?: unknown };
+      return [name, Type.Optional(rest as TSchema)];
+    }),
+  ),
+  { additionalProperties: false },
+);
+const validateDashboard = compileValidator('body', DashboardBody);
 
 const Dashboard = Type.Object({
   id: Type.Integer(),
@@ -223,15 +236,18 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       method: 'PUT',
       path: '/v1/dashboards/{dashboardId}',
       operationId: 'updateDashboard',
-      summary: 'Update a dashboard',
+      summary: 'Update a dashboard: the body merges onto it, fields left out keep their values',
       description: 'Making a dashboard private creates its key (rawKey shown in this response only); making it public removes its keys.',
       tag,
       access: 'write',
       errors: [404, 409],
-      schema: { params: DashboardParams, body: DashboardBody, responses: { 200: Dashboard } },
+      schema: { params: DashboardParams, body: DashboardUpdate, responses: { 200: Dashboard } },
       handler: async ({ principal, params, body }) => {
-        const data = normalise(body);
         const result = await transaction(sql, async (db) => {
+            const [current] = await db<DashboardRow[]>`select * from dashboards
+              where account_id = ${principal.account.id} and ${byIdentifier(params.dashboardId)} for update`;
+            if (!current) throw notFound();
+            const data = normalise(validateDashboard({ ...current.data, ...body }) as DashboardBody);
             const [row] = await db<DashboardRow[]>`update dashboards set custom_url = ${data.customUrl ?? null},
                 custom_domain = ${data.customDomain ?? null}, data = ${sql.json(data as never)}, updated_at = now()
               where account_id = ${principal.account.id} and ${byIdentifier(params.dashboardId)} returning *`;

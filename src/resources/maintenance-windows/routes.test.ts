@@ -41,6 +41,9 @@ describe('maintenance windows', () => {
     });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ repeatUnit: 'WEEK', repeatInterval: 1, repeatEndsAt: '2027-06-01' });
+    const daily = await svc.call('POST', '/v1/maintenance-windows', { body: { name: 'Daily', startsAt: '2026-12-01', endsAt: '2026-12-02', repeatUnit: 'DAY', repeatInterval: null } });
+    expect(daily.status, daily.text).toBe(201);
+    expect(daily.body).toMatchObject({ repeatUnit: 'DAY', repeatInterval: 1 });
   });
 
   it.each([
@@ -48,8 +51,7 @@ describe('maintenance windows', () => {
     [{ ...base, endsAt: base.startsAt }, 'body.endsAt', 'after'],
     [{ ...base, endsAt: '2026-11-30T00:00:00Z' }, 'body.endsAt', 'after'],
     [{ ...base, startsAt: 'tomorrow' }, 'body.startsAt', undefined],
-    [{ ...base, repeatUnit: 'DAY' }, 'body.repeatInterval', 'together'],
-    [{ ...base, repeatInterval: 2 }, 'body.repeatUnit', 'together'],
+    [{ ...base, repeatInterval: 2 }, 'body.repeatUnit', 'requires'],
     [{ ...base, repeatUnit: 'YEAR', repeatInterval: 1 }, 'body.repeatUnit', 'enum'],
     [{ ...base, repeatUnit: 'DAY', repeatInterval: 0 }, 'body.repeatInterval', 'minimum'],
     [{ ...base, repeatUnit: 'DAY', repeatInterval: 1.5 }, 'body.repeatInterval', 'type'],

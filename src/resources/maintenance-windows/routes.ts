@@ -83,6 +83,7 @@ function isTimeZone(name: string): boolean {
   }
 }
 
+/** Rules across fields; a repeat unit without an interval gets interval 1 here. */
 function checkRules(body: WindowBody): void {
   const rules = new Rules();
   if (body.timezone) rules.check(isTimeZone(body.timezone), 'body.timezone', 'timezone', 'must be a named IANA time zone');
@@ -95,14 +96,11 @@ function checkRules(body: WindowBody): void {
   const starts = Date.parse(body.startsAt);
   rules.check(starts < Date.parse(body.endsAt), 'body.endsAt', 'after', 'must be after startsAt');
   const repeats = body.repeatUnit !== null;
-  rules.check(
-    repeats === (body.repeatInterval !== null),
-    repeats ? 'body.repeatInterval' : 'body.repeatUnit',
-    'together',
-    'repeatUnit and repeatInterval must be given together',
-  );
+  // A unit alone repeats every unit (the anchor's form: repeatInterval defaults to null); an interval needs its unit.
+  if (repeats && body.repeatInterval === null) body.repeatInterval = 1;
+  rules.check(repeats || body.repeatInterval === null, 'body.repeatUnit', 'requires', 'is required with repeatInterval');
   if (body.repeatEndsAt !== null) {
-    rules.check(repeats, 'body.repeatEndsAt', 'requires', 'needs repeatUnit and repeatInterval');
+    rules.check(repeats, 'body.repeatEndsAt', 'requires', 'needs repeatUnit');
     rules.check(Date.parse(body.repeatEndsAt) > starts, 'body.repeatEndsAt', 'after', 'must be after startsAt');
   }
   rules.throwIfAny();

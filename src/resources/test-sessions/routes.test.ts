@@ -80,7 +80,9 @@ describe('test sessions', () => {
       ['CANCELLED', 'cancel', undefined],
     ] as const) {
       const s = await start();
-      const ended = await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/${action}`, { body });
+      const done = await svc.call('POST', `/v1/test-sessions/${s.testSessionId}/${action}`, { body });
+      expect(done.status).toBe(action === 'cancel' ? 204 : 200);
+      const ended = await svc.call('GET', `/v1/test-sessions/${s.testSessionId}`);
       expect(ended.body.status).toBe(end);
       for (const [again, againBody] of [
         ['finish', { status: 'PASSED' }],
@@ -204,7 +206,7 @@ describe("test sessions in the anchor API's shape", () => {
     expect(a.testSessionResultLink).toBe(`${svc.url}/v1/test-sessions/${id}/results/${a.testSessionResultId}`);
     const one = await svc.call('GET', `/v1/test-sessions/${id}/results/${b.testSessionResultId}`);
     expect(one.status).toBe(200);
-    expect(one.body).toEqual(b);
+    expect(one.body).toEqual({ ...b, id: b.testSessionResultId, isCancelled: true, overMaxResponseTime: false, attempts: 1, traceId: null, created_at: expect.any(String) });
     expect((await svc.call('GET', `/v1/test-sessions/${id}/results/${randomUUID()}`)).status).toBe(404);
     expect((await svc.call('GET', `/v1/test-sessions/${randomUUID()}/results/${b.testSessionResultId}`)).status).toBe(404);
     expectFieldError(await svc.call('POST', `/v1/test-sessions/${id}/results`, { body: { results: [{ checkId: randomUUID(), name: 'n', runLocation: 'x' }] } }),
@@ -261,8 +263,8 @@ describe("test sessions in the anchor API's shape", () => {
     expect(unrecorded.body).not.toHaveProperty('testSessionId');
     expectFieldError(await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [], runLocation: 'eu-west-1' } }), 'body.checkRunJobs', 'minItems');
     const cancelled = await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { body: { sequenceId: randomUUID() } });
-    expect(cancelled.status).toBe(200);
-    expect(cancelled.body.status).toBe('CANCELLED');
+    expect(cancelled.status).toBe(204);
+    expect((await svc.call('GET', `/v1/test-sessions/${res.body.testSessionId}`)).body.status).toBe('CANCELLED');
     expectFieldError(await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { body: { reason: 'x' } }), 'body.reason', 'additionalProperties');
   });
 });

@@ -33,6 +33,16 @@ const TRANSITIONS: Record<SessionState, readonly SessionState[]> = {
   CANCELLED: [],
 };
 
+const ResultDetail = Type.Object({
+  ...Result.properties,
+  id: Type.String({ format: 'uuid', description: 'The testSessionResultId' }),
+  isCancelled: Type.Boolean(),
+  overMaxResponseTime: Type.Boolean({ description: "responseTime above the check's maxResponseTime (false when either is unknown)" }),
+  attempts: Type.Integer(),
+  traceId: Type.Null(),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
 const SessionParams = Type.Object({ testSessionId: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
 
 type StoredResult = Omit<Static<typeof ResultInput>, 'testSessionResultId'> & { checkType: CheckType };
@@ -317,15 +327,31 @@ export function testSessionRoutes({ sql, config }: Deps): AnyRoute[] {
       errors: [404],
       schema: {
         params: Type.Object({ testSessionId: Type.String({ format: 'uuid' }), testSessionResultId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
-        responses: { 200: Result },
+        responses: { 200: ResultDetail },
       },
       handler: async ({ principal, params }) => {
         if (!UUID.test(params.testSessionResultId)) throw notFound();
-        const [row] = await sql<{ id: string; data: StoredResult }[]>`select r.id, r.data from test_session_results r
+        const [row] = await sql<{ id: string; data: StoredResult; created_at: Date }[]>`select r.id, r.data, r.created_at from test_session_results r
           join test_sessions s on s.id = r.test_session_id
           where r.id = ${params.testSessionResultId} and s.id = ${params.testSessionId} and s.account_id = ${principal.account.id}`;
         if (!row) throw notFound();
-        return { status: 200, body: toResult(params.testSessionId, row.id, row.data) };
+        const result = toResult(params.testSessionId, row.id, row.data);
+        const [check] = await sql<{ max: unknown }[]>`select data->'maxResponseTime' as max from checks
+          where id = ${result.checkId} and account_id = ${principal.account.id}`;
+        const max = check?.max;
+        // The anchor answers this route with a check result: its fields beside the session result's own.
+        return {
+          status: 200,
+          body: {
+            ...result,
+            id: row.id,
+            isCancelled: result.aborted,
+            overMaxResponseTime: typeof max === 'number' && result.responseTime !== null && result.responseTime > max,
+            attempts: 1,
+            traceId: null,
+            created_at: iso(row.created_at),
+          },
+        };
       },
     }),
     defineRoute({
@@ -374,15 +400,15 @@ export function testSessionRoutes({ sql, config }: Deps): AnyRoute[] {
       method: 'POST',
       path: '/v1/test-sessions/{testSessionId}/cancel',
       operationId: 'cancelTestSession',
-      summary: 'Cancel a running test session',
+      summary: 'Cancel a running test session (204, as the anchor answers)',
       tag,
       access: 'write',
       errors: [404, 409],
-      schema: { params: SessionParams, body: CancelBody, responses: { 200: TestSession } },
-      handler: async ({ principal, params }) => ({
-        status: 200,
-        body: await transition(principal.account.id, params.testSessionId, 'CANCELLED'),
-      }),
+      schema: { params: SessionParams, body: CancelBody, responses: { 204: null } },
+      handler: async ({ principal, params }) => {
+        await transition(principal.account.id, params.testSessionId, 'CANCELLED');
+        return { status: 204 };
+      },
     }),
     defineRoute({
       method: 'DELETE',

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
-import { conflict, notFound } from '../../http/errors.js';
+import { notFound } from '../../http/errors.js';
 import { PositiveId } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable } from '../../http/schemas.js';
@@ -92,10 +92,10 @@ export function triggerRoutes({ sql, config }: Deps): AnyRoute[] {
         method: 'POST',
         path,
         operationId: `create${op}`,
-        summary: `Create the trigger URL of a ${noun}`,
+        summary: `Create the trigger URL of a ${noun}; when it has one, that one is answered again`,
         tag,
         access: 'write',
-        errors: [404, 409],
+        errors: [404],
         schema: { params, responses: { 201: body } },
         handler: async ({ principal, params: p }) =>
           transaction(sql, async (db) => {
@@ -103,8 +103,9 @@ export function triggerRoutes({ sql, config }: Deps): AnyRoute[] {
             const [row] = await db<TriggerRow[]>`insert into triggers (account_id, check_id, group_id, token)
               values (${principal.account.id}, ${s.kind === 'check' ? s.id : null}, ${s.kind === 'group' ? s.id : null}, ${newToken()})
               on conflict do nothing returning *`;
-            if (!row) throw conflict(`This ${noun} has a trigger already; delete it to make a new token`);
-            return { status: 201, body: shape(row) };
+            // One trigger per check or group: creating it again gives the existing one (delete it for a new token).
+            const [existing] = row ? [row] : await db<TriggerRow[]>`select * from triggers where ${whereSubject(db, s)}`;
+            return { status: 201, body: shape(existing) };
           }),
       }),
       defineRoute({
