@@ -28,6 +28,8 @@ import { snippetRoutes } from './resources/snippets/routes.js';
 import { privateLocationRoutes } from './resources/private-locations/routes.js';
 import { clientCertificateRoutes } from './resources/client-certificates/routes.js';
 import { triggerRoutes } from './resources/triggers/routes.js';
+import { alertRoutes } from './alerts/routes.js';
+import { heartbeatRoutes } from './state/heartbeat-routes.js';
 
 export interface AppOptions {
   /** Check every reply against its declared response schema (on in tests). */
@@ -55,6 +57,8 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...privateLocationRoutes(deps),
     ...clientCertificateRoutes(deps),
     ...triggerRoutes(deps),
+    ...alertRoutes(deps),
+    ...heartbeatRoutes(deps),
     ...runtimeRoutes(),
     ...locationRoutes(),
   ];

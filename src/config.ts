@@ -53,6 +53,23 @@ export interface Config {
     inProcessWorker: boolean;
     workerConcurrency: number;
   };
+  /** Acting on results: check state, alerts and their delivery, heartbeats, maintenance. */
+  alerts: {
+    /** Off: the worker only lands results (no statuses, alerts or heartbeat misses); for measuring its cost. */
+    stateEvaluation: boolean;
+    /** How often due heartbeats, reminders and undelivered notifications are looked at. */
+    sweepIntervalMs: number;
+    deliveryAttempts: number;
+    /** First retry after this; each next one waits twice as long. */
+    retryBaseMs: number;
+    deliveryTimeoutMs: number;
+    /** smtp(s)://user:pass@host:port for email channels; unset: email deliveries fail, saying so. */
+    smtpUrl: string | undefined;
+    emailFrom: string;
+    /** An HTTP endpoint that sends SMS: POSTed {to, name, text}; unset: SMS deliveries fail, saying so. */
+    smsUrl: string | undefined;
+    smsToken: string | undefined;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -149,6 +166,17 @@ export function loadConfig(env: Env = process.env): Config {
       maxBatchSize: int(env, 'INGEST_MAX_BATCH', 1000, 1, 100_000),
       inProcessWorker,
       workerConcurrency: int(env, 'INGEST_WORKER_CONCURRENCY', 2, 1, 64),
+    },
+    alerts: {
+      stateEvaluation: bool(env, 'STATE_EVALUATION', true),
+      sweepIntervalMs: int(env, 'STATE_SWEEP_INTERVAL_MS', 5000, 50, 600_000),
+      deliveryAttempts: int(env, 'ALERT_DELIVERY_ATTEMPTS', 5, 1, 50),
+      retryBaseMs: int(env, 'ALERT_RETRY_BASE_MS', 2000, 10, 3_600_000),
+      deliveryTimeoutMs: int(env, 'ALERT_DELIVERY_TIMEOUT_MS', 10_000, 100, 120_000),
+      smtpUrl: url(env, 'SMTP_URL', undefined, ['smtp:', 'smtps:']),
+      emailFrom: str(env, 'ALERT_EMAIL_FROM', 'alerts@localhost'),
+      smsUrl: url(env, 'SMS_PROVIDER_URL', undefined, ['http:', 'https:']),
+      smsToken: env.SMS_PROVIDER_TOKEN || undefined,
     },
   };
 }

@@ -7,7 +7,8 @@ import { bootstrap } from './accounts/repository.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { IngestQueue } from './ingest/queue.js';
-import { startIngestWorker, type IngestWorkerOptions } from './ingest/worker.js';
+import type { IngestWorkerOptions } from './ingest/worker.js';
+import { startBackgroundWork } from './background.js';
 import { createStore, type Store } from './storage/clickhouse/index.js';
 import { applyClickhouseDdl } from './storage/clickhouse/ddl.js';
 import { migrate } from './storage/migrator.js';
@@ -76,15 +77,7 @@ export interface ServiceOptions extends AppOptions {
 export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<RunningService> {
   const deps = await openDependencies(config, logger);
   const worker = config.ingest.inProcessWorker
-    ? startIngestWorker({
-        redisUrl: config.redisUrl,
-        redisPrefix: config.redisPrefix,
-        store: deps.store,
-        sql: deps.sql,
-        logger,
-        concurrency: config.ingest.workerConcurrency,
-        afterInsert: options.afterInsert,
-      })
+    ? await startBackgroundWork({ config, sql: deps.sql, store: deps.store, logger, ingest: deps.ingest, afterInsert: options.afterInsert })
     : undefined;
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
   const { app } = createApp(deps, options);

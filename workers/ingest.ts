@@ -1,7 +1,9 @@
-// Ingest worker process for server mode (CLICKHOUSE_URL set): consumes the queue the API fills and
-// inserts batches into ClickHouse. In embedded mode the API process runs this worker itself.
+// Worker process for server mode (CLICKHOUSE_URL set): consumes the ingest queue the API fills, inserts
+// batches into ClickHouse and acts on them (check state, alerts, deliveries, heartbeat misses). In embedded
+// mode the API process runs this work itself.
 import { ConfigError, loadConfig } from '../src/config.js';
-import { startIngestWorker } from '../src/ingest/worker.js';
+import { startBackgroundWork } from '../src/background.js';
+import { IngestQueue } from '../src/ingest/queue.js';
 import { createLogger } from '../src/logger.js';
 import { createStore } from '../src/storage/clickhouse/index.js';
 import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
@@ -21,18 +23,13 @@ async function main() {
   const store = createStore(config);
   await store.ping();
   await applyClickhouseDdl(store, config.clickhouse.retentionDays);
-  const worker = startIngestWorker({
-    redisUrl: config.redisUrl,
-    redisPrefix: config.redisPrefix,
-    store,
-    sql,
-    logger,
-    concurrency: config.ingest.workerConcurrency,
-  });
-  logger.info({ concurrency: config.ingest.workerConcurrency }, 'ingest worker started');
+  const ingest = new IngestQueue(config.redisUrl, config.redisPrefix);
+  const worker = await startBackgroundWork({ config, sql, store, logger, ingest });
+  logger.info({ concurrency: config.ingest.workerConcurrency }, 'ingest worker, alert deliveries and state sweeper started');
   const stop = async (signal: string) => {
     logger.info({ signal }, 'ingest worker stopping');
     await worker.close();
+    await ingest.close();
     await Promise.allSettled([store.close(), sql.end({ timeout: 5 })]);
     process.exit(0);
   };

@@ -4,7 +4,8 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
 import { runsOf } from '../state/runs.js';
-import { applyBatch } from '../state/statuses.js';
+import { applyBatch, pausedRunIds } from '../state/apply.js';
+import type { DeliveryQueue } from '../alerts/deliveries.js';
 import { ResultDedup } from './dedup.js';
 import { bullConnection, bullPrefix, INGEST_QUEUE, JOB_VERSION, type IngestJob } from './queue.js';
 import { ROW_COLUMNS, type ResultRow } from './rows.js';
@@ -15,6 +16,10 @@ export interface IngestWorkerOptions {
   store: Store;
   /** Postgres: check statuses follow the results each batch lands. */
   sql: Sql;
+  /** Off: only land results (no statuses, alerts or maintenance flags). */
+  stateEvaluation?: boolean;
+  /** Where the notifications of alerts the batch raised are queued. */
+  deliveries?: DeliveryQueue;
   logger: Logger;
   concurrency?: number;
   /** Runs after ClickHouse accepted a batch and before the job completes (fault-injection point for tests). */
@@ -52,20 +57,20 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
     const layout = readableLayout(job.data);
     if ('problem' in layout) throw new UnrecoverableError(layout.problem);
     const { columns } = layout;
-    const at = (name: string) => columns.indexOf(name);
-    const [idAt, checkAt, startedAt] = [at('result_id'), at('check_id'), at('started_at')];
-    const runs = job.data.rows.map((row) => ({
-      resultId: String(row[idAt]),
-      checkId: String(row[checkAt]),
-      startedAt: Date.parse(`${String(row[startedAt]).replace(' ', 'T')}Z`),
-    }));
+    const idAt = columns.indexOf('result_id');
+    const runs = runsOf(columns, job.data.rows);
+    const evaluate = opts.stateEvaluation !== false;
     const writable = await dedup.writable(opts.store, job.data.accountId, job.data.batchId, runs);
-    const rows: ResultRow[] = job.data.rows.filter((_, i) => writable.has(runs[i].resultId));
-    await opts.store.insert('check_results', columns, rows, { insert_deduplication_token: job.data.batchId });
+    const paused = evaluate ? await pausedRunIds(opts.sql, job.data.accountId, runs) : new Set<string>();
+    const rows: ResultRow[] = job.data.rows.filter((_, i) => writable.has(runs[i].resultId)).map((row) => [...row, paused.has(String(row[idAt]))]);
+    await opts.store.insert('check_results', [...columns, 'in_maintenance'], rows, { insert_deduplication_token: job.data.batchId });
     await opts.afterInsert?.(job);
-    // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
-    // this line finds its rows landed, and applying a run twice changes nothing.
-    await applyBatch(opts.sql, job.data.accountId, runsOf(columns, job.data.rows));
+    if (evaluate) {
+      // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
+      // this line finds its rows landed, and applying a run twice changes nothing.
+      const { notifications } = await applyBatch(opts.sql, job.data.accountId, runs);
+      await opts.deliveries?.enqueue(notifications);
+    }
     return { rows: rows.length, duplicates: job.data.rows.length - rows.length };
   }
 

@@ -13,6 +13,7 @@ export interface Run {
   isDegraded: boolean;
   /** The run's own measure of its length when it has one (responseTime), else stoppedAt − startedAt. */
   durationMs: number;
+  statusCode: number | null;
   sslDaysUntilExpiry: number | null;
 }
 
@@ -22,6 +23,7 @@ export function runsOf(columns: readonly string[], rows: readonly unknown[][]): 
   const i = {
     check: at('check_id'), id: at('result_id'), started: at('started_at'), stopped: at('stopped_at'), loc: at('run_location'),
     failed: at('has_failures'), errors: at('has_errors'), degraded: at('is_degraded'), rt: at('response_time'), ssl: at('ssl_days_until_expiry'),
+    code: at('status_code'),
   };
   const num = (row: unknown[], index: number) => (index >= 0 && typeof row[index] === 'number' ? (row[index] as number) : null);
   return rows.map((row) => {
@@ -37,6 +39,7 @@ export function runsOf(columns: readonly string[], rows: readonly unknown[][]): 
       hasErrors: row[i.errors] === true,
       isDegraded: row[i.degraded] === true,
       durationMs: num(row, i.rt) ?? Math.max(0, stoppedAt - startedAt),
+      statusCode: num(row, i.code),
       sslDaysUntilExpiry: num(row, i.ssl),
     };
   });

@@ -22,7 +22,18 @@ describe('alert channels', () => {
     const res = await svc.call('POST', '/v1/alert-channels', { body });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ type: body.type, config, sendRecovery: true, sendFailure: true, sendDegraded: false, subscriptions: [] });
-    expect((await svc.call('GET', `/v1/alert-channels/${res.body.id}`)).body).toEqual(res.body);
+    expect(res.body.health).toEqual({ status: 'UNUSED', consecutiveFailures: 0, lastDeliveryAt: null, lastError: null });
+    // A webhook channel's signing key is in this response only, and stored for signing.
+    const { signingSecret, ...rest } = res.body;
+    expect(signingSecret === undefined).toBe(body.type !== 'WEBHOOK');
+    if (signingSecret) {
+      expect(signingSecret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+      const [row] = await svc.deps.sql`select signing_secret from alert_channels where id = ${res.body.id}`;
+      expect(row.signing_secret).toBe(signingSecret);
+    }
+    const read = await svc.call('GET', `/v1/alert-channels/${res.body.id}`);
+    expect(read.body).toEqual(rest);
+    expect((await svc.call('GET', '/v1/alert-channels?limit=100')).text).not.toContain('whsec_');
   });
 
   it.each([

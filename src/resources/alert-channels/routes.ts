@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { channelHealth, ChannelHealth } from '../../alerts/health.js';
 import type { Deps } from '../../deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
@@ -103,6 +105,10 @@ const Channel = Type.Object({
   sslExpiryThreshold: Type.Integer(),
   autoSubscribe: Type.Boolean(),
   subscriptions: Type.Array(SubscriptionResult),
+  health: ChannelHealth,
+  signingSecret: Type.Optional(
+    Type.String({ description: "Webhook channels: the HMAC key of their X-Monitoring-Signature header; in the response that creates the channel only" }),
+  ),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),
 });
@@ -132,7 +138,9 @@ function toSubscription(r: SubscriptionRow) {
   return { alertChannelId: r.alert_channel_id, checkId: r.check_id, groupId: r.group_id, activated: r.activated };
 }
 
-function toChannel(row: ChannelRow, subscriptions: SubscriptionRow[]) {
+type Health = Static<typeof ChannelHealth>;
+
+function toChannel(row: ChannelRow, subscriptions: SubscriptionRow[], health: Health) {
   return {
     id: row.id,
     type: row.type,
@@ -144,6 +152,7 @@ function toChannel(row: ChannelRow, subscriptions: SubscriptionRow[]) {
     sslExpiryThreshold: row.ssl_expiry_threshold,
     autoSubscribe: row.auto_subscribe,
     subscriptions: subscriptions.map(toSubscription),
+    health,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -191,7 +200,8 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
   async function read(db: Sql, accountId: string, id: number) {
     const [row] = await db<ChannelRow[]>`select * from alert_channels where id = ${id} and account_id = ${accountId}`;
     if (!row) throw notFound();
-    return toChannel(row, (await subscriptionsOf(db, [id])).get(id)!);
+    const [subs, health] = await Promise.all([subscriptionsOf(db, [id]), channelHealth(db, [id])]);
+    return toChannel(row, subs.get(id)!, health.get(id)!);
   }
 
   return [
@@ -205,8 +215,9 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       schema: { query: PageQuery, responses: { 200: Type.Array(Channel) } },
       handler: async ({ principal, query }) => {
         const { rows, total } = await listAccountRows<ChannelRow>(sql, 'alert_channels', principal.account.id, query);
-        const subs = await subscriptionsOf(sql, rows.map((r) => r.id));
-        return listReply(rows.map((r) => toChannel(r, subs.get(r.id)!)), total, query);
+        const ids = rows.map((r) => r.id);
+        const [subs, health] = await Promise.all([subscriptionsOf(sql, ids), channelHealth(sql, ids)]);
+        return listReply(rows.map((r) => toChannel(r, subs.get(r.id)!, health.get(r.id)!)), total, query);
       },
     }),
     defineRoute({
@@ -218,15 +229,17 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       access: 'write',
       schema: { body: ChannelBody, responses: { 201: Channel } },
       handler: async ({ principal, body }) => {
+        // A webhook channel signs what it sends; its key is shown here, once.
+        const signingSecret = body.type === 'WEBHOOK' ? `whsec_${randomBytes(32).toString('base64url')}` : null;
         const channel = await transaction(sql, async (tx) => {
           const [row] = await tx<ChannelRow[]>`insert into alert_channels (account_id, type, config, send_recovery, send_failure, send_degraded,
-              ssl_expiry, ssl_expiry_threshold, auto_subscribe)
+              ssl_expiry, ssl_expiry_threshold, auto_subscribe, signing_secret)
             values (${principal.account.id}, ${body.type}, ${sql.json(body.config as never)}, ${body.sendRecovery},
-              ${body.sendFailure}, ${body.sendDegraded}, ${body.sslExpiry}, ${body.sslExpiryThreshold}, ${body.autoSubscribe}) returning *`;
+              ${body.sendFailure}, ${body.sendDegraded}, ${body.sslExpiry}, ${body.sslExpiryThreshold}, ${body.autoSubscribe}, ${signingSecret}) returning *`;
           if (body.subscriptions) await replaceSubscriptions(tx, principal.account.id, row.id, body.subscriptions);
           return read(tx, principal.account.id, row.id);
         });
-        return { status: 201, body: channel };
+        return { status: 201, body: signingSecret ? { ...channel, signingSecret } : channel };
       },
     }),
     defineRoute({

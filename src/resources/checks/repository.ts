@@ -11,6 +11,7 @@ import { applyGroupSettings } from './group-settings.js';
 import { maskSecrets, type EnvVar } from './secrets.js';
 import { checkChannelsExist } from '../alert-channels/subscriptions.js';
 import { checkReferences, type References } from '../references.js';
+import { graceMs, periodMs, type HeartbeatSettings } from '../../state/heartbeats.js';
 
 export type CheckInput = Record<string, unknown> & {
   name: string;
@@ -59,10 +60,18 @@ export async function checkRules(db: Sql, accountId: string, data: CheckInput): 
     const [group] = await db<{ id: number }[]>`select id from check_groups where id = ${data.groupId} and account_id = ${accountId}`;
     rules.check(!!group, 'body.groupId', 'exists', 'names no check group of this account');
   }
+  const heartbeat = data.heartbeat as HeartbeatSettings | undefined;
+  if (heartbeat && typeof heartbeat.period === 'number') {
+    for (const [field, ms] of [['period', periodMs(heartbeat)], ['grace', graceMs(heartbeat)]] as const) {
+      rules.check(ms <= MAX_HEARTBEAT_MS, `body.heartbeat.${field}`, 'range', 'must be at most 365 days');
+    }
+  }
   await checkChannelsExist(db, accountId, data.alertChannelSubscriptions, rules);
   await checkReferences(db, accountId, data as References, rules);
   rules.throwIfAny();
 }
+
+const MAX_HEARTBEAT_MS = 365 * 86_400_000;
 
 /** Per-account cap on browser checks (unlimited when null); the account row lock serialises creators. */
 export async function enforceBrowserLimit(db: Sql, accountId: string): Promise<void> {

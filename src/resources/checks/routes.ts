@@ -23,6 +23,7 @@ import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema, ignored
 import { keepStoredSecrets } from './secrets.js';
 import { saveSubscriptions, subscribeToChannels } from '../alert-channels/subscriptions.js';
 import { autoAssignQuery } from '../common.js';
+import { expectPing, type HeartbeatSettings } from '../../state/heartbeats.js';
 
 const SEGMENTS = Object.keys(CREATABLE_TYPES) as TypeSegment[];
 const IGNORED = Object.fromEntries(SEGMENTS.map((s) => [s, ignoredFieldsOf(s)])) as Record<TypeSegment, string[][]>;
@@ -137,6 +138,8 @@ export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
         id = await insertCheck(db, accountId, type, data);
       }
       await saveSubscriptions(db, accountId, { checkId: id }, data.alertChannelSubscriptions, autoAssign);
+      // A saved heartbeat check expects its next ping a full period (and grace) from now.
+      if (type === 'HEARTBEAT') await expectPing(db, accountId, id, data.heartbeat as HeartbeatSettings, Date.now());
       if (!existingId) await subscribeToChannels(db, accountId, { checkId: id }, true);
       return readOne(db, accountId, id);
     });

@@ -1,0 +1,31 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import { describe, type AlertMessage } from '../message.js';
+
+const transports = new Map<string, Transporter>();
+
+/** One transport per SMTP URL, kept for the process (nodemailer pools the connections). */
+function transportFor(smtpUrl: string): Transporter {
+  let t = transports.get(smtpUrl);
+  if (!t) {
+    t = nodemailer.createTransport(smtpUrl);
+    transports.set(smtpUrl, t);
+  }
+  return t;
+}
+
+export async function sendEmail(config: { address: string }, message: AlertMessage, smtp: { url: string | undefined; from: string }): Promise<string> {
+  if (!smtp.url) throw new Error('SMTP_URL is not set: email channels cannot deliver');
+  const info = await transportFor(smtp.url).sendMail({
+    from: smtp.from,
+    to: config.address,
+    subject: `[${message.alertType}] ${message.title}`,
+    text: describe(message),
+    headers: { 'X-Alert-Id': message.alertId },
+  });
+  return `accepted by SMTP: ${info.response ?? info.messageId}`;
+}
+
+export function closeEmailTransports(): void {
+  for (const t of transports.values()) t.close();
+  transports.clear();
+}

@@ -1,0 +1,202 @@
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../deps.js';
+import { notFound } from '../http/errors.js';
+import { PositiveId } from '../http/ids.js';
+import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
+import { defineRoute, type AnyRoute } from '../http/route.js';
+import { Nullable, StringEnum } from '../http/schemas.js';
+import { parseWindow, TimeParam } from '../http/time.js';
+import { CHECK_TYPES } from '../resources/checks/enums.js';
+import { findCheckRow } from '../resources/checks/repository.js';
+import { ALERT_TYPES } from '../state/alerting.js';
+import type { Sql } from '../storage/postgres.js';
+
+const Window = {
+  from: Type.Optional({ ...TimeParam, description: 'Created at or after this time (unix seconds or ISO 8601)' }),
+  to: Type.Optional({ ...TimeParam, description: 'Created before this time' }),
+};
+
+const CheckAlert = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String({ description: "The check's name" }),
+    checkId: Type.String({ format: 'uuid' }),
+    alertType: StringEnum(ALERT_TYPES, { description: 'The *_REMAIN types are reminders' }),
+    checkType: StringEnum(CHECK_TYPES),
+    runLocation: Nullable(Type.String()),
+    responseTime: Nullable(Type.Number()),
+    error: Nullable(Type.String()),
+    statusCode: Nullable(Type.String()),
+    checkResultId: Nullable(Type.String({ format: 'uuid', description: 'The run that raised it; null for reminders' })),
+    silenced: Type.Boolean({ description: 'A maintenance window silenced it: recorded, not sent' }),
+    muted: Type.Boolean({ description: 'The check is muted: recorded, not sent' }),
+    incidentId: Nullable(Type.String({ format: 'uuid', description: 'The incident triggerIncident opened or resolved with it' })),
+    created_at: Type.String({ format: 'date-time' }),
+    startedAt: Type.String({ format: 'date-time', description: 'When the run (or, for a reminder, the sweep) that raised it happened' }),
+  },
+  { additionalProperties: false },
+);
+
+const Attempt = Type.Object({ at: Type.String({ format: 'date-time' }), ok: Type.Boolean(), detail: Type.String() }, { additionalProperties: false });
+
+const AlertNotification = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    type: StringEnum(['EMAIL', 'WEBHOOK', 'SLACK', 'SMS'] as const),
+    status: StringEnum(['IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const, { description: 'FAILURE: every attempt failed' }),
+    alertConfig: Type.Object({}, { additionalProperties: true, description: "The channel's configuration" }),
+    notificationResult: Nullable(Type.String({ description: 'What the far end said to the latest attempt' })),
+    timestamp: Nullable(Type.String({ format: 'date-time', description: 'When it was delivered' })),
+    attempts: Type.Array(Attempt),
+    checkType: StringEnum(CHECK_TYPES),
+    checkId: Type.String({ format: 'uuid' }),
+    checkAlertId: Type.String({ format: 'uuid' }),
+    alertChannelId: Type.Integer(),
+    checkResultId: Nullable(Type.String({ format: 'uuid' })),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+
+interface AlertRow {
+  id: string;
+  name: string;
+  check_id: string;
+  alert_type: (typeof ALERT_TYPES)[number];
+  check_type: (typeof CHECK_TYPES)[number];
+  run_location: string | null;
+  response_time: number | null;
+  status_code: number | null;
+  check_result_id: string | null;
+  silenced: boolean;
+  muted: boolean;
+  incident_id: string | null;
+  created_at: Date;
+  started_at: Date;
+}
+
+const toAlert = (r: AlertRow) => ({
+  id: r.id,
+  name: r.name,
+  checkId: r.check_id,
+  alertType: r.alert_type,
+  checkType: r.check_type,
+  runLocation: r.run_location,
+  responseTime: r.response_time,
+  error: null,
+  statusCode: r.status_code === null ? null : String(r.status_code),
+  checkResultId: r.check_result_id,
+  silenced: r.silenced,
+  muted: r.muted,
+  incidentId: r.incident_id,
+  created_at: r.created_at.toISOString(),
+  startedAt: r.started_at.toISOString(),
+});
+
+async function listAlerts(sql: Sql, accountId: string, query: { limit: number; page: number; from?: string; to?: string }, checkId?: string) {
+  const { from, to } = parseWindow(query);
+  const where = sql`a.account_id = ${accountId}
+    ${checkId ? sql`and a.check_id = ${checkId}` : sql``}
+    ${from !== undefined ? sql`and a.created_at >= ${new Date(from)}` : sql``}
+    ${to !== undefined ? sql`and a.created_at < ${new Date(to)}` : sql``}`;
+  const [rows, [{ n }]] = await Promise.all([
+    sql<AlertRow[]>`select a.*, c.name, c.check_type from check_alerts a join checks c on c.id = a.check_id
+      where ${where} order by a.created_at desc, a.id limit ${query.limit} offset ${pageOffset(query)}`,
+    sql<{ n: number }[]>`select count(*)::int as n from check_alerts a where ${where}`,
+  ]);
+  return listReply(rows.map(toAlert), n, query);
+}
+
+/** The alerts checks raised and their deliveries, newest first. */
+export function alertRoutes({ sql }: Deps): AnyRoute[] {
+  const tag = 'Alerts';
+  const AlertQuery = Type.Object({ ...PageQuery.properties, ...Window }, { additionalProperties: false });
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/check-alerts',
+      operationId: 'listCheckAlerts',
+      summary: 'Alerts raised by the checks of the account, newest first',
+      tag,
+      access: 'read',
+      schema: { query: AlertQuery, responses: { 200: Type.Array(CheckAlert) } },
+      handler: ({ principal, query }) => listAlerts(sql, principal.account.id, query),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/check-alerts/{checkId}',
+      operationId: 'listCheckAlertsOfCheck',
+      summary: 'Alerts raised by one check, newest first',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        query: AlertQuery,
+        responses: { 200: Type.Array(CheckAlert) },
+      },
+      handler: async ({ principal, params, query }) => {
+        const check = await findCheckRow(sql, principal.account.id, params.checkId);
+        if (!check) throw notFound();
+        return listAlerts(sql, principal.account.id, query, check.id);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/alert-notifications',
+      operationId: 'listAlertNotifications',
+      summary: 'Deliveries of alerts to channels, newest first, with every attempt',
+      tag,
+      access: 'read',
+      schema: {
+        query: Type.Object(
+          {
+            ...PageQuery.properties,
+            ...Window,
+            alertChannelId: Type.Optional(PositiveId),
+            hasFailures: Type.Optional(Type.Boolean({ description: 'true: deliveries that failed every attempt; false: the others' })),
+          },
+          { additionalProperties: false },
+        ),
+        responses: { 200: Type.Array(AlertNotification) },
+      },
+      handler: async ({ principal, query }) => {
+        const { from, to } = parseWindow(query);
+        const where = sql`n.account_id = ${principal.account.id}
+          ${query.alertChannelId !== undefined ? sql`and n.alert_channel_id = ${query.alertChannelId}` : sql``}
+          ${query.hasFailures === true ? sql`and n.status = 'FAILURE'` : query.hasFailures === false ? sql`and n.status <> 'FAILURE'` : sql``}
+          ${from !== undefined ? sql`and n.created_at >= ${new Date(from)}` : sql``}
+          ${to !== undefined ? sql`and n.created_at < ${new Date(to)}` : sql``}`;
+        type Row = {
+          id: string; channel_type: 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS'; status: 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
+          config: Record<string, unknown>; notification_result: string | null; sent_at: Date | null; attempts: { at: string; ok: boolean; detail: string }[];
+          check_type: (typeof CHECK_TYPES)[number]; check_id: string; alert_id: string; alert_channel_id: number; check_result_id: string | null; created_at: Date;
+        };
+        const [rows, [{ n }]] = await Promise.all([
+          sql<Row[]>`select n.id, n.channel_type, n.status, ch.config, n.notification_result, n.sent_at, n.attempts, c.check_type,
+              a.check_id, n.alert_id, n.alert_channel_id, a.check_result_id, n.created_at
+            from alert_notifications n join check_alerts a on a.id = n.alert_id join checks c on c.id = a.check_id
+            join alert_channels ch on ch.id = n.alert_channel_id
+            where ${where} order by n.created_at desc, n.id limit ${query.limit} offset ${pageOffset(query)}`,
+          sql<{ n: number }[]>`select count(*)::int as n from alert_notifications n where ${where}`,
+        ]);
+        const body = rows.map((r) => ({
+          id: r.id,
+          type: r.channel_type,
+          status: r.status,
+          alertConfig: r.config,
+          notificationResult: r.notification_result,
+          timestamp: r.sent_at ? r.sent_at.toISOString() : null,
+          attempts: r.attempts,
+          checkType: r.check_type,
+          checkId: r.check_id,
+          checkAlertId: r.alert_id,
+          alertChannelId: r.alert_channel_id,
+          checkResultId: r.check_result_id,
+          created_at: r.created_at.toISOString(),
+        }));
+        return listReply(body, n, query);
+      },
+    }),
+  ];
+}
