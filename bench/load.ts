@@ -6,6 +6,8 @@ export interface LoadSpec {
   path: string;
   key: string;
   body?: string;
+  /** A new body for every request (instead of `body`), e.g. results that move forward in time. */
+  bodies?: () => string;
   connections: number;
   durationSeconds: number;
 }
@@ -52,8 +54,9 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
         method: spec.method,
         connections: spec.connections,
         duration: spec.durationSeconds,
-        headers: { authorization: `Bearer ${spec.key}`, ...(spec.body ? { 'content-type': 'application/json' } : {}) },
+        headers: { authorization: `Bearer ${spec.key}`, ...(spec.body || spec.bodies ? { 'content-type': 'application/json' } : {}) },
         body: spec.body,
+        ...(spec.bodies ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: spec.bodies!() }) }] } : {}),
         timeout: 30,
       },
       (err, res) => (err ? reject(err) : resolve(res)),

@@ -6,19 +6,16 @@
  * report's compiled SQL straight on the store for the engine floor, writes bench/results/<timestamp>.json
  * (and, for a full run, the table in bench/README.md), and tears everything down.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
 import { latencyStats, load, round, type LoadResult } from './load.js';
-import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
+import type { FloorRequest } from './protocol.js';
+import { benchEnvironment, ROOT, runCli, ServiceUnderTest, settle } from './harness.js';
 import { evaluateTargets, writeReadme, type BenchResults, type ScenarioResult } from './results.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
 
 /** Quick keeps the wide data set whole (scenario 2's target is about it) and shrinks the rest. */
@@ -32,81 +29,8 @@ const INGEST_BATCH = 1000;
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
-const runId = randomBytes(4).toString('hex');
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'monitoring-bench-'));
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  DATABASE_URL: `postgres://postgres@127.0.0.1:5432/monitoring_bench_${runId}`,
-  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-  REDIS_PREFIX: `bench:${runId}:`,
-  DATA_DIR: dataDir,
-  HOST: '127.0.0.1',
-  PORT: '0',
-  LOG_LEVEL: 'warn',
-  // An unused admin key, so first start does not print a generated one.
-  BOOTSTRAP_API_KEY: `bench_bootstrap_${randomBytes(24).toString('hex')}`,
-};
-delete env.CLICKHOUSE_URL;
-
-/** The CLI, as a user runs it; stdout is the command's answer, stderr (progress bars) passes through. */
-function cli(...args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`cli ${args[0]} exited ${code}`))));
-  });
-}
-
-class ServiceUnderTest {
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: ServiceReply) => void; reject: (e: Error) => void }>();
-  private constructor(
-    readonly child: ChildProcess,
-    readonly url: string,
-  ) {}
-
-  static start(): Promise<ServiceUnderTest> {
-    const child = fork(path.join(ROOT, 'bench/service.ts'), [], { cwd: ROOT, env, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    return new Promise((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`service exited during start-up (${code})`)));
-      child.once('message', (msg: { type: string; url: string }) => {
-        const svc = new ServiceUnderTest(child, msg.url);
-        child.removeAllListeners('exit');
-        child.on('message', (m: ServiceReply & { id: number; message?: string }) => svc.settle(m));
-        child.on('exit', (code) => {
-          for (const p of svc.pending.values()) p.reject(new Error(`service exited (${code})`));
-          svc.pending.clear();
-        });
-        resolve(svc);
-      });
-    });
-  }
-
-  private settle(m: ServiceReply & { id: number; message?: string }) {
-    const p = this.pending.get(m.id);
-    if (!p) return;
-    this.pending.delete(m.id);
-    if ((m as { type: string }).type === 'error') p.reject(new Error(m.message));
-    else p.resolve(m);
-  }
-
-  ask<T extends ServiceReply['type']>(msg: ServiceMessage & { type: T }): Promise<Extract<ServiceReply, { type: T }>> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (r: ServiceReply) => void, reject });
-      this.child.send({ ...msg, id });
-    });
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((r) => this.child.once('exit', r));
-    this.child.kill('SIGTERM');
-    await exited;
-  }
-}
+const { runId, dataDir, env } = benchEnvironment();
+const cli = (...args: string[]) => runCli(env, ...args);
 
 interface Scenario {
   id: string;
@@ -150,7 +74,7 @@ async function main() {
     const seeding = { wideRows: wide.rows, manyRows: many.rows, seconds: seconds(Date.now() - seedStarted), rowsPerSecond: Math.round((wide.rows + many.rows) / ((Date.now() - seedStarted) / 1000)) };
     log(`seeded ${wide.rows + many.rows} rows in ${seeding.seconds} s`);
 
-    service = await ServiceUnderTest.start();
+    service = await ServiceUnderTest.start(env);
     const svc = service;
     sampler = setInterval(() => {
       svc.ask({ type: 'memory' }).then((m) => (peakRss = Math.max(peakRss, m.peakRssBytes)), () => {});
@@ -247,11 +171,6 @@ async function main() {
     await deleteKeysWithPrefix(env.REDIS_URL!, env.REDIS_PREFIX!).catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-async function settle(svc: ServiceUnderTest): Promise<void> {
-  await svc.ask({ type: 'settle' });
-  await new Promise((r) => setTimeout(r, 250));
 }
 
 /** The engine floor: the scenario's compiled SQL straight on the store, as many times as the HTTP run made requests. */

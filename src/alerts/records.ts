@@ -34,26 +34,37 @@ export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly R
     from alert_subscriptions s join alert_channels c on c.id = s.alert_channel_id
     where s.activated and c.account_id = ${accountId}
       and (s.check_id = any(${checkIds}::uuid[]) or s.group_id = any(${groupIds}::bigint[]))`;
+  const incidents: (string | null)[] = [];
+  for (const alert of alerts) incidents.push(alert.check.triggerIncident ? await trackIncident(tx, accountId, alert) : null);
+  const rows = await tx<{ id: string }[]>`insert into check_alerts ${tx(
+    alerts.map((alert, i) => ({
+      account_id: accountId,
+      check_id: alert.check.id,
+      alert_type: alert.type,
+      check_result_id: alert.run?.resultId ?? null,
+      run_location: alert.run?.location ?? null,
+      response_time: alert.run?.durationMs ?? null,
+      status_code: alert.run?.statusCode ?? null,
+      started_at: new Date(alert.at),
+      silenced: alert.silenced,
+      muted: alert.check.muted,
+      incident_id: incidents[i],
+    })),
+  )} returning id`;
   const notify: { account_id: string; alert_id: string; alert_channel_id: number; channel_type: string }[] = [];
-  for (const alert of alerts) {
-    const incidentId = await trackIncident(tx, accountId, alert);
-    const [row] = await tx<{ id: string }[]>`insert into check_alerts
-        (account_id, check_id, alert_type, check_result_id, run_location, response_time, status_code, started_at, silenced, muted, incident_id)
-      values (${accountId}, ${alert.check.id}, ${alert.type}, ${alert.run?.resultId ?? null}, ${alert.run?.location ?? null},
-        ${alert.run?.durationMs ?? null}, ${alert.run?.statusCode ?? null}, ${new Date(alert.at)}, ${alert.silenced}, ${alert.check.muted}, ${incidentId})
-      returning id`;
-    if (alert.silenced || alert.check.muted) continue;
+  alerts.forEach((alert, i) => {
+    if (alert.silenced || alert.check.muted) return;
     const send = SEND_COLUMN[alertKind(alert.type)];
     const channels = new Map<number, string>();
     for (const s of subscriptions) {
       if (s.check_id !== alert.check.id && (s.group_id === null || s.group_id !== alert.check.groupId)) continue;
       if (s[send]) channels.set(s.id, s.type);
     }
-    for (const [channelId, type] of channels) notify.push({ account_id: accountId, alert_id: row.id, alert_channel_id: channelId, channel_type: type });
-  }
+    for (const [channelId, type] of channels) notify.push({ account_id: accountId, alert_id: rows[i].id, alert_channel_id: channelId, channel_type: type });
+  });
   if (!notify.length) return [];
-  const rows = await tx<{ id: string }[]>`insert into alert_notifications ${tx(notify)} returning id`;
-  return rows.map((r) => r.id);
+  const sent = await tx<{ id: string }[]>`insert into alert_notifications ${tx(notify)} returning id`;
+  return sent.map((r) => r.id);
 }
 
 /** triggerIncident: a failure opens the check's incident (one at a time), a recovery resolves it. */

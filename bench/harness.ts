@@ -1,0 +1,97 @@
+/** What every bench run shares: its own database, Redis prefix and data directory, the CLI, the service under test. */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ServiceMessage, ServiceReply } from './protocol.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** A fresh database, Redis prefix and data directory for one bench run, and the environment naming them. */
+export function benchEnvironment() {
+  const runId = randomBytes(4).toString('hex');
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'monitoring-bench-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: `postgres://postgres@127.0.0.1:5432/monitoring_bench_${runId}`,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_PREFIX: `bench:${runId}:`,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    // An unused admin key, so first start does not print a generated one.
+    BOOTSTRAP_API_KEY: `bench_bootstrap_${randomBytes(24).toString('hex')}`,
+  };
+  delete env.CLICKHOUSE_URL;
+  return { runId, dataDir, env };
+}
+
+/** The CLI, as a user runs it; stdout is the command's answer, stderr (progress bars) passes through. */
+export function runCli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`cli ${args[0]} exited ${code}`))));
+  });
+}
+
+/** bench/service.ts in a child process, asked over IPC. */
+export class ServiceUnderTest {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (r: ServiceReply) => void; reject: (e: Error) => void }>();
+  private constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {}
+
+  static start(env: NodeJS.ProcessEnv): Promise<ServiceUnderTest> {
+    const child = fork(path.join(ROOT, 'bench/service.ts'), [], { cwd: ROOT, env, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    return new Promise((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`service exited during start-up (${code})`)));
+      child.once('message', (msg: { type: string; url: string }) => {
+        const svc = new ServiceUnderTest(child, msg.url);
+        child.removeAllListeners('exit');
+        child.on('message', (m: ServiceReply & { id: number; message?: string }) => svc.settle(m));
+        child.on('exit', (code) => {
+          for (const p of svc.pending.values()) p.reject(new Error(`service exited (${code})`));
+          svc.pending.clear();
+        });
+        resolve(svc);
+      });
+    });
+  }
+
+  private settle(m: ServiceReply & { id: number; message?: string }) {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if ((m as { type: string }).type === 'error') p.reject(new Error(m.message));
+    else p.resolve(m);
+  }
+
+  ask<T extends ServiceReply['type']>(msg: ServiceMessage & { type: T }): Promise<Extract<ServiceReply, { type: T }>> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (r: ServiceReply) => void, reject });
+      this.child.send({ ...msg, id });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/** Waits until the engine has finished what earlier load queued (see bench/service.ts), then a moment more. */
+export async function settle(svc: ServiceUnderTest): Promise<void> {
+  await svc.ask({ type: 'settle' });
+  await new Promise((r) => setTimeout(r, 250));
+}
