@@ -36,13 +36,13 @@ function memory() {
 async function handle(msg: ServiceMessage): Promise<ServiceReply> {
   switch (msg.type) {
     case 'floor': {
-      const { sql, params } = compile(msg.request);
+      const { sql, params, settings } = compile(msg.request);
       const wallMs: number[] = [];
       const engineMs: number[] = [];
       let rowsRead = 0;
       for (let i = 0; i < msg.runs; i++) {
         const started = performance.now();
-        const { stats } = await store.queryWithStats(sql, params);
+        const { stats } = await store.queryWithStats(sql, params, { settings });
         wallMs.push(performance.now() - started);
         engineMs.push(stats.elapsedMs);
         rowsRead = stats.rowsRead;

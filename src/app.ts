@@ -94,7 +94,18 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
       }
       if (hasContent || !bodyOptional) input.body = checkBody(ctx.request.body);
     }
-    const reply = await route.handler({ ...input, principal: ctx.state.principal });
+    // A client that hangs up before the answer aborts the work that honours the signal (analytics queries).
+    const aborted = new AbortController();
+    const onClose = () => {
+      if (!ctx.res.writableEnded) aborted.abort();
+    };
+    ctx.req.once('close', onClose);
+    let reply;
+    try {
+      reply = await route.handler({ ...input, principal: ctx.state.principal, context: { requestId: ctx.state.requestId as string, signal: aborted.signal } });
+    } finally {
+      ctx.req.off('close', onClose);
+    }
     checkResponse.get(reply.status)?.(reply.body);
     ctx.status = reply.status;
     if (reply.headers) ctx.set(reply.headers);

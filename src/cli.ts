@@ -10,6 +10,7 @@ import type { SeedCheck } from './seed/generator.js';
 import { createChecksOverHttp, HttpClient, seedOverHttp } from './seed/http.js';
 import { createSeedChecks, seedBulk, totalRuns, type SeedPlan } from './seed/seeder.js';
 import { closeDependencies, openDependencies } from './service.js';
+import { rollupDdl } from './analytics/rollups.js';
 import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -25,6 +26,10 @@ Commands:
                                             give an account its own rate limit (--points 0 restores the default)
   set-browser-limit --account ID (--max N | --unlimited)
                                             cap the number of browser checks of an account (402 past it)
+  rollup-ddl                                print the rollup DDL (sql/clickhouse/0006_rollups.sql is its output)
+  backfill-rollups [--from DATE] [--to DATE]
+                                            fill the rollups from runs stored before they existed (idempotent;
+                                            safe while ingest runs; stop the service first in embedded mode)
   seed [--checks N] [--types api,icmp,...] [--days D] [--frequency MIN] [--locations L] [--seed S]
        [--account ID] [--http URL --key KEY] [--batch N]
                                             create N checks and generate D days of realistic results for
@@ -89,6 +94,10 @@ async function run(argv: string[]): Promise<void> {
     strict: true,
   });
   switch (command) {
+    case 'rollup-ddl': {
+      process.stdout.write(rollupDdl());
+      return;
+    }
     case 'migrate': {
       const applied = await withDatabase((sql) => migrate(sql));
       console.log(applied.length ? `Applied migrations ${applied.join(', ')}` : 'Nothing to apply');

@@ -38,6 +38,10 @@ export interface Config {
     password: string;
     database: string;
     retentionDays: number;
+    /** How long each rollup tier keeps its buckets (longer than raw rows: a year of daily reports stays cheap). */
+    rollupRetentionDays: { hour: number; day: number };
+    /** Set: the DDL is created ON CLUSTER with replicated tables and Distributed tables in front (docs/scaling.md). */
+    cluster: string | undefined;
   };
   dataDir: string;
   logLevel: LogLevel;
@@ -114,6 +118,14 @@ function url(env: Env, name: string, fallback: string | undefined, protocols: st
   return raw;
 }
 
+/** A ClickHouse name (cluster) used as an identifier in DDL: letters, digits and underscores only. */
+function identifier(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(raw)) throw new ConfigError(name, 'use letters, digits and underscores (a ClickHouse cluster name)');
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = str(env, 'LOG_LEVEL', 'info');
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -148,6 +160,11 @@ export function loadConfig(env: Env = process.env): Config {
       password: str(env, 'CLICKHOUSE_PASSWORD', ''),
       database: str(env, 'CLICKHOUSE_DATABASE', 'default'),
       retentionDays: int(env, 'CLICKHOUSE_RETENTION_DAYS', 400, 1, 36500),
+      rollupRetentionDays: {
+        hour: int(env, 'CLICKHOUSE_ROLLUP_HOUR_RETENTION_DAYS', 800, 1, 36500),
+        day: int(env, 'CLICKHOUSE_ROLLUP_DAY_RETENTION_DAYS', 3650, 1, 36500),
+      },
+      cluster: identifier(env, 'CLICKHOUSE_CLUSTER'),
     },
     dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
     logLevel: logLevel as LogLevel,

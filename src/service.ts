@@ -51,7 +51,7 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
     sql = connectPostgres(config.databaseUrl);
     const applied = await migrate(sql);
     if (applied.length) logger.info({ versions: applied }, 'applied Postgres migrations');
-    await applyClickhouseDdl(store, config.clickhouse.retentionDays).catch((err: Error) => {
+    await applyClickhouseDdl(store, config.clickhouse).catch((err: Error) => {
       throw new UnreachableError(`Cannot prepare ${clickhouseName}: ${err.message}`);
     });
   } catch (err) {

@@ -22,7 +22,7 @@ async function main() {
   const sql = connectPostgres(config.databaseUrl, 4);
   const store = createStore(config);
   await store.ping();
-  await applyClickhouseDdl(store, config.clickhouse.retentionDays);
+  await applyClickhouseDdl(store, config.clickhouse);
   const ingest = new IngestQueue(config.redisUrl, config.redisPrefix);
   const worker = await startBackgroundWork({ config, sql, store, logger, ingest });
   logger.info({ concurrency: config.ingest.workerConcurrency }, 'ingest worker, alert deliveries and state sweeper started');

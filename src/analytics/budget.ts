@@ -2,15 +2,15 @@ import type { QueryBudget } from '../config.js';
 import { HttpError } from '../http/errors.js';
 
 /**
- * The budget as a SETTINGS clause. Settings cannot be query parameters; these numbers come from the
+ * The budget as engine settings, passed with the query (Store QueryOptions). These numbers come from the
  * validated configuration, never from a request, and are checked again here.
  */
-export function budgetSettings(budget: QueryBudget): string {
+export function budgetSettings(budget: QueryBudget): Record<string, number> {
   const { maxSeconds, maxMemoryBytes } = budget;
   if (!Number.isInteger(maxSeconds) || maxSeconds < 1 || !Number.isInteger(maxMemoryBytes) || maxMemoryBytes < 1) {
     throw new Error(`Invalid analytics query budget: ${JSON.stringify(budget)}`);
   }
-  return `SETTINGS max_execution_time = ${maxSeconds}, max_memory_usage = ${maxMemoryBytes}`;
+  return { max_execution_time: maxSeconds, max_memory_usage: maxMemoryBytes };
 }
 
 // ClickHouse error codes for a query stopped by its limits.

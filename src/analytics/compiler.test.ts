@@ -13,6 +13,7 @@ const base: ReportRequest = {
   limit: 10,
   page: 1,
   budget: { maxSeconds: 30, maxMemoryBytes: 1_000_000_000 },
+  precision: 'exact',
 };
 
 function rejection(req: ReportRequest): HttpError {
@@ -171,18 +172,70 @@ describe('report compiler', () => {
   });
 
   it('bounds every query by the configured time and memory budget', () => {
-    expect(compileReport(base).sql).toMatch(/\nSETTINGS max_execution_time = 30, max_memory_usage = 1000000000$/);
-    expect(compileSummary(base.accountId, [base.checkId], base.window, base.budget).sql).toMatch(/SETTINGS max_execution_time = 30, max_memory_usage = 1000000000$/);
+    // The budget travels with the query as settings (Store QueryOptions), never in the SQL text.
+    for (const compiled of [compileReport(base), compileReport({ ...base, precision: 'auto' }), compileSummary(base.accountId, [base.checkId], base.window, base.budget)]) {
+      expect(compiled.settings).toEqual({ max_execution_time: 30, max_memory_usage: 1_000_000_000 });
+      expect(compiled.sql).not.toContain('SETTINGS');
+    }
     expect(() => compileReport({ ...base, budget: { maxSeconds: 1.5, maxMemoryBytes: 1 } })).toThrow();
     expect(() => compileReport({ ...base, budget: { maxSeconds: 30, maxMemoryBytes: Number.NaN } })).toThrow();
   });
 
   it('compiles the summary of many checks to one query over an array parameter', () => {
     const ids = [base.checkId, '55555555-5555-4555-8555-555555555555'];
-    const { sql, params } = compileSummary(base.accountId, ids, base.window, base.budget);
+    const { sql, params } = compileSummary(base.accountId, ids, base.window, base.budget, 'exact');
     expect(sql).toContain('check_id IN {checkIds:Array(UUID)}');
     expect(sql).toContain('GROUP BY check_id');
     expect(params.checkIds).toEqual(ids);
     expect(() => compileSummary(base.accountId, ["' OR 1=1"], base.window, base.budget)).toThrow();
+  });
+});
+
+describe('report compiler on rollups', () => {
+  const auto = { ...base, precision: 'auto' as const };
+  const HOUR = 3_600_000;
+  const DAY = 24 * HOUR;
+
+  it('reads the aligned middle from the coarsest tier a bucket allows and the ragged edges from raw rows', () => {
+    const day = compileReport({ ...auto, aggregationInterval: 1440, window: { from: Date.UTC(2026, 9, 1), to: Date.UTC(2026, 10, 1) } });
+    expect(day.tiers).toEqual(['day']);
+    expect(day.sql).toContain('FROM check_results_1d WHERE');
+    expect(day.sql).not.toContain('FROM check_results WHERE');
+    const ragged = compileReport({ ...auto, window: { from: Date.UTC(2026, 9, 1) + 90 * 60_000, to: Date.UTC(2026, 9, 9) + 30 * 60_000 } });
+    expect(ragged.tiers.sort()).toEqual(['day', 'hour']);
+    expect(ragged.sql).toContain('FROM check_results_1d WHERE');
+    expect(ragged.sql).toContain('FROM check_results_1h WHERE');
+    expect(ragged.sql).toContain('FROM check_results WHERE');
+    expect(ragged.sql).toContain('UNION ALL');
+    const hourly = compileReport({ ...auto, aggregationInterval: 60, window: { from: Date.UTC(2026, 9, 1), to: Date.UTC(2026, 9, 3) } });
+    expect(hourly.tiers).toEqual(['hour']);
+  });
+
+  it('falls back to raw rows for sub-hour buckets, raw metrics, windows no tier covers, and precision=exact', () => {
+    const window = { from: Date.UTC(2026, 9, 1), to: Date.UTC(2026, 9, 8) };
+    expect(compileReport({ ...auto, window, aggregationInterval: 30 }).tiers).toEqual([]);
+    expect(compileReport({ ...auto, window, aggregationInterval: 90 }).tiers).toEqual([]);
+    expect(compileReport({ ...auto, window, metrics: ['responseTime'] }).tiers).toEqual([]);
+    expect(compileReport({ ...auto, window: { from: Date.UTC(2026, 9, 1, 10, 5), to: Date.UTC(2026, 9, 1, 10, 55) } }).tiers).toEqual([]);
+    expect(compileReport({ ...base, window }).tiers).toEqual([]);
+  });
+
+  it('merges partial aggregates: exact sums, counts, extremes and variance, percentiles from sketches', () => {
+    const all = ['availability', 'retries', ...SUFFIXES.map((s) => `responseTime_${s}`)];
+    const { sql, metrics } = compileReport({ ...auto, metrics: all, window: { from: 0, to: 30 * DAY } });
+    expect(metrics).toHaveLength(all.length);
+    expect(sql).toContain('100 * sum(passed) / sum(runs)');
+    expect(sql).toContain('sum(response_time__sum) / sum(response_time__n)');
+    expect(sql).toContain('min(response_time__min)');
+    expect(sql).toContain('sqrt(varPopMerge(response_time__var))');
+    expect(sql).toContain('quantilesDDMerge(0.005, 0.5, 0.9, 0.95, 0.99)(response_time__q)[3]');
+    expect(sql).toContain('HAVING sum(runs) > 0');
+  });
+
+  it('keeps request values out of the SQL text on this path too', () => {
+    const a = compileReport({ ...auto, aggregationInterval: 1440, filterByStatus: ['failure'], groupBy: 'runLocation', window: { from: 0, to: 10 * DAY } });
+    const b = compileReport({ ...auto, aggregationInterval: 1440, filterByStatus: ['success'], groupBy: 'runLocation', window: { from: DAY, to: 11 * DAY }, checkId: '33333333-3333-4333-8333-333333333333' });
+    expect(a.sql).toBe(b.sql);
+    expect(a.params).not.toEqual(b.params);
   });
 });

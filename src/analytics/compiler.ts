@@ -18,6 +18,8 @@ import {
 import type { QueryBudget } from '../config.js';
 import { budgetSettings } from './budget.js';
 import type { Window } from './windows.js';
+import { part, planSources, sketchAt, type Part, type SourcePlan } from './rollups.js';
+import { unionOfSources, type Key } from './sources.js';
 
 export const STATUSES = ['success', 'failure'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -39,12 +41,21 @@ export interface ReportRequest {
   limit: number;
   page: number;
   budget: QueryBudget;
+  /** `exact`: raw rows only, exact percentiles. Otherwise rollups serve what they can (docs/analytics.md). */
+  precision?: Precision;
 }
+
+export const PRECISIONS = ['auto', 'exact'] as const;
+export type Precision = (typeof PRECISIONS)[number];
 
 export interface CompiledReport {
   sql: string;
   params: QueryParams;
+  /** The query budget, passed to the store with the query. */
+  settings: Record<string, number>;
   mode: 'raw' | 'aggregated';
+  /** The tiers the query reads besides raw rows (empty: raw rows only). */
+  tiers: string[];
   /** In request order; metric i is selected as column `m{i}`. */
   metrics: ParsedMetric[];
   groupBy?: GroupBy;
@@ -139,7 +150,34 @@ function parseRequest(req: ReportRequest) {
  * `{name:Type}` parameters. Metrics are selected as `m0, m1, …` so no requested name reaches the text.
  */
 export function compileReport(req: ReportRequest): CompiledReport {
-  const { metrics, mode, bucketMs, hasFailures, groupBy } = parseRequest(req);
+  const parsed = parseRequest(req);
+  if (parsed.mode === 'aggregated' && req.precision !== 'exact') {
+    const plan = planSources(req.window.from, req.window.to, parsed.bucketMs);
+    if (plan.rollups.length) return compileFromRollups(req, parsed, plan);
+  }
+  return compileFromRaw(req, parsed);
+}
+
+type Parsed = ReturnType<typeof parseRequest>;
+
+function pagingOf(parsed: Parsed) {
+  return parsed.groupBy ? 'LIMIT {offset:UInt64}, {limit:UInt64} BY g' : 'LIMIT {limit:UInt64} OFFSET {offset:UInt64}';
+}
+
+function baseParams(req: ReportRequest, parsed: Parsed): QueryParams {
+  return {
+    accountId: req.accountId,
+    checkId: req.checkId,
+    limit: req.limit,
+    offset: (req.page - 1) * req.limit,
+    ...(parsed.bucketMs !== undefined ? { bucketMs: parsed.bucketMs } : {}),
+    ...(parsed.hasFailures !== undefined ? { hasFailures: parsed.hasFailures } : {}),
+  };
+}
+
+/** Every row of the window read from check_results: raw metrics, and exact aggregates. */
+function compileFromRaw(req: ReportRequest, parsed: Parsed): CompiledReport {
+  const { metrics, mode, bucketMs, hasFailures, groupBy } = parsed;
   const where = [...SCOPE, 'check_id = {checkId:UUID}', ...(hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}'])];
   const select: string[] = [];
   const order: string[] = [];
@@ -164,28 +202,107 @@ export function compileReport(req: ReportRequest): CompiledReport {
     // Buckets (and windows) without runs produce no row rather than a row of NULLs.
     body = `${keys.length ? `GROUP BY ${keys.join(', ')} ` : ''}HAVING count() > 0`;
   }
-  const paging = groupBy ? 'LIMIT {offset:UInt64}, {limit:UInt64} BY g' : 'LIMIT {limit:UInt64} OFFSET {offset:UInt64}';
   const sql = [
     `SELECT ${select.join(', ')}`,
     'FROM check_results',
     `WHERE ${where.join(' AND ')}`,
     body,
     order.length ? `ORDER BY ${order.join(', ')}` : '',
-    paging,
-    budgetSettings(req.budget),
+    pagingOf(parsed),
   ]
     .filter(Boolean)
     .join('\n');
-  const params: QueryParams = {
-    accountId: req.accountId,
-    checkId: req.checkId,
-    ...windowParams(req.window),
-    limit: req.limit,
-    offset: (req.page - 1) * req.limit,
-    ...(bucketMs !== undefined ? { bucketMs } : {}),
-    ...(hasFailures !== undefined ? { hasFailures } : {}),
+  return {
+    sql,
+    params: { ...baseParams(req, parsed), ...windowParams(req.window) },
+    settings: budgetSettings(req.budget),
+    mode,
+    metrics,
+    groupBy,
+    bucketed: bucketMs !== undefined,
+    tiers: [],
   };
-  return { sql, params, mode, metrics, groupBy, bucketed: bucketMs !== undefined };
+}
+
+/** The parts of each metric column an aggregated metric reads from rollups. */
+function partsOf(metrics: readonly ParsedMetric[]): Map<string, Set<Part>> {
+  const columns = new Map<string, Set<Part>>();
+  for (const m of metrics) {
+    if (m.kind !== 'aggregated') continue;
+    const parts = columns.get(m.def.column) ?? new Set<Part>(['n']);
+    if (m.suffix === 'avg' || m.suffix === 'sum') parts.add('sum');
+    else if (m.suffix === 'min' || m.suffix === 'max') parts.add(m.suffix);
+    else if (m.suffix === 'stddev') parts.add('var');
+    else parts.add('q');
+    columns.set(m.def.column, parts);
+  }
+  return columns;
+}
+
+/** An aggregated metric over merged partial aggregates: exact for counts, sums, averages, min, max, stddev. */
+export function mergedExpression(m: ParsedMetric): string {
+  if (m.kind === 'run') return m.metric === 'availability' ? 'if(sum(runs) = 0, NULL, 100 * sum(passed) / sum(runs))' : 'sum(retried)';
+  if (m.kind === 'raw') throw new Error('raw metrics are never read from rollups');
+  const c = m.def.column;
+  const none = `sum(${part(c, 'n')}) = 0`;
+  switch (m.suffix) {
+    case 'avg':
+      return `if(${none}, NULL, sum(${part(c, 'sum')}) / sum(${part(c, 'n')}))`;
+    case 'sum':
+      return `if(${none}, NULL, sum(${part(c, 'sum')}))`;
+    case 'min':
+      return `min(${part(c, 'min')})`;
+    case 'max':
+      return `max(${part(c, 'max')})`;
+    case 'stddev':
+      return `if(${none}, NULL, sqrt(varPopMerge(${part(c, 'var')})))`;
+    default:
+      return `if(${none}, NULL, ${sketchAt(part(c, 'q'), QUANTILE_LEVELS[m.suffix])})`;
+  }
+}
+
+/**
+ * The window's aligned middle read from rollups, its ragged edges from raw rows (planSources), merged per
+ * group and bucket. Every value but the percentiles is exact; percentiles come from the merged sketches.
+ */
+function compileFromRollups(req: ReportRequest, parsed: Parsed, plan: SourcePlan): CompiledReport {
+  const { metrics, bucketMs, hasFailures, groupBy } = parsed;
+  const keys: Key[] = [];
+  if (groupBy) keys.push({ alias: 'g', rollup: groupBy === 'statusCode' ? 'nullIf(status_code, 0)' : 'run_location', raw: GROUP_COLUMNS[groupBy] });
+  if (bucketMs !== undefined) {
+    keys.push({
+      alias: 'b',
+      // One type on both sides of the UNION (UInt64 and Int64 would make a Variant).
+      rollup: 'toInt64(intDiv(toUnixTimestamp(bucket) * 1000, {bucketMs:UInt64}) * {bucketMs:UInt64})',
+      raw: 'toInt64(intDiv(toUnixTimestamp64Milli(started_at), {bucketMs:UInt64}) * {bucketMs:UInt64})',
+    });
+  }
+  const union = unionOfSources({
+    where: ['account_id = {accountId:UUID}', 'check_id = {checkId:UUID}', ...(hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}'])],
+    keys,
+    columns: partsOf(metrics),
+    plan,
+  });
+  const aliases = keys.map((k) => k.alias);
+  const sql = [
+    `SELECT ${[...aliases, ...metrics.map((m, i) => `${mergedExpression(m)} AS m${i}`)].join(', ')}`,
+    `FROM ${union.sql}`,
+    `${aliases.length ? `GROUP BY ${aliases.join(', ')} ` : ''}HAVING sum(runs) > 0`,
+    aliases.length ? `ORDER BY ${aliases.join(', ')}` : '',
+    pagingOf(parsed),
+  ]
+    .filter(Boolean)
+    .join('\n');
+  return {
+    sql,
+    params: { ...baseParams(req, parsed), ...union.params },
+    settings: budgetSettings(req.budget),
+    mode: 'aggregated',
+    metrics,
+    groupBy,
+    bucketed: bucketMs !== undefined,
+    tiers: [...new Set(plan.rollups.map((r) => r.tier.id))],
+  };
 }
 
 /**
@@ -218,7 +335,36 @@ export function compileSummary(
   checkIds: readonly string[],
   window: Window,
   budget: QueryBudget,
-): { sql: string; params: QueryParams } {
+  precision: Precision = 'auto',
+): { sql: string; params: QueryParams; settings: Record<string, number>; tiers: string[] } {
   for (const id of [accountId, ...checkIds]) if (!UUID.test(id)) throw new Error(`compileSummary: not a UUID: ${JSON.stringify(id)}`);
-  return { sql: `${SUMMARY_SQL}\n${budgetSettings(budget)}`, params: { accountId, checkIds: [...checkIds], ...windowParams(window) } };
+  const scope = { accountId, checkIds: [...checkIds] };
+  const plan = precision === 'exact' ? undefined : planSources(window.from, window.to);
+  if (!plan?.rollups.length) {
+    return { sql: SUMMARY_SQL, params: { ...scope, ...windowParams(window) }, settings: budgetSettings(budget), tiers: [] };
+  }
+  const columns = new Map<string, Set<Part>>();
+  SUMMARY_METRICS.forEach((m, i) => columns.set(m.column, new Set<Part>(summaryQuantiles(i).length ? ['n', 'sum', 'q'] : ['n', 'sum'])));
+  const union = unionOfSources({
+    where: ['account_id = {accountId:UUID}', 'check_id IN {checkIds:Array(UUID)}'],
+    keys: [{ alias: 'checkId', rollup: 'toString(check_id)', raw: 'toString(check_id)' }],
+    columns,
+    plan,
+  });
+  const values = SUMMARY_METRICS.map((m, i) => {
+    const none = `sum(${part(m.column, 'n')}) = 0`;
+    const levels = summaryQuantiles(i).map((suffix) => QUANTILE_LEVELS[suffix]);
+    const avg = `  if(${none}, NULL, sum(${part(m.column, 'sum')}) / sum(${part(m.column, 'n')})) AS s${i}_avg`;
+    const q = levels.length ? `,\n  if(${none}, [], [${levels.map((l) => sketchAt(part(m.column, 'q'), l)).join(', ')}]) AS s${i}_q` : '';
+    return avg + q;
+  });
+  const sql = [
+    'SELECT',
+    '  checkId,',
+    `  if(sum(runs) = 0, NULL, 100 * sum(passed) / sum(runs)) AS availability,`,
+    values.join(',\n'),
+    `FROM ${union.sql}`,
+    'GROUP BY checkId',
+  ].join('\n');
+  return { sql, params: { ...scope, ...union.params }, settings: budgetSettings(budget), tiers: [...new Set(plan.rollups.map((r) => r.tier.id))] };
 }

@@ -10,6 +10,7 @@ import { metadataOf, type Catalog } from './metrics.js';
 import { compileReport, type CompiledReport, type ReportRow } from './compiler.js';
 import type { Report, reportQuery } from './schemas.js';
 import { resolveWindow } from './windows.js';
+import type { RequestContext } from '../http/route.js';
 
 export type ReportQuery = Static<ReturnType<typeof reportQuery>>;
 type Row = Record<string, string | number | boolean | null>;
@@ -60,6 +61,7 @@ export function planReport(catalog: Catalog, accountId: string, id: string, quer
     limit: query.limit,
     page: query.page,
     budget,
+    precision: query.precision,
   });
   return { window, plan };
 }
@@ -74,10 +76,11 @@ export async function runReport(
   accountId: string,
   id: string,
   query: ReportQuery,
-  now = Date.now(),
-): Promise<Static<typeof Report>> {
-  const { window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, now);
-  const [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params))]);
+  options: { context?: RequestContext; now?: number } = {},
+): Promise<{ report: Static<typeof Report>; tiers: string[] }> {
+  const { window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, options.now ?? Date.now());
+  const queryOptions = { settings: plan.settings, queryId: options.context?.requestId, signal: options.context?.signal };
+  const [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params, queryOptions))]);
   if (!check) throw notFound();
   const checkType = check.check_type;
   if (!catalog.checkTypes.includes(checkType)) {
@@ -85,7 +88,7 @@ export async function runReport(
       errors: [{ field: 'path.id', rule: 'checkType', message: `names a ${checkType} check, not a ${catalog.title}` }],
     });
   }
-  return {
+  const report = {
     checkId: check.id,
     name: check.name,
     checkType,
@@ -99,4 +102,10 @@ export async function runReport(
     pagination: { page: query.page, limit: query.limit },
     metadata: Object.fromEntries(plan.metrics.map((m) => [m.name, metadataOf(m)])),
   };
+  return { report, tiers: plan.tiers };
+}
+
+/** Which sources answered, for the X-Analytics-Sources header: `raw`, or the rollup tiers plus raw edges. */
+export function sourcesHeader(tiers: string[]): Record<string, string> {
+  return { 'X-Analytics-Sources': tiers.length ? `rollup:${tiers.join('+')}` : 'raw' };
 }

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGS, metricNames, type Catalog } from './metrics.js';
+import { SKETCH_ACCURACY } from './rollups.js';
 import { resolveQuickRange, SUMMARY_RANGES, type QuickRange } from './windows.js';
 import type { ResultItem } from '../ingest/schemas.js';
 import { CREATABLE_TYPES, type TypeSegment } from '../resources/checks/enums.js';
 import { generateRuns, type SeedCheck } from '../seed/generator.js';
 import { createSeedChecks, seedBulk } from '../seed/seeder.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
-import { expectRowsClose, metricOver, report, type OracleRequest } from '../../test/support/analytics-oracle.js';
+import { expectRowsClose, metricOverWith, report, type OracleRequest } from '../../test/support/analytics-oracle.js';
 
 /**
  * Every report and summary answer is compared with the oracle (test/analytics/oracle.ts) over the
@@ -56,31 +57,41 @@ function query(params: Record<string, string | number | undefined>): string {
 
 const seconds = (ms: number) => String(ms / 1000);
 
-/** Asks the endpoint and the oracle the same question and compares every series, row and value. */
+/**
+ * Asks the endpoint and the oracle the same question and compares every series, row and value, in both
+ * precisions: `exact` equal to the oracle; `auto` (rollups where they fit) equal for every value but the
+ * percentiles, which must fall within the sketch's bound around the exact ranks.
+ */
 async function compare(catalog: Catalog, req: OracleRequest, extra: Record<string, string> = {}, rel = 1e-9) {
   const check = checkOf.get(SEGMENT_OF_CATALOG[catalog.segment])!;
-  const qs = query({
-    from: seconds(req.from),
-    to: seconds(req.to),
-    metrics: req.metrics.join(','),
-    aggregationInterval: req.intervalMinutes,
-    filterByStatus: req.status,
-    groupBy: req.groupBy,
-    limit: req.limit,
-    page: req.page,
-    ...extra,
-  });
-  const res = await svc.call('GET', `/v1/analytics/${catalog.segment}/${check.id}?${qs}`);
-  expect(res.status, res.text).toBe(200);
-  const expected = report(runs.get(check.id)!, req);
-  const where = `${catalog.segment} ${qs}`;
-  if (req.groupBy) {
-    expect(res.body.series.map((s: Record<string, unknown>) => s[req.groupBy!]), where).toEqual(expected.map((s) => s.key));
-  } else {
-    expect(res.body.series).toHaveLength(1);
+  let body: any;
+  for (const precision of ['exact', 'auto'] as const) {
+    const qs = query({
+      from: seconds(req.from),
+      to: seconds(req.to),
+      metrics: req.metrics.join(','),
+      aggregationInterval: req.intervalMinutes,
+      filterByStatus: req.status,
+      groupBy: req.groupBy,
+      limit: req.limit,
+      page: req.page,
+      precision,
+      ...extra,
+    });
+    const res = await svc.call('GET', `/v1/analytics/${catalog.segment}/${check.id}?${qs}`);
+    expect(res.status, res.text).toBe(200);
+    const expected = report(runs.get(check.id)!, req, precision === 'auto' ? SKETCH_ACCURACY : undefined);
+    const where = `${catalog.segment} ${qs} (sources ${res.headers.get('x-analytics-sources')})`;
+    if (req.groupBy) {
+      expect(res.body.series.map((s: Record<string, unknown>) => s[req.groupBy!]), where).toEqual(expected.map((s) => s.key));
+    } else {
+      expect(res.body.series).toHaveLength(1);
+    }
+    expected.forEach((s, i) => expectRowsClose(res.body.series[i].data, s.data, `${where} series ${i}`, rel));
+    if (precision === 'exact') expect(res.headers.get('x-analytics-sources')).toBe('raw');
+    body = res.body;
   }
-  expected.forEach((s, i) => expectRowsClose(res.body.series[i].data, s.data, `${where} series ${i}`, rel));
-  return res.body;
+  return body;
 }
 
 const aggregatedNames = (catalog: Catalog) => metricNames(catalog).filter((n) => n.includes('_') || n === 'availability' || n === 'retries');
@@ -200,7 +211,7 @@ describe('reports against the oracle', () => {
       const clocks = serverNow >= before && serverNow <= after ? [serverNow, before] : [before];
       const candidates = clocks.map((now) => {
         const w = resolveQuickRange(range, now);
-        return { window: w, series: report(runs.get(check.id)!, { ...w, metrics, intervalMinutes: 1440, limit: 100, page: 1 }) };
+        return { window: w, series: report(runs.get(check.id)!, { ...w, metrics, intervalMinutes: 1440, limit: 100, page: 1 }, SKETCH_ACCURACY) };
       });
       const match = candidates.find(({ window, series }) => {
         try {
@@ -241,16 +252,15 @@ describe('reports against the oracle', () => {
 });
 
 describe('summary against the oracle', () => {
-  const nullable = (v: number | null) => v;
 
-  function expectedItem(checkId: string, checkType: string, items: ResultItem[]) {
+  function expectedItem(checkId: string, checkType: string, items: ResultItem[], sketch?: number) {
     const http = ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'AGENTIC', 'GRPC'].includes(checkType);
     const icmp = checkType === 'ICMP';
-    const m = (name: string, applies: boolean) => (applies ? nullable(metricOver(items, name)) : null);
+    const m = (name: string, applies: boolean) => (applies ? metricOverWith(items, name, sketch) : null);
     return {
       checkId,
       checkType,
-      availability: metricOver(items, 'availability'),
+      availability: metricOverWith(items, 'availability'),
       responseTime_avg: m('responseTime_avg', http),
       responseTime_p50: m('responseTime_p50', http),
       responseTime_p95: m('responseTime_p95', http),
@@ -266,11 +276,11 @@ describe('summary against the oracle', () => {
     };
   }
 
-  it.each(SUMMARY_RANGES.map((r) => [r]))('%s: one item per existing check, in request order', async (range) => {
+  it.each(SUMMARY_RANGES.flatMap((r) => [[r, 'exact'], [r, 'auto']] as const))('%s (%s): one item per existing check, in request order', async (range, precision) => {
     const ids = [...checkOf.values()].map((c) => c.id).reverse();
     const unknown = '00000000-0000-4000-8000-00000000abcd';
     const before = Date.now();
-    const res = await svc.call('POST', `/v1/analytics/checks?quickRange=${range}`, { body: { checkIds: [ids[0], unknown, 'not-a-uuid', ...ids, ids[1]] } });
+    const res = await svc.call('POST', `/v1/analytics/checks?quickRange=${range}&precision=${precision}`, { body: { checkIds: [ids[0], unknown, 'not-a-uuid', ...ids, ids[1]] } });
     const after = Date.now();
     expect(res.status, res.text).toBe(200);
     expect(res.body.map((i: { checkId: string }) => i.checkId)).toEqual(ids);
@@ -280,7 +290,7 @@ describe('summary against the oracle', () => {
         const check = [...checkOf.values()].find((c) => c.id === id)!;
         const items = runs.get(id)!.filter((r) => Date.parse(r.startedAt) >= w.from && Date.parse(r.startedAt) < w.to);
         try {
-          expectRowsClose([res.body[i]], [expectedItem(id, check.checkType, items)], `${range} ${check.checkType}`);
+          expectRowsClose([res.body[i]], [expectedItem(id, check.checkType, items, precision === 'auto' ? SKETCH_ACCURACY : undefined)], `${range} ${check.checkType}`);
           return true;
         } catch (e) {
           if (now === after) throw e;

@@ -145,7 +145,7 @@ describe('query budget', () => {
       page: 1,
       budget: { maxSeconds: 30, maxMemoryBytes: 1 },
     });
-    const err = await withinBudget(svc.deps.store.query(plan.sql, plan.params)).then(
+    const err = await withinBudget(svc.deps.store.query(plan.sql, plan.params, { settings: plan.settings })).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -168,8 +168,10 @@ describe('summary requests', () => {
   const summary = (body: unknown, qs = '', key?: string) => svc.call('POST', `/v1/analytics/checks${qs}`, { body, key });
 
   it('summarises the account checks it is asked about, null where a value does not apply', async () => {
-    const res = await summary({ checkIds: [icmp, foreign, multistep, api] });
+    const res = await summary({ checkIds: [icmp, foreign, multistep, api] }, '?precision=exact');
     expect(res.status, res.text).toBe(200);
+    const approximate = await summary({ checkIds: [multistep] });
+    expect(approximate.body[0].responseTime_p99).toBeCloseTo(800, -1);
     expect(res.body).toEqual([
       expect.objectContaining({ checkId: icmp, checkType: 'ICMP', availability: 100, latency_avg: 12, packetLoss_avg: 0, responseTime_avg: null }),
       expect.objectContaining({ checkId: multistep, checkType: 'MULTI_STEP', availability: 100, responseTime_p99: 800, latency_p50: null, packetLoss_p95: null }),

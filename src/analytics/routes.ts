@@ -4,7 +4,7 @@ import { defineRoute, type AnyRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES } from '../resources/checks/enums.js';
 import { CATALOGS, INTEGER_COLUMNS, metadataOf, metricNames, resolveMetric, type Catalog } from './metrics.js';
-import { runReport } from './report.js';
+import { runReport, sourcesHeader } from './report.js';
 import { MetricDescriptor, Report, reportQuery, SummaryBody, SummaryItem, SummaryQuery } from './schemas.js';
 import { summarize } from './summary.js';
 
@@ -44,10 +44,10 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
         query: reportQuery(catalog),
         responses: { 200: Report },
       },
-      handler: async ({ principal, params, query }) => ({
-        status: 200,
-        body: await runReport(deps, catalog, principal.account.id, params.id, query),
-      }),
+      handler: async ({ principal, params, query, context }) => {
+        const { report, tiers } = await runReport(deps, catalog, principal.account.id, params.id, query, { context });
+        return { status: 200, body: report, headers: sourcesHeader(tiers) };
+      },
     }),
   );
   return [
@@ -62,10 +62,10 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       tag,
       access: 'read',
       schema: { query: SummaryQuery, body: SummaryBody, responses: { 200: Type.Array(SummaryItem) } },
-      handler: async ({ principal, query, body }) => ({
-        status: 200,
-        body: await summarize(deps, principal.account.id, body.checkIds, query.quickRange),
-      }),
+      handler: async ({ principal, query, body, context }) => {
+        const { items, tiers } = await summarize(deps, principal.account.id, body.checkIds, query.quickRange, { precision: query.precision, context });
+        return { status: 200, body: items, headers: sourcesHeader(tiers) };
+      },
     }),
     ...reports,
     defineRoute({

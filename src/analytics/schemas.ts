@@ -4,7 +4,7 @@ import { Nullable, StringEnum } from '../http/schemas.js';
 import { TimeParam } from '../http/time.js';
 import { CHECK_TYPES } from '../resources/checks/enums.js';
 import { metricNames, SUFFIXES, SUMMARY_FIELDS, UNITS, type Catalog } from './metrics.js';
-import { MAX_INTERVAL_MINUTES, STATUSES } from './compiler.js';
+import { MAX_INTERVAL_MINUTES, PRECISIONS, STATUSES } from './compiler.js';
 import { QUICK_RANGES, SUMMARY_RANGES } from './windows.js';
 
 export function reportQuery(catalog: Catalog) {
@@ -33,6 +33,13 @@ export function reportQuery(catalog: Catalog) {
           'and availability/retries are aggregated. Raw and aggregated metrics cannot be mixed.',
       }),
       ...PageQuery.properties,
+      precision: StringEnum(PRECISIONS, {
+        default: 'auto',
+        description:
+          'auto: the aligned middle of the window is read from hourly/daily rollups and the edges from raw runs; counts, ' +
+          'availability, sums, averages, min, max and stddev are exact, percentiles come from DDSketch sketches (within 1% of ' +
+          'a value between the two nearest ranks). exact: every run of the window is read and percentiles interpolate exactly.',
+      }),
     },
     { additionalProperties: false },
   );
@@ -95,7 +102,10 @@ export const SummaryItem = Type.Object(
 );
 
 export const SummaryQuery = Type.Object(
-  { quickRange: StringEnum(SUMMARY_RANGES, { default: 'last24Hours', description: 'Preset window, resolved in UTC; weeks start Monday' }) },
+  {
+    quickRange: StringEnum(SUMMARY_RANGES, { default: 'last24Hours', description: 'Preset window, resolved in UTC; weeks start Monday' }),
+    precision: StringEnum(PRECISIONS, { default: 'auto', description: 'As on the reports: exact reads every run; auto reads rollups where it can' }),
+  },
   { additionalProperties: false },
 );
 

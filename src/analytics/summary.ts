@@ -6,7 +6,8 @@ import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
 import type { QueryBudget } from '../config.js';
 import { withinBudget } from './budget.js';
-import { compileSummary, summaryQuantiles, type SummaryRow } from './compiler.js';
+import { compileSummary, summaryQuantiles, type Precision, type SummaryRow } from './compiler.js';
+import type { RequestContext } from '../http/route.js';
 import { SUMMARY_METRICS } from './metrics.js';
 import type { SummaryItem } from './schemas.js';
 import { resolveQuickRange, type QuickRange } from './windows.js';
@@ -31,9 +32,9 @@ function toItem(checkId: string, checkType: CheckType, row: SummaryRow | undefin
 }
 
 /** The distinct well-formed ids and the one query for them; the bench runs exactly this on the store. */
-export function planSummary(accountId: string, checkIds: string[], range: QuickRange, budget: QueryBudget, now = Date.now()) {
+export function planSummary(accountId: string, checkIds: string[], range: QuickRange, budget: QueryBudget, now = Date.now(), precision: Precision = 'auto') {
   const ids = [...new Set(checkIds.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
-  return { ids, ...compileSummary(accountId, ids, resolveQuickRange(range, now), budget) };
+  return { ids, ...compileSummary(accountId, ids, resolveQuickRange(range, now), budget, precision) };
 }
 
 /**
@@ -45,14 +46,14 @@ export async function summarize(
   accountId: string,
   checkIds: string[],
   range: QuickRange,
-  now = Date.now(),
-): Promise<Item[]> {
-  const { ids, sql, params } = planSummary(accountId, checkIds, range, deps.config.analytics, now);
-  if (!ids.length) return [];
+  options: { precision?: Precision; context?: RequestContext; now?: number } = {},
+): Promise<{ items: Item[]; tiers: string[] }> {
+  const { ids, sql, params, settings, tiers } = planSummary(accountId, checkIds, range, deps.config.analytics, options.now ?? Date.now(), options.precision);
+  if (!ids.length) return { items: [], tiers };
   const [types, rows] = await Promise.all([
     checkTypesOf(deps.sql, accountId, ids),
-    withinBudget(deps.store.query<SummaryRow>(sql, params)),
+    withinBudget(deps.store.query<SummaryRow>(sql, params, { settings, queryId: options.context?.requestId, signal: options.context?.signal })),
   ]);
   const byId = new Map(rows.map((r) => [r.checkId, r]));
-  return ids.filter((id) => types.has(id)).map((id) => toItem(id, types.get(id)!, byId.get(id)));
+  return { items: ids.filter((id) => types.has(id)).map((id) => toItem(id, types.get(id)!, byId.get(id))), tiers };
 }

@@ -30,6 +30,12 @@ export interface RouteSchemas<P extends TSchema, Q extends TSchema, B extends TS
   responses: Record<number, TSchema | null>;
 }
 
+/** About the HTTP exchange itself: its id, and a signal aborted when the client goes away before the answer. */
+export interface RequestContext {
+  requestId: string;
+  signal: AbortSignal;
+}
+
 export interface Request<P, Q, B, H> {
   params: P;
   query: Q;
@@ -37,6 +43,7 @@ export interface Request<P, Q, B, H> {
   headers: H;
   /** Set on every route whose access is not `public`. */
   principal: Principal;
+  context: RequestContext;
 }
 
 export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObject, B extends TSchema = TSchema, H extends TSchema = TObject> {

@@ -34,6 +34,9 @@ const METRIC_COLUMNS: ReadonlyArray<readonly [group: 'timings' | 'webVitals' | n
   [null, 'grpcStatusCode', 'grpc_status_code'],
 ];
 
+/** The metric columns of check_results, in table order. */
+export const METRIC_COLUMN_NAMES = METRIC_COLUMNS.map(([, , column]) => column);
+
 /** Columns of an inserted row, in the positional order of `ResultRow` (JSONCompactEachRow). */
 export const ROW_COLUMNS = [
   'account_id',

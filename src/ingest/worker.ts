@@ -63,7 +63,11 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
     const writable = await dedup.writable(opts.store, job.data.accountId, job.data.batchId, runs);
     const paused = evaluate ? await pausedRunIds(opts.sql, job.data.accountId, runs) : new Set<string>();
     const rows: ResultRow[] = job.data.rows.filter((_, i) => writable.has(runs[i].resultId)).map((row) => [...row, paused.has(String(row[idAt]))]);
-    await opts.store.insert('check_results', [...columns, 'in_maintenance'], rows, { insert_deduplication_token: job.data.batchId });
+    await opts.store.insert('check_results', [...columns, 'in_maintenance'], rows, {
+      insert_deduplication_token: job.data.batchId,
+      // A retried batch that the table drops is dropped by the rollup views too (not counted twice).
+      deduplicate_blocks_in_dependent_materialized_views: 1,
+    });
     await opts.afterInsert?.(job);
     if (evaluate) {
       // Every row of the batch, not only the ones written now: a retry after a crash between the insert and

@@ -47,6 +47,38 @@ export function aggregate(values: number[], suffix: string): number | null {
   }
 }
 
+/**
+ * Where a sketch's percentile may fall (relative accuracy `alpha`): within alpha of a value between the two
+ * nearest ranks of the exact R7 interpolation, or within 3 alpha where that value's magnitude is below 1
+ * (the bound docs/analytics.md states for ClickHouse's quantileDD).
+ */
+export interface Bounds {
+  lo: number;
+  hi: number;
+}
+
+export function sketchBounds(values: number[], p: number, alpha: number): Bounds | null {
+  if (!values.length) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const h = (sorted.length - 1) * p;
+  const lo = sorted[Math.floor(h)];
+  const hi = sorted[Math.min(Math.ceil(h), sorted.length - 1)];
+  const a = (v: number) => (Math.abs(v) >= 1 ? alpha : 3 * alpha);
+  return { lo: Math.min(lo * (1 - a(lo)), lo * (1 + a(lo))), hi: Math.max(hi * (1 - a(hi)), hi * (1 + a(hi))) };
+}
+
+const LEVEL: Record<string, number> = { median: 0.5, p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 };
+
+/** A metric over runs; with `sketch` (an accuracy), percentiles are the bounds a sketch must fall in. */
+export function metricOverWith(items: ResultItem[], name: string, sketch?: number): number | null | Bounds {
+  const m = SUFFIX.exec(name);
+  if (sketch !== undefined && m && LEVEL[m[1]] !== undefined) {
+    const values = items.map((r) => fieldValue(r, name.slice(0, m.index))).filter((v): v is number => v !== null);
+    return sketchBounds(values, LEVEL[m[1]], sketch);
+  }
+  return metricOver(items, name);
+}
+
 export function metricOver(items: ResultItem[], name: string): number | null {
   if (name === 'availability') return items.length ? (100 * items.filter((r) => !r.hasFailures).length) / items.length : null;
   if (name === 'retries') return items.filter((r) => r.attempts > 1).length;
@@ -81,7 +113,7 @@ function compareKeys(a: string | number | null, b: string | number | null): numb
   return a < b ? -1 : 1;
 }
 
-export function report(items: ResultItem[], req: OracleRequest): OracleSeries[] {
+export function report(items: ResultItem[], req: OracleRequest, sketch?: number): OracleSeries[] {
   const inWindow = items.filter((r) => {
     const t = Date.parse(r.startedAt);
     if (t < req.from || t >= req.to) return false;
@@ -123,16 +155,24 @@ export function report(items: ResultItem[], req: OracleRequest): OracleSeries[] 
       }
       rows = [...buckets.keys()]
         .sort((a, b) => a - b)
-        .map((b) => ({ bucketStart: new Date(b).toISOString(), ...Object.fromEntries(req.metrics.map((m) => [m, metricOver(buckets.get(b)!, m)])) }));
+        .map((b) => ({ bucketStart: new Date(b).toISOString(), ...Object.fromEntries(req.metrics.map((m) => [m, metricOverWith(buckets.get(b)!, m, sketch)])) }));
     } else {
-      rows = runs.length ? [Object.fromEntries(req.metrics.map((m) => [m, metricOver(runs, m)]))] : [];
+      rows = runs.length ? [Object.fromEntries(req.metrics.map((m) => [m, metricOverWith(runs, m, sketch)]))] : [];
     }
     return { key, data: rows.slice(offset, offset + req.limit) };
   });
 }
 
-/** Numbers equal within a relative tolerance (float sums differ in the last bits between engines). */
+/**
+ * Numbers equal within a relative tolerance (float sums differ in the last bits between engines); an
+ * expected `{lo, hi}` is a range the value must fall in.
+ */
 export function close(actual: unknown, expected: unknown, rel = 1e-9): boolean {
+  if (expected !== null && typeof expected === 'object' && 'lo' in expected) {
+    const b = expected as Bounds;
+    const slack = rel * Math.max(1, Math.abs(b.lo), Math.abs(b.hi));
+    return typeof actual === 'number' && actual >= b.lo - slack && actual <= b.hi + slack;
+  }
   if (typeof expected !== 'number' || typeof actual !== 'number') return actual === expected;
   return Math.abs(actual - expected) <= rel * Math.max(1, Math.abs(expected));
 }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'chdb';
-import { assertIdentifiers, OUTPUT_SETTINGS, parseJsonFormat, type QueryParams, type Store } from './store.js';
+import { assertIdentifiers, OUTPUT_SETTINGS, parseJsonFormat, settingsClause, type QueryOptions, type QueryParams, type Store } from './store.js';
 
 /**
  * The embedded engine (chdb): a real ClickHouse in this process, data under `dataDir`. The async API runs
@@ -19,13 +19,16 @@ export class EmbeddedStore implements Store {
     });
   }
 
-  async query<T>(sql: string, params: QueryParams = {}): Promise<T[]> {
-    return (await this.queryWithStats<T>(sql, params)).rows;
+  async query<T>(sql: string, params: QueryParams = {}, options: QueryOptions = {}): Promise<T[]> {
+    return (await this.queryWithStats<T>(sql, params, options)).rows;
   }
 
-  async queryWithStats<T>(sql: string, params: QueryParams = {}) {
+  async queryWithStats<T>(sql: string, params: QueryParams = {}, options: QueryOptions = {}) {
+    // chdb takes settings only in the text: the checked settings become its SETTINGS clause. It has no query
+    // ids; an abort stops waiting (the engine finishes the query in the background).
+    const withSettings = sql + settingsClause(options.settings);
     // FORMAT JSON carries the engine's statistics (rows scanned); chdb's own rowsRead counts rows returned.
-    const result = await this.session.queryBindAsync(sql, params, { format: 'JSON' });
+    const result = await this.session.queryBindAsync(withSettings, params, { format: 'JSON', ...(options.signal ? { signal: options.signal } : {}) });
     const text = result.text();
     if (!text) return { rows: [] as T[], stats: { elapsedMs: result.elapsed * 1000, rowsRead: 0 } };
     const parsed = parseJsonFormat<T>(text);

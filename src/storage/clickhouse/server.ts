@@ -1,5 +1,5 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { assertIdentifiers, OUTPUT_SETTINGS, type QueryParams, type Store } from './store.js';
+import { assertIdentifiers, OUTPUT_SETTINGS, settingsClause, type QueryOptions, type QueryParams, type Store } from './store.js';
 
 /** A ClickHouse server over HTTP. Kept thin: the SQL is the same text the embedded engine runs. */
 export class ServerStore implements Store {
@@ -16,13 +16,21 @@ export class ServerStore implements Store {
     });
   }
 
-  async query<T>(sql: string, params: QueryParams = {}): Promise<T[]> {
-    return (await this.queryWithStats<T>(sql, params)).rows;
+  async query<T>(sql: string, params: QueryParams = {}, options: QueryOptions = {}): Promise<T[]> {
+    return (await this.queryWithStats<T>(sql, params, options)).rows;
   }
 
-  async queryWithStats<T>(sql: string, params: QueryParams = {}) {
+  async queryWithStats<T>(sql: string, params: QueryParams = {}, options: QueryOptions = {}) {
     const started = performance.now();
-    const result = await this.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+    settingsClause(options.settings); // the same checks as the embedded backend
+    const result = await this.client.query({
+      query: sql,
+      query_params: params,
+      format: 'JSONEachRow',
+      ...(options.settings ? { clickhouse_settings: options.settings } : {}),
+      ...(options.queryId ? { query_id: options.queryId } : {}),
+      ...(options.signal ? { abort_signal: options.signal } : {}),
+    });
     const rows = await result.json<T>();
     const summary = result.response_headers['x-clickhouse-summary'];
     const parsed = typeof summary === 'string' ? (JSON.parse(summary) as { read_rows?: string; elapsed_ns?: string }) : {};

@@ -9,6 +9,8 @@ import type { Store } from './store.js';
 import { startClickHouseShim } from '../../../test/support/clickhouse-http-shim.js';
 import { PROCESS_DATA_DIR } from '../../../test/support/service.js';
 
+const DDL_SETTINGS = { retentionDays: 400, rollupRetentionDays: { hour: 800, day: 3650 } };
+
 /** The same contract, run on each backend: identical SQL must give identical answers. */
 function storeContract(name: string, open: () => Promise<{ store: Store; close: () => Promise<void> }>) {
   describe(`${name} store`, () => {
@@ -19,8 +21,8 @@ function storeContract(name: string, open: () => Promise<{ store: Store; close: 
 
     beforeAll(async () => {
       ({ store, close } = await open());
-      await applyClickhouseDdl(store, 400);
-      await applyClickhouseDdl(store, 400); // idempotent
+      await applyClickhouseDdl(store, DDL_SETTINGS);
+      await applyClickhouseDdl(store, DDL_SETTINGS); // idempotent
     });
     afterAll(() => close?.());
 

@@ -1,6 +1,16 @@
 /** Values bound to `{name:Type}` placeholders; never spliced into SQL text. */
 export type QueryParams = Record<string, unknown>;
 
+/** Per-query options: engine settings (the caller's budget), an id to find the query by, and a way to abandon it. */
+export interface QueryOptions {
+  /** Setting name → number; names and values are checked, never taken from a request. */
+  settings?: Record<string, number>;
+  /** The server's query_id (the request id), so a query can be traced or killed; the embedded engine has none. */
+  queryId?: string;
+  /** Aborted when the client went away: the server cancels the query; the embedded engine stops waiting for it. */
+  signal?: AbortSignal;
+}
+
 export interface QueryStats {
   elapsedMs: number;
   rowsRead: number;
@@ -12,9 +22,9 @@ export interface QueryStats {
  */
 export interface Store {
   readonly kind: 'embedded' | 'server';
-  query<T = Record<string, unknown>>(sql: string, params?: QueryParams): Promise<T[]>;
+  query<T = Record<string, unknown>>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<T[]>;
   /** Same as query, plus the engine's own timing and rows read (for the bench floor). */
-  queryWithStats<T = Record<string, unknown>>(sql: string, params?: QueryParams): Promise<{ rows: T[]; stats: QueryStats }>;
+  queryWithStats<T = Record<string, unknown>>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<{ rows: T[]; stats: QueryStats }>;
   /** DDL and other statements without a result. */
   command(sql: string, params?: QueryParams): Promise<void>;
   /**
@@ -49,6 +59,16 @@ export function parseJsonFormat<T>(text: string): JsonFormatResult<T> {
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+const SETTING = /^[a-z_][a-z0-9_]*$/;
+
+/** Settings as a SETTINGS clause, for a backend that takes them only in the text: names and numbers checked. */
+export function settingsClause(settings: Record<string, number> | undefined): string {
+  const entries = Object.entries(settings ?? {});
+  for (const [name, value] of entries) {
+    if (!SETTING.test(name) || !Number.isFinite(value)) throw new Error(`Invalid setting ${name} = ${value}`);
+  }
+  return entries.length ? `\nSETTINGS ${entries.map(([n, v]) => `${n} = ${v}`).join(', ')}` : '';
+}
 
 export function assertIdentifiers(table: string, columns: readonly string[]): void {
   for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`Invalid identifier: ${name}`);

@@ -1,0 +1,191 @@
+import { METRIC_COLUMN_NAMES } from '../ingest/rows.js';
+
+/**
+ * Rollups of check_results: per (account, check, bucket, run location, status code, failed or not), the run
+ * counts and, for each metric column, its count, sum, min, max, a mergeable variance state and a DDSketch
+ * quantile state. AggregatingMergeTree tables filled by materialized views at insert time, one per tier.
+ * This module is the one source of their DDL (sql/clickhouse/0006_rollups.sql is its output, checked by a
+ * test), of the names the compiler reads, and of the backfill's SELECT.
+ */
+
+export interface Tier {
+  id: 'hour' | 'day';
+  table: string;
+  view: string;
+  ms: number;
+  /** The bucket of a raw row, as the view computes it. */
+  bucket: string;
+  /** `{{...}}` placeholder of its retention (days), filled from the settings when the DDL is applied. */
+  retention: string;
+}
+
+/** Coarsest first: the planner serves the middle of a window from the coarsest tier that fits. */
+export const TIERS: readonly Tier[] = [
+  { id: 'day', table: 'check_results_1d', view: 'check_results_1d_mv', ms: 86_400_000, bucket: 'toStartOfDay(started_at)', retention: 'rollup_day_retention_days' },
+  { id: 'hour', table: 'check_results_1h', view: 'check_results_1h_mv', ms: 3_600_000, bucket: 'toStartOfHour(started_at)', retention: 'rollup_hour_retention_days' },
+];
+
+/**
+ * The relative accuracy the sketches are built with (ClickHouse quantileDD). Measured (docs/analytics.md): a
+ * percentile is within this share of a value between its two nearest ranks for values of magnitude ≥ 1, and
+ * within 3× it below 1 (ClickHouse's mapping is coarser there).
+ */
+export const SKETCH_ACCURACY = 0.005;
+
+/**
+ * The levels every sketch state is typed with. ClickHouse merges a state only with the parameters it was
+ * made with, so one state serves all levels: merged with quantilesDDMerge over these, the wanted one picked.
+ */
+export const SKETCH_LEVELS = [0.5, 0.9, 0.95, 0.99] as const;
+const SKETCH_PARAMS = [SKETCH_ACCURACY, ...SKETCH_LEVELS].join(', ');
+
+/** The merge of a metric column's sketches at `level` (one of SKETCH_LEVELS). */
+export function sketchAt(stateColumn: string, level: number): string {
+  const index = SKETCH_LEVELS.indexOf(level as (typeof SKETCH_LEVELS)[number]);
+  if (index < 0) throw new Error(`no sketch level ${level}`);
+  return `quantilesDDMerge(${SKETCH_PARAMS})(${stateColumn})[${index + 1}]`;
+}
+
+/** Every metric column but status_code (a grouping key, not a measure). */
+export const ROLLUP_METRIC_COLUMNS: readonly string[] = METRIC_COLUMN_NAMES.filter((c) => c !== 'status_code');
+
+export type Part = 'n' | 'sum' | 'min' | 'max' | 'var' | 'q';
+export const part = (column: string, p: Part) => `${column}__${p}`;
+
+/** A metric value as the states take it: every metric column as Nullable(Float64). */
+const asFloat = (column: string) => `CAST(${column} AS Nullable(Float64))`;
+
+export const PARTS: readonly Part[] = ['n', 'sum', 'min', 'max', 'var', 'q'];
+
+/** One part of a metric column aggregated over raw rows, as the rollup column holds it. */
+export function rawAggregate(column: string, p: Part): string {
+  const v = asFloat(column);
+  switch (p) {
+    case 'n':
+      return `count(${column})`;
+    case 'sum':
+      return `coalesce(sum(${v}), 0)`;
+    case 'min':
+      return `min(${v})`;
+    case 'max':
+      return `max(${v})`;
+    case 'var':
+      return `varPopState(${v})`;
+    case 'q':
+      return `quantilesDDState(${SKETCH_PARAMS})(${v})`;
+  }
+}
+
+/** Every part of one metric column over raw rows, named as the rollup columns. */
+export function rawAggregates(column: string): string[] {
+  return PARTS.map((p) => `${rawAggregate(column, p)} AS ${part(column, p)}`);
+}
+
+/** The key of a rollup row; status_code 0 stands for "none" (no HTTP status is 0). */
+export const ROLLUP_KEY = ['account_id', 'check_id', 'bucket', 'run_location', 'status_code', 'has_failures'];
+
+/** The SELECT a tier's view runs over inserted rows (and the backfill over stored ones, with `where`). */
+export function rollupSelect(tier: Tier, where = ''): string {
+  return [
+    'SELECT',
+    `    account_id, check_id, ${tier.bucket} AS bucket, run_location, coalesce(status_code, 0) AS status_code, has_failures,`,
+    '    count() AS runs,',
+    '    countIf(attempts > 1) AS retried,',
+    ROLLUP_METRIC_COLUMNS.flatMap(rawAggregates).map((a) => `    ${a}`).join(',\n'),
+    'FROM check_results',
+    ...(where ? [`WHERE ${where}`] : []),
+    `GROUP BY ${ROLLUP_KEY.join(', ')}`,
+  ].join('\n');
+}
+
+function tableDdl(tier: Tier): string {
+  const columns = [
+    'account_id UUID',
+    'check_id UUID',
+    "bucket DateTime('UTC')",
+    'run_location LowCardinality(String)',
+    'status_code UInt16',
+    'has_failures Bool',
+    'runs SimpleAggregateFunction(sum, UInt64)',
+    'retried SimpleAggregateFunction(sum, UInt64)',
+    ...ROLLUP_METRIC_COLUMNS.flatMap((c) => [
+      `${part(c, 'n')} SimpleAggregateFunction(sum, UInt64)`,
+      `${part(c, 'sum')} SimpleAggregateFunction(sum, Float64)`,
+      `${part(c, 'min')} SimpleAggregateFunction(min, Nullable(Float64))`,
+      `${part(c, 'max')} SimpleAggregateFunction(max, Nullable(Float64))`,
+      `${part(c, 'var')} AggregateFunction(varPop, Nullable(Float64))`,
+      `${part(c, 'q')} AggregateFunction(quantilesDD(${SKETCH_PARAMS}), Nullable(Float64))`,
+    ]),
+  ];
+  return [
+    `CREATE TABLE IF NOT EXISTS ${tier.table}`,
+    '(',
+    columns.map((c) => `    ${c}`).join(',\n'),
+    ')',
+    'ENGINE = AggregatingMergeTree',
+    'PARTITION BY toYYYYMM(bucket)',
+    `ORDER BY (${ROLLUP_KEY.join(', ')})`,
+    `TTL bucket + INTERVAL {{${tier.retention}}} DAY`,
+    'SETTINGS non_replicated_deduplication_window = 10000',
+  ].join('\n');
+}
+
+/** The whole rollup DDL file. */
+export function rollupDdl(): string {
+  const header = [
+    '-- GENERATED by `npm run cli -- rollup-ddl` from src/analytics/rollups.ts; a test checks this file is its output.',
+    '-- Rollups of check_results per (account, check, bucket, run location, status code, failed), one table per tier,',
+    '-- filled at insert time by materialized views. Per metric column: count, sum, min, max (exact), a varPop state',
+    `-- (exact standard deviation) and a quantilesDD(${SKETCH_ACCURACY}) sketch (percentiles within a documented bound, docs/analytics.md).`,
+    '-- rollup_state.views_created marks when the views began: rows inserted before it are what `backfill-rollups` adds.',
+  ];
+  const statements = [
+    ...TIERS.map(tableDdl),
+    ...TIERS.map((tier) => `CREATE MATERIALIZED VIEW IF NOT EXISTS ${tier.view} TO ${tier.table} AS\n${rollupSelect(tier)}`),
+    [
+      'CREATE TABLE IF NOT EXISTS rollup_state',
+      '(',
+      '    key String,',
+      "    at DateTime64(3, 'UTC')",
+      ')',
+      'ENGINE = ReplacingMergeTree',
+      'ORDER BY key',
+    ].join('\n'),
+    "INSERT INTO rollup_state (key, at) SELECT 'views_created', now64(3) WHERE (SELECT count() FROM rollup_state WHERE key = 'views_created') = 0",
+  ];
+  return `${header.join('\n')}\n${statements.join(';\n\n')}\n`;
+}
+
+/** Where a window's rows come from: rollup tiers for the aligned middle, raw rows for the ragged edges. */
+export interface SourcePlan {
+  rollups: { tier: Tier; from: number; to: number }[];
+  raw: { from: number; to: number }[];
+}
+
+/**
+ * Splits [from, to) between the tiers a bucket width allows (a tier serves a report bucket only when the
+ * bucket is a whole number of its buckets; no width: any tier) and raw rows: the coarsest tier takes the
+ * part of the window its buckets cover whole, the next tier the edges left, raw rows what no tier covers.
+ */
+export function planSources(from: number, to: number, bucketMs?: number): SourcePlan {
+  const tiers = TIERS.filter((t) => bucketMs === undefined || bucketMs % t.ms === 0);
+  const plan: SourcePlan = { rollups: [], raw: [] };
+  const split = (a: number, b: number, rest: readonly Tier[]) => {
+    if (a >= b) return;
+    const [tier, ...finer] = rest;
+    if (!tier) {
+      const last = plan.raw[plan.raw.length - 1];
+      if (last && last.to === a) last.to = b;
+      else plan.raw.push({ from: a, to: b });
+      return;
+    }
+    const start = Math.ceil(a / tier.ms) * tier.ms;
+    const end = Math.floor(b / tier.ms) * tier.ms;
+    if (start >= end) return split(a, b, finer);
+    split(a, start, finer);
+    plan.rollups.push({ tier, from: start, to: end });
+    split(end, b, finer);
+  };
+  split(from, to, tiers);
+  return plan;
+}
