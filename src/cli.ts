@@ -10,7 +10,8 @@ import type { SeedCheck } from './seed/generator.js';
 import { createChecksOverHttp, HttpClient, seedOverHttp } from './seed/http.js';
 import { createSeedChecks, seedBulk, totalRuns, type SeedPlan } from './seed/seeder.js';
 import { closeDependencies, openDependencies } from './service.js';
-import { rollupDdl } from './analytics/rollups.js';
+import { rollupDdl, TIERS } from './analytics/rollups.js';
+import { backfillRollups } from './analytics/backfill.js';
 import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -90,6 +91,8 @@ async function run(argv: string[]): Promise<void> {
       http: { type: 'string' },
       key: { type: 'string' },
       batch: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
     },
     strict: true,
   });
@@ -151,8 +154,33 @@ async function run(argv: string[]): Promise<void> {
     case 'seed':
       await seed(values);
       return;
+    case 'backfill-rollups':
+      await backfill(values);
+      return;
     default:
       throw new UsageError(command ? `Unknown command: ${command}` : 'No command given');
+  }
+}
+
+async function backfill(values: Record<string, string | boolean | undefined>): Promise<void> {
+  const day = (name: 'from' | 'to') => {
+    const raw = values[name] as string | undefined;
+    if (raw === undefined) return undefined;
+    const ms = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? Date.parse(raw) : Number.NaN;
+    if (Number.isNaN(ms)) throw new UsageError(`--${name} must be a date, YYYY-MM-DD`);
+    return ms;
+  };
+  const range = { from: day('from'), to: day('to') };
+  const config = loadConfig();
+  const deps = await openDependencies(config, createLogger('warn'));
+  const bar = new SingleBar({ format: 'backfill [{bar}] {percentage}% | {value}/{total} days', stream: process.stderr }, Presets.shades_classic);
+  try {
+    const started = performance.now();
+    const result = await backfillRollups(deps.store, { ...range, onStart: (days) => bar.start(days, 0), onDay: () => bar.increment() });
+    bar.stop();
+    console.log(JSON.stringify({ ...result, seconds: Math.round((performance.now() - started) / 100) / 10 }));
+  } finally {
+    await closeDependencies(deps);
   }
 }
 
@@ -196,6 +224,7 @@ async function seed(values: Record<string, string | boolean | undefined>): Promi
       // Bulk blocks land as many small parts; merge them now rather than leave the background merges
       // to compete with the first reads (history this old would long be merged in a live system).
       await deps.store.command('OPTIMIZE TABLE check_results FINAL');
+      for (const tier of TIERS) await deps.store.command(`OPTIMIZE TABLE ${tier.table} FINAL`);
     } finally {
       await closeDependencies(deps);
     }

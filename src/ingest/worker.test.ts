@@ -56,6 +56,11 @@ describe('ingest under faults', () => {
     expect(job!.attemptsMade).toBeGreaterThanOrEqual(1);
     expect(attemptsSeen.get(batchId)).toBe(2);
     expect(await stored()).toBe(before + 250);
+    // The rollups count each run once too.
+    for (const table of ['check_results_1h', 'check_results_1d']) {
+      const [{ n }] = await svc.deps.store.query<{ n: number }>(`SELECT sum(runs) AS n FROM ${table} WHERE check_id = {checkId:UUID}`, { checkId });
+      expect(Number(n)).toBe(await stored());
+    }
     expect(svc.logs.some((l) => l.includes(batchId) && l.includes('will retry'))).toBe(true);
   });
 
