@@ -81,7 +81,8 @@ describe('ingest under faults', () => {
       await svc.deps.store.command('ATTACH TABLE check_results');
       reattached = true;
       await waitFor(stored, (n) => n === before + 120, 30_000);
-      const job = await svc.deps.ingest.queue.getJob(batchId);
+      // The job completes after the insert, once the batch's check state is applied.
+      const job = await waitFor(() => svc.deps.ingest.queue.getJob(batchId), (j) => j?.finishedOn !== undefined);
       expect(job?.failedReason).toMatch(/check_results/);
       expect(await job?.isCompleted()).toBe(true);
       expect((await svc.deps.ingest.stats()).failed).toBe(0);
