@@ -141,6 +141,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const clickhouseUrl = url(env, 'CLICKHOUSE_URL', undefined, ['http:', 'https:']);
   const inProcessWorker = bool(env, 'INGEST_IN_PROCESS', clickhouseUrl === undefined);
+  if (clickhouseUrl === undefined && env.CLICKHOUSE_CLUSTER) {
+    throw new ConfigError('CLICKHOUSE_CLUSTER', 'a cluster needs ClickHouse servers: set CLICKHOUSE_URL too (the embedded engine is one node)');
+  }
   if (clickhouseUrl === undefined && !inProcessWorker) {
     throw new ConfigError('INGEST_IN_PROCESS', 'the embedded engine belongs to the API process, so its worker must run there too');
   }

@@ -2,12 +2,15 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Store } from './store.js';
+import { clusterStatements } from './cluster.js';
 
 export const CLICKHOUSE_SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../sql/clickhouse');
 
 export interface DdlSettings {
   retentionDays: number;
   rollupRetentionDays: { hour: number; day: number };
+  /** Set: the statements as a cluster runs them (cluster.ts). */
+  cluster?: string;
 }
 
 /** The statements of every file of sql/clickhouse, in name order, with the settings filled in. */
@@ -29,7 +32,7 @@ export async function clickhouseStatements(settings: DdlSettings): Promise<strin
       .join('\n');
     statements.push(...body.split(';').map((s) => s.trim()).filter(Boolean));
   }
-  return statements;
+  return settings.cluster ? clusterStatements(statements, settings.cluster) : statements;
 }
 
 /**
