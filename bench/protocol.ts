@@ -5,7 +5,9 @@ export type FloorRequest =
 
 export type ServiceMessage =
   | { type: 'floor'; request: FloorRequest; runs: number }
-  | { type: 'state' }
+  | { type: 'saturate'; request: FloorRequest; concurrency: number; seconds: number }
+  /** Stored rows, of one check when named (heartbeat misses and other checks' runs land meanwhile). */
+  | { type: 'state'; checkId?: string }
   | { type: 'memory' }
   | { type: 'settle' };
 
@@ -25,6 +27,7 @@ export interface QueueState {
 
 export type ServiceReply =
   | { type: 'floor'; sql: string; wallMs: number[]; engineMs: number[]; rowsRead: number }
+  | { type: 'saturate'; queries: number; seconds: number }
   | ({ type: 'state'; rows: number; queue: QueueState } & Memory)
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' };

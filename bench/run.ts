@@ -18,11 +18,16 @@ import { evaluateTargets, writeReadme, type BenchResults, type ScenarioResult } 
 
 const quick = process.argv.includes('--quick');
 
-/** Quick keeps the wide data set whole (scenario 2's target is about it) and shrinks the rest. */
+/**
+ * Quick keeps 30 days of the wide checks (scenario 2's target is about them), seeds 90 rather than 365 days of
+ * the multi-step check's history and shrinks the rest.
+ */
 const PROFILE = quick
-  ? { levels: [1, 32], seconds: 3, ingestSeconds: 6, manyChecks: 100, manyDays: 3 }
-  : { levels: [1, 8, 32], seconds: 10, ingestSeconds: 15, manyChecks: 200, manyDays: 30 };
-const WIDE = { checks: 2, types: 'multistep,icmp', locations: 22, frequency: 1, days: 30 };
+  ? { levels: [1, 32], seconds: 3, ingestSeconds: 6, manyChecks: 100, manyDays: 3, yearDays: 90 }
+  : { levels: [1, 8, 32], seconds: 10, ingestSeconds: 15, manyChecks: 200, manyDays: 30, yearDays: 365 };
+const WIDE = { locations: 22, frequency: 1, days: 30 };
+/** The engine's own saturated throughput is measured at the HTTP run's highest concurrency. */
+const SATURATE_SECONDS = quick ? 3 : 10;
 const MANY_TYPES = 'api,url,browser,multistep,playwright,tcp,dns,icmp,heartbeat';
 const INGEST_CONNECTIONS = 4;
 const INGEST_BATCH = 1000;
@@ -63,16 +68,17 @@ async function main() {
     // The bench account gets its own high limit through the normal per-account setting.
     await cli('set-rate-limit', '--account', accountId, '--points', '100000000', '--window', '60');
     const seedStarted = Date.now();
-    const wide = JSON.parse(
-      await cli('seed', '--account', accountId, '--checks', String(WIDE.checks), '--types', WIDE.types, '--locations', String(WIDE.locations),
-        '--frequency', String(WIDE.frequency), '--days', String(WIDE.days), '--seed', '1'),
-    ) as { checks: { id: string; checkType: string }[]; rows: number; rowsPerSecond: number };
-    const many = JSON.parse(
-      await cli('seed', '--account', accountId, '--checks', String(PROFILE.manyChecks), '--types', MANY_TYPES, '--locations', '4',
-        '--frequency', '10', '--days', String(PROFILE.manyDays), '--seed', '2'),
-    ) as typeof wide;
-    const seeding = { wideRows: wide.rows, manyRows: many.rows, seconds: seconds(Date.now() - seedStarted), rowsPerSecond: Math.round((wide.rows + many.rows) / ((Date.now() - seedStarted) / 1000)) };
-    log(`seeded ${wide.rows + many.rows} rows in ${seeding.seconds} s`);
+    const seed = async (checks: number, types: string, locations: number, frequency: number, days: number, seed: number) =>
+      JSON.parse(
+        await cli('seed', '--account', accountId, '--checks', String(checks), '--types', types, '--locations', String(locations),
+          '--frequency', String(frequency), '--days', String(days), '--seed', String(seed)),
+      ) as { checks: { id: string; checkType: string }[]; rows: number; rowsPerSecond: number };
+    const year = await seed(1, 'multistep', WIDE.locations, WIDE.frequency, PROFILE.yearDays, 1);
+    const icmpSeed = await seed(1, 'icmp', WIDE.locations, WIDE.frequency, WIDE.days, 3);
+    const many = await seed(PROFILE.manyChecks, MANY_TYPES, 4, 10, PROFILE.manyDays, 2);
+    const wideRows = year.rows + icmpSeed.rows;
+    const seeding = { wideRows, manyRows: many.rows, seconds: seconds(Date.now() - seedStarted), rowsPerSecond: Math.round((wideRows + many.rows) / ((Date.now() - seedStarted) / 1000)) };
+    log(`seeded ${wideRows + many.rows} rows in ${seeding.seconds} s`);
 
     service = await ServiceUnderTest.start(env);
     const svc = service;
@@ -80,8 +86,8 @@ async function main() {
       svc.ask({ type: 'memory' }).then((m) => (peakRss = Math.max(peakRss, m.peakRssBytes)), () => {});
     }, 1000);
 
-    const multistep = wide.checks.find((c) => c.checkType === 'MULTI_STEP')!.id;
-    const icmp = wide.checks.find((c) => c.checkType === 'ICMP')!.id;
+    const multistep = year.checks[0].id;
+    const icmp = icmpSeed.checks[0].id;
     const summaryIds = many.checks.slice(0, 100).map((c) => c.id);
     const apiCheck = many.checks.find((c) => c.checkType === 'API')!.id;
     const report = (id: string, segment: string, checkId: string, query: string, title: string): Scenario => ({
@@ -100,12 +106,19 @@ async function main() {
       body: JSON.stringify({ checkIds: summaryIds }),
       floor: { kind: 'summary', accountId, checkIds: summaryIds, quickRange: range },
     });
-    const s2 = report('report-30d-hourly-grouped', 'multistep-checks', multistep,
-      'quickRange=last30Days&metrics=responseTime_p95,responseTime_avg,availability&aggregationInterval=60&groupBy=runLocation',
+    const grouped = 'metrics=responseTime_p95,responseTime_avg,availability&groupBy=runLocation';
+    const s2 = report('report-30d-hourly-grouped', 'multistep-checks', multistep, `quickRange=last30Days&${grouped}&aggregationInterval=60`,
       '2. multi-step, last30Days, p95+avg+availability, hourly, by location');
+    const yearFrom = Math.floor(Date.now() / 1000) - 365 * 86_400;
     const scenarios: Scenario[] = [
       report('report-24h-raw', 'multistep-checks', multistep, 'quickRange=last24Hours&metrics=responseTime&limit=100', '1. multi-step, last24Hours, raw responseTime, limit 100'),
       s2,
+      report('report-30d-hourly-grouped-counts', 'multistep-checks', multistep, 'quickRange=last30Days&metrics=responseTime_avg,responseTime_max,availability&groupBy=runLocation&aggregationInterval=60',
+        '2. no percentiles: multi-step, last30Days, avg+max+availability, hourly, by location'),
+      report('report-30d-hourly-grouped-exact', 'multistep-checks', multistep, `quickRange=last30Days&${grouped}&aggregationInterval=60&precision=exact`,
+        '2. exact: multi-step, last30Days, p95+avg+availability, hourly, by location, precision=exact'),
+      report('report-365d-daily-grouped', 'multistep-checks', multistep, `quickRange=last30Days&from=${yearFrom}&${grouped}&aggregationInterval=1440`,
+        `2. year: multi-step, last 365 days (${PROFILE.yearDays} seeded), p95+avg+availability, daily, by location`),
       report('report-icmp-7d-daily', 'icmp', icmp, 'quickRange=last7Days&metrics=latencyAvg_p99,packetLoss_avg&aggregationInterval=1440', '3. ICMP, last7Days, latencyAvg_p99+packetLoss_avg, daily'),
       summary('summary-100-last24Hours', 'last24Hours'),
       summary('summary-100-lastMonth', 'lastMonth'),
@@ -131,7 +144,8 @@ async function main() {
         // The floor runs right after the 1-connection level, under the same conditions.
         if (s.floor && connections === PROFILE.levels[0]) floor = await measureFloor(svc, s, levels[0]);
       }
-      results.push({ id: s.id, title: s.title, method: s.method, path: s.path.replace(/\?.*/, ''), query: s.path.split('?')[1], report: !!s.report, levels, floor });
+      const saturated = s.floor ? await measureSaturated(svc, s) : undefined;
+      results.push({ id: s.id, title: s.title, method: s.method, path: s.path.replace(/\?.*/, ''), query: s.path.split('?')[1], report: !!s.report, levels, floor, saturated });
     }
 
     log('ingest under report load');
@@ -143,7 +157,7 @@ async function main() {
       startedAt: new Date(started).toISOString(),
       mode: quick ? 'quick' : 'full',
       machine: { cpus: os.cpus().length, memoryGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version },
-      data: { wide: `${WIDE.checks} checks (multistep, ICMP), ${WIDE.locations} locations, every ${WIDE.frequency} min, ${WIDE.days} days`, many: `${PROFILE.manyChecks} checks of mixed types, 4 locations, every 10 min, ${PROFILE.manyDays} days`, seeding },
+      data: { wide: `1 multi-step check (${PROFILE.yearDays} days) and 1 ICMP monitor (${WIDE.days} days), ${WIDE.locations} locations, every ${WIDE.frequency} min`, many: `${PROFILE.manyChecks} checks of mixed types, 4 locations, every 10 min, ${PROFILE.manyDays} days`, seeding },
       scenarios: results,
       ingest,
       service: { peakRssBytes: peakRss },
@@ -192,6 +206,19 @@ async function measureFloor(svc: ServiceUnderTest, s: Scenario, http: { requests
   return floor;
 }
 
+/**
+ * The engine's own saturated throughput for the scenario's compiled SQL: as many concurrent callers as the
+ * HTTP run's top level, straight on the store in the service process, for a fixed time.
+ */
+async function measureSaturated(svc: ServiceUnderTest, s: Scenario): Promise<ScenarioResult['saturated']> {
+  await settle(svc);
+  const concurrency = PROFILE.levels[PROFILE.levels.length - 1];
+  const r = await svc.ask({ type: 'saturate', request: s.floor!, concurrency, seconds: SATURATE_SECONDS });
+  const saturated = { concurrency, queries: r.queries, seconds: r.seconds, queriesPerSecond: round(r.queries / r.seconds) };
+  log(`${s.id} engine saturated: ${saturated.queriesPerSecond} queries/s at ${concurrency} concurrent`);
+  return saturated;
+}
+
 /** One ingest body: 1000 results of one check over the last hour; ids are left to the service. */
 function ingestBody(checkId: string): string {
   const now = Date.now();
@@ -217,11 +244,11 @@ function ingestBody(checkId: string): string {
 }
 
 async function ingestScenario(svc: ServiceUnderTest, key: string, checkId: string, concurrent: Scenario) {
-  const before = await svc.ask({ type: 'state' });
+  const before = await svc.ask({ type: 'state', checkId });
   let maxWaiting = 0;
   let maxOldest = 0;
   const poll = setInterval(() => {
-    svc.ask({ type: 'state' }).then((s) => {
+    svc.ask({ type: 'state', checkId }).then((s) => {
       maxWaiting = Math.max(maxWaiting, s.queue.waiting);
       maxOldest = Math.max(maxOldest, s.queue.oldestWaitingSeconds);
     }, () => {});
@@ -235,13 +262,13 @@ async function ingestScenario(svc: ServiceUnderTest, key: string, checkId: strin
   clearInterval(poll);
   // autocannon drops the responses still in flight when the duration ends, but the service may have
   // accepted those batches: the service's own count is the truth, the 202s seen are a lower bound.
-  let state = await svc.ask({ type: 'state' });
+  let state = await svc.ask({ type: 'state', checkId });
   const accepted = state.queue.acceptedResults - before.queue.acceptedResults;
   const seen = (posted.statusCodes['202'] ?? 0) * INGEST_BATCH;
   const deadline = Date.now() + 120_000;
   while ((state.rows - before.rows < accepted || state.queue.waiting + state.queue.active + state.queue.delayed > 0) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
-    state = await svc.ask({ type: 'state' });
+    state = await svc.ask({ type: 'state', checkId });
   }
   const drained = Date.now();
   const landed = state.rows - before.rows;

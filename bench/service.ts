@@ -15,7 +15,7 @@ import { createLogger } from '../src/logger.js';
 import { startService } from '../src/service.js';
 import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
 
-const service = await startService(loadConfig(), createLogger('warn'));
+const service = await startService(loadConfig(), createLogger((process.env.BENCH_LOG_LEVEL as 'warn' | undefined) ?? 'warn'));
 const { store } = service.deps;
 
 /** The same validation and planning the report route runs, so the floor runs the same SQL. */
@@ -49,8 +49,24 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
       }
       return { type: 'floor', sql, wallMs, engineMs, rowsRead };
     }
+    case 'saturate': {
+      const { sql, params, settings } = compile(msg.request);
+      const started = performance.now();
+      const until = started + msg.seconds * 1000;
+      let queries = 0;
+      const caller = async () => {
+        while (performance.now() < until) {
+          await store.query(sql, params, { settings });
+          queries++;
+        }
+      };
+      await Promise.all(Array.from({ length: msg.concurrency }, caller));
+      return { type: 'saturate', queries, seconds: (performance.now() - started) / 1000 };
+    }
     case 'state': {
-      const [{ rows }] = await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results');
+      const [{ rows }] = msg.checkId
+        ? await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results WHERE check_id = {checkId:UUID}', { checkId: msg.checkId })
+        : await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results');
       return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), ...memory() };
     }
     case 'memory':

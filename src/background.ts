@@ -27,6 +27,7 @@ export async function startBackgroundWork(opts: {
     ...base,
     store: opts.store,
     concurrency: config.ingest.workerConcurrency,
+    insertMaxRows: config.ingest.insertMaxRows,
     afterInsert: opts.afterInsert,
     stateEvaluation: config.alerts.stateEvaluation,
     deliveries,

@@ -56,6 +56,8 @@ export interface Config {
     /** Run the queue consumer inside the API process (always in embedded mode). */
     inProcessWorker: boolean;
     workerConcurrency: number;
+    /** Batches waiting for the insert go in together, up to this many rows (src/ingest/coalescer.ts). */
+    insertMaxRows: number;
   };
   /** Acting on results: check state, alerts and their delivery, heartbeats, maintenance. */
   alerts: {
@@ -185,7 +187,8 @@ export function loadConfig(env: Env = process.env): Config {
     ingest: {
       maxBatchSize: int(env, 'INGEST_MAX_BATCH', 1000, 1, 100_000),
       inProcessWorker,
-      workerConcurrency: int(env, 'INGEST_WORKER_CONCURRENCY', 2, 1, 64),
+      workerConcurrency: int(env, 'INGEST_WORKER_CONCURRENCY', 32, 1, 256),
+      insertMaxRows: int(env, 'INGEST_INSERT_MAX_ROWS', 20_000, 1, 1_000_000),
     },
     alerts: {
       stateEvaluation: bool(env, 'STATE_EVALUATION', true),

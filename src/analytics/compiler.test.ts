@@ -211,6 +211,19 @@ describe('report compiler on rollups', () => {
     expect(hourly.tiers).toEqual(['hour']);
   });
 
+  it('reads percentiles only from the tier with sketches: hourly percentile buckets from raw rows, ragged day edges too', () => {
+    const window = { from: Date.UTC(2026, 9, 1) + 90 * 60_000, to: Date.UTC(2026, 9, 9) + 30 * 60_000 };
+    const p95 = ['responseTime_p95', 'availability'];
+    const ragged = compileReport({ ...auto, metrics: p95, window });
+    expect(ragged.tiers).toEqual(['day']);
+    expect(ragged.sql).not.toContain('check_results_1h');
+    expect(ragged.sql).toContain('FROM check_results WHERE');
+    expect(compileReport({ ...auto, metrics: p95, aggregationInterval: 60, window }).tiers).toEqual([]);
+    expect(compileReport({ ...auto, metrics: ['responseTime_avg', 'availability'], aggregationInterval: 60, window }).tiers).toEqual(['hour']);
+    expect(compileSummary(base.accountId, [base.checkId], window, base.budget).tiers).toEqual(['day']);
+    expect(compileSummary(base.accountId, [base.checkId], { from: Date.UTC(2026, 9, 1), to: Date.UTC(2026, 9, 1, 20) }, base.budget).tiers).toEqual([]);
+  });
+
   it('falls back to raw rows for sub-hour buckets, raw metrics, windows no tier covers, and precision=exact', () => {
     const window = { from: Date.UTC(2026, 9, 1), to: Date.UTC(2026, 9, 8) };
     expect(compileReport({ ...auto, window, aggregationInterval: 30 }).tiers).toEqual([]);
@@ -228,7 +241,7 @@ describe('report compiler on rollups', () => {
     expect(sql).toContain('sum(response_time__sum) / sum(response_time__n)');
     expect(sql).toContain('min(response_time__min)');
     expect(sql).toContain('sqrt(varPopMerge(response_time__var))');
-    expect(sql).toContain('quantilesDDMerge(0.005, 0.5, 0.9, 0.95, 0.99)(response_time__q)[3]');
+    expect(sql).toContain('quantilesDDMerge(0.01, 0.5, 0.9, 0.95, 0.99)(response_time__q)[3]');
     expect(sql).toContain('HAVING sum(runs) > 0');
   });
 

@@ -152,7 +152,8 @@ function parseRequest(req: ReportRequest) {
 export function compileReport(req: ReportRequest): CompiledReport {
   const parsed = parseRequest(req);
   if (parsed.mode === 'aggregated' && req.precision !== 'exact') {
-    const plan = planSources(req.window.from, req.window.to, parsed.bucketMs);
+    const sketches = [...partsRead(parsed.metrics).values()].some((parts) => parts.has('q'));
+    const plan = planSources(req.window.from, req.window.to, { bucketMs: parsed.bucketMs, sketches });
     if (plan.rollups.length) return compileFromRollups(req, parsed, plan);
   }
   return compileFromRaw(req, parsed);
@@ -225,7 +226,7 @@ function compileFromRaw(req: ReportRequest, parsed: Parsed): CompiledReport {
 }
 
 /** The parts of each metric column an aggregated metric reads from rollups. */
-function partsOf(metrics: readonly ParsedMetric[]): Map<string, Set<Part>> {
+function partsRead(metrics: readonly ParsedMetric[]): Map<string, Set<Part>> {
   const columns = new Map<string, Set<Part>>();
   for (const m of metrics) {
     if (m.kind !== 'aggregated') continue;
@@ -280,7 +281,7 @@ function compileFromRollups(req: ReportRequest, parsed: Parsed, plan: SourcePlan
   const union = unionOfSources({
     where: ['account_id = {accountId:UUID}', 'check_id = {checkId:UUID}', ...(hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}'])],
     keys,
-    columns: partsOf(metrics),
+    columns: partsRead(metrics),
     plan,
   });
   const aliases = keys.map((k) => k.alias);
@@ -339,7 +340,8 @@ export function compileSummary(
 ): { sql: string; params: QueryParams; settings: Record<string, number>; tiers: string[] } {
   for (const id of [accountId, ...checkIds]) if (!UUID.test(id)) throw new Error(`compileSummary: not a UUID: ${JSON.stringify(id)}`);
   const scope = { accountId, checkIds: [...checkIds] };
-  const plan = precision === 'exact' ? undefined : planSources(window.from, window.to);
+  // The summary always has percentiles: only tiers with sketches serve it.
+  const plan = precision === 'exact' ? undefined : planSources(window.from, window.to, { sketches: true });
   if (!plan?.rollups.length) {
     return { sql: SUMMARY_SQL, params: { ...scope, ...windowParams(window) }, settings: budgetSettings(budget), tiers: [] };
   }

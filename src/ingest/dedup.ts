@@ -38,8 +38,8 @@ export interface RunRef {
 /**
  * Run ids are the deduplication key across batches: a run posted twice, in two batches, lands once.
  *
- * Two layers: rows already in ClickHouse are found by one primary-key-bounded query per batch (account,
- * the batch's checks, its time span, its ids), and batches in flight at the same time are kept apart by
+ * Two layers: rows already in ClickHouse are found by one primary-key-bounded query per insert and account
+ * (landedIds: the checks, their time span, the ids), and batches in flight at the same time are kept apart by
  * short Redis claims on the ids (they only need to outlive one insert). Rows are dropped before the insert,
  * so nothing downstream of the table (reads, rollups fed by materialized views) ever sees a duplicate.
  */
@@ -54,14 +54,12 @@ export class ResultDedup {
     return ids.map((id) => `${this.keyPrefix}rid:${id}`);
   }
 
-  /** The ids of `runs` this batch may insert: not landed before, not held by another batch in flight. */
-  async writable(store: Store, accountId: string, batchId: string, runs: readonly RunRef[]): Promise<Set<string>> {
-    if (!runs.length) return new Set();
+  /** The runs this batch may insert unless already stored: not held by another batch in flight. */
+  async claim<R extends RunRef>(batchId: string, runs: readonly R[]): Promise<R[]> {
+    if (!runs.length) return [];
     const ids = runs.map((r) => r.resultId);
     const claims = (await this.redis.eval(CLAIM_SCRIPT, ids.length, ...this.keys(ids), batchId, this.claimSeconds)) as number[];
-    const claimed = runs.filter((_, i) => claims[i] === 1);
-    const landed = await landedIds(store, accountId, claimed);
-    return new Set(claimed.map((r) => r.resultId).filter((id) => !landed.has(id)));
+    return runs.filter((_, i) => claims[i] === 1);
   }
 
   async release(batchId: string, ids: readonly string[]): Promise<void> {

@@ -3,10 +3,11 @@ import { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import type { Store } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
-import { runsOf } from '../state/runs.js';
+import { runsOf, type Run } from '../state/runs.js';
 import { applyBatch, pausedRunIds } from '../state/apply.js';
 import type { DeliveryQueue } from '../alerts/deliveries.js';
-import { ResultDedup } from './dedup.js';
+import { GroupCommit, tokenOf } from './group-commit.js';
+import { landedIds, ResultDedup } from './dedup.js';
 import { bullConnection, bullPrefix, INGEST_QUEUE, JOB_VERSION, type IngestJob } from './queue.js';
 import { ROW_COLUMNS, type ResultRow } from './rows.js';
 
@@ -22,6 +23,8 @@ export interface IngestWorkerOptions {
   deliveries?: DeliveryQueue;
   logger: Logger;
   concurrency?: number;
+  /** The most rows one ClickHouse insert takes when batches wait for it together. */
+  insertMaxRows?: number;
   /** Runs after ClickHouse accepted a batch and before the job completes (fault-injection point for tests). */
   afterInsert?: (job: Job<IngestJob>) => Promise<void> | void;
 }
@@ -42,10 +45,22 @@ export function readableLayout(job: Partial<IngestJob>): { columns: readonly str
   return { columns };
 }
 
+/** A batch on its way into ClickHouse: its runs this worker holds the claims of, and the paused ones. */
+interface Pending {
+  job: Job<IngestJob>;
+  columns: readonly string[];
+  claimed: readonly Run[];
+  paused: ReadonlySet<string>;
+  /** Set by the insert: how many rows the batch wrote. */
+  written: number;
+}
+
 /**
- * Consumer of the ingest queue: one ClickHouse insert per batch, then the batch's checks' statuses. Rows whose run id already landed, or is
- * held by another batch in flight, are dropped first (ResultDedup); the batch id is the insert's
- * deduplication token, so a batch retried after ClickHouse took it is dropped by the engine as well.
+ * Consumer of the ingest queue: each batch's rows go into ClickHouse, then its checks' statuses. Batches that
+ * wait for the insert together share it (GroupCommit): one query for the rows already stored, one insert.
+ * Rows whose run id already landed, or is held by another batch in flight, are dropped first (ResultDedup);
+ * the insert's deduplication token comes from its batch ids, so an insert repeated whole is dropped by the
+ * engine and by the rollup views.
  */
 export function startIngestWorker(opts: IngestWorkerOptions) {
   const connection = bullConnection(opts.redisUrl);
@@ -53,21 +68,55 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
   claims.on('error', () => {});
   const dedup = new ResultDedup(claims, `${opts.redisPrefix}ingest:`);
 
+  async function insertGroup(group: Pending[]) {
+    const landed = new Set<string>();
+    for (const accountId of new Set(group.map((p) => p.job.data.accountId))) {
+      const runs = group.filter((p) => p.job.data.accountId === accountId).flatMap((p) => p.claimed);
+      for (const id of await landedIds(opts.store, accountId, runs)) landed.add(id);
+    }
+    const rows: ResultRow[] = [];
+    for (const p of group) {
+      const writable = new Set(p.claimed.map((r) => r.resultId).filter((id) => !landed.has(id)));
+      const idAt = p.columns.indexOf('result_id');
+      const before = rows.length;
+      for (const row of p.job.data.rows) {
+        const id = String(row[idAt]);
+        if (writable.has(id)) rows.push([...row, p.paused.has(id)]);
+      }
+      p.written = rows.length - before;
+    }
+    if (!rows.length) return;
+    const started = performance.now();
+    await opts.store.insert('check_results', [...group[0].columns, 'in_maintenance'], rows, {
+      insert_deduplication_token: tokenOf(group.map((p) => p.job.data.batchId)),
+      // An insert the table drops as a repeat is dropped by the rollup views too (not counted twice).
+      deduplicate_blocks_in_dependent_materialized_views: 1,
+    });
+    opts.logger.debug({ batches: group.length, rows: rows.length, ms: Math.round(performance.now() - started) }, 'ingest insert');
+  }
+
+  // Batches share an insert only with batches of the same column layout (one per producer version).
+  const commits = new Map<string, GroupCommit<Pending>>();
+  const commitFor = (columns: readonly string[]) => {
+    const key = columns.join(',');
+    let commit = commits.get(key);
+    if (!commit) {
+      commit = new GroupCommit<Pending>(insertGroup, (p) => p.claimed.length, opts.insertMaxRows ?? 20_000);
+      commits.set(key, commit);
+    }
+    return commit;
+  };
+
   async function process(job: Job<IngestJob>) {
     const layout = readableLayout(job.data);
     if ('problem' in layout) throw new UnrecoverableError(layout.problem);
     const { columns } = layout;
-    const idAt = columns.indexOf('result_id');
     const runs = runsOf(columns, job.data.rows);
     const evaluate = opts.stateEvaluation !== false;
-    const writable = await dedup.writable(opts.store, job.data.accountId, job.data.batchId, runs);
-    const paused = evaluate ? await pausedRunIds(opts.sql, job.data.accountId, runs) : new Set<string>();
-    const rows: ResultRow[] = job.data.rows.filter((_, i) => writable.has(runs[i].resultId)).map((row) => [...row, paused.has(String(row[idAt]))]);
-    await opts.store.insert('check_results', [...columns, 'in_maintenance'], rows, {
-      insert_deduplication_token: job.data.batchId,
-      // A retried batch that the table drops is dropped by the rollup views too (not counted twice).
-      deduplicate_blocks_in_dependent_materialized_views: 1,
-    });
+    const claimed = await dedup.claim(job.data.batchId, runs);
+    const paused = evaluate ? await pausedRunIds(opts.sql, job.data.accountId, claimed) : new Set<string>();
+    const pending: Pending = { job, columns, claimed, paused, written: 0 };
+    await commitFor(columns).add(pending);
     await opts.afterInsert?.(job);
     if (evaluate) {
       // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
@@ -75,7 +124,7 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
       const { notifications } = await applyBatch(opts.sql, job.data.accountId, runs);
       await opts.deliveries?.enqueue(notifications);
     }
-    return { rows: rows.length, duplicates: job.data.rows.length - rows.length };
+    return { rows: pending.written, duplicates: job.data.rows.length - pending.written };
   }
 
   const worker = new Worker<IngestJob>(INGEST_QUEUE, process, {
