@@ -37,8 +37,9 @@ export function reportQuery(catalog: Catalog) {
         default: 'auto',
         description:
           'auto: the aligned middle of the window is read from hourly/daily rollups and the edges from raw runs; counts, ' +
-          'availability, sums, averages, min, max and stddev are exact, percentiles come from DDSketch sketches (within 1% of ' +
-          'a value between the two nearest ranks). exact: every run of the window is read and percentiles interpolate exactly.',
+          'availability, sums, averages, min, max and stddev are exact; percentiles over whole days come from daily DDSketch ' +
+          'sketches (within 1% of a value between the two nearest ranks, 3% for values below 1), finer ones from raw runs. ' +
+          'exact: every run of the window is read and percentiles interpolate exactly.',
       }),
     },
     { additionalProperties: false },
