@@ -30,11 +30,18 @@ import { clientCertificateRoutes } from './resources/client-certificates/routes.
 import { triggerRoutes } from './resources/triggers/routes.js';
 import { alertRoutes } from './alerts/routes.js';
 import { heartbeatRoutes } from './state/heartbeat-routes.js';
+import { dashboardPages } from './dashboards/routes.js';
+import { prometheusRoutes } from './state/prometheus.js';
+import { apiReference } from './ops/docs.js';
+import { httpMetrics, metricsEndpoint } from './ops/metrics-http.js';
 
 export interface AppOptions {
   /** Check every reply against its declared response schema (on in tests). */
   validateResponses?: boolean;
 }
+
+/** The status logged for a request whose client went away before the answer (nginx's convention). */
+const CLIENT_CLOSED_REQUEST = 499;
 
 export const API_INFO = { title: 'Monitoring Management API', version: '1.0.0' };
 
@@ -59,6 +66,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...triggerRoutes(deps),
     ...alertRoutes(deps),
     ...heartbeatRoutes(deps),
+    ...prometheusRoutes(deps),
     ...runtimeRoutes(),
     ...locationRoutes(),
   ];
@@ -103,6 +111,13 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
     let reply;
     try {
       reply = await route.handler({ ...input, principal: ctx.state.principal, context: { requestId: ctx.state.requestId as string, signal: aborted.signal } });
+    } catch (err) {
+      // The client hung up and its query was stopped: nobody gets an answer, and nothing failed (nginx's 499).
+      if (aborted.signal.aborted) {
+        ctx.status = CLIENT_CLOSED_REQUEST;
+        return;
+      }
+      throw err;
     } finally {
       ctx.req.off('close', onClose);
     }
@@ -113,13 +128,12 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
   };
 }
 
-export function buildRouter(routes: AnyRoute[], deps: Deps, options: AppOptions): Router {
+export function buildRouter(routes: AnyRoute[], sql: Deps['sql'], rateLimits: RateLimits, options: AppOptions): Router {
   const router = new Router();
-  const rateLimits = new RateLimits(deps.redis, deps.config.redisPrefix, deps.config.rateLimit);
   for (const route of routes) {
     const chain: Middleware[] = [];
     if (route.access !== 'public') {
-      chain.push(authenticate(deps.sql, route.access), rateLimits.middleware(route.operationId, route.rateLimit));
+      chain.push(authenticate(sql, route.access), rateLimits.middleware(route.operationId, route.rateLimit));
     } else if (route.rateLimit) {
       chain.push(rateLimits.middleware(route.operationId, route.rateLimit));
     }
@@ -133,12 +147,19 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   let document: unknown;
   const routes = allRoutes(deps, () => document);
   document = buildOpenApi(routes, API_INFO);
-  const router = buildRouter(routes, deps, options);
+  const rateLimits = new RateLimits(deps.redis, deps.config.redisPrefix, deps.config.rateLimit);
+  const router = buildRouter(routes, deps.sql, rateLimits, options);
 
   const app = new Koa();
   app.silent = true;
+  app.proxy = deps.config.trustProxy;
   app.use(requestLog(deps.logger));
   app.use(errorMiddleware(deps.logger));
+  app.use(httpMetrics(deps.metrics));
+  // Pages and operator endpoints outside the API description: /metrics, /docs, rendered dashboards.
+  app.use(metricsEndpoint(deps.metrics, deps.config.metricsToken));
+  app.use(apiReference());
+  app.use(dashboardPages(deps, rateLimits));
   app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(router.routes());
   app.use(router.allowedMethods());

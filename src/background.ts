@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { IngestQueue } from './ingest/queue.js';
 import { startIngestWorker, type IngestWorkerOptions } from './ingest/worker.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './ops/metrics.js';
 import { startSweeper } from './state/sweeper.js';
 import type { Store } from './storage/clickhouse/store.js';
 import type { Sql } from './storage/postgres.js';
@@ -18,6 +19,7 @@ export async function startBackgroundWork(opts: {
   store: Store;
   logger: Logger;
   ingest: IngestQueue;
+  metrics?: Metrics;
   afterInsert?: IngestWorkerOptions['afterInsert'];
 }) {
   const { config, logger } = opts;
@@ -29,6 +31,7 @@ export async function startBackgroundWork(opts: {
     concurrency: config.ingest.workerConcurrency,
     insertMaxRows: config.ingest.insertMaxRows,
     afterInsert: opts.afterInsert,
+    onLanded: opts.metrics && ((rows) => opts.metrics!.ingestLanded.inc(rows)),
     stateEvaluation: config.alerts.stateEvaluation,
     deliveries,
   });

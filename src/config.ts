@@ -48,6 +48,10 @@ export interface Config {
   rateLimit: { points: number; windowSeconds: number };
   bodyLimitBytes: number;
   bootstrapApiKey: string | undefined;
+  /** Behind a reverse proxy: take the client address from X-Forwarded-For (dashboard login throttling). */
+  trustProxy: boolean;
+  /** Bearer token for /metrics; unset: /metrics is not served. */
+  metricsToken: string | undefined;
   shutdownTimeoutMs: number;
   /** Per-query limits of analytics queries; a query past them answers 400 instead of starving the engine. */
   analytics: QueryBudget;
@@ -141,6 +145,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (bootstrapApiKey !== undefined && !/^[\x21-\x7e]{32,256}$/.test(bootstrapApiKey)) {
     throw new ConfigError('BOOTSTRAP_API_KEY', 'must be 32 to 256 printable characters without spaces');
   }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN', 'must be 16 to 256 printable characters without spaces');
+  }
   const clickhouseUrl = url(env, 'CLICKHOUSE_URL', undefined, ['http:', 'https:']);
   const inProcessWorker = bool(env, 'INGEST_IN_PROCESS', clickhouseUrl === undefined);
   if (clickhouseUrl === undefined && env.CLICKHOUSE_CLUSTER) {
@@ -179,6 +187,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     bootstrapApiKey,
+    metricsToken,
+    trustProxy: bool(env, 'TRUST_PROXY', false),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     analytics: {
       maxSeconds: int(env, 'ANALYTICS_MAX_QUERY_SECONDS', 30, 1, 3600),

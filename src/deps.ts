@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { IngestQueue } from './ingest/queue.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './ops/metrics.js';
 import type { Store } from './storage/clickhouse/store.js';
 import type { Sql } from './storage/postgres.js';
 
@@ -13,4 +14,5 @@ export interface Deps {
   store: Store;
   logger: Logger;
   ingest: IngestQueue;
+  metrics: Metrics;
 }

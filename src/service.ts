@@ -7,6 +7,7 @@ import { bootstrap } from './accounts/repository.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { IngestQueue } from './ingest/queue.js';
+import { instrumentStore, Metrics } from './ops/metrics.js';
 import type { IngestWorkerOptions } from './ingest/worker.js';
 import { startBackgroundWork } from './background.js';
 import { createStore, type Store } from './storage/clickhouse/index.js';
@@ -38,11 +39,14 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
     ? `ClickHouse at ${new URL(config.clickhouse.url).host} (CLICKHOUSE_URL)`
     : `the embedded ClickHouse engine in ${config.dataDir} (DATA_DIR)`;
   let store: Store;
+  const ingest = new IngestQueue(config.redisUrl, config.redisPrefix);
+  const metrics = new Metrics(() => ingest.stats());
   try {
-    store = createStore(config);
+    store = instrumentStore(createStore(config), metrics);
     await store.ping();
   } catch (err) {
     redis.disconnect();
+    await ingest.close();
     throw new UnreachableError(`Cannot open ${clickhouseName}: ${(err as Error).message}`);
   }
   let sql: Sql | undefined;
@@ -57,11 +61,11 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
   } catch (err) {
     await sql?.end({ timeout: 1 });
     redis.disconnect();
+    await ingest.close();
     await store.close();
     throw err;
   }
-  const ingest = new IngestQueue(config.redisUrl, config.redisPrefix);
-  return { config, sql, redis, store, logger, ingest };
+  return { config, sql, redis, store, logger, ingest, metrics };
 }
 
 export async function closeDependencies(deps: Deps): Promise<void> {
@@ -77,7 +81,7 @@ export interface ServiceOptions extends AppOptions {
 export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<RunningService> {
   const deps = await openDependencies(config, logger);
   const worker = config.ingest.inProcessWorker
-    ? await startBackgroundWork({ config, sql: deps.sql, store: deps.store, logger, ingest: deps.ingest, afterInsert: options.afterInsert })
+    ? await startBackgroundWork({ config, sql: deps.sql, store: deps.store, logger, ingest: deps.ingest, metrics: deps.metrics, afterInsert: options.afterInsert })
     : undefined;
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
   const { app } = createApp(deps, options);

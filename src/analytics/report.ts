@@ -79,7 +79,7 @@ export async function runReport(
   options: { context?: RequestContext; now?: number } = {},
 ): Promise<{ report: Static<typeof Report>; tiers: string[] }> {
   const { window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, options.now ?? Date.now());
-  const queryOptions = { settings: plan.settings, queryId: options.context?.requestId, signal: options.context?.signal };
+  const queryOptions = { settings: plan.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' as const };
   const [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params, queryOptions))]);
   if (!check) throw notFound();
   const checkType = check.check_type;

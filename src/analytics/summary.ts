@@ -3,6 +3,7 @@ import { UUID } from '../http/ids.js';
 import type { CheckType } from '../resources/checks/enums.js';
 import { checkTypesOf } from '../resources/checks/repository.js';
 import type { Store } from '../storage/clickhouse/index.js';
+import type { QueryPurpose } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
 import type { QueryBudget } from '../config.js';
 import { withinBudget } from './budget.js';
@@ -10,7 +11,7 @@ import { compileSummary, summaryQuantiles, type Precision, type SummaryRow } fro
 import type { RequestContext } from '../http/route.js';
 import { SUMMARY_METRICS } from './metrics.js';
 import type { SummaryItem } from './schemas.js';
-import { resolveQuickRange, type QuickRange } from './windows.js';
+import { resolveQuickRange, type QuickRange, type Window } from './windows.js';
 
 type Item = Static<typeof SummaryItem>;
 
@@ -32,9 +33,10 @@ function toItem(checkId: string, checkType: CheckType, row: SummaryRow | undefin
 }
 
 /** The distinct well-formed ids and the one query for them; the bench runs exactly this on the store. */
-export function planSummary(accountId: string, checkIds: string[], range: QuickRange, budget: QueryBudget, now = Date.now(), precision: Precision = 'auto') {
+export function planSummary(accountId: string, checkIds: string[], range: QuickRange | Window, budget: QueryBudget, now = Date.now(), precision: Precision = 'auto') {
   const ids = [...new Set(checkIds.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
-  return { ids, ...compileSummary(accountId, ids, resolveQuickRange(range, now), budget, precision) };
+  const window = typeof range === 'string' ? resolveQuickRange(range, now) : range;
+  return { ids, ...compileSummary(accountId, ids, window, budget, precision) };
 }
 
 /**
@@ -45,14 +47,14 @@ export async function summarize(
   deps: { sql: Sql; store: Store; config: { analytics: QueryBudget } },
   accountId: string,
   checkIds: string[],
-  range: QuickRange,
-  options: { precision?: Precision; context?: RequestContext; now?: number } = {},
+  range: QuickRange | Window,
+  options: { precision?: Precision; context?: RequestContext; now?: number; purpose?: QueryPurpose } = {},
 ): Promise<{ items: Item[]; tiers: string[] }> {
   const { ids, sql, params, settings, tiers } = planSummary(accountId, checkIds, range, deps.config.analytics, options.now ?? Date.now(), options.precision);
   if (!ids.length) return { items: [], tiers };
   const [types, rows] = await Promise.all([
     checkTypesOf(deps.sql, accountId, ids),
-    withinBudget(deps.store.query<SummaryRow>(sql, params, { settings, queryId: options.context?.requestId, signal: options.context?.signal })),
+    withinBudget(deps.store.query<SummaryRow>(sql, params, { settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: options.purpose ?? 'summary' })),
   ]);
   const byId = new Map(rows.map((r) => [r.checkId, r]));
   return { items: ids.filter((id) => types.has(id)).map((id) => toItem(id, types.get(id)!, byId.get(id))), tiers };

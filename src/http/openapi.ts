@@ -111,7 +111,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       responses[status] = {
         description: statusName(Number(status)),
         ...(limited || listed ? { headers: { ...(limited ? RATE_LIMIT_HEADERS : {}), ...(listed ? LIST_HEADERS : {}) } } : {}),
-        ...(schema ? { content: { 'application/json': { schema: plain(schema) } } } : {}),
+        ...(schema ? { content: { [route.contentType ?? 'application/json']: { schema: plain(schema) } } } : {}),
       };
     }
     const errors = new Set([...(authenticated ? AUTHENTICATED_ERRORS : []), ...(limited ? [429] : []), ...(route.errors ?? []), 500]);

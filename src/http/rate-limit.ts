@@ -34,6 +34,26 @@ export class RateLimits {
     return limiter;
   }
 
+  /**
+   * Counts one event for `key` under `scope`'s rule; resolves with the seconds to wait when the rule is
+   * exhausted, else undefined (failed dashboard logins are counted this way).
+   */
+  async hit(scope: string, key: string, rule: RateLimitRule): Promise<number | undefined> {
+    try {
+      await this.limiter(scope, rule).consume(key);
+      return undefined;
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      return Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+    }
+  }
+
+  /** Seconds until `key` may try again under `scope`'s rule, or undefined when it may now. */
+  async blocked(scope: string, key: string, rule: RateLimitRule): Promise<number | undefined> {
+    const res = await this.limiter(scope, rule).get(key);
+    return res && res.remainingPoints <= 0 ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : undefined;
+  }
+
   ruleFor(principal: Principal, routeRule?: RateLimitRule): { scope: string; rule: RateLimitRule } {
     if (routeRule) return { scope: 'route', rule: routeRule };
     const { rateLimitPoints, rateLimitWindowSeconds } = principal.account;

@@ -60,6 +60,8 @@ export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObje
   /** Error statuses this route can answer besides the ones every authenticated route has. */
   errors?: number[];
   deprecated?: boolean;
+  /** Media type of the success responses; JSON unless set (the handler sets the Content-Type header to match). */
+  contentType?: string;
   schema: RouteSchemas<P, Q, B, H>;
   handler: (req: Request<Static<P>, Static<Q>, Static<B>, Static<H>>) => Promise<Reply> | Reply;
 }

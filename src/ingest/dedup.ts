@@ -88,6 +88,7 @@ export async function landedIds(store: Store, accountId: string, runs: readonly 
       to: toClickHouseTime(to),
       ids: runs.map((r) => r.resultId),
     },
+    { purpose: 'ingest' },
   );
   return new Set(rows.map((r) => r.id));
 }

@@ -49,12 +49,14 @@ function toStoredItem(row: Record<string, unknown>): StoredItem {
   return { ...toItem(row), created_at: fromClickHouseTime(row.inserted_at) };
 }
 
+const RESULTS = { purpose: 'results' } as const;
+
 /** One page of a check's raw runs, newest first, and how many match. */
 export async function readResults(store: Store, filter: ResultFilter, limit: number, offset: number) {
   const { where, params } = whereOf(filter);
   const [rows, [{ total }]] = await Promise.all([
-    store.query(`${SELECT} WHERE ${where} ${ORDER} LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, { ...params, limit, offset }),
-    store.query<{ total: number }>(`SELECT count() AS total FROM check_results WHERE ${where}`, params),
+    store.query(`${SELECT} WHERE ${where} ${ORDER} LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, { ...params, limit, offset }, RESULTS),
+    store.query<{ total: number }>(`SELECT count() AS total FROM check_results WHERE ${where}`, params, RESULTS),
   ]);
   return { items: rows.map(toStoredItem), total: Number(total) };
 }
@@ -62,7 +64,7 @@ export async function readResults(store: Store, filter: ResultFilter, limit: num
 /** Up to `limit` runs after `cursor` (from the newest without one), and the cursor of the page after, if any. */
 export async function readResultsAfter(store: Store, filter: ResultFilter, limit: number, cursor?: Cursor) {
   const { where, params } = whereOf(filter, cursor);
-  const rows = await store.query(`${SELECT} WHERE ${where} ${ORDER} LIMIT {limit:UInt32}`, { ...params, limit: limit + 1 });
+  const rows = await store.query(`${SELECT} WHERE ${where} ${ORDER} LIMIT {limit:UInt32}`, { ...params, limit: limit + 1 }, RESULTS);
   const items = rows.slice(0, limit).map(toStoredItem);
   const last = items[items.length - 1];
   const next: Cursor | undefined = rows.length > limit && last ? { at: Date.parse(last.startedAt as string), id: last.id as string } : undefined;
@@ -74,6 +76,7 @@ export async function readResult(store: Store, accountId: string, checkId: strin
   const [row] = await store.query(
     `${SELECT} WHERE account_id = {accountId:UUID} AND check_id = {checkId:UUID} AND result_id = {resultId:UUID} LIMIT 1`,
     { accountId, checkId, resultId },
+    RESULTS,
   );
   return row ? toStoredItem(row) : undefined;
 }

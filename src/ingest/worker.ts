@@ -25,6 +25,8 @@ export interface IngestWorkerOptions {
   concurrency?: number;
   /** The most rows one ClickHouse insert takes when batches wait for it together. */
   insertMaxRows?: number;
+  /** Told how many rows each insert stored (the service's metrics). */
+  onLanded?: (rows: number) => void;
   /** Runs after ClickHouse accepted a batch and before the job completes (fault-injection point for tests). */
   afterInsert?: (job: Job<IngestJob>) => Promise<void> | void;
 }
@@ -92,6 +94,7 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
       // An insert the table drops as a repeat is dropped by the rollup views too (not counted twice).
       deduplicate_blocks_in_dependent_materialized_views: 1,
     });
+    opts.onLanded?.(rows.length);
     opts.logger.debug({ batches: group.length, rows: rows.length, ms: Math.round(performance.now() - started) }, 'ingest insert');
   }
 

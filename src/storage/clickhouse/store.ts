@@ -9,7 +9,11 @@ export interface QueryOptions {
   queryId?: string;
   /** Aborted when the client went away: the server cancels the query; the embedded engine stops waiting for it. */
   signal?: AbortSignal;
+  /** What the query is for: a label of the service's query metrics (a fixed set, never from a request). */
+  purpose?: QueryPurpose;
 }
+
+export type QueryPurpose = 'report' | 'summary' | 'dashboard' | 'results' | 'ingest' | 'other';
 
 export interface QueryStats {
   elapsedMs: number;

@@ -1,0 +1,60 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Eta } from 'eta';
+import type { DashboardBody } from '../resources/dashboards/schemas.js';
+import type { StoredItem } from '../ingest/repository.js';
+import { WINDOWS, type CheckView, type DashboardView, type Status } from './data.js';
+
+// Every `<%= %>` is HTML-escaped; the only raw output is the layout's body and the sanitised custom CSS.
+const eta = new Eta({ views: path.join(path.dirname(fileURLToPath(import.meta.url)), 'views'), autoEscape: true, cache: true });
+
+const LABELS: Record<Status, string> = { passing: 'Passing', degraded: 'Degraded', failing: 'Failing', unknown: 'No data' };
+
+const helpers = {
+  label: (s: Status) => LABELS[s],
+  pct: (v: number | null) => (v === null ? '—' : `${v >= 99.995 && v < 100 ? '99.99' : v.toFixed(2)} %`),
+  ms: (v: number | null | undefined) => (v === null || v === undefined ? '—' : `${Math.round(v)} ms`),
+  when: (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`,
+  windows: WINDOWS,
+};
+
+/** The status of the page as a whole: the worst of its checks. */
+export function overallStatus(checks: readonly CheckView[]): { status: Status; text: string } {
+  if (!checks.length) return { status: 'unknown', text: 'No checks' };
+  const failing = checks.filter((c) => c.status === 'failing').length;
+  const degraded = checks.filter((c) => c.status === 'degraded').length;
+  if (failing) return { status: 'failing', text: `${failing} of ${checks.length} checks failing` };
+  if (degraded) return { status: 'degraded', text: `${degraded} of ${checks.length} checks degraded` };
+  if (checks.every((c) => c.status === 'unknown')) return { status: 'unknown', text: 'No results yet' };
+  return { status: 'passing', text: 'All checks passing' };
+}
+
+export function renderDashboard(d: DashboardBody, view: DashboardView, base: string, customCss: string): string {
+  const perPage = d.checksPerPage ?? 15;
+  const paginate = d.paginate !== false;
+  const overall = overallStatus(view.checks);
+  return eta.render('./dashboard', {
+    ...helpers,
+    d,
+    view,
+    base,
+    customCss,
+    perPage,
+    paginate,
+    pages: Math.max(1, Math.ceil(view.checks.length / perPage)),
+    overall: overall.status,
+    overallText: overall.text,
+  });
+}
+
+export function renderLogin(d: DashboardBody, base: string, error?: string): string {
+  return eta.render('./login', { header: d.header, favicon: d.favicon, base, error });
+}
+
+export function renderMessage(title: string, message: string): string {
+  return eta.render('./message', { title, message });
+}
+
+export function renderRun(d: DashboardBody, base: string, customCss: string, check: CheckView, run: StoredItem, status: Status): string {
+  return eta.render('./run', { ...helpers, header: d.header, favicon: d.favicon, customCss, base, check, run: { ...run, status } });
+}
