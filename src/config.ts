@@ -48,6 +48,8 @@ export interface Config {
   rateLimit: { points: number; windowSeconds: number };
   bodyLimitBytes: number;
   bootstrapApiKey: string | undefined;
+  /** The longest a dashboard's data document is reused (never longer than the dashboard's refreshRate). */
+  dashboardCacheSeconds: number;
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (dashboard login throttling). */
   trustProxy: boolean;
   /** Bearer token for /metrics; unset: /metrics is not served. */
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapApiKey,
     metricsToken,
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    dashboardCacheSeconds: int(env, 'DASHBOARD_CACHE_SECONDS', 600, 1, 600),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     analytics: {
       maxSeconds: int(env, 'ANALYTICS_MAX_QUERY_SECONDS', 30, 1, 3600),

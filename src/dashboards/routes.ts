@@ -65,7 +65,7 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
   }
 
   const view = (d: PublishedDashboard) =>
-    views.get(`${d.id}:${d.updatedAt}`, d.data.refreshRate * 1000, () => {
+    views.get(`${d.id}:${d.updatedAt}`, Math.min(d.data.refreshRate, deps.config.dashboardCacheSeconds) * 1000, () => {
       deps.metrics.dashboardBuilds.inc();
       return buildDashboardView(deps, d);
     });
