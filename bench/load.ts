@@ -4,7 +4,8 @@ export interface LoadSpec {
   url: string;
   method: 'GET' | 'POST';
   path: string;
-  key: string;
+  /** The API key sent as a bearer token; none for pages viewers open. */
+  key?: string;
   body?: string;
   /** A new body for every request (instead of `body`), e.g. results that move forward in time. */
   bodies?: () => string;
@@ -54,7 +55,7 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
         method: spec.method,
         connections: spec.connections,
         duration: spec.durationSeconds,
-        headers: { authorization: `Bearer ${spec.key}`, ...(spec.body || spec.bodies ? { 'content-type': 'application/json' } : {}) },
+        headers: { ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}), ...(spec.body || spec.bodies ? { 'content-type': 'application/json' } : {}) },
         body: spec.body,
         ...(spec.bodies ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: spec.bodies!() }) }] } : {}),
         timeout: 30,
