@@ -211,17 +211,19 @@ describe('report compiler on rollups', () => {
     expect(hourly.tiers).toEqual(['hour']);
   });
 
-  it('reads percentiles only from the tier with sketches: hourly percentile buckets from raw rows, ragged day edges too', () => {
-    const window = { from: Date.UTC(2026, 9, 1) + 90 * 60_000, to: Date.UTC(2026, 9, 9) + 30 * 60_000 };
+  it('reads percentiles only from the tier with sketches and only over windows longer than a month: the rest from raw rows', () => {
+    const long = { from: Date.UTC(2026, 6, 1) + 90 * 60_000, to: Date.UTC(2026, 9, 9) + 30 * 60_000 };
+    const month = { from: Date.UTC(2026, 9, 1) + 90 * 60_000, to: Date.UTC(2026, 9, 31) + 30 * 60_000 };
     const p95 = ['responseTime_p95', 'availability'];
-    const ragged = compileReport({ ...auto, metrics: p95, window });
+    const ragged = compileReport({ ...auto, metrics: p95, window: long });
     expect(ragged.tiers).toEqual(['day']);
     expect(ragged.sql).not.toContain('check_results_1h');
     expect(ragged.sql).toContain('FROM check_results WHERE');
-    expect(compileReport({ ...auto, metrics: p95, aggregationInterval: 60, window }).tiers).toEqual([]);
-    expect(compileReport({ ...auto, metrics: ['responseTime_avg', 'availability'], aggregationInterval: 60, window }).tiers).toEqual(['hour']);
-    expect(compileSummary(base.accountId, [base.checkId], window, base.budget).tiers).toEqual(['day']);
-    expect(compileSummary(base.accountId, [base.checkId], { from: Date.UTC(2026, 9, 1), to: Date.UTC(2026, 9, 1, 20) }, base.budget).tiers).toEqual([]);
+    expect(compileReport({ ...auto, metrics: p95, window: month }).tiers).toEqual([]);
+    expect(compileReport({ ...auto, metrics: p95, aggregationInterval: 60, window: long }).tiers).toEqual([]);
+    expect(compileReport({ ...auto, metrics: ['responseTime_avg', 'availability'], aggregationInterval: 60, window: month }).tiers).toEqual(['hour']);
+    expect(compileSummary(base.accountId, [base.checkId], long, base.budget).tiers).toEqual(['day']);
+    expect(compileSummary(base.accountId, [base.checkId], month, base.budget).tiers).toEqual([]);
   });
 
   it('falls back to raw rows for sub-hour buckets, raw metrics, windows no tier covers, and precision=exact', () => {
@@ -235,7 +237,7 @@ describe('report compiler on rollups', () => {
 
   it('merges partial aggregates: exact sums, counts, extremes and variance, percentiles from sketches', () => {
     const all = ['availability', 'retries', ...SUFFIXES.map((s) => `responseTime_${s}`)];
-    const { sql, metrics } = compileReport({ ...auto, metrics: all, window: { from: 0, to: 30 * DAY } });
+    const { sql, metrics } = compileReport({ ...auto, metrics: all, window: { from: 0, to: 60 * DAY } });
     expect(metrics).toHaveLength(all.length);
     expect(sql).toContain('100 * sum(passed) / sum(runs)');
     expect(sql).toContain('sum(response_time__sum) / sum(response_time__n)');

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGS, metricNames, type Catalog } from './metrics.js';
 import { SKETCH_ACCURACY } from './rollups.js';
+import { summarize } from './summary.js';
 import { resolveQuickRange, SUMMARY_RANGES, type QuickRange } from './windows.js';
 import type { ResultItem } from '../ingest/schemas.js';
 import { CREATABLE_TYPES, type TypeSegment } from '../resources/checks/enums.js';
@@ -299,5 +300,18 @@ describe('summary against the oracle', () => {
       });
     });
     expect(matches).toBe(true);
+  });
+
+  it('a summary over more than a month reads the daily sketches: exact counts and averages, percentiles within the bound', async () => {
+    const ids = [...checkOf.values()].map((c) => c.id);
+    const w = { from: seedTo - 35 * DAY + 12_345, to: seedTo };
+    const { items, tiers } = await summarize(svc.deps, svc.defaultAccountId, ids, w);
+    expect(tiers).toEqual(['day']);
+    expect(items.map((i) => i.checkId)).toEqual(ids);
+    for (const item of items) {
+      const check = [...checkOf.values()].find((c) => c.id === item.checkId)!;
+      const within = runs.get(item.checkId)!.filter((r) => Date.parse(r.startedAt) >= w.from && Date.parse(r.startedAt) < w.to);
+      expectRowsClose([item], [expectedItem(item.checkId, check.checkType, within, SKETCH_ACCURACY)], `35 days ${check.checkType}`);
+    }
   });
 });

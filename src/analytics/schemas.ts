@@ -37,8 +37,9 @@ export function reportQuery(catalog: Catalog) {
         default: 'auto',
         description:
           'auto: the aligned middle of the window is read from hourly/daily rollups and the edges from raw runs; counts, ' +
-          'availability, sums, averages, min, max and stddev are exact; percentiles over whole days come from daily DDSketch ' +
-          'sketches (within 1% of a value between the two nearest ranks, 3% for values below 1), finer ones from raw runs. ' +
+          'availability, sums, averages, min, max and stddev are exact; over windows longer than 32 days, percentiles of whole ' +
+          'days come from daily DDSketch sketches (within 1% of a value between the two nearest ranks, 3% for values below 1); ' +
+          'otherwise percentiles are exact. ' +
           'exact: every run of the window is read and percentiles interpolate exactly.',
       }),
     },
