@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGS, metricNames, type Catalog } from './metrics.js';
 import { SKETCH_ACCURACY } from './rollups.js';
 import { summarize } from './summary.js';
+import { compileSummary } from './compiler.js';
 import { resolveQuickRange, SUMMARY_RANGES, type QuickRange } from './windows.js';
 import type { ResultItem } from '../ingest/schemas.js';
 import { CREATABLE_TYPES, type TypeSegment } from '../resources/checks/enums.js';
@@ -313,5 +314,12 @@ describe('summary against the oracle', () => {
       const within = runs.get(item.checkId)!.filter((r) => Date.parse(r.startedAt) >= w.from && Date.parse(r.startedAt) < w.to);
       expectRowsClose([item], [expectedItem(item.checkId, check.checkType, within, SKETCH_ACCURACY)], `35 days ${check.checkType}`);
     }
+  });
+
+  it('the summary over raw rows reads the time-ordered projection: it holds every column the summary reads', async () => {
+    const ids = [...checkOf.values()].map((c) => c.id);
+    const { sql, params } = compileSummary(svc.defaultAccountId, ids, { from: seedTo - DAY, to: seedTo }, svc.deps.config.analytics, 'exact');
+    const plan = await svc.deps.store.query<{ explain: string }>(`EXPLAIN projections = 1 ${sql}`, params);
+    expect(plan.map((r) => r.explain).join('\n')).toContain('summary_by_time_v2');
   });
 });
