@@ -7,11 +7,12 @@ interface Waiting<T> {
 }
 
 /**
- * Group commit for the ingest worker: batches that reach the insert while another insert is running wait
- * and go in together when it ends, as one group of at most `maxRows` rows. With the rollup views on, an
- * insert costs a fixed ~100 ms on top of its rows (bench/README.md), and the embedded engine runs one query
- * at a time, so under load fewer, larger inserts land several times more rows per second; an idle worker
- * still writes a lone batch at once.
+ * Group commit for the ingest worker: batches that reach a write while another write is running wait and go
+ * in together when it ends, as one group of at most `maxRows` rows; an idle worker still writes a lone batch
+ * at once. Used for the ClickHouse insert (with the rollup views on, an insert costs a fixed ~100 ms on top
+ * of its rows, and the embedded engine runs one query at a time, so under load fewer, larger inserts land
+ * several times more rows per second) and for the check-state transaction that follows it (one transaction
+ * holds the rows of every check a group names, instead of batches queueing on each other's row locks).
  */
 export class GroupCommit<T> {
   private waiting: Waiting<T>[] = [];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { createOtherTenant, startTestService, waitFor, type TestService } from '../../test/support/service.js';
 import { ingestJob } from './queue.js';
 import { ROW_COLUMNS, toRow } from './rows.js';
 
@@ -189,5 +189,59 @@ describe('run ids, idempotency keys and job layout', () => {
     expect(failed!.attemptsMade).toBe(1);
     expect(await failed!.isFailed()).toBe(true);
     expect(await stored()).toBe(before);
+  });
+});
+
+describe('check state of batches applied together', () => {
+  let svc: TestService;
+  /** The next `held` batches wait after their insert until all of them have arrived, then go on in one turn. */
+  let held = 0;
+  let arrived: (() => void)[] = [];
+
+  beforeAll(async () => {
+    svc = await startTestService(
+      {},
+      {
+        afterInsert: () => {
+          if (held === 0) return;
+          return new Promise<void>((resolve) => {
+            arrived.push(resolve);
+            if (arrived.length === held) {
+              const go = arrived;
+              held = 0;
+              arrived = [];
+              for (const release of go) release();
+            }
+          });
+        },
+      },
+    );
+  });
+  afterAll(() => svc?.stop());
+
+  it('moves each account\'s checks under its own account when two accounts\' batches share a state transaction', async () => {
+    const other = await createOtherTenant(svc);
+    const create = (key: string | undefined, name: string) =>
+      svc.call('POST', '/v1/checks/api', { key, body: { name, request: { url: 'https://x.test' } } }).then((r) => r.body.id as string);
+    const mine = await create(undefined, 'mine');
+    const theirs = await create(other.key, 'theirs');
+    const failing = (checkId: string) => ({
+      results: [{ checkId, checkType: 'API', runLocation: 'eu-west-1', hasFailures: true, responseTime: 5, startedAt: '2026-11-03T00:00:00Z', stoppedAt: '2026-11-03T00:00:01Z' }],
+    });
+    held = 2;
+    const posted = await Promise.all([
+      svc.call('POST', '/v1/check-results', { body: failing(mine) }),
+      svc.call('POST', '/v1/check-results', { key: other.key, body: failing(theirs) }),
+    ]);
+    expect(posted.map((r) => r.status)).toEqual([202, 202]);
+    const status = (checkId: string, key?: string) => svc.call('GET', `/v1/check-statuses/${checkId}`, { key });
+    expect((await waitFor(() => status(mine), (r) => r.status === 200)).body).toMatchObject({ checkId: mine, hasFailures: true });
+    expect((await waitFor(() => status(theirs, other.key), (r) => r.status === 200)).body).toMatchObject({ checkId: theirs, hasFailures: true });
+    const alerts = async (checkId: string, key?: string) => (await svc.call('GET', `/v1/check-alerts/${checkId}`, { key })).body as { alertType: string }[];
+    expect((await alerts(mine)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+    expect((await alerts(theirs, other.key)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+    // Neither account sees the other's state.
+    expect((await status(theirs)).status).toBe(404);
+    expect((await status(mine, other.key)).status).toBe(404);
   });
 });

@@ -57,9 +57,16 @@ interface Pending {
   written: number;
 }
 
+/** A landed batch's runs, waiting for its checks' state to follow them. */
+interface Evaluation {
+  accountId: string;
+  runs: readonly Run[];
+}
+
 /**
  * Consumer of the ingest queue: each batch's rows go into ClickHouse, then its checks' statuses. Batches that
- * wait for the insert together share it (GroupCommit): one query for the rows already stored, one insert.
+ * wait for the insert together share it (GroupCommit: one query for the rows already stored, one insert), and
+ * batches waiting for their state share one transaction the same way.
  * Rows whose run id already landed, or is held by another batch in flight, are dropped first (ResultDedup);
  * the insert's deduplication token comes from its batch ids, so an insert repeated whole is dropped by the
  * engine and by the rollup views.
@@ -98,6 +105,22 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
     opts.logger.debug({ batches: group.length, rows: rows.length, ms: Math.round(performance.now() - started) }, 'ingest insert');
   }
 
+  /**
+   * Check state follows landed batches through a group commit too: batches whose insert ended while a state
+   * transaction ran are applied together in the next one, one transaction per account. Applied one batch at
+   * a time, transactions of batches naming the same checks queued on those checks' row locks, each holding
+   * a pooled connection the API's own queries then waited for (bench/README.md, alerts).
+   */
+  async function applyGroup(group: Evaluation[]) {
+    const byAccount = new Map<string, Run[]>();
+    for (const { accountId, runs } of group) byAccount.set(accountId, [...(byAccount.get(accountId) ?? []), ...runs]);
+    for (const [accountId, runs] of byAccount) {
+      const { notifications } = await applyBatch(opts.sql, accountId, runs);
+      await opts.deliveries?.enqueue(notifications);
+    }
+  }
+  const evaluations = new GroupCommit<Evaluation>(applyGroup, (e) => e.runs.length, opts.insertMaxRows ?? 20_000);
+
   // Batches share an insert only with batches of the same column layout (one per producer version).
   const commits = new Map<string, GroupCommit<Pending>>();
   const commitFor = (columns: readonly string[]) => {
@@ -121,12 +144,9 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
     const pending: Pending = { job, columns, claimed, paused, written: 0 };
     await commitFor(columns).add(pending);
     await opts.afterInsert?.(job);
-    if (evaluate) {
-      // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
-      // this line finds its rows landed, and applying a run twice changes nothing.
-      const { notifications } = await applyBatch(opts.sql, job.data.accountId, runs);
-      await opts.deliveries?.enqueue(notifications);
-    }
+    // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
+    // this line finds its rows landed, and applying a run twice changes nothing.
+    if (evaluate) await evaluations.add({ accountId: job.data.accountId, runs });
     return { rows: pending.written, duplicates: job.data.rows.length - pending.written };
   }
 
