@@ -62,7 +62,7 @@ describe('alerts delivered through the alert channels', () => {
   };
   const alertsOf = async (checkId: string) => (await svc.call('GET', `/v1/check-alerts/${checkId}?limit=100`)).body as { alertType: string; silenced: boolean; muted: boolean; incidentId: string | null; id: string }[];
   const waitAlerts = (checkId: string, n: number) => waitFor(() => alertsOf(checkId), (a) => a.length >= n);
-  const notifications = async (q = '') => (await svc.call('GET', `/v1/alert-notifications?limit=100${q}`)).body as { status: string; alertChannelId: number; checkAlertId: string; attempts: unknown[]; notificationResult: string }[];
+  const notifications = async (q = '') => (await svc.call('GET', `/v1/alert-notifications?limit=100${q}`)).body as { status: string; alertChannelId: number; checkAlertId: string; attempts: { at: string; ok: boolean }[]; notificationResult: string; timestamp: string | null }[];
 
   it('a failing result reaches a webhook with the payload and a valid signature, then recovery', async () => {
     const channel = await webhook('/hook-a');
@@ -190,7 +190,8 @@ describe('alerts delivered through the alert channels', () => {
     await report(check.id, ['fail']);
     const [n] = await waitFor(() => notifications(`&alertChannelId=${channel.id}`), (x) => x[0]?.status === 'SUCCESS');
     expect(n.attempts).toHaveLength(3);
-    expect(n.attempts.map((a) => (a as { ok: boolean }).ok)).toEqual([false, false, true]);
+    expect(n.attempts.map((a) => a.ok)).toEqual([false, false, true]);
+    expect(n.timestamp).toBe(n.attempts[2].at);
     expect(http.to('/hook-flaky')).toHaveLength(3);
     expect(http.to('/hook-flaky').filter((r) => r.body.includes('ALERT_FAILURE'))).toHaveLength(3);
   });
@@ -204,6 +205,8 @@ describe('alerts delivered through the alert channels', () => {
     const [n] = await waitFor(() => notifications(`&alertChannelId=${channel.id}`), (x) => x[0]?.status === 'FAILURE', 30_000);
     expect(n.attempts).toHaveLength(4);
     expect(n.notificationResult).toBe('HTTP 500 receiver says no');
+    // When it was last tried: what a reader of the delivery log needs to see for a failed one.
+    expect(n.timestamp).toBe(n.attempts[3].at);
     expect((await notifications('&hasFailures=true')).map((x) => x.alertChannelId)).toContain(channel.id);
     const health = (await svc.call('GET', `/v1/alert-channels/${channel.id}`)).body.health;
     expect(health).toMatchObject({ status: 'FAILING', consecutiveFailures: 1, lastError: 'HTTP 500 receiver says no' });

@@ -114,10 +114,11 @@ function send(n: NotificationRow, config: Config['alerts']): Promise<string> {
 }
 
 async function recordAttempt(sql: Sql, id: string, attempt: { ok: boolean; detail: string }, status: 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE') {
+  const at = new Date();
   await sql`update alert_notifications set
-      attempts = attempts || ${sql.json([{ at: new Date().toISOString(), ...attempt }] as never)},
+      attempts = attempts || ${sql.json([{ at: at.toISOString(), ...attempt }] as never)},
       status = ${status}, notification_result = ${attempt.detail.slice(0, 2000)},
-      sent_at = ${status === 'SUCCESS' ? new Date() : null}
+      sent_at = ${status === 'SUCCESS' ? at : null}
     where id = ${id}`;
 }
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpReceiver } from '../support/receivers.js';
 import { startTestService, waitFor, type TestService } from '../support/service.js';
 
 /**
@@ -50,7 +51,8 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
   };
 
   beforeAll(async () => {
-    svc = await startTestService();
+    // Deliveries give up quickly, so a channel that keeps failing shows as failed within the test.
+    svc = await startTestService({ ALERT_DELIVERY_ATTEMPTS: '2', ALERT_RETRY_BASE_MS: '100' });
     home = mkdtempSync(path.join(os.tmpdir(), 'checkly-cli-'));
     env = {
       PATH: process.env.PATH,
@@ -164,6 +166,50 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     const get = await expectOk('alert-channels', 'get', String(channelId));
     expect(get).toContain('ops hook');
     expect(get).toMatch(/Type:\s+webhook/);
+  });
+
+  it('checks delete removes a check', async () => {
+    const victim = (await svc.call('POST', '/v1/checks/api', { body: { name: 'Short lived', request: { url: 'https://gone.example.test' } } })).body.id;
+    expect(await expectOk('checks', 'delete', victim, '--force')).toContain('"Short lived" deleted');
+    expect((await svc.call('GET', `/v1/checks/${victim}`)).status).toBe(404);
+  });
+
+  it('account plan shows the plan, every location and the rate limit', async () => {
+    const plan = JSON.parse(await expectOk('account', 'plan', '--output', 'json'));
+    expect(plan).toMatchObject({ plan: 'self-hosted', planDisplayName: 'Self-hosted' });
+    expect(plan.locations.all.map((l: { id: string }) => l.id)).toEqual((await svc.call('GET', '/v1/locations')).body.map((l: { region: string }) => l.region));
+    expect(await expectOk('account', 'plan')).toMatch(/API requests\s+600/);
+  });
+
+  it('alert-channels logs shows each channel\'s deliveries, when they were sent, and only the failed ones with --status failed', async () => {
+    const receiver = await startHttpReceiver();
+    try {
+      receiver.alwaysFail('/down');
+      const channel = async (name: string, hook: string) =>
+        (await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name, url: `${receiver.url}${hook}` } } })).body.id as number;
+      const up = await channel('up hook', '/up');
+      const down = await channel('down hook', '/down');
+      const check = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'Logged', request: { url: 'https://logged.example.test' } } })).body.id;
+      for (const id of [up, down]) await svc.call('PUT', `/v1/alert-channels/${id}/subscriptions`, { body: { checkId: check, activated: true } });
+      const at = new Date().toISOString();
+      await svc.call('POST', '/v1/check-results', { body: { results: [{ checkId: check, checkType: 'API', runLocation: 'eu-west-1', startedAt: at, stoppedAt: at, hasFailures: true, responseTime: 9 }] } });
+      await waitFor(() => svc.call('GET', '/v1/alert-notifications?limit=100'), (r) => ['SUCCESS', 'FAILURE'].every((s) => r.body.some((n: { status: string; checkId: string }) => n.status === s && n.checkId === check)));
+
+      const table = await expectOk('alert-channels', 'logs', String(up));
+      expect(table).toMatch(/success\s+webhook/);
+      expect(table).toContain('Showing 1 of 1 logs');
+      const upLogs = JSON.parse(await expectOk('alert-channels', 'logs', String(up), '--output', 'json')).data;
+      expect(upLogs).toHaveLength(1);
+      expect(upLogs[0]).toMatchObject({ status: 'SUCCESS', checkId: check, alertChannelId: up });
+      expect(Date.parse(upLogs[0].timestamp)).toBeGreaterThanOrEqual(Date.parse(at));
+      expect(JSON.parse(await expectOk('alert-channels', 'logs', String(up), '--status', 'failed', '--output', 'json')).data).toEqual([]);
+      const failed = JSON.parse(await expectOk('alert-channels', 'logs', String(down), '--status', 'failed', '--output', 'json')).data;
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toMatchObject({ status: 'FAILURE', checkId: check, notificationResult: 'HTTP 500 receiver says no' });
+      expect(failed[0].timestamp).not.toBeNull();
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('a key of no account is refused with the CLI\'s own message', async () => {
