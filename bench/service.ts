@@ -10,6 +10,7 @@ import { reportQuery } from '../src/analytics/schemas.js';
 import { planSummary } from '../src/analytics/summary.js';
 import type { QuickRange } from '../src/analytics/windows.js';
 import { loadConfig } from '../src/config.js';
+import { findCheckRow } from '../src/resources/checks/repository.js';
 import { compileValidator } from '../src/http/validation.js';
 import { createLogger } from '../src/logger.js';
 import { startService } from '../src/service.js';
@@ -18,13 +19,16 @@ import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
 const service = await startService(loadConfig(), createLogger((process.env.BENCH_LOG_LEVEL as 'warn' | undefined) ?? 'warn'));
 const { store } = service.deps;
 
-/** The same validation and planning the report route runs, so the floor runs the same SQL. */
-function compile(req: FloorRequest) {
+/** The same validation and planning the report route runs (the check's volume included), so the floor runs the same SQL. */
+async function compile(req: FloorRequest) {
   if (req.kind === 'summary') return planSummary(req.accountId, req.checkIds, req.quickRange as QuickRange, service.deps.config.analytics);
   const catalog = CATALOGS.find((c) => c.segment === req.segment)!;
   const schema = reportQuery(catalog);
   const query = compileValidator('query', schema, { strings: true })(Object.fromEntries(new URLSearchParams(req.query))) as ReportQuery;
-  return planReport(catalog, req.accountId, req.checkId, query, service.deps.config.analytics).plan;
+  const { plan } = planReport(catalog, req.accountId, req.checkId, query, service.deps.config.analytics);
+  if (!plan.pageCandidate) return plan;
+  const check = await findCheckRow(service.deps.sql, req.accountId, req.checkId);
+  return planReport(catalog, req.accountId, req.checkId, query, service.deps.config.analytics, Date.now(), check).plan;
 }
 
 function memory() {
@@ -36,7 +40,7 @@ function memory() {
 async function handle(msg: ServiceMessage): Promise<ServiceReply> {
   switch (msg.type) {
     case 'floor': {
-      const { sql, params, settings } = compile(msg.request);
+      const { sql, params, settings } = await compile(msg.request);
       const wallMs: number[] = [];
       const engineMs: number[] = [];
       let rowsRead = 0;
@@ -50,7 +54,7 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
       return { type: 'floor', sql, wallMs, engineMs, rowsRead };
     }
     case 'saturate': {
-      const { sql, params, settings } = compile(msg.request);
+      const { sql, params, settings } = await compile(msg.request);
       const started = performance.now();
       const until = started + msg.seconds * 1000;
       let queries = 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AGGREGATES, CATALOGS, metricNames, SUFFIXES, type Catalog } from './metrics.js';
-import { compileReport, compileSummary, type ReportRequest } from './compiler.js';
+import { compileReport, compileSummary, PAGE_PUSHDOWN_MIN_RUNS, PAGE_PUSHDOWN_RATIO, type ReportRequest } from './compiler.js';
 import { HttpError } from '../http/errors.js';
 
 const catalog = (segment: string): Catalog => CATALOGS.find((c) => c.segment === segment)!;
@@ -174,7 +174,7 @@ describe('report compiler', () => {
   it('bounds every query by the configured time and memory budget', () => {
     // The budget travels with the query as settings (Store QueryOptions), never in the SQL text.
     for (const compiled of [compileReport(base), compileReport({ ...base, precision: 'auto' }), compileSummary(base.accountId, [base.checkId], base.window, base.budget)]) {
-      expect(compiled.settings).toEqual({ max_execution_time: 30, max_memory_usage: 1_000_000_000 });
+      expect(compiled.settings).toMatchObject({ max_execution_time: 30, max_memory_usage: 1_000_000_000 });
       expect(compiled.sql).not.toContain('SETTINGS');
     }
     expect(() => compileReport({ ...base, budget: { maxSeconds: 1.5, maxMemoryBytes: 1 } })).toThrow();
@@ -252,5 +252,70 @@ describe('report compiler on rollups', () => {
     const b = compileReport({ ...auto, aggregationInterval: 1440, filterByStatus: ['success'], groupBy: 'runLocation', window: { from: DAY, to: 11 * DAY }, checkId: '33333333-3333-4333-8333-333333333333' });
     expect(a.sql).toBe(b.sql);
     expect(a.params).not.toEqual(b.params);
+  });
+});
+
+describe('report compiler reading only the page', () => {
+  const DAY = 86_400_000;
+  const month = { from: Date.UTC(2026, 9, 1, 0, 7), to: Date.UTC(2026, 9, 31, 0, 7) };
+  /** A 1-minute check in parallel: 60 runs in each hourly rollup row. */
+  const busy = { ...base, precision: 'auto' as const, window: month, aggregationInterval: 60, groupBy: 'runLocation', metrics: ['responseTime_p95', 'availability'], locationRunsPerMinute: 1 };
+
+  it('finds a long window\'s page from rollup counts, then aggregates only its part of the window, each series its own', () => {
+    const c = compileReport(busy);
+    expect(c.pageCandidate).toBe(true);
+    expect(c.pageTiers).toEqual(['hour']);
+    expect(c.tiers).toEqual([]);
+    expect(c.sql).toMatch(/^WITH \(SELECT \(min\(first\), max\(last\), groupArray\(\(g, first, last\)\)\)/);
+    expect(c.sql).toContain('FROM check_results_1h WHERE');
+    expect(c.sql).toContain("started_at >= fromUnixTimestamp64Milli(page.1, 'UTC')");
+    expect(c.sql).toContain('b >= page.3[indexOf(page_keys, g)].2');
+    // The page is chosen inside the scalar; the outer query is not paged again.
+    expect(c.sql.match(/LIMIT \{offset:UInt64\}, \{limit:UInt64\} BY g/g)).toHaveLength(1);
+    expect(c.sql.trim()).toMatch(/ORDER BY g, b$/);
+    expect(Object.keys(c.params)).toEqual(expect.arrayContaining(['kr0from', 'kr0to', 'kw0from', 'kw1to']));
+    const ungrouped = compileReport({ ...busy, groupBy: undefined });
+    expect(ungrouped.sql).toContain('LIMIT {limit:UInt64} OFFSET {offset:UInt64}');
+    expect(ungrouped.sql).not.toContain('page_keys, g');
+  });
+
+  it('narrows rollup sources too, when the values come from rollups', () => {
+    const c = compileReport({ ...busy, metrics: ['responseTime_avg', 'availability'] });
+    expect(c.tiers).toEqual(['hour']);
+    expect(c.pageTiers).toEqual(['hour']);
+    expect(c.sql).toContain("bucket >= toDateTime(intDiv(page.1, 1000), 'UTC')");
+    const year = compileReport({ ...busy, aggregationInterval: 1440, window: { from: Date.UTC(2025, 9, 1, 5), to: Date.UTC(2026, 9, 1, 5) } });
+    expect(year.tiers).toEqual(['day']);
+    expect(year.pageTiers.sort()).toEqual(['day', 'hour']);
+  });
+
+  it('reads the whole window when the window is short against the page, the check is quiet, its volume unknown, or precision=exact', () => {
+    const plain = (r: ReportRequest) => {
+      const c = compileReport(r);
+      expect(c.pageTiers, JSON.stringify(r)).toEqual([]);
+      expect(c.sql).not.toContain('AS page');
+      return c;
+    };
+    // 721 hourly buckets: up to page 2 of 10 is within the ratio, page 3 is not.
+    expect(Math.floor(721 / (PAGE_PUSHDOWN_RATIO * 10))).toBe(2);
+    expect(compileReport({ ...busy, page: 2 }).pageTiers).toEqual(['hour']);
+    expect(plain({ ...busy, page: 3 }).pageCandidate).toBe(false);
+    expect(plain({ ...busy, window: { from: month.from, to: month.from + 7 * DAY } }).pageCandidate).toBe(false);
+    // A check every 10 minutes in each location: 6 runs a row, fewer than PAGE_PUSHDOWN_MIN_RUNS.
+    expect(6).toBeLessThan(PAGE_PUSHDOWN_MIN_RUNS);
+    expect(plain({ ...busy, locationRunsPerMinute: 0.1 }).pageCandidate).toBe(true);
+    expect(plain({ ...busy, locationRunsPerMinute: undefined }).pageCandidate).toBe(true);
+    // …while daily rows of the same check stand for 144 runs each.
+    expect(compileReport({ ...busy, locationRunsPerMinute: 0.1, aggregationInterval: 1440, limit: 1, window: { from: month.from - 30 * DAY, to: month.to } }).pageTiers.sort()).toEqual(['day', 'hour']);
+    expect(plain({ ...busy, precision: 'exact' }).pageCandidate).toBe(false);
+    expect(plain({ ...busy, aggregationInterval: 30 }).pageCandidate).toBe(false);
+    expect(plain({ ...busy, aggregationInterval: undefined }).pageCandidate).toBe(false);
+    expect(plain({ ...busy, aggregationInterval: undefined, metrics: ['responseTime'] }).pageCandidate).toBe(false);
+  });
+
+  it('carries the report settings: no projection or skip-index analysis for one check (the summary keeps its projection)', () => {
+    expect(compileReport(busy).settings).toEqual({ max_execution_time: 30, max_memory_usage: 1_000_000_000, optimize_use_projections: 0, use_skip_indexes: 0 });
+    expect(compileReport(base).settings).toMatchObject({ optimize_use_projections: 0, use_skip_indexes: 0 });
+    expect(compileSummary(base.accountId, [base.checkId], base.window, base.budget).settings).toEqual({ max_execution_time: 30, max_memory_usage: 1_000_000_000 });
   });
 });

@@ -43,6 +43,12 @@ export interface ReportRequest {
   budget: QueryBudget;
   /** `exact`: raw rows only, exact percentiles. Otherwise rollups serve what they can (docs/analytics.md). */
   precision?: Precision;
+  /**
+   * Runs the check makes per minute in each of its locations, as its configuration says (locationRunsPerMinute):
+   * how many runs a rollup row stands for, which decides whether reading only the page pays (pageBounds).
+   * Unknown: the whole window is read.
+   */
+  locationRunsPerMinute?: number;
 }
 
 export const PRECISIONS = ['auto', 'exact'] as const;
@@ -56,6 +62,10 @@ export interface CompiledReport {
   mode: 'raw' | 'aggregated';
   /** The tiers the query reads besides raw rows (empty: raw rows only). */
   tiers: string[];
+  /** The tiers that found the page's buckets when the query reads only its page's part of the window (pageBounds). */
+  pageTiers: string[];
+  /** Reading only the page's part of the window may pay, depending on the check's volume (locationRunsPerMinute). */
+  pageCandidate: boolean;
   /** In request order; metric i is selected as column `m{i}`. */
   metrics: ParsedMetric[];
   groupBy?: GroupBy;
@@ -64,6 +74,14 @@ export interface CompiledReport {
 
 /** A row as the compiled query returns it; `g` is the group key, `b` the bucket start in epoch ms. */
 export type ReportRow = Record<string, unknown> & { g?: unknown; b?: number; t?: number; loc?: string; failed?: boolean };
+
+/**
+ * Engine settings of every report query besides the budget. A report reads one check, which the table's own
+ * order (account, check, time) serves best, so the planner need not weigh the time-ordered projection (the
+ * summary's) or the run-id skip index (ingest's): measured, that analysis alone cost the bench's paged report
+ * about a quarter of its time.
+ */
+const REPORT_SETTINGS = { optimize_use_projections: 0, use_skip_indexes: 0 };
 
 /** Where every report and summary query starts: one account, a primary-key range, a time window. */
 const SCOPE = [
@@ -152,14 +170,113 @@ function parseRequest(req: ReportRequest) {
 export function compileReport(req: ReportRequest): CompiledReport {
   const parsed = parseRequest(req);
   if (parsed.mode === 'aggregated' && req.precision !== 'exact') {
+    const keys = pageKeysPlan(req, parsed);
+    const page = keys && pageBounds(req, parsed, keys);
     const sketches = [...partsRead(parsed.metrics).values()].some((parts) => parts.has('q'));
     const plan = planSources(req.window.from, req.window.to, { bucketMs: parsed.bucketMs, sketches });
-    if (plan.rollups.length) return compileFromRollups(req, parsed, plan);
+    const compiled = plan.rollups.length ? compileFromRollups(req, parsed, plan, page) : compileFromRaw(req, parsed, page);
+    return { ...compiled, pageCandidate: keys !== undefined };
   }
   return compileFromRaw(req, parsed);
 }
 
 type Parsed = ReturnType<typeof parseRequest>;
+
+/** The grouping keys of an aggregated query over rollups and raw rows: the series (g) and the bucket (b). */
+function unionKeys(parsed: Parsed): Key[] {
+  const { bucketMs, groupBy } = parsed;
+  const keys: Key[] = [];
+  if (groupBy) keys.push({ alias: 'g', rollup: groupBy === 'statusCode' ? 'nullIf(status_code, 0)' : 'run_location', raw: GROUP_COLUMNS[groupBy] });
+  if (bucketMs !== undefined) {
+    keys.push({
+      alias: 'b',
+      // One type on both sides of the UNION (UInt64 and Int64 would make a Variant).
+      rollup: 'toInt64(intDiv(toUnixTimestamp(bucket) * 1000, {bucketMs:UInt64}) * {bucketMs:UInt64})',
+      raw: 'toInt64(intDiv(toUnixTimestamp64Milli(started_at), {bucketMs:UInt64}) * {bucketMs:UInt64})',
+    });
+  }
+  return keys;
+}
+
+/** The conditions of an aggregated query every source shares: the account, the check, the status filter. */
+const sourceScope = (parsed: Parsed) => [
+  'account_id = {accountId:UUID}',
+  'check_id = {checkId:UUID}',
+  ...(parsed.hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}']),
+];
+
+/**
+ * A bucketed report reads only the part of the window its page covers when the window spans at least this
+ * many times the buckets up to the end of the page, and the rollup rows that find the page stand for at
+ * least PAGE_PUSHDOWN_MIN_RUNS runs each. Measured (bench/README.md): a page of 10 hourly buckets by location
+ * over 30 days of a 1-minute check in 22 locations (60 runs a row) costs half of computing all 720 buckets,
+ * over 7 days the same; over 24 hours, or for a check running every 10 minutes in 4 locations (6 runs a row),
+ * finding the page first costs two to three times the whole query.
+ */
+export const PAGE_PUSHDOWN_RATIO = 32;
+export const PAGE_PUSHDOWN_MIN_RUNS = 20;
+
+/** Where a page's buckets can be counted, when the window is long enough against the page; else undefined. */
+function pageKeysPlan(req: ReportRequest, parsed: Parsed): SourcePlan | undefined {
+  const { bucketMs } = parsed;
+  if (bucketMs === undefined) return undefined;
+  const buckets = Math.ceil((req.window.to - req.window.from) / bucketMs) + 1;
+  if (buckets < PAGE_PUSHDOWN_RATIO * req.page * req.limit) return undefined;
+  const plan = planSources(req.window.from, req.window.to, { bucketMs, sketches: false });
+  return plan.rollups.length ? plan : undefined;
+}
+
+/** How a query reads only its page's part of the window (see pageBounds). */
+interface PageBounds {
+  /** `WITH (…) AS page`: the scalar holding the page's first and last bucket, and each series' own. */
+  with: string;
+  params: QueryParams;
+  /** Time bounds of the page on raw rows and on rollup rows. */
+  narrow: { raw: string; rollup: string };
+  /** Grouped: keeps each series' own page (the bounds hold the union of all series' pages). */
+  having?: string;
+  tiers: string[];
+}
+
+/**
+ * The page's part of the window. The buckets a page holds are found first by counting runs per series and
+ * bucket, from the rollup tiers (whole hours or days, exact counts) and raw rows at the ragged edges, paged as
+ * the report pages (`LIMIT … BY g`); the report then aggregates only the rows between the page's first and
+ * last bucket, each series between its own. The scalar subquery runs once, before the main query, so its
+ * bounds prune the primary key. Applies to bucketed reports whose window spans at least PAGE_PUSHDOWN_RATIO
+ * times the buckets up to the end of the page, when a rollup tier can count them.
+ */
+function pageBounds(req: ReportRequest, parsed: Parsed, plan: SourcePlan): PageBounds | undefined {
+  const { groupBy } = parsed;
+  // The coarsest tier counts most of the window; each of its rows stands for this many runs of the check.
+  const runsPerRow = (req.locationRunsPerMinute ?? 0) * (Math.max(...plan.rollups.map((r) => r.tier.ms)) / 60_000);
+  if (runsPerRow < PAGE_PUSHDOWN_MIN_RUNS) return undefined;
+  const union = unionOfSources({ where: sourceScope(parsed), keys: unionKeys(parsed), columns: new Map(), plan, prefix: 'k' });
+  const keys = groupBy
+    ? `SELECT g, min(b) AS first, max(b) AS last FROM (
+    SELECT g, b FROM ${union.sql} GROUP BY g, b ORDER BY g, b LIMIT {offset:UInt64}, {limit:UInt64} BY g
+  ) GROUP BY g`
+    : `SELECT NULL AS g, min(b) AS first, max(b) AS last FROM (
+    SELECT b FROM ${union.sql} GROUP BY b ORDER BY b LIMIT {limit:UInt64} OFFSET {offset:UInt64}
+  )`;
+  // An empty page leaves first = last = 0: bounds before any window, so nothing is read.
+  const end = 'page.2 + {bucketMs:UInt64}';
+  // Each series' [first, last] looked up by its key (a constant list, built once); indexOf treats NULL (the
+  // runs without a status code) as a value.
+  const own = 'page.3[indexOf(page_keys, g)]';
+  return {
+    with: `WITH (SELECT (min(first), max(last), groupArray((g, first, last))) FROM (
+  ${keys}
+)) AS page, arrayMap(s -> s.1, page.3) AS page_keys`,
+    params: union.params,
+    narrow: {
+      raw: `started_at >= fromUnixTimestamp64Milli(page.1, 'UTC') AND started_at < fromUnixTimestamp64Milli(${end}, 'UTC')`,
+      rollup: `bucket >= toDateTime(intDiv(page.1, 1000), 'UTC') AND bucket < toDateTime(intDiv(${end}, 1000), 'UTC')`,
+    },
+    having: groupBy ? `b >= ${own}.2 AND b <= ${own}.3` : undefined,
+    tiers: [...new Set(plan.rollups.map((r) => r.tier.id))],
+  };
+}
 
 function pagingOf(parsed: Parsed) {
   return parsed.groupBy ? 'LIMIT {offset:UInt64}, {limit:UInt64} BY g' : 'LIMIT {limit:UInt64} OFFSET {offset:UInt64}';
@@ -176,10 +293,15 @@ function baseParams(req: ReportRequest, parsed: Parsed): QueryParams {
   };
 }
 
-/** Every row of the window read from check_results: raw metrics, and exact aggregates. */
-function compileFromRaw(req: ReportRequest, parsed: Parsed): CompiledReport {
+/** Every row of the window (or of its page's part) read from check_results: raw metrics, and exact aggregates. */
+function compileFromRaw(req: ReportRequest, parsed: Parsed, page?: PageBounds): CompiledReport {
   const { metrics, mode, bucketMs, hasFailures, groupBy } = parsed;
-  const where = [...SCOPE, 'check_id = {checkId:UUID}', ...(hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}'])];
+  const where = [
+    ...SCOPE,
+    'check_id = {checkId:UUID}',
+    ...(hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}']),
+    ...(page ? [page.narrow.raw] : []),
+  ];
   const select: string[] = [];
   const order: string[] = [];
   if (groupBy) {
@@ -201,27 +323,30 @@ function compileFromRaw(req: ReportRequest, parsed: Parsed): CompiledReport {
     select.push(...values);
     const keys = [...(groupBy ? ['g'] : []), ...(bucketMs !== undefined ? ['b'] : [])];
     // Buckets (and windows) without runs produce no row rather than a row of NULLs.
-    body = `${keys.length ? `GROUP BY ${keys.join(', ')} ` : ''}HAVING count() > 0`;
+    body = `${keys.length ? `GROUP BY ${keys.join(', ')} ` : ''}HAVING count() > 0${page?.having ? ` AND ${page.having}` : ''}`;
   }
   const sql = [
+    page?.with ?? '',
     `SELECT ${select.join(', ')}`,
     'FROM check_results',
     `WHERE ${where.join(' AND ')}`,
     body,
     order.length ? `ORDER BY ${order.join(', ')}` : '',
-    pagingOf(parsed),
+    page ? '' : pagingOf(parsed),
   ]
     .filter(Boolean)
     .join('\n');
   return {
     sql,
-    params: { ...baseParams(req, parsed), ...windowParams(req.window) },
-    settings: budgetSettings(req.budget),
+    params: { ...baseParams(req, parsed), ...windowParams(req.window), ...page?.params },
+    settings: { ...budgetSettings(req.budget), ...REPORT_SETTINGS },
     mode,
     metrics,
     groupBy,
     bucketed: bucketMs !== undefined,
     tiers: [],
+    pageTiers: page?.tiers ?? [],
+    pageCandidate: false,
   };
 }
 
@@ -266,43 +391,32 @@ export function mergedExpression(m: ParsedMetric): string {
  * The window's aligned middle read from rollups, its ragged edges from raw rows (planSources), merged per
  * group and bucket. Every value but the percentiles is exact; percentiles come from the merged sketches.
  */
-function compileFromRollups(req: ReportRequest, parsed: Parsed, plan: SourcePlan): CompiledReport {
-  const { metrics, bucketMs, hasFailures, groupBy } = parsed;
-  const keys: Key[] = [];
-  if (groupBy) keys.push({ alias: 'g', rollup: groupBy === 'statusCode' ? 'nullIf(status_code, 0)' : 'run_location', raw: GROUP_COLUMNS[groupBy] });
-  if (bucketMs !== undefined) {
-    keys.push({
-      alias: 'b',
-      // One type on both sides of the UNION (UInt64 and Int64 would make a Variant).
-      rollup: 'toInt64(intDiv(toUnixTimestamp(bucket) * 1000, {bucketMs:UInt64}) * {bucketMs:UInt64})',
-      raw: 'toInt64(intDiv(toUnixTimestamp64Milli(started_at), {bucketMs:UInt64}) * {bucketMs:UInt64})',
-    });
-  }
-  const union = unionOfSources({
-    where: ['account_id = {accountId:UUID}', 'check_id = {checkId:UUID}', ...(hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}'])],
-    keys,
-    columns: partsRead(metrics),
-    plan,
-  });
+function compileFromRollups(req: ReportRequest, parsed: Parsed, plan: SourcePlan, page?: PageBounds): CompiledReport {
+  const { metrics, bucketMs, groupBy } = parsed;
+  const keys = unionKeys(parsed);
+  const union = unionOfSources({ where: sourceScope(parsed), keys, columns: partsRead(metrics), plan, narrow: page?.narrow });
   const aliases = keys.map((k) => k.alias);
   const sql = [
+    page?.with ?? '',
     `SELECT ${[...aliases, ...metrics.map((m, i) => `${mergedExpression(m)} AS m${i}`)].join(', ')}`,
     `FROM ${union.sql}`,
-    `${aliases.length ? `GROUP BY ${aliases.join(', ')} ` : ''}HAVING sum(runs) > 0`,
+    `${aliases.length ? `GROUP BY ${aliases.join(', ')} ` : ''}HAVING sum(runs) > 0${page?.having ? ` AND ${page.having}` : ''}`,
     aliases.length ? `ORDER BY ${aliases.join(', ')}` : '',
-    pagingOf(parsed),
+    page ? '' : pagingOf(parsed),
   ]
     .filter(Boolean)
     .join('\n');
   return {
     sql,
-    params: { ...baseParams(req, parsed), ...union.params },
-    settings: budgetSettings(req.budget),
+    params: { ...baseParams(req, parsed), ...union.params, ...page?.params },
+    settings: { ...budgetSettings(req.budget), ...REPORT_SETTINGS },
     mode: 'aggregated',
     metrics,
     groupBy,
     bucketed: bucketMs !== undefined,
     tiers: [...new Set(plan.rollups.map((r) => r.tier.id))],
+    pageTiers: page?.tiers ?? [],
+    pageCandidate: false,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import { badRequest, notFound } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
-import { findCheckRow } from '../resources/checks/repository.js';
+import { findCheckRow, type CheckRow } from '../resources/checks/repository.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
 import type { QueryBudget } from '../config.js';
@@ -45,8 +45,28 @@ export function toSeries(plan: CompiledReport, rows: ReportRow[]): Static<typeof
   return series;
 }
 
+/**
+ * Runs per minute in each location of a check, from its configuration: every `frequency` minutes (or every
+ * `frequencyOffset` seconds at frequency 0) in every location when it runs in parallel, otherwise in one
+ * location at a time.
+ */
+export function locationRunsPerMinute(check: Pick<CheckRow, 'frequency' | 'data'>): number {
+  const data = check.data as { frequencyOffset?: number; runParallel?: boolean; locations?: string[] | null; privateLocations?: string[] | null };
+  const perMinute = check.frequency > 0 ? 1 / check.frequency : 60 / (data.frequencyOffset ?? 10);
+  const locations = (data.locations?.length ?? 0) + (data.privateLocations?.length ?? 0);
+  return data.runParallel ? perMinute : perMinute / Math.max(1, locations);
+}
+
 /** The window and compiled query of a report request; the bench runs exactly this on the store. */
-export function planReport(catalog: Catalog, accountId: string, id: string, query: ReportQuery, budget: QueryBudget, now = Date.now()) {
+export function planReport(
+  catalog: Catalog,
+  accountId: string,
+  id: string,
+  query: ReportQuery,
+  budget: QueryBudget,
+  now = Date.now(),
+  check?: Pick<CheckRow, 'frequency' | 'data'>,
+) {
   const window = resolveWindow(query, now);
   if (!UUID.test(id)) throw notFound();
   const plan = compileReport({
@@ -62,13 +82,15 @@ export function planReport(catalog: Catalog, accountId: string, id: string, quer
     page: query.page,
     budget,
     precision: query.precision,
+    locationRunsPerMinute: check && locationRunsPerMinute(check),
   });
   return { window, plan };
 }
 
 /**
  * One report: the check's own fields come from Postgres while ClickHouse computes the series; the
- * check decides 404 (not in the account) and 400 (another type) once both are back.
+ * check decides 404 (not in the account) and 400 (another type) once both are back. When reading only the
+ * page's part of the window may pay, the check comes first: its volume decides (compiler, pageBounds).
  */
 export async function runReport(
   deps: { sql: Sql; store: Store; config: { analytics: QueryBudget } },
@@ -77,10 +99,22 @@ export async function runReport(
   id: string,
   query: ReportQuery,
   options: { context?: RequestContext; now?: number } = {},
-): Promise<{ report: Static<typeof Report>; tiers: string[] }> {
-  const { window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, options.now ?? Date.now());
-  const queryOptions = { settings: plan.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' as const };
-  const [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params, queryOptions))]);
+): Promise<{ report: Static<typeof Report>; tiers: string[]; pageTiers: string[] }> {
+  const now = options.now ?? Date.now();
+  let { window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, now);
+  const run = () =>
+    withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params, { settings: plan.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));
+  let check: CheckRow | undefined;
+  let rows: ReportRow[] = [];
+  if (plan.pageCandidate) {
+    check = await findCheckRow(deps.sql, accountId, id);
+    if (check && catalog.checkTypes.includes(check.check_type)) {
+      ({ window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, now, check));
+      rows = await run();
+    }
+  } else {
+    [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), run()]);
+  }
   if (!check) throw notFound();
   const checkType = check.check_type;
   if (!catalog.checkTypes.includes(checkType)) {
@@ -102,10 +136,14 @@ export async function runReport(
     pagination: { page: query.page, limit: query.limit },
     metadata: Object.fromEntries(plan.metrics.map((m) => [m.name, metadataOf(m)])),
   };
-  return { report, tiers: plan.tiers };
+  return { report, tiers: plan.tiers, pageTiers: plan.pageTiers };
 }
 
-/** Which sources answered, for the X-Analytics-Sources header: `raw`, or the rollup tiers plus raw edges. */
-export function sourcesHeader(tiers: string[]): Record<string, string> {
-  return { 'X-Analytics-Sources': tiers.length ? `rollup:${tiers.join('+')}` : 'raw' };
+/**
+ * Which sources answered, for the X-Analytics-Sources header: `raw`, or the rollup tiers plus raw edges; and,
+ * when the report read only its page's part of the window, what found the page (`; page=rollup:hour`).
+ */
+export function sourcesHeader(tiers: string[], pageTiers: string[] = []): Record<string, string> {
+  const values = tiers.length ? `rollup:${tiers.join('+')}` : 'raw';
+  return { 'X-Analytics-Sources': pageTiers.length ? `${values}; page=rollup:${pageTiers.join('+')}` : values };
 }

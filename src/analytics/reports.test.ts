@@ -8,6 +8,7 @@ import type { ResultItem } from '../ingest/schemas.js';
 import { CREATABLE_TYPES, type TypeSegment } from '../resources/checks/enums.js';
 import { generateRuns, type SeedCheck } from '../seed/generator.js';
 import { createSeedChecks, seedBulk } from '../seed/seeder.js';
+import { LOCATIONS } from '../resources/checks/enums.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
 import { expectRowsClose, metricOverWith, report, type OracleRequest } from '../../test/support/analytics-oracle.js';
 
@@ -34,6 +35,8 @@ const SEGMENTS = Object.values(SEGMENT_OF_CATALOG);
 const DAY = 86_400_000;
 
 let svc: TestService;
+/** The X-Analytics-Sources of the last `auto` answer compare() checked. */
+let autoSources = '';
 const runs = new Map<string, ResultItem[]>();
 const checkOf = new Map<TypeSegment, SeedCheck>();
 let seedTo: number;
@@ -91,6 +94,7 @@ async function compare(catalog: Catalog, req: OracleRequest, extra: Record<strin
     }
     expected.forEach((s, i) => expectRowsClose(res.body.series[i].data, s.data, `${where} series ${i}`, rel));
     if (precision === 'exact') expect(res.headers.get('x-analytics-sources')).toBe('raw');
+    else autoSources = res.headers.get('x-analytics-sources') ?? '';
     body = res.body;
   }
   return body;
@@ -227,6 +231,42 @@ describe('reports against the oracle', () => {
       expect(match, `${range}: ${res.text.slice(0, 300)}`).toBeDefined();
     }
     expect(catalog.checkTypes).toEqual(['MULTI_STEP']);
+  });
+
+  it('a long window read only where its page lies gives the same answer, every series its own page', async () => {
+    const segment = (s: string) => CATALOGS.find((c) => c.segment === s)!;
+    const busy = ['multistep', 'api', 'browser', 'playwright'] as const;
+    // The planner weighs a check's volume by its configuration: declared every minute, an hourly rollup row
+    // stands for 60 runs and finding the page first pays. The answer must not depend on the plan.
+    await svc.deps.sql`update checks set frequency = 1 where id = any(${busy.map((b) => checkOf.get(b)!.id)}::uuid[])`;
+    // A location that joined two days ago: its first page lies at the end of the window, the others' at the start.
+    const late = checkOf.get('playwright')!;
+    const lateCheck = { ...late, locations: [LOCATIONS[LOCATIONS.length - 1]] };
+    const lateWindow = { from: seedTo - 2 * DAY, to: seedTo, seed: 777 };
+    await seedBulk(svc.deps.store, svc.defaultAccountId, [lateCheck], lateWindow);
+    runs.set(late.id, [...runs.get(late.id)!, ...generateRuns(lateCheck, lateWindow, 0)]);
+    try {
+      const long = { from: seedTo - 35 * DAY + 1234, to: seedTo };
+      const hourly = { ...long, intervalMinutes: 60 };
+      const cases: [string, OracleRequest][] = [
+        ['multistep-checks', { ...hourly, metrics: ['responseTime_p95', 'responseTime_avg', 'availability'], groupBy: 'runLocation', limit: 10, page: 1 }],
+        ['multistep-checks', { ...hourly, metrics: ['responseTime_p95', 'retries'], groupBy: 'runLocation', limit: 10, page: 2 }],
+        ['multistep-checks', { ...hourly, metrics: ['responseTime_median', 'responseTime_max'], limit: 4, page: 5 }],
+        ['multistep-checks', { ...long, intervalMinutes: 1440, metrics: ['responseTime_p99', 'availability'], groupBy: 'runLocation', limit: 1, page: 1 }],
+        ['api-checks', { ...hourly, metrics: ['availability', 'responseTime_p90', 'firstByte_sum'], groupBy: 'statusCode', limit: 5, page: 1 }],
+        ['browser-checks', { ...hourly, metrics: ['availability', 'LCP_p95'], status: 'failure', limit: 10, page: 1 }],
+        ['browser-checks', { ...hourly, metrics: ['availability', 'LCP_p95'], status: 'failure', groupBy: 'runLocation', limit: 10, page: 2 }],
+        ['playwright-checks', { ...hourly, metrics: ['responseTime_p95', 'availability'], groupBy: 'runLocation', limit: 10, page: 1 }],
+        ['playwright-checks', { ...hourly, metrics: ['responseTime_avg'], groupBy: 'runLocation', limit: 5, page: 3 }],
+      ];
+      for (const [s, req] of cases) {
+        const body = await compare(segment(s), req);
+        expect(autoSources, `${s} ${JSON.stringify(req)}`).toMatch(/; page=rollup:/);
+        if (s === 'playwright-checks') expect(body.series.map((x: { runLocation: string }) => x.runLocation)).toContain(lateCheck.locations[0]);
+      }
+    } finally {
+      await svc.deps.sql`update checks set frequency = 10 where id = any(${busy.map((b) => checkOf.get(b)!.id)}::uuid[])`;
+    }
   });
 
   it('carries the check fields from Postgres and the metric metadata', async () => {

@@ -113,6 +113,14 @@ describe('report requests', () => {
       expect(res.status, id).toBe(404);
       expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Not Found' });
     }
+    // The same on the path that reads the check before the results (a long window of hourly buckets, where
+    // reading only the page may pay).
+    const paged = 'metrics=availability&aggregationInterval=60&quickRange=last30Days';
+    expectFieldError(await report(`/v1/analytics/icmp/${multistep}?${paged}`), 'path.id', 'checkType');
+    for (const id of ['00000000-0000-4000-8000-000000000000', foreign]) {
+      expect((await report(`/v1/analytics/multistep-checks/${id}?${paged}`)).status, id).toBe(404);
+    }
+    expect((await report(`/v1/analytics/multistep-checks/${foreign}?${paged}`, other.key)).status).toBe(200);
   });
 
   it('shows each account only its own results', async () => {

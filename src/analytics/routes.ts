@@ -45,8 +45,8 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
         responses: { 200: Report },
       },
       handler: async ({ principal, params, query, context }) => {
-        const { report, tiers } = await runReport(deps, catalog, principal.account.id, params.id, query, { context });
-        return { status: 200, body: report, headers: sourcesHeader(tiers) };
+        const { report, tiers, pageTiers } = await runReport(deps, catalog, principal.account.id, params.id, query, { context });
+        return { status: 200, body: report, headers: sourcesHeader(tiers, pageTiers) };
       },
     }),
   );

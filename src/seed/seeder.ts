@@ -15,11 +15,15 @@ export interface SeedPlan {
   locations: number;
 }
 
-/** A valid create body for each type, so seeded checks are ordinary checks. */
+/**
+ * A valid create body for each type, so seeded checks are ordinary checks. They run in parallel: the generator
+ * makes a run in every location at every interval, which is what a parallel check's runners report.
+ */
 export function seedCheckBody(segment: TypeSegment, i: number, plan: SeedPlan): Record<string, unknown> {
   const common = {
     name: `seed ${segment} ${i + 1}`,
     frequency: plan.frequency,
+    runParallel: true,
     locations: LOCATIONS.slice(0, plan.locations),
     tags: ['seed', segment],
   };
