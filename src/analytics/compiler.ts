@@ -170,12 +170,12 @@ function parseRequest(req: ReportRequest) {
 export function compileReport(req: ReportRequest): CompiledReport {
   const parsed = parseRequest(req);
   if (parsed.mode === 'aggregated' && req.precision !== 'exact') {
-    const keys = pageKeysPlan(req, parsed);
-    const page = keys && pageBounds(req, parsed, keys);
     const sketches = [...partsRead(parsed.metrics).values()].some((parts) => parts.has('q'));
     const plan = planSources(req.window.from, req.window.to, { bucketMs: parsed.bucketMs, sketches });
-    const compiled = plan.rollups.length ? compileFromRollups(req, parsed, plan, page) : compileFromRaw(req, parsed, page);
-    return { ...compiled, pageCandidate: keys !== undefined };
+    if (plan.rollups.length) return compileFromRollups(req, parsed, plan);
+    // Values from raw rows: finding the page first may spare most of them.
+    const keys = pageKeysPlan(req, parsed);
+    return { ...compileFromRaw(req, parsed, keys && pageBounds(req, parsed, keys)), pageCandidate: keys !== undefined };
   }
   return compileFromRaw(req, parsed);
 }
@@ -206,12 +206,14 @@ const sourceScope = (parsed: Parsed) => [
 ];
 
 /**
- * A bucketed report reads only the part of the window its page covers when the window spans at least this
- * many times the buckets up to the end of the page, and the rollup rows that find the page stand for at
- * least PAGE_PUSHDOWN_MIN_RUNS runs each. Measured (bench/README.md): a page of 10 hourly buckets by location
- * over 30 days of a 1-minute check in 22 locations (60 runs a row) costs half of computing all 720 buckets,
- * over 7 days the same; over 24 hours, or for a check running every 10 minutes in 4 locations (6 runs a row),
- * finding the page first costs two to three times the whole query.
+ * A bucketed report whose values come from raw rows reads only the part of the window its page covers when
+ * the window spans at least this many times the buckets up to the end of the page, and the rollup rows that
+ * find the page stand for at least PAGE_PUSHDOWN_MIN_RUNS runs each. Measured (bench/README.md): a page of 10
+ * hourly buckets by location over 30 days of a 1-minute check in 22 locations (60 runs a row) costs half of
+ * computing all 720 buckets, over 7 days the same; over 24 hours, or for a check running every 10 minutes in
+ * 4 locations (6 runs a row), finding the page first costs two to three times the whole query. Values that
+ * come from rollups are not read this way: the page's counts would read the same tier twice (measured twice
+ * as slow for hourly averages, no faster for daily sketches).
  */
 export const PAGE_PUSHDOWN_RATIO = 32;
 export const PAGE_PUSHDOWN_MIN_RUNS = 20;
@@ -231,8 +233,8 @@ interface PageBounds {
   /** `WITH (…) AS page`: the scalar holding the page's first and last bucket, and each series' own. */
   with: string;
   params: QueryParams;
-  /** Time bounds of the page on raw rows and on rollup rows. */
-  narrow: { raw: string; rollup: string };
+  /** The page's time bounds on raw rows. */
+  narrow: string;
   /** Grouped: keeps each series' own page (the bounds hold the union of all series' pages). */
   having?: string;
   tiers: string[];
@@ -241,17 +243,18 @@ interface PageBounds {
 /**
  * The page's part of the window. The buckets a page holds are found first by counting runs per series and
  * bucket, from the rollup tiers (whole hours or days, exact counts) and raw rows at the ragged edges, paged as
- * the report pages (`LIMIT … BY g`); the report then aggregates only the rows between the page's first and
- * last bucket, each series between its own. The scalar subquery runs once, before the main query, so its
- * bounds prune the primary key. Applies to bucketed reports whose window spans at least PAGE_PUSHDOWN_RATIO
- * times the buckets up to the end of the page, when a rollup tier can count them.
+ * the report pages (`LIMIT … BY g`); the report then aggregates only the raw rows between the page's first
+ * and last bucket, each series between its own. The scalar subquery runs once, before the main query, so its
+ * bounds prune the primary key. Applies to bucketed reports from raw rows whose window spans at least
+ * PAGE_PUSHDOWN_RATIO times the buckets up to the end of the page, when a rollup tier can count them and its
+ * rows stand for at least PAGE_PUSHDOWN_MIN_RUNS runs each.
  */
 function pageBounds(req: ReportRequest, parsed: Parsed, plan: SourcePlan): PageBounds | undefined {
   const { groupBy } = parsed;
   // The coarsest tier counts most of the window; each of its rows stands for this many runs of the check.
   const runsPerRow = (req.locationRunsPerMinute ?? 0) * (Math.max(...plan.rollups.map((r) => r.tier.ms)) / 60_000);
   if (runsPerRow < PAGE_PUSHDOWN_MIN_RUNS) return undefined;
-  const union = unionOfSources({ where: sourceScope(parsed), keys: unionKeys(parsed), columns: new Map(), plan, prefix: 'k' });
+  const union = unionOfSources({ where: sourceScope(parsed), keys: unionKeys(parsed), columns: new Map(), plan });
   const keys = groupBy
     ? `SELECT g, min(b) AS first, max(b) AS last FROM (
     SELECT g, b FROM ${union.sql} GROUP BY g, b ORDER BY g, b LIMIT {offset:UInt64}, {limit:UInt64} BY g
@@ -269,10 +272,7 @@ function pageBounds(req: ReportRequest, parsed: Parsed, plan: SourcePlan): PageB
   ${keys}
 )) AS page, arrayMap(s -> s.1, page.3) AS page_keys`,
     params: union.params,
-    narrow: {
-      raw: `started_at >= fromUnixTimestamp64Milli(page.1, 'UTC') AND started_at < fromUnixTimestamp64Milli(${end}, 'UTC')`,
-      rollup: `bucket >= toDateTime(intDiv(page.1, 1000), 'UTC') AND bucket < toDateTime(intDiv(${end}, 1000), 'UTC')`,
-    },
+    narrow: `started_at >= fromUnixTimestamp64Milli(page.1, 'UTC') AND started_at < fromUnixTimestamp64Milli(${end}, 'UTC')`,
     having: groupBy ? `b >= ${own}.2 AND b <= ${own}.3` : undefined,
     tiers: [...new Set(plan.rollups.map((r) => r.tier.id))],
   };
@@ -300,7 +300,7 @@ function compileFromRaw(req: ReportRequest, parsed: Parsed, page?: PageBounds): 
     ...SCOPE,
     'check_id = {checkId:UUID}',
     ...(hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}']),
-    ...(page ? [page.narrow.raw] : []),
+    ...(page ? [page.narrow] : []),
   ];
   const select: string[] = [];
   const order: string[] = [];
@@ -391,31 +391,30 @@ export function mergedExpression(m: ParsedMetric): string {
  * The window's aligned middle read from rollups, its ragged edges from raw rows (planSources), merged per
  * group and bucket. Every value but the percentiles is exact; percentiles come from the merged sketches.
  */
-function compileFromRollups(req: ReportRequest, parsed: Parsed, plan: SourcePlan, page?: PageBounds): CompiledReport {
+function compileFromRollups(req: ReportRequest, parsed: Parsed, plan: SourcePlan): CompiledReport {
   const { metrics, bucketMs, groupBy } = parsed;
   const keys = unionKeys(parsed);
-  const union = unionOfSources({ where: sourceScope(parsed), keys, columns: partsRead(metrics), plan, narrow: page?.narrow });
+  const union = unionOfSources({ where: sourceScope(parsed), keys, columns: partsRead(metrics), plan });
   const aliases = keys.map((k) => k.alias);
   const sql = [
-    page?.with ?? '',
     `SELECT ${[...aliases, ...metrics.map((m, i) => `${mergedExpression(m)} AS m${i}`)].join(', ')}`,
     `FROM ${union.sql}`,
-    `${aliases.length ? `GROUP BY ${aliases.join(', ')} ` : ''}HAVING sum(runs) > 0${page?.having ? ` AND ${page.having}` : ''}`,
+    `${aliases.length ? `GROUP BY ${aliases.join(', ')} ` : ''}HAVING sum(runs) > 0`,
     aliases.length ? `ORDER BY ${aliases.join(', ')}` : '',
-    page ? '' : pagingOf(parsed),
+    pagingOf(parsed),
   ]
     .filter(Boolean)
     .join('\n');
   return {
     sql,
-    params: { ...baseParams(req, parsed), ...union.params, ...page?.params },
+    params: { ...baseParams(req, parsed), ...union.params },
     settings: { ...budgetSettings(req.budget), ...REPORT_SETTINGS },
     mode: 'aggregated',
     metrics,
     groupBy,
     bucketed: bucketMs !== undefined,
     tiers: [...new Set(plan.rollups.map((r) => r.tier.id))],
-    pageTiers: page?.tiers ?? [],
+    pageTiers: [],
     pageCandidate: false,
   };
 }

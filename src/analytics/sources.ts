@@ -16,10 +16,6 @@ export interface UnionSpec {
   /** The metric columns the outer query reads, and which of their parts. */
   columns: Map<string, Set<Part>>;
   plan: SourcePlan;
-  /** Prefix of the range parameters, so two unions can share one query. */
-  prefix?: string;
-  /** A further time bound on raw rows (on started_at) and on rollup rows (on bucket), e.g. a report's page. */
-  narrow?: { raw: string; rollup: string };
 }
 
 /**
@@ -30,12 +26,11 @@ export interface UnionSpec {
  */
 export function unionOfSources(spec: UnionSpec): { sql: string; params: QueryParams } {
   const params: QueryParams = {};
-  const pre = spec.prefix ?? '';
   const measures = [...spec.columns].flatMap(([column, parts]) => [...parts].map((p) => ({ column, p })));
   const selects: string[] = [];
   spec.plan.rollups.forEach((r, i) => {
-    params[`${pre}r${i}from`] = toClickHouseTime(r.from).slice(0, 19);
-    params[`${pre}r${i}to`] = toClickHouseTime(r.to).slice(0, 19);
+    params[`r${i}from`] = toClickHouseTime(r.from).slice(0, 19);
+    params[`r${i}to`] = toClickHouseTime(r.to).slice(0, 19);
     const list = [
       ...spec.keys.map((k) => `${k.rollup} AS ${k.alias}`),
       'runs',
@@ -43,14 +38,14 @@ export function unionOfSources(spec: UnionSpec): { sql: string; params: QueryPar
       'retried',
       ...measures.map(({ column, p }) => part(column, p)),
     ];
-    const where = [...spec.where, `bucket >= {${pre}r${i}from:DateTime('UTC')}`, `bucket < {${pre}r${i}to:DateTime('UTC')}`, ...(spec.narrow ? [spec.narrow.rollup] : [])];
+    const where = [...spec.where, `bucket >= {r${i}from:DateTime('UTC')}`, `bucket < {r${i}to:DateTime('UTC')}`];
     selects.push(`SELECT ${list.join(', ')} FROM ${r.tier.table} WHERE ${where.join(' AND ')}`);
   });
   if (spec.plan.raw.length) {
     const ranges = spec.plan.raw.map((r, i) => {
-      params[`${pre}w${i}from`] = toClickHouseTime(r.from);
-      params[`${pre}w${i}to`] = toClickHouseTime(r.to);
-      return `(started_at >= {${pre}w${i}from:DateTime64(3, 'UTC')} AND started_at < {${pre}w${i}to:DateTime64(3, 'UTC')})`;
+      params[`w${i}from`] = toClickHouseTime(r.from);
+      params[`w${i}to`] = toClickHouseTime(r.to);
+      return `(started_at >= {w${i}from:DateTime64(3, 'UTC')} AND started_at < {w${i}to:DateTime64(3, 'UTC')})`;
     });
     const list = [
       ...spec.keys.map((k) => `${k.raw} AS ${k.alias}`),
@@ -60,8 +55,7 @@ export function unionOfSources(spec: UnionSpec): { sql: string; params: QueryPar
       ...measures.map(({ column, p }) => `${rawAggregate(column, p)} AS ${part(column, p)}`),
     ];
     const groupBy = spec.keys.length ? ` GROUP BY ${spec.keys.map((k) => k.alias).join(', ')}` : '';
-    const where = [...spec.where, ...(spec.narrow ? [spec.narrow.raw] : []), `(${ranges.join(' OR ')})`];
-    selects.push(`SELECT ${list.join(', ')} FROM check_results WHERE ${where.join(' AND ')}${groupBy}`);
+    selects.push(`SELECT ${list.join(', ')} FROM check_results WHERE ${[...spec.where, `(${ranges.join(' OR ')})`].join(' AND ')}${groupBy}`);
   }
   return { sql: `(\n  ${selects.join('\n  UNION ALL\n  ')}\n)`, params };
 }
