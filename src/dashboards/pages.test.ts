@@ -28,19 +28,23 @@ describe('rendered dashboards', () => {
   const dashboard = (body: Record<string, unknown>) => post('/v1/dashboards', { header: 'Shop status', ...body }) as Promise<{ id: number; keys: { rawKey?: string }[] }>;
   /** Raw HTTP, no API key: what a viewer's browser sends. */
   const view = (path: string, init: RequestInit = {}) => fetch(svc.url + path, { redirect: 'manual', ...init });
-  /** A GET with its own Host header (fetch does not let one set it). */
-  const viewAs = (host: string, path: string) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
+  /**
+   * A GET with exactly the headers given: its own Host (fetch does not let one set it), or a conditional
+   * request as a browser revalidating sends it (fetch adds Cache-Control: no-cache to those).
+   */
+  const rawGet = (path: string, headers: Record<string, string>) =>
+    new Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
       const url = new URL(svc.url);
       http
-        .get({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
+        .get({ host: url.hostname, port: url.port, path, headers }, (res) => {
           let text = '';
           res.setEncoding('utf8');
           res.on('data', (d) => (text += d));
-          res.on('end', () => resolve({ status: res.statusCode!, text }));
+          res.on('end', () => resolve({ status: res.statusCode!, text, headers: res.headers }));
         })
         .on('error', reject);
     });
+  const viewAs = (host: string, path: string) => rawGet(path, { host });
 
   let clock = Date.now() - 20 * 60 * 60_000;
   const runsOf = new Map<string, { failed: boolean; responseTime: number }[]>();
@@ -250,6 +254,29 @@ describe('rendered dashboards', () => {
     );
     expect(changed.checks.map((c) => c.name)).toEqual(['Checkout', 'Storefront']);
     expect(await builds()).toBe(before + 1);
+  });
+
+  it('answers a viewer revalidating the document it holds with 304 until the next build', async () => {
+    const d = await dashboard({ customUrl: 'revalidated', tags: ['api'], refreshRate: 600 });
+    const first = await view('/dashboards/revalidated/data.json');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^"\d+-\d+-\d+"$/);
+    const doc = (await first.json()) as DashboardView;
+    const again = await rawGet('/dashboards/revalidated/data.json', { 'if-none-match': etag });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
+    // A reload that insists on a fresh copy gets the document whole.
+    expect((await rawGet('/dashboards/revalidated/data.json', { 'if-none-match': etag, 'cache-control': 'no-cache' })).status).toBe(200);
+    // Another build (the dashboard changed) is another document: the old tag gets it whole.
+    await svc.call('PUT', `/v1/dashboards/${d.id}`, { body: { description: 'changed' } });
+    const rebuilt = await waitFor(() => rawGet('/dashboards/revalidated/data.json', { 'if-none-match': etag }), (r) => r.status === 200, 10_000);
+    expect(rebuilt.headers.etag).not.toBe(etag);
+    expect((JSON.parse(rebuilt.text) as DashboardView).checks.map((c) => c.id)).toEqual(doc.checks.map((c) => c.id));
+    // The page is the same for every viewer of a build, and says what the data says.
+    const [a, b] = await Promise.all([view('/dashboards/revalidated'), view('/dashboards/revalidated')]);
+    expect(await a.text()).toBe(await b.text());
   });
 
   it('shows incidents when enableIncidents: open ones first, then those resolved in the last 7 days', async () => {
