@@ -300,6 +300,23 @@ describe('heartbeats', () => {
     expect(await results(check.id)).toHaveLength(2);
   });
 
+  it('limits pings per token, whatever the letter case of the token, and other tokens go on', async () => {
+    const check = await heartbeat('chatty', { activated: false });
+    const token: string = check.heartbeat.pingToken;
+    const statuses: number[] = [];
+    for (let i = 0; i < 120; i++) {
+      const spelled = i % 2 ? token.toUpperCase() : token;
+      statuses.push((await svc.call('GET', `/ping/${spelled}`, { key: null })).status);
+    }
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const limited = await svc.call('GET', `/ping/${token.toUpperCase()}`, { key: null });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(limited.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
+    const other = (await heartbeat('quiet', { activated: false })).heartbeat.pingToken;
+    expect((await svc.call('GET', `/ping/${other}`, { key: null })).status).toBe(200);
+  });
+
   it('is not evaluated while a maintenance window pauses it', async () => {
     const day = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString().slice(0, 10);
     await svc.call('POST', '/v1/maintenance-windows', { body: { name: 'pause hb', startsAt: day(-1), endsAt: day(1), tags: ['paused-hb'], pauseAllChecks: true } });

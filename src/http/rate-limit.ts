@@ -65,13 +65,14 @@ export class RateLimits {
 
   /**
    * Middleware for one route: `routeId` keeps a route's own limit in its own bucket. A public route (no key,
-   * so no account) counts per the values of its path: a ping or trigger URL is limited per token.
+   * so no account) counts per the values of its path, whatever their letter case (a ping token answers in
+   * either): a ping or trigger URL is limited per token.
    */
   middleware(routeId: string, routeRule?: RateLimitRule): Middleware {
     return async (ctx, next) => {
       const principal = ctx.state.principal as Principal | undefined;
       const { scope, rule } = principal ? this.ruleFor(principal, routeRule) : { scope: 'route', rule: routeRule ?? this.defaults };
-      const owner = principal ? principal.account.id : `path:${Object.values(ctx.params as Record<string, string>).join('/')}`;
+      const owner = principal ? principal.account.id : `path:${Object.values(ctx.params as Record<string, string>).join('/').toLowerCase()}`;
       const key = scope === 'route' ? `${routeId}:${owner}` : owner;
       let res: RateLimiterRes;
       let limited = false;
