@@ -300,13 +300,14 @@ describe('heartbeats', () => {
     expect(await results(check.id)).toHaveLength(2);
   });
 
-  it('limits pings per token, whatever the letter case of the token, and other tokens go on', async () => {
+  it('limits pings per token, every way of pinging and either letter case together, and other tokens go on', async () => {
     const check = await heartbeat('chatty', { activated: false });
     const token: string = check.heartbeat.pingToken;
     const statuses: number[] = [];
     for (let i = 0; i < 120; i++) {
       const spelled = i % 2 ? token.toUpperCase() : token;
-      statuses.push((await svc.call('GET', `/ping/${spelled}`, { key: null })).status);
+      const method = i % 4 < 2 ? 'GET' : 'POST';
+      statuses.push((await svc.call(method, `/ping/${spelled}${i % 3 === 0 ? '/fail' : ''}`, { key: null })).status);
     }
     expect(statuses.every((s) => s === 200)).toBe(true);
     const limited = await svc.call('GET', `/ping/${token.toUpperCase()}`, { key: null });

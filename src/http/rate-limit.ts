@@ -73,11 +73,12 @@ export class RateLimits {
       const principal = ctx.state.principal as Principal | undefined;
       const { scope, rule } = principal ? this.ruleFor(principal, routeRule) : { scope: 'route', rule: routeRule ?? this.defaults };
       const owner = principal ? principal.account.id : `path:${Object.values(ctx.params as Record<string, string>).join('/').toLowerCase()}`;
-      const key = scope === 'route' ? `${routeId}:${owner}` : owner;
+      const bucket = routeRule?.bucket ?? routeId;
+      const key = scope === 'route' ? `${bucket}:${owner}` : owner;
       let res: RateLimiterRes;
       let limited = false;
       try {
-        res = await this.limiter(scope === 'route' ? `route:${routeId}` : 'account', rule).consume(key);
+        res = await this.limiter(scope === 'route' ? `route:${bucket}` : 'account', rule).consume(key);
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         res = rejection;

@@ -12,6 +12,8 @@ export type Access = 'public' | 'read' | 'write' | 'admin';
 export interface RateLimitRule {
   points: number;
   windowSeconds: number;
+  /** Routes naming the same bucket count together (the ways to ping one token); by default each route its own. */
+  bucket?: string;
 }
 
 export interface Reply {

@@ -21,10 +21,10 @@ export function heartbeatRoutes({ sql, ingest }: Deps): AnyRoute[] {
         summary: failed ? 'Report a failed run of a heartbeat check (its job ran and failed)' : 'Ping a heartbeat check: its job ran',
         description:
           'Records a run through the normal ingest path and moves the deadline to period + grace from now; a check that ' +
-          'is not pinged by then gets a failed run. At most 120 pings a minute per token.',
+          'is not pinged by then gets a failed run. At most 120 pings a minute per token, GET, HEAD and POST, passing or failing, together.',
         tag: 'Heartbeats',
         access: 'public',
-        rateLimit: { points: 120, windowSeconds: 60 },
+        rateLimit: { points: 120, windowSeconds: 60, bucket: 'ping' },
         errors: [400, 404],
         schema: { params: Token, responses: { 200: Pinged } },
         handler: async ({ params }) => {
