@@ -83,12 +83,11 @@ export type ReportRow = Record<string, unknown> & { g?: unknown; b?: number; t?:
  */
 const REPORT_SETTINGS = { optimize_use_projections: 0, use_skip_indexes: 0 };
 
-/** Where every report and summary query starts: one account, a primary-key range, a time window. */
-const SCOPE = [
-  'account_id = {accountId:UUID}',
-  'started_at >= {from:DateTime64(3, \'UTC\')}',
-  'started_at < {to:DateTime64(3, \'UTC\')}',
-];
+/** The window of a query over raw rows. */
+const WINDOW = ['started_at >= {from:DateTime64(3, \'UTC\')}', 'started_at < {to:DateTime64(3, \'UTC\')}'];
+
+/** Where every summary query starts: one account, a primary-key range, a time window. */
+const SCOPE = ['account_id = {accountId:UUID}', ...WINDOW];
 
 function windowParams(window: Window) {
   return { from: toClickHouseTime(window.from), to: toClickHouseTime(window.to) };
@@ -198,7 +197,7 @@ function unionKeys(parsed: Parsed): Key[] {
   return keys;
 }
 
-/** The conditions of an aggregated query every source shares: the account, the check, the status filter. */
+/** The conditions every source of a report shares: the account, the check, the status filter. */
 const sourceScope = (parsed: Parsed) => [
   'account_id = {accountId:UUID}',
   'check_id = {checkId:UUID}',
@@ -295,13 +294,8 @@ function baseParams(req: ReportRequest, parsed: Parsed): QueryParams {
 
 /** Every row of the window (or of its page's part) read from check_results: raw metrics, and exact aggregates. */
 function compileFromRaw(req: ReportRequest, parsed: Parsed, page?: PageBounds): CompiledReport {
-  const { metrics, mode, bucketMs, hasFailures, groupBy } = parsed;
-  const where = [
-    ...SCOPE,
-    'check_id = {checkId:UUID}',
-    ...(hasFailures === undefined ? [] : ['has_failures = {hasFailures:Bool}']),
-    ...(page ? [page.narrow] : []),
-  ];
+  const { metrics, mode, bucketMs, groupBy } = parsed;
+  const where = [...sourceScope(parsed), ...WINDOW, ...(page ? [page.narrow] : [])];
   const select: string[] = [];
   const order: string[] = [];
   if (groupBy) {
