@@ -1,4 +1,4 @@
-import { fromClickHouseTime, toClickHouseTime } from '../storage/clickhouse/time.js';
+import { fromClickHouseTime, isoToClickHouseTime } from '../storage/clickhouse/time.js';
 import type { ResultItem } from './schemas.js';
 
 /** Every optional metric: where it sits in a result item, and its column. One table for both directions. */
@@ -63,8 +63,8 @@ export function toRow(accountId: string, id: string, item: ResultItem): ResultRo
     item.checkId,
     item.checkType,
     id,
-    toClickHouseTime(Date.parse(item.startedAt)),
-    toClickHouseTime(Date.parse(item.stoppedAt)),
+    isoToClickHouseTime(item.startedAt),
+    isoToClickHouseTime(item.stoppedAt),
     item.runLocation,
     item.hasFailures,
     item.hasErrors,

@@ -1,4 +1,4 @@
-import { fromClickHouseTime } from '../storage/clickhouse/time.js';
+import { clickHouseTimeMs } from '../storage/clickhouse/time.js';
 
 /** What check state needs of one landed run. */
 export interface Run {
@@ -27,8 +27,8 @@ export function runsOf(columns: readonly string[], rows: readonly unknown[][]): 
   };
   const num = (row: unknown[], index: number) => (index >= 0 && typeof row[index] === 'number' ? (row[index] as number) : null);
   return rows.map((row) => {
-    const startedAt = Date.parse(fromClickHouseTime(row[i.started]));
-    const stoppedAt = i.stopped >= 0 ? Date.parse(fromClickHouseTime(row[i.stopped])) : startedAt;
+    const startedAt = clickHouseTimeMs(row[i.started]);
+    const stoppedAt = i.stopped >= 0 ? clickHouseTimeMs(row[i.stopped]) : startedAt;
     return {
       checkId: String(row[i.check]),
       resultId: String(row[i.id]),

@@ -1,10 +1,35 @@
 /** `2026-01-02 03:04:05.678`: the DateTime64(3) text form, read the same by both backends. */
 export function toClickHouseTime(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+}
+
+/**
+ * An ISO 8601 time (a validated request's) in the DateTime64(3) text form. One already in the canonical UTC
+ * form `toISOString` writes (`2026-01-02T03:04:05.678Z`, what clients send most) is re-cut rather than
+ * parsed and formatted again: ingest converts two per result, and the round trip cost ~1 µs each.
+ */
+export function isoToClickHouseTime(iso: string): string {
+  if (iso.length === 24 && iso[10] === 'T' && iso[19] === '.' && iso[23] === 'Z') return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+  return toClickHouseTime(Date.parse(iso));
 }
 
 /** A DateTime64 as either backend returns it (ISO with or without a zone, or the text form) → ISO 8601 UTC. */
 export function fromClickHouseTime(value: unknown): string {
   const text = String(value);
   return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`).toISOString();
+}
+
+/**
+ * A DateTime64 → epoch ms. The text form toClickHouseTime writes (every queued row's times) is read field by
+ * field: the ingest worker reads two per run, and going through an ISO string cost ~1.4 µs each.
+ */
+export function clickHouseTimeMs(value: unknown): number {
+  if (typeof value === 'string' && value.length === 23 && value[4] === '-' && value[10] === ' ' && value[19] === '.') {
+    return Date.UTC(
+      Number(value.slice(0, 4)), Number(value.slice(5, 7)) - 1, Number(value.slice(8, 10)),
+      Number(value.slice(11, 13)), Number(value.slice(14, 16)), Number(value.slice(17, 19)), Number(value.slice(20, 23)),
+    );
+  }
+  return Date.parse(fromClickHouseTime(value));
 }
