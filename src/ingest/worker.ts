@@ -113,7 +113,11 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
    */
   async function applyGroup(group: Evaluation[]) {
     const byAccount = new Map<string, Run[]>();
-    for (const { accountId, runs } of group) byAccount.set(accountId, [...(byAccount.get(accountId) ?? []), ...runs]);
+    for (const { accountId, runs } of group) {
+      const list = byAccount.get(accountId);
+      if (list) list.push(...runs);
+      else byAccount.set(accountId, [...runs]);
+    }
     for (const [accountId, runs] of byAccount) {
       const { notifications } = await applyBatch(opts.sql, accountId, runs);
       await opts.deliveries?.enqueue(notifications);

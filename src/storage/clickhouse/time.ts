@@ -1,7 +1,9 @@
+/** A canonical UTC ISO time (`2026-01-02T03:04:05.678Z`) cut into the DateTime64(3) text form. */
+const cut = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+
 /** `2026-01-02 03:04:05.678`: the DateTime64(3) text form, read the same by both backends. */
 export function toClickHouseTime(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+  return cut(new Date(ms).toISOString());
 }
 
 /**
@@ -10,7 +12,7 @@ export function toClickHouseTime(ms: number): string {
  * parsed and formatted again: ingest converts two per result, and the round trip cost ~1 µs each.
  */
 export function isoToClickHouseTime(iso: string): string {
-  if (iso.length === 24 && iso[10] === 'T' && iso[19] === '.' && iso[23] === 'Z') return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+  if (iso.length === 24 && iso[10] === 'T' && iso[19] === '.' && iso[23] === 'Z') return cut(iso);
   return toClickHouseTime(Date.parse(iso));
 }
 
