@@ -1,8 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { IngestQueue } from '../ingest/queue.js';
-import type { QueryOptions, QueryParams, Store } from '../storage/clickhouse/store.js';
-
-type QueueState = Awaited<ReturnType<IngestQueue['stats']>>;
+import type { ResultQueueStats as QueueState } from '../model/results.js';
 
 /**
  * The service's own Prometheus metrics, one registry per running service (tests start several in one
@@ -53,6 +50,25 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly runs = new Counter({
+    name: 'runner_runs_total',
+    help: 'Check runs this process ended, by location and outcome (passed, degraded, failed, error, retry, expired, skipped)',
+    labelNames: ['location', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly runLateness = new Histogram({
+    name: 'runner_run_lateness_seconds',
+    help: 'How long after its slot a scheduled run started',
+    labelNames: ['location'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+  readonly scheduledRuns = new Counter({
+    name: 'scheduler_runs_enqueued_total',
+    help: 'Runs the scheduler of this process put on location queues',
+    registers: [this.registry],
+  });
+
   constructor(queueState?: () => Promise<QueueState>) {
     collectDefaultMetrics({ register: this.registry });
     if (!queueState) return;
@@ -79,29 +95,4 @@ export class Metrics {
     gauge('ingest_lag_seconds', 'Age of the oldest batch still waiting for the worker', (s) => s.oldestWaitingSeconds);
     gauge('ingest_results_accepted', 'Check results accepted by POST /v1/check-results since the queue was created (all API processes)', (s) => s.acceptedResults);
   }
-}
-
-/** The store, timed and counted: every query's time and rows read by purpose, every failure by operation. */
-export function instrumentStore(store: Store, metrics: Metrics): Store {
-  const failed = (operation: string) => (err: unknown) => {
-    metrics.storeErrors.inc({ operation });
-    throw err;
-  };
-  const queryWithStats = async <T>(sql: string, params?: QueryParams, options: QueryOptions = {}) => {
-    const purpose = options.purpose ?? 'other';
-    const end = metrics.queryDuration.startTimer({ purpose });
-    const result = await store.queryWithStats<T>(sql, params, options).catch(failed('query'));
-    end();
-    metrics.rowsRead.inc({ purpose }, result.stats.rowsRead);
-    return result;
-  };
-  return {
-    kind: store.kind,
-    queryWithStats,
-    query: async <T>(sql: string, params?: QueryParams, options?: QueryOptions) => (await queryWithStats<T>(sql, params, options)).rows,
-    command: (sql, params) => store.command(sql, params).catch(failed('command')),
-    insert: (table, columns, rows, settings) => store.insert(table, columns, rows, settings).catch(failed('insert')),
-    ping: () => store.ping(),
-    close: () => store.close(),
-  };
 }

@@ -1,4 +1,4 @@
-import { clickHouseTimeMs } from '../storage/clickhouse/time.js';
+import { clickHouseTimeMs } from './time.js';
 
 /** What check state needs of one landed run. */
 export interface Run {

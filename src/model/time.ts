@@ -35,3 +35,10 @@ export function clickHouseTimeMs(value: unknown): number {
   }
   return Date.parse(fromClickHouseTime(value));
 }
+
+/** A timestamp column as the API writes it: ISO 8601 UTC, null stays null. */
+export function iso(d: Date): string;
+export function iso(d: Date | null | undefined): string | null;
+export function iso(d: Date | null | undefined): string | null {
+  return d ? d.toISOString() : null;
+}

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { LOCATIONS as PUBLIC_LOCATION_NAMES } from '../model/checks.js';
+import { parseAllowList, type OutboundSettings } from './outbound.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -47,11 +49,37 @@ export interface Config {
   logLevel: LogLevel;
   rateLimit: { points: number; windowSeconds: number };
   bodyLimitBytes: number;
+  /** Projects (`checkly deploy`): the largest deploy body (after gzip is undone) and uploaded blob, docs/projects.md. */
+  projects: {
+    deployBodyLimitBytes: number;
+    blobLimitBytes: number;
+    blobDir: string;
+    /** Set (BLOB_STORE=s3): blobs in an S3-compatible bucket instead of blobDir. */
+    s3: { bucket: string; endpoint?: string; region: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean; prefix: string } | undefined;
+  };
   bootstrapApiKey: string | undefined;
   /** The longest a dashboard's data document is reused (never longer than the dashboard's refreshRate). */
   dashboardCacheSeconds: number;
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (dashboard login throttling). */
   trustProxy: boolean;
+  /** What calls made for an account (deliveries, check runs) may reach: docs/outbound.md. */
+  outbound: OutboundSettings;
+  /** The service's own runners and their scheduler (docs/runners.md). */
+  runner: {
+    /** Run checks in this process (the API in embedded mode, `npm run worker` in server mode). */
+    inProcess: boolean;
+    /** The locations the in-process runner serves (queue names: public locations, `private-<id>`). */
+    locations: string[];
+    /** Runs in flight at once per location. */
+    concurrency: number;
+    /** Schedule runs from this process (several may: each slot is claimed once). */
+    scheduler: boolean;
+    tickMs: number;
+    lookaheadMs: number;
+    reconcileMs: number;
+    /** How long a check session waits for its results before it is TIMED_OUT. */
+    sessionTimeoutSeconds: number;
+  };
   /** Bearer token for /metrics; unset: /metrics is not served. */
   metricsToken: string | undefined;
   shutdownTimeoutMs: number;
@@ -92,6 +120,26 @@ function str(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
+/** BLOB_STORE=s3 and its S3_* settings; BLOB_STORE=file (the default) keeps blobs in BLOB_DIR. */
+function s3Settings(env: Env): Config['projects']['s3'] {
+  const store = str(env, 'BLOB_STORE', 'file');
+  if (store === 'file') return undefined;
+  if (store !== 's3') throw new ConfigError('BLOB_STORE', `must be file or s3, not ${JSON.stringify(store)}`);
+  const bucket = str(env, 'S3_BUCKET', '');
+  if (!bucket) throw new ConfigError('S3_BUCKET', 'is required with BLOB_STORE=s3');
+  const endpoint = str(env, 'S3_ENDPOINT', '') || undefined;
+  if (endpoint && !/^https?:\/\//.test(endpoint)) throw new ConfigError('S3_ENDPOINT', 'must be an http(s) URL');
+  return {
+    bucket,
+    endpoint,
+    region: str(env, 'S3_REGION', 'us-east-1'),
+    accessKeyId: str(env, 'S3_ACCESS_KEY_ID', '') || undefined,
+    secretAccessKey: str(env, 'S3_SECRET_ACCESS_KEY', '') || undefined,
+    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', true),
+    prefix: str(env, 'S3_PREFIX', ''),
+  };
+}
+
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -109,6 +157,16 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+function allowList(env: Env, name: string): string[] {
+  const entries = (env[name] ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  try {
+    parseAllowList(entries);
+  } catch (err) {
+    throw new ConfigError(name, `${(err as Error).message}; use comma-separated CIDRs (10.0.0.0/8), addresses or host names (*.corp.example)`);
+  }
+  return entries;
 }
 
 function url(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
@@ -132,6 +190,26 @@ function identifier(env: Env, name: string): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(raw)) throw new ConfigError(name, 'use letters, digits and underscores (a ClickHouse cluster name)');
   return raw;
+}
+
+function runnerSettings(env: Env): Config['runner'] {
+  const onOff = (name: string) => {
+    const raw = str(env, name, 'on');
+    if (!['on', 'off', 'true', 'false'].includes(raw)) throw new ConfigError(name, `expected on or off, got "${raw}"`);
+    return raw === 'on' || raw === 'true';
+  };
+  const locations = (env.RUNNER_LOCATIONS ?? '').split(',').map((l) => l.trim()).filter(Boolean);
+  for (const l of locations) if (!/^[a-z0-9-]{1,64}$/.test(l)) throw new ConfigError('RUNNER_LOCATIONS', `"${l}" is not a location (public names such as eu-west-1, or private-<id>)`);
+  return {
+    inProcess: onOff('RUNNER'),
+    locations: locations.length ? locations : [...PUBLIC_LOCATION_NAMES],
+    concurrency: int(env, 'RUNNER_CONCURRENCY', 16, 1, 1000),
+    scheduler: onOff('SCHEDULER'),
+    tickMs: int(env, 'SCHEDULER_TICK_MS', 250, 10, 60_000),
+    lookaheadMs: int(env, 'SCHEDULER_LOOKAHEAD_MS', 1000, 0, 60_000),
+    reconcileMs: int(env, 'SCHEDULER_RECONCILE_MS', 5000, 100, 600_000),
+    sessionTimeoutSeconds: int(env, 'CHECK_SESSION_TIMEOUT_SECONDS', 600, 1, 86_400),
+  };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -188,9 +266,18 @@ export function loadConfig(env: Env = process.env): Config {
       windowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     },
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    projects: {
+      deployBodyLimitBytes: int(env, 'DEPLOY_BODY_LIMIT_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      // The anchor's limit for a code bundle (30 MiB), which its CLI names when it refuses one.
+      blobLimitBytes: int(env, 'BLOB_LIMIT_BYTES', 30 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      blobDir: path.resolve(str(env, 'BLOB_DIR', path.join(str(env, 'DATA_DIR', './data'), 'blobs'))),
+      s3: s3Settings(env),
+    },
     bootstrapApiKey,
     metricsToken,
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW') },
+    runner: runnerSettings(env),
     dashboardCacheSeconds: int(env, 'DASHBOARD_CACHE_SECONDS', 600, 1, 600),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     analytics: {

@@ -1,0 +1,14 @@
+declare module 'madge' {
+  interface MadgeResult {
+    /** Each file (relative to the base directory) and the files it imports. */
+    obj(): Record<string, string[]>;
+    circular(): string[][];
+  }
+  interface MadgeConfig {
+    fileExtensions?: string[];
+    tsConfig?: string;
+    excludeRegExp?: RegExp[];
+    baseDir?: string;
+  }
+  export default function madge(path: string | string[], config?: MadgeConfig): Promise<MadgeResult>;
+}
