@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import postgres from 'postgres';
 
 export type Sql = postgres.Sql;
@@ -47,7 +48,41 @@ function unreachable(url: string, err: unknown): UnreachableError {
  * handle separately, though it runs the same queries), so repository functions take either.
  */
 export function transaction<T>(sql: Sql, fn: (tx: Sql) => Promise<T>): Promise<T> {
+  // Inside another transaction (a project deploy runs route handlers in one): a savepoint of it.
+  const outer = sql as unknown as { savepoint?: (f: (tx: Sql) => Promise<T>) => Promise<T>; begin?: unknown };
+  if (typeof outer.begin !== 'function' && typeof outer.savepoint === 'function') return outer.savepoint((tx) => fn(tx as unknown as Sql));
   return sql.begin((tx) => fn(tx as unknown as Sql)) as Promise<T>;
+}
+
+const ambient = new AsyncLocalStorage<Sql>();
+
+/**
+ * The pool, or the transaction the calling code runs in (`inTransaction`): what every feature's `sql` is, so
+ * code written for the pool (route handlers, repositories) runs unchanged inside a transaction someone above it
+ * opened: a project deploy applies many resources through the resources' own routes, as one transaction.
+ */
+export function ambientSql(pool: Sql): Sql {
+  return new Proxy(pool, {
+    apply(_target, thisArg, args) {
+      return Reflect.apply(ambient.getStore() ?? pool, thisArg, args);
+    },
+    get(_target, prop) {
+      const current = ambient.getStore() ?? pool;
+      if (prop === 'begin' && current !== pool) return undefined;
+      const value = Reflect.get(current, prop, current);
+      return typeof value === 'function' ? value.bind(current) : value;
+    },
+  }) as Sql;
+}
+
+/** Runs `fn` with every ambient `sql` meaning the transaction `tx`. */
+export function inTransaction<T>(tx: Sql, fn: () => Promise<T>): Promise<T> {
+  return ambient.run(tx, fn);
+}
+
+/** Runs `fn` with every ambient `sql` meaning the pool again (progress written while a transaction runs). */
+export function outsideTransaction<T>(fn: () => Promise<T>): Promise<T> {
+  return ambient.exit(fn);
 }
 
 export function connectPostgres(url: string, max = 10): Sql {

@@ -1,9 +1,27 @@
 import { Redis } from 'ioredis';
 import { UnreachableError } from './postgres.js';
 
+/** The longest any request waits on Redis before it is answered 503 (docs/ingest.md, "Without Redis"). */
+export const REDIS_COMMAND_TIMEOUT_MS = 1500;
+
+/**
+ * Options of every connection a request waits on: while Redis is unreachable a command fails at once (no
+ * offline queue, no retries), and one that gets no answer fails after REDIS_COMMAND_TIMEOUT_MS; ioredis
+ * keeps reconnecting in the background.
+ */
+export const FAIL_FAST = { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: REDIS_COMMAND_TIMEOUT_MS } as const;
+
+/** Whether an error says Redis could not be reached or did not answer in time (the caller answers 503). */
+export function isRedisUnavailable(err: unknown): boolean {
+  const e = err as { name?: string; message?: string; code?: string } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'MaxRetriesPerRequestError') return true;
+  return /Stream isn't writeable|Connection is closed|Command timed out|connect ECONNREFUSED|connect ETIMEDOUT|Reached the max retries/.test(e.message ?? '');
+}
+
 /** Connects and fails fast with a message that says which Redis and how to start it. */
 export async function connectRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3, connectTimeout: 5000 });
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 5000, ...FAIL_FAST });
   redis.on('error', () => {
     // Connection errors surface on the commands that hit them and in /ready; ioredis reconnects by itself.
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../config.js';
+import { ConfigError, loadConfig } from '../../platform/config.js';
 import { PROCESS_DATA_DIR } from '../../../test/support/service.js';
 import { clickhouseStatements } from './ddl.js';
 import { EmbeddedStore } from './embedded.js';

@@ -1,4 +1,4 @@
-import type { Config } from '../../config.js';
+import type { Config } from '../../platform/config.js';
 import { EmbeddedStore } from './embedded.js';
 import { ServerStore } from './server.js';
 import type { Store } from './store.js';

@@ -1,5 +1,6 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { assertIdentifiers, OUTPUT_SETTINGS, settingsClause, type QueryOptions, type QueryParams, type Store } from './store.js';
+import { storeCall, StoreError } from './errors.js';
+import { assertIdentifiers, OUTPUT_SETTINGS, settingsClause, type InsertOptions, type QueryOptions, type QueryParams, type Store } from './store.js';
 
 /** A ClickHouse server over HTTP. Kept thin: the SQL is the same text the embedded engine runs. */
 export class ServerStore implements Store {
@@ -23,15 +24,19 @@ export class ServerStore implements Store {
   async queryWithStats<T>(sql: string, params: QueryParams = {}, options: QueryOptions = {}) {
     const started = performance.now();
     settingsClause(options.settings); // the same checks as the embedded backend
-    const result = await this.client.query({
-      query: sql,
-      query_params: params,
-      format: 'JSONEachRow',
-      ...(options.settings ? { clickhouse_settings: options.settings } : {}),
-      ...(options.queryId ? { query_id: options.queryId } : {}),
-      ...(options.signal ? { abort_signal: options.signal } : {}),
-    });
-    const rows = await result.json<T>();
+    const { result, rows } = await storeCall(
+      'query',
+      async () => {
+        const result = await this.client.query({
+          query: sql,
+          query_params: params,
+          format: 'JSONEachRow',
+          ...this.common(options),
+        });
+        return { result, rows: await result.json<T>() };
+      },
+      options.signal,
+    );
     const summary = result.response_headers['x-clickhouse-summary'];
     const parsed = typeof summary === 'string' ? (JSON.parse(summary) as { read_rows?: string; elapsed_ns?: string }) : {};
     return {
@@ -43,25 +48,40 @@ export class ServerStore implements Store {
     };
   }
 
-  async command(sql: string, params: QueryParams = {}): Promise<void> {
-    await this.client.command({ query: sql, query_params: params });
+  /** Settings, query id and abort signal as the client takes them, for every kind of call. */
+  private common(options: { settings?: Record<string, string | number>; queryId?: string; signal?: AbortSignal }) {
+    return {
+      ...(options.settings ? { clickhouse_settings: options.settings } : {}),
+      ...(options.queryId ? { query_id: options.queryId } : {}),
+      ...(options.signal ? { abort_signal: options.signal } : {}),
+    };
   }
 
-  async insert(table: string, columns: readonly string[], rows: readonly unknown[][], settings: Record<string, string | number> = {}) {
+  async command(sql: string, params: QueryParams = {}, options: QueryOptions = {}): Promise<void> {
+    settingsClause(options.settings);
+    await storeCall('command', () => this.client.command({ query: sql, query_params: params, ...this.common(options) }), options.signal);
+  }
+
+  async insert(table: string, columns: readonly string[], rows: readonly unknown[][], options: InsertOptions = {}) {
     assertIdentifiers(table, columns);
     if (rows.length === 0) return;
-    await this.client.insert({
-      table,
-      columns: columns as [string, ...string[]],
-      values: rows as unknown[][],
-      format: 'JSONCompactEachRow',
-      clickhouse_settings: settings,
-    });
+    await storeCall(
+      'insert',
+      () =>
+        this.client.insert({
+          table,
+          columns: columns as [string, ...string[]],
+          values: rows as unknown[][],
+          format: 'JSONCompactEachRow',
+          ...this.common(options),
+        }),
+      options.signal,
+    );
   }
 
   async ping(): Promise<void> {
     const result = await this.client.ping();
-    if (!result.success) throw result.error;
+    if (!result.success) throw StoreError.from(result.error, 'ping');
   }
 
   async close(): Promise<void> {

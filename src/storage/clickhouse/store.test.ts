@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROW_COLUMNS, toRow } from '../../ingest/rows.js';
+import { toRow } from '../../ingest/rows.js';
 import { EmbeddedStore } from './embedded.js';
 import { applyClickhouseDdl } from './ddl.js';
 import { ServerStore } from './server.js';
 import type { Store } from './store.js';
 import { startClickHouseShim } from '../../../test/support/clickhouse-http-shim.js';
 import { PROCESS_DATA_DIR } from '../../../test/support/service.js';
+import { ROW_COLUMNS } from '../../model/results.js';
 
 const DDL_SETTINGS = { retentionDays: 400, rollupRetentionDays: { hour: 800, day: 3650 } };
 
@@ -41,8 +42,8 @@ function storeContract(name: string, open: () => Promise<{ store: Store; close: 
 
     it('inserts once per deduplication token', async () => {
       const batch = rows(10);
-      await store.insert('check_results', ROW_COLUMNS, batch, { insert_deduplication_token: `t-${check}` });
-      await store.insert('check_results', ROW_COLUMNS, batch, { insert_deduplication_token: `t-${check}` });
+      await store.insert('check_results', ROW_COLUMNS, batch, { settings: { insert_deduplication_token: `t-${check}` } });
+      await store.insert('check_results', ROW_COLUMNS, batch, { settings: { insert_deduplication_token: `t-${check}` } });
       const [{ n }] = await store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {c:UUID}', { c: check });
       expect(n).toBe(10);
     });

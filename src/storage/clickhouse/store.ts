@@ -15,6 +15,11 @@ export interface QueryOptions {
 
 export type QueryPurpose = 'report' | 'summary' | 'dashboard' | 'results' | 'ingest' | 'other';
 
+/** An insert's options: those of a query, with settings that may be text (insert_deduplication_token). */
+export interface InsertOptions extends Omit<QueryOptions, 'settings'> {
+  settings?: Record<string, string | number>;
+}
+
 export interface QueryStats {
   elapsedMs: number;
   rowsRead: number;
@@ -22,7 +27,7 @@ export interface QueryStats {
 
 /**
  * The one interface to ClickHouse. Both backends run identical SQL text; every value travels as a
- * server-side parameter.
+ * server-side parameter. Every failure is a StoreError (errors.ts), whichever backend.
  */
 export interface Store {
   readonly kind: 'embedded' | 'server';
@@ -30,12 +35,12 @@ export interface Store {
   /** Same as query, plus the engine's own timing and rows read (for the bench floor). */
   queryWithStats<T = Record<string, unknown>>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<{ rows: T[]; stats: QueryStats }>;
   /** DDL and other statements without a result. */
-  command(sql: string, params?: QueryParams): Promise<void>;
+  command(sql: string, params?: QueryParams, options?: QueryOptions): Promise<void>;
   /**
-   * Inserts positional rows (JSONCompactEachRow) into `columns` of `table`; `settings` carry e.g.
+   * Inserts positional rows (JSONCompactEachRow) into `columns` of `table`; `options.settings` carry e.g.
    * insert_deduplication_token. Table and column names come from the code, never from a request.
    */
-  insert(table: string, columns: readonly string[], rows: readonly unknown[][], settings?: Record<string, string | number>): Promise<void>;
+  insert(table: string, columns: readonly string[], rows: readonly unknown[][], options?: InsertOptions): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,0 +1,202 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+
+/** The kinds of blob the service keeps, each under its own key prefix (the anchor's `code-bundles/…` form). */
+export const BLOB_KINDS = {
+  'code-bundles': '.tar.gz',
+  snapshots: '',
+  /** The Playwright reporter's zips of a run. */
+  reports: '.zip',
+} as const;
+export type BlobKind = keyof typeof BLOB_KINDS;
+
+/** A blob larger than the store accepts; `limit` is the most it takes, in bytes. */
+export class BlobTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`Payload content length greater than maximum allowed: ${limit}`);
+    this.name = 'BlobTooLargeError';
+  }
+}
+
+export interface StoredBlob {
+  key: string;
+  size: number;
+}
+
+/**
+ * Content-addressed blobs per account (code bundles, snapshots): a key is `<kind>/<sha256><ext>`, so the same
+ * bytes are stored once and a key names exactly one content. One account's keys never reach another's blobs.
+ */
+export interface BlobStore {
+  put(accountId: string, kind: BlobKind, body: Readable, maxBytes: number): Promise<StoredBlob>;
+  /** The blob's bytes, or undefined when the account has no blob under `key` (or `key` is not a key). */
+  open(accountId: string, key: string): Promise<{ stream: Readable; size: number } | undefined>;
+  has(accountId: string, key: string): Promise<boolean>;
+  /** Lets go of connections (at shutdown). */
+  close?(): void;
+}
+
+const KEY = /^(code-bundles|snapshots|reports)\/[0-9a-f]{64}(\.tar\.gz|\.zip)?$/;
+const ACCOUNT = /^[0-9a-f-]{36}$/;
+
+/** Whether `key` has the form of a blob key (checked before it touches a path). */
+export function isBlobKey(key: string): boolean {
+  const match = KEY.exec(key);
+  return match !== null && (match[2] ?? '') === BLOB_KINDS[match[1] as BlobKind];
+}
+
+/** Counts and hashes the bytes passing through, failing once more than `maxBytes` have passed. */
+function meter(maxBytes: number) {
+  const hash = createHash('sha256');
+  let size = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > maxBytes) return done(new BlobTooLargeError(maxBytes));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  return { stream, size: () => size, digest: () => hash.digest('hex') };
+}
+
+/** Blobs as files under `<root>/<account>/<kind>/<sha256><ext>`, written to a temporary name and renamed into place. */
+export class FileBlobStore implements BlobStore {
+  constructor(private readonly root: string) {}
+
+  private file(accountId: string, key: string): string | undefined {
+    if (!ACCOUNT.test(accountId) || !isBlobKey(key)) return undefined;
+    return path.join(this.root, accountId, key);
+  }
+
+  async put(accountId: string, kind: BlobKind, body: Readable, maxBytes: number): Promise<StoredBlob> {
+    if (!ACCOUNT.test(accountId)) throw new Error('not an account id');
+    const dir = path.join(this.root, accountId, kind);
+    await mkdir(dir, { recursive: true });
+    const temp = path.join(dir, `.upload-${randomUUID()}`);
+    const counted = meter(maxBytes);
+    try {
+      await pipeline(body, counted.stream, createWriteStream(temp, { mode: 0o600 }));
+      const key = `${kind}/${counted.digest()}${BLOB_KINDS[kind]}`;
+      await rename(temp, path.join(this.root, accountId, key));
+      return { key, size: counted.size() };
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  async open(accountId: string, key: string) {
+    const file = this.file(accountId, key);
+    if (!file) return undefined;
+    try {
+      const { size } = await stat(file);
+      return { stream: createReadStream(file), size };
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  async has(accountId: string, key: string): Promise<boolean> {
+    const file = this.file(accountId, key);
+    if (!file) return false;
+    return stat(file).then(() => true, () => false);
+  }
+}
+
+export interface S3Settings {
+  bucket: string;
+  /** An S3-compatible endpoint (MinIO, Ceph, R2…); unset: AWS's own for the region. */
+  endpoint?: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** `<endpoint>/<bucket>/<key>` instead of `<bucket>.<endpoint>/<key>` (most self-hosted stores need it). */
+  forcePathStyle: boolean;
+  /** Object names start with this (several services can share a bucket). */
+  prefix: string;
+}
+
+const missing = (err: unknown) => {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
+};
+
+/**
+ * Blobs as objects `<prefix><account>/<kind>/<sha256><ext>` of an S3-compatible bucket. An upload is measured and
+ * hashed into a temporary file first (its key is its hash), then put once; the same bytes again are not re-sent.
+ */
+export class S3BlobStore implements BlobStore {
+  private readonly client: S3Client;
+
+  constructor(private readonly settings: S3Settings) {
+    this.client = new S3Client({
+      region: settings.region,
+      endpoint: settings.endpoint,
+      forcePathStyle: settings.forcePathStyle,
+      // Checksums only where S3 requires them: many S3-compatible stores do not take aws-chunked trailers.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      credentials: settings.accessKeyId && settings.secretAccessKey ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } : undefined,
+    });
+  }
+
+  private name(accountId: string, key: string): string | undefined {
+    if (!ACCOUNT.test(accountId) || !isBlobKey(key)) return undefined;
+    return `${this.settings.prefix}${accountId}/${key}`;
+  }
+
+  async put(accountId: string, kind: BlobKind, body: Readable, maxBytes: number): Promise<StoredBlob> {
+    if (!ACCOUNT.test(accountId)) throw new Error('not an account id');
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'blob-upload-'));
+    const temp = path.join(dir, 'body');
+    try {
+      const counted = meter(maxBytes);
+      await pipeline(body, counted.stream, createWriteStream(temp, { mode: 0o600 }));
+      const key = `${kind}/${counted.digest()}${BLOB_KINDS[kind]}`;
+      if (!(await this.has(accountId, key))) {
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.settings.bucket, Key: this.name(accountId, key), Body: createReadStream(temp), ContentLength: counted.size() }),
+        );
+      }
+      return { key, size: counted.size() };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async open(accountId: string, key: string) {
+    const name = this.name(accountId, key);
+    if (!name) return undefined;
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: name }));
+      return { stream: out.Body as Readable, size: out.ContentLength ?? 0 };
+    } catch (err) {
+      if (missing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async has(accountId: string, key: string): Promise<boolean> {
+    const name = this.name(accountId, key);
+    if (!name) return false;
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: name }));
+      return true;
+    } catch (err) {
+      if (missing(err)) return false;
+      throw err;
+    }
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}

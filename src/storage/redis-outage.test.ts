@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { connect, createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server of the test's own, on its own port, that the test stops and starts. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const accepts = () =>
+    new Promise<boolean>((resolve) => {
+      const c = connect(port, '127.0.0.1');
+      c.once('connect', () => {
+        c.destroy();
+        resolve(true);
+      });
+      c.once('error', () => resolve(false));
+    });
+  await waitFor(accepts, (up) => up, 10_000);
+  return child;
+}
+
+const stopRedis = (child: ChildProcess) => new Promise<void>((resolve) => {
+  child.once('exit', () => resolve());
+  child.kill('SIGKILL');
+});
+
+/** What the service does while its Redis is away: it answers at once, 503 for what needs Redis, and recovers. */
+describe('without Redis', () => {
+  let svc: TestService;
+  let redis: ChildProcess;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    svc = await startTestService({ REDIS_URL: `redis://127.0.0.1:${port}` });
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.stop().catch(() => {});
+    if (redis && redis.exitCode === null) await stopRedis(redis);
+  });
+
+  const result = (checkId: string) => ({
+    id: randomUUID(), checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date().toISOString(), stoppedAt: new Date().toISOString(), hasFailures: false,
+  });
+  /** A request that must be answered, not hang: it is cut off after 5 s (Redis waits are bounded at 1.5 s). */
+  const answered = (method: string, path: string, body?: unknown) =>
+    Promise.race([
+      svc.call(method, path, body === undefined ? {} : { body }),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${method} ${path} still unanswered after 5 s`)), 5000)),
+    ]);
+
+  it('answers reads, refuses ingest with 503 and Retry-After, says which dependency is down, then recovers', async () => {
+    const check = (await svc.call('POST', '/v1/checks/api', { body: { name: 'During the outage', request: { url: 'https://shop.example.test' } } })).body;
+    expect((await answered('POST', '/v1/check-results', { results: [result(check.id)] })).status).toBe(202);
+
+    await stopRedis(redis);
+    const list = await answered('GET', '/v1/checks');
+    expect(list.status).toBe(200);
+    expect(list.body.map((c: { id: string }) => c.id)).toContain(check.id);
+    const ingest = await answered('POST', '/v1/check-results', { results: [result(check.id)] });
+    expect(ingest.status).toBe(503);
+    expect(ingest.headers.get('retry-after')).toBe('5');
+    expect(ingest.body).toMatchObject({ statusCode: 503, message: 'Redis is unavailable; retry later' });
+    const ready = await answered('GET', '/ready');
+    expect(ready.status).toBe(503);
+    expect(JSON.stringify(ready.body)).toMatch(/redis/i);
+
+    redis = await startRedis(port);
+    const after = await waitFor(() => answered('POST', '/v1/check-results', { results: [result(check.id)] }), (r) => r.status === 202, 20_000);
+    expect(after.status).toBe(202);
+  }, 60_000);
+});
