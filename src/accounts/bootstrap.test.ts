@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
-import { createLogger } from '../logger.js';
+import { loadConfig } from '../platform/config.js';
+import { createLogger } from '../platform/logger.js';
 import { startService } from '../service.js';
 import { dropDatabase } from '../storage/postgres.js';
 import { newTestEnv, removeRedisKeys, startTestService } from '../../test/support/service.js';

@@ -1,5 +1,5 @@
 import { transaction, type Sql } from '../storage/postgres.js';
-import { generateApiKey, hashSecret, keySuffix, type Role } from './keys.js';
+import { generateApiKey, hashSecret, keySuffix, type Role } from '../model/secrets.js';
 
 export interface Account {
   id: string;

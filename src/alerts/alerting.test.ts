@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tickStates } from '../state/apply.js';
 import { DeliveryQueue } from './deliveries.js';
-import { sweepHeartbeats } from '../state/heartbeats.js';
+import { sweepHeartbeats } from '../heartbeats/pings.js';
 import { startHttpReceiver, startSmtpSink } from '../../test/support/receivers.js';
 import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
 
@@ -137,12 +137,11 @@ describe('alerts delivered through the alert channels', () => {
     await report(check.id, ['fail']);
     await waitAlerts(check.id, 1);
     // Reminders fall due with time: sweeps a minute, two and three minutes on (the sweeper's own step, run early).
-    const deliveries = new DeliveryQueue(svc.env.REDIS_URL, svc.env.REDIS_PREFIX, svc.deps.config.alerts);
+    const deliveries = new DeliveryQueue(svc.deps.queues, svc.deps.config.alerts);
     const notified = [];
     for (const minutes of [1, 2, 3]) notified.push(...(await tickStates(svc.deps.sql, Date.now() + minutes * 60_000 + 1000)));
     expect(notified).toHaveLength(2);
     await deliveries.enqueue(notified);
-    await deliveries.close();
     expect((await alertsOf(check.id)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE_REMAIN', 'ALERT_FAILURE_REMAIN', 'ALERT_FAILURE']);
     await report(check.id, ['pass']);
     await waitAlerts(check.id, 4);

@@ -1,15 +1,14 @@
-import { Queue, Worker, type Job } from 'bullmq';
-import type { Config } from '../config.js';
-import { bullConnection, bullPrefix } from '../ingest/queue.js';
-import type { Logger } from '../logger.js';
-import type { CheckType } from '../resources/checks/enums.js';
-import type { AlertType } from '../state/alerting.js';
+import type { Job, Queue } from 'bullmq';
+import type { Config } from '../platform/config.js';
+import type { Logger } from '../platform/logger.js';
+import type { OutboundPolicy } from '../platform/outbound.js';
+import type { ChannelType } from '../model/alerts.js';
+import type { CheckType } from '../model/checks.js';
 import type { Sql } from '../storage/postgres.js';
-import { closeEmailTransports, sendEmail } from './channels/email.js';
-import { sendSlack } from './channels/slack.js';
-import { sendSms } from './channels/sms.js';
-import { sendWebhook, type WebhookConfig } from './channels/webhook.js';
+import type { Queues } from '../storage/queues.js';
+import { closeSenders, sendThrough } from './channels/index.js';
 import { titleOf, type AlertMessage } from './message.js';
+import { type AlertType } from '../model/alerts.js';
 
 export const DELIVERY_QUEUE = 'alert-deliveries';
 
@@ -19,12 +18,10 @@ interface DeliveryJob {
 
 /** Producer side: one job per notification, its id the notification's, so enqueueing twice is one job. */
 export class DeliveryQueue {
-  private readonly connection;
   readonly queue: Queue<DeliveryJob>;
 
-  constructor(redisUrl: string, redisPrefix: string, private readonly opts: Pick<Config['alerts'], 'deliveryAttempts' | 'retryBaseMs'>) {
-    this.connection = bullConnection(redisUrl);
-    this.queue = new Queue<DeliveryJob>(DELIVERY_QUEUE, { connection: this.connection, prefix: bullPrefix(redisPrefix) });
+  constructor(queues: Queues, private readonly opts: Pick<Config['alerts'], 'deliveryAttempts' | 'retryBaseMs'>) {
+    this.queue = queues.queue<DeliveryJob>(DELIVERY_QUEUE);
   }
 
   async enqueue(ids: readonly string[]): Promise<void> {
@@ -43,17 +40,19 @@ export class DeliveryQueue {
       })),
     );
   }
+}
 
-  async close(): Promise<void> {
-    await this.queue.close();
-    this.connection.disconnect();
-  }
+/** Notifications committed but never queued or finished (a crash between the two): the sweep queues them again. */
+export async function undeliveredNotifications(sql: Sql, now: number): Promise<string[]> {
+  const stale = await sql<{ id: string }[]>`select id from alert_notifications
+    where status = 'IN_PROGRESS' and created_at < ${new Date(now - 60_000)} order by created_at limit 500`;
+  return stale.map((r) => r.id);
 }
 
 interface NotificationRow {
   id: string;
   status: string;
-  channel_type: string;
+  channel_type: ChannelType;
   config: Record<string, unknown>;
   signing_secret: string | null;
   alert_id: string;
@@ -69,22 +68,37 @@ interface NotificationRow {
   check_type: CheckType;
   tags: string[];
   group_name: string | null;
+  account_id: string;
+  check_variables: { key: string; value: string | null }[] | null;
+  group_variables: { key: string; value: string | null }[] | null;
+  ssl_days_remaining: number | null;
 }
 
 async function loadNotification(sql: Sql, id: string): Promise<NotificationRow | undefined> {
   const [row] = await sql<NotificationRow[]>`select n.id, n.status, n.channel_type, ch.config, ch.signing_secret,
       a.id as alert_id, a.alert_type, a.check_result_id, a.run_location, a.response_time, a.status_code, a.started_at,
-      a.created_at as alert_created_at, c.id as check_id, c.name as check_name, c.check_type, c.tags, g.name as group_name
+      a.created_at as alert_created_at, c.id as check_id, c.name as check_name, c.check_type, c.tags, g.name as group_name,
+      c.account_id, c.data->'environmentVariables' as check_variables, g.data->'environmentVariables' as group_variables,
+      s.ssl_days_remaining
     from alert_notifications n
     join check_alerts a on a.id = n.alert_id
     join alert_channels ch on ch.id = n.alert_channel_id
     join checks c on c.id = a.check_id
     left join check_groups g on g.id = c.group_id
+    left join check_statuses s on s.check_id = c.id
     where n.id = ${id}`;
   return row;
 }
 
-function messageOf(n: NotificationRow): AlertMessage {
+/** Template variables: the account's, the group's, then the check's own (later wins). */
+async function variablesOf(sql: Sql, n: NotificationRow): Promise<Record<string, string>> {
+  const account = await sql<{ key: string; value: string }[]>`select key, value from variables where account_id = ${n.account_id}`;
+  const out: Record<string, string> = {};
+  for (const list of [account, n.group_variables ?? [], n.check_variables ?? []]) for (const v of list) if (v.value !== null) out[v.key] = v.value;
+  return out;
+}
+
+function messageOf(n: NotificationRow, variables: Record<string, string>, publicUrl: string | undefined): AlertMessage {
   return {
     alertId: n.alert_id,
     alertType: n.alert_type,
@@ -93,24 +107,10 @@ function messageOf(n: NotificationRow): AlertMessage {
     run: { id: n.check_result_id, location: n.run_location, responseTime: n.response_time, statusCode: n.status_code },
     startedAt: n.started_at.toISOString(),
     createdAt: n.alert_created_at.toISOString(),
+    resultLink: n.check_result_id ? `${publicUrl ?? ''}/v1/check-results/${n.check_id}/${n.check_result_id}` : null,
+    sslDaysRemaining: n.ssl_days_remaining,
+    variables,
   };
-}
-
-/** Sends through the channel's kind; resolves with what the far end said, rejects with why it failed. */
-function send(n: NotificationRow, config: Config['alerts']): Promise<string> {
-  const message = messageOf(n);
-  switch (n.channel_type) {
-    case 'WEBHOOK':
-      return sendWebhook(n.config as unknown as WebhookConfig, n.signing_secret, message, config.deliveryTimeoutMs);
-    case 'SLACK':
-      return sendSlack(n.config as { url: string; channel?: string }, message, config.deliveryTimeoutMs);
-    case 'EMAIL':
-      return sendEmail(n.config as { address: string }, message, { url: config.smtpUrl, from: config.emailFrom });
-    case 'SMS':
-      return sendSms(n.config as { number: string; name: string }, message, { url: config.smsUrl, token: config.smsToken }, config.deliveryTimeoutMs);
-    default:
-      return Promise.reject(new Error(`No sender for ${n.channel_type} channels`));
-  }
 }
 
 async function recordAttempt(sql: Sql, id: string, attempt: { ok: boolean; detail: string }, status: 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE') {
@@ -128,14 +128,18 @@ async function recordAttempt(sql: Sql, id: string, attempt: { ok: boolean; detai
  * which is how a channel that keeps failing shows (GET /v1/alert-notifications?hasFailures=true and the
  * channel's `health`).
  */
-export function startDeliveryWorker(opts: { redisUrl: string; redisPrefix: string; sql: Sql; logger: Logger; config: Config['alerts']; concurrency?: number }) {
-  const connection = bullConnection(opts.redisUrl);
+export function startDeliveryWorker(
+  queues: Queues,
+  opts: { sql: Sql; logger: Logger; config: Config['alerts']; outbound: OutboundPolicy; publicUrl: () => string | undefined; concurrency?: number },
+) {
+  const dispatcher = opts.outbound.dispatcher({ connectTimeoutMs: opts.config.deliveryTimeoutMs });
   async function process(job: Job<DeliveryJob>) {
     const n = await loadNotification(opts.sql, job.data.notificationId);
     if (!n || n.status !== 'IN_PROGRESS') return { skipped: true };
     const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     try {
-      const detail = await send(n, opts.config);
+      const message = messageOf(n, await variablesOf(opts.sql, n), opts.publicUrl());
+      const detail = await sendThrough(n.channel_type, n.config, message, { settings: opts.config, signingSecret: n.signing_secret, dispatcher });
       await recordAttempt(opts.sql, n.id, { ok: true, detail }, 'SUCCESS');
       opts.logger.info({ notificationId: n.id, channel: n.channel_type, alertType: n.alert_type }, 'alert delivered');
       return { delivered: true };
@@ -146,13 +150,12 @@ export function startDeliveryWorker(opts: { redisUrl: string; redisPrefix: strin
       throw err;
     }
   }
-  const worker = new Worker<DeliveryJob>(DELIVERY_QUEUE, process, { connection, prefix: bullPrefix(opts.redisPrefix), concurrency: opts.concurrency ?? 4 });
-  worker.on('error', (err) => opts.logger.error({ err: err.message }, 'delivery worker error'));
+  const worker = queues.worker<DeliveryJob>(DELIVERY_QUEUE, process, { concurrency: opts.concurrency ?? 4, label: 'delivery' });
   return {
     async close() {
-      await worker.close();
-      connection.disconnect();
-      closeEmailTransports();
+      await queues.closeWorker(worker);
+      closeSenders();
+      await dispatcher.close();
     },
   };
 }

@@ -1,15 +1,17 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../deps.js';
+import { maskChannelConfig } from './channels/index.js';
+import type { Deps } from '../storage/deps.js';
 import { notFound } from '../http/errors.js';
 import { PositiveId } from '../http/ids.js';
 import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { parseWindow, TimeParam } from '../http/time.js';
-import { CHECK_TYPES } from '../resources/checks/enums.js';
-import { findCheckRow } from '../resources/checks/repository.js';
-import { ALERT_TYPES } from '../state/alerting.js';
+import { CHECK_TYPES } from '../model/checks.js';
+import { findCheckRow } from '../checks/repository.js';
 import type { Sql } from '../storage/postgres.js';
+import { ALERT_TYPES } from '../model/alerts.js';
+import { listAlertRows, listNotificationRows, type AlertRow } from './repository.js';
 
 const Window = {
   from: Type.Optional({ ...TimeParam, description: 'Created at or after this time (unix seconds or ISO 8601)' }),
@@ -58,23 +60,6 @@ const AlertNotification = Type.Object(
   { additionalProperties: false },
 );
 
-interface AlertRow {
-  id: string;
-  name: string;
-  check_id: string;
-  alert_type: (typeof ALERT_TYPES)[number];
-  check_type: (typeof CHECK_TYPES)[number];
-  run_location: string | null;
-  response_time: number | null;
-  status_code: number | null;
-  check_result_id: string | null;
-  silenced: boolean;
-  muted: boolean;
-  incident_id: string | null;
-  created_at: Date;
-  started_at: Date;
-}
-
 const toAlert = (r: AlertRow) => ({
   id: r.id,
   name: r.name,
@@ -95,16 +80,8 @@ const toAlert = (r: AlertRow) => ({
 
 async function listAlerts(sql: Sql, accountId: string, query: { limit: number; page: number; from?: string; to?: string }, checkId?: string) {
   const { from, to } = parseWindow(query);
-  const where = sql`a.account_id = ${accountId}
-    ${checkId ? sql`and a.check_id = ${checkId}` : sql``}
-    ${from !== undefined ? sql`and a.created_at >= ${new Date(from)}` : sql``}
-    ${to !== undefined ? sql`and a.created_at < ${new Date(to)}` : sql``}`;
-  const [rows, [{ n }]] = await Promise.all([
-    sql<AlertRow[]>`select a.*, c.name, c.check_type from check_alerts a join checks c on c.id = a.check_id
-      where ${where} order by a.created_at desc, a.id limit ${query.limit} offset ${pageOffset(query)}`,
-    sql<{ n: number }[]>`select count(*)::int as n from check_alerts a where ${where}`,
-  ]);
-  return listReply(rows.map(toAlert), n, query);
+  const { rows, total } = await listAlertRows(sql, accountId, { checkId, from, to }, query.limit, pageOffset(query));
+  return listReply(rows.map(toAlert), total, query);
 }
 
 /** The alerts checks raised and their deliveries, newest first. */
@@ -162,29 +139,14 @@ export function alertRoutes({ sql }: Deps): AnyRoute[] {
       },
       handler: async ({ principal, query }) => {
         const { from, to } = parseWindow(query);
-        const where = sql`n.account_id = ${principal.account.id}
-          ${query.alertChannelId !== undefined ? sql`and n.alert_channel_id = ${query.alertChannelId}` : sql``}
-          ${query.hasFailures === true ? sql`and n.status = 'FAILURE'` : query.hasFailures === false ? sql`and n.status <> 'FAILURE'` : sql``}
-          ${from !== undefined ? sql`and n.created_at >= ${new Date(from)}` : sql``}
-          ${to !== undefined ? sql`and n.created_at < ${new Date(to)}` : sql``}`;
-        type Row = {
-          id: string; channel_type: 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS'; status: 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
-          config: Record<string, unknown>; notification_result: string | null; sent_at: Date | null; attempts: { at: string; ok: boolean; detail: string }[];
-          check_type: (typeof CHECK_TYPES)[number]; check_id: string; alert_id: string; alert_channel_id: number; check_result_id: string | null; created_at: Date;
-        };
-        const [rows, [{ n }]] = await Promise.all([
-          sql<Row[]>`select n.id, n.channel_type, n.status, ch.config, n.notification_result, n.sent_at, n.attempts, c.check_type,
-              a.check_id, n.alert_id, n.alert_channel_id, a.check_result_id, n.created_at
-            from alert_notifications n join check_alerts a on a.id = n.alert_id join checks c on c.id = a.check_id
-            join alert_channels ch on ch.id = n.alert_channel_id
-            where ${where} order by n.created_at desc, n.id limit ${query.limit} offset ${pageOffset(query)}`,
-          sql<{ n: number }[]>`select count(*)::int as n from alert_notifications n where ${where}`,
-        ]);
+        const filter = { alertChannelId: query.alertChannelId, hasFailures: query.hasFailures, from, to };
+        const { rows, total } = await listNotificationRows(sql, principal.account.id, filter, query.limit, pageOffset(query));
         const body = rows.map((r) => ({
           id: r.id,
           type: r.channel_type,
           status: r.status,
-          alertConfig: r.config,
+          // The channel's config as a read of the channel shows it (write-only values empty).
+          alertConfig: maskChannelConfig(r.channel_type, r.config, principal.role !== 'read-only'),
           notificationResult: r.notification_result,
           timestamp: r.sent_at?.toISOString() ?? r.attempts.at(-1)?.at ?? null,
           attempts: r.attempts,
@@ -195,7 +157,7 @@ export function alertRoutes({ sql }: Deps): AnyRoute[] {
           checkResultId: r.check_result_id,
           created_at: r.created_at.toISOString(),
         }));
-        return listReply(body, n, query);
+        return listReply(body, total, query);
       },
     }),
   ];

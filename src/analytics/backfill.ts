@@ -1,5 +1,5 @@
 import type { Store } from '../storage/clickhouse/store.js';
-import { toClickHouseTime } from '../storage/clickhouse/time.js';
+import { toClickHouseTime } from '../model/time.js';
 import { rollupSelect, TIERS } from './rollups.js';
 
 const DAY_MS = 86_400_000;

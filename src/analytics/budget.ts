@@ -1,5 +1,6 @@
-import type { QueryBudget } from '../config.js';
+import type { QueryBudget } from '../platform/config.js';
 import { HttpError } from '../http/errors.js';
+import { StoreError } from '../storage/clickhouse/errors.js';
 
 /**
  * The budget as engine settings, passed with the query (Store QueryOptions). These numbers come from the
@@ -13,16 +14,10 @@ export function budgetSettings(budget: QueryBudget): Record<string, number> {
   return { max_execution_time: maxSeconds, max_memory_usage: maxMemoryBytes };
 }
 
-// ClickHouse error codes for a query stopped by its limits.
-const TIMEOUT_EXCEEDED = 159;
-const MEMORY_LIMIT_EXCEEDED = 241;
-
 /** A query stopped by its budget is the request's size, not a server fault: a 400 saying what to change. */
 export function budgetError(err: unknown): HttpError | undefined {
-  const e = err as { clickhouseCode?: unknown; code?: unknown } | null;
-  const code = Number(e?.clickhouseCode ?? e?.code);
-  if (code !== TIMEOUT_EXCEEDED && code !== MEMORY_LIMIT_EXCEEDED) return undefined;
-  const what = code === TIMEOUT_EXCEEDED ? 'time' : 'memory';
+  const what = err instanceof StoreError ? err.overBudget : undefined;
+  if (!what) return undefined;
   const message = `The query needs more ${what} than one analytics query may use; shorten the window, widen aggregationInterval or drop groupBy`;
   return new HttpError(400, message, { errors: [{ field: 'query', rule: 'budget', message }] });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AGGREGATES, CATALOGS, metricNames, SUFFIXES, type Catalog } from './metrics.js';
-import { compileReport, compileSummary, PAGE_PUSHDOWN_MIN_RUNS, PAGE_PUSHDOWN_RATIO, type ReportRequest } from './compiler.js';
+import { compileReport, compileSummary } from './compiler.js';
+import { PAGE_PUSHDOWN_MIN_RUNS, PAGE_PUSHDOWN_RATIO, type ReportRequest } from './plan.js';
 import { HttpError } from '../http/errors.js';
 
 const catalog = (segment: string): Catalog => CATALOGS.find((c) => c.segment === segment)!;

@@ -1,4 +1,4 @@
-import type { CheckType } from '../resources/checks/enums.js';
+import { CHECK_TYPES, type CheckType } from '../model/checks.js';
 
 /** The anchor API's metric units. */
 export const UNITS = ['milliseconds', 'score', 'count', 'percentage'] as const;
@@ -89,19 +89,15 @@ const HTTP_METRICS = {
   download: ms('timing_download', 'Download'),
 };
 
-/** The one table the compiler, the OpenAPI enums and GET /v1/analytics/metrics are built from. */
-export const CATALOGS: Catalog[] = [
-  {
-    segment: 'multistep-checks',
+/** The reports under /v1/analytics/{segment}: their metrics and groupings. */
+const CATALOG_DEFS = {
+  'multistep-checks': {
     title: 'multi-step check',
-    checkTypes: ['MULTI_STEP'],
     metrics: { responseTime: ms('response_time', 'Response time') },
     groupBy: ['runLocation'],
   },
-  {
-    segment: 'icmp',
+  icmp: {
     title: 'ICMP monitor',
-    checkTypes: ['ICMP'],
     metrics: {
       packetLoss: { column: 'packet_loss', label: 'Packet loss', unit: 'percentage' },
       latencyMin: ms('latency_min', 'Minimum latency'),
@@ -111,12 +107,10 @@ export const CATALOGS: Catalog[] = [
     },
     groupBy: ['runLocation'],
   },
-  { segment: 'api-checks', title: 'API check', checkTypes: ['API'], metrics: HTTP_METRICS, groupBy: ['runLocation', 'statusCode'] },
-  { segment: 'url-monitors', title: 'URL monitor', checkTypes: ['URL'], metrics: HTTP_METRICS, groupBy: ['runLocation', 'statusCode'] },
-  {
-    segment: 'browser-checks',
+  'api-checks': { title: 'API check', metrics: HTTP_METRICS, groupBy: ['runLocation', 'statusCode'] },
+  'url-monitors': { title: 'URL monitor', metrics: HTTP_METRICS, groupBy: ['runLocation', 'statusCode'] },
+  'browser-checks': {
     title: 'browser check',
-    checkTypes: ['BROWSER'],
     metrics: {
       responseTime: ms('response_time', 'Response time'),
       TTFB: ms('ttfb', 'Time to first byte'),
@@ -131,17 +125,13 @@ export const CATALOGS: Catalog[] = [
     },
     groupBy: ['runLocation'],
   },
-  {
-    segment: 'playwright-checks',
+  'playwright-checks': {
     title: 'Playwright check',
-    checkTypes: ['PLAYWRIGHT'],
     metrics: { responseTime: ms('response_time', 'Response time') },
     groupBy: ['runLocation'],
   },
-  {
-    segment: 'tcp-checks',
+  'tcp-checks': {
     title: 'TCP monitor',
-    checkTypes: ['TCP'],
     metrics: {
       total: ms('timing_total', 'Total'),
       dns: ms('timing_dns', 'DNS lookup'),
@@ -150,19 +140,15 @@ export const CATALOGS: Catalog[] = [
     },
     groupBy: ['runLocation'],
   },
-  { segment: 'dns', title: 'DNS monitor', checkTypes: ['DNS'], metrics: { total: ms('timing_total', 'Total') }, groupBy: ['runLocation'] },
-  { segment: 'heartbeat-checks', title: 'heartbeat monitor', checkTypes: ['HEARTBEAT'], metrics: {}, groupBy: ['runLocation'] },
-  {
-    segment: 'agentic-checks',
+  dns: { title: 'DNS monitor', metrics: { total: ms('timing_total', 'Total') }, groupBy: ['runLocation'] },
+  'heartbeat-checks': { title: 'heartbeat monitor', metrics: {}, groupBy: ['runLocation'] },
+  'agentic-checks': {
     title: 'agentic check',
-    checkTypes: ['AGENTIC'],
     metrics: { responseTime: ms('response_time', 'Run duration') },
     groupBy: ['runLocation'],
   },
-  {
-    segment: 'traceroute',
+  traceroute: {
     title: 'traceroute monitor',
-    checkTypes: ['TRACEROUTE'],
     metrics: {
       responseTime: ms('response_time', 'Trace duration'),
       hopCount: count('hop_count', 'Hops'),
@@ -170,24 +156,45 @@ export const CATALOGS: Catalog[] = [
     },
     groupBy: ['runLocation'],
   },
-  {
-    segment: 'ssl',
+  ssl: {
     title: 'SSL monitor',
-    checkTypes: ['SSL'],
     metrics: {
       handshakeTimeMs: ms('ssl_handshake_time', 'TLS handshake time'),
       daysUntilExpiry: count('ssl_days_until_expiry', 'Days until the certificate expires'),
     },
     groupBy: ['runLocation'],
   },
-  {
-    segment: 'grpc-checks',
+  'grpc-checks': {
     title: 'gRPC monitor',
-    checkTypes: ['GRPC'],
     metrics: { responseTime: ms('response_time', 'Response time') },
     groupBy: ['runLocation'],
   },
-];
+} satisfies Record<string, Omit<Catalog, 'segment' | 'checkTypes'>>;
+export type CatalogSegment = keyof typeof CATALOG_DEFS;
+
+/** The report of each check type: a type without one does not compile. */
+export const REPORT_OF = {
+  MULTI_STEP: 'multistep-checks',
+  ICMP: 'icmp',
+  API: 'api-checks',
+  URL: 'url-monitors',
+  BROWSER: 'browser-checks',
+  PLAYWRIGHT: 'playwright-checks',
+  TCP: 'tcp-checks',
+  DNS: 'dns',
+  HEARTBEAT: 'heartbeat-checks',
+  AGENTIC: 'agentic-checks',
+  TRACEROUTE: 'traceroute',
+  SSL: 'ssl',
+  GRPC: 'grpc-checks',
+} as const satisfies Record<CheckType, CatalogSegment>;
+
+/** The one table the compiler, the OpenAPI enums and GET /v1/analytics/metrics are built from. */
+export const CATALOGS: Catalog[] = (Object.keys(CATALOG_DEFS) as CatalogSegment[]).map((segment) => ({
+  segment,
+  checkTypes: CHECK_TYPES.filter((t) => REPORT_OF[t] === segment),
+  ...CATALOG_DEFS[segment],
+}));
 
 /** Every metric name a catalog accepts: run metrics, bare metrics and each with each suffix. */
 export function metricNames(catalog: Catalog): string[] {

@@ -1,10 +1,10 @@
 import type { Static } from '@sinclair/typebox';
 import { badRequest, notFound } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
-import { findCheckRow, type CheckRow } from '../resources/checks/repository.js';
+import { findCheckRow, type CheckRow } from '../checks/repository.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
-import type { QueryBudget } from '../config.js';
+import type { QueryBudget } from '../platform/config.js';
 import { withinBudget } from './budget.js';
 import { metadataOf, type Catalog } from './metrics.js';
 import { compileReport, type CompiledReport, type ReportRow } from './compiler.js';

@@ -5,10 +5,10 @@ import { summarize } from './summary.js';
 import { compileSummary } from './compiler.js';
 import { resolveQuickRange, SUMMARY_RANGES, type QuickRange } from './windows.js';
 import type { ResultItem } from '../ingest/schemas.js';
-import { CREATABLE_TYPES, type TypeSegment } from '../resources/checks/enums.js';
+import { CREATABLE_TYPES, type TypeSegment } from '../model/checks.js';
 import { generateRuns, type SeedCheck } from '../seed/generator.js';
 import { createSeedChecks, seedBulk } from '../seed/seeder.js';
-import { LOCATIONS } from '../resources/checks/enums.js';
+import { LOCATIONS } from '../model/checks.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
 import { expectRowsClose, metricOverWith, report, type OracleRequest } from '../../test/support/analytics-oracle.js';
 

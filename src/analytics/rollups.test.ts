@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROW_COLUMNS, toRow } from '../ingest/rows.js';
+import { toRow } from '../ingest/rows.js';
 import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
 import { backfillRollups } from './backfill.js';
-import { rollupDdl, TIERS } from './rollups.js';
+import { rollupColumns, rollupDdl, rollupMigration, ROLLUP_COLUMNS_AT_CREATION, TIERS } from './rollups.js';
+import { ROW_COLUMNS } from '../model/results.js';
 
 describe('rollups', () => {
   let svc: TestService;
@@ -23,17 +24,37 @@ describe('rollups', () => {
       }),
     );
 
-  it('sql/clickhouse/0006_rollups.sql is what the generator makes', () => {
+  it('sql/clickhouse/0006_rollups.sql stays as it was created: rollup DDL grows only through new files', () => {
     const file = readFileSync(new URL('../../sql/clickhouse/0006_rollups.sql', import.meta.url), 'utf8');
-    expect(file).toBe(rollupDdl());
+    expect(file).toBe(rollupDdl(ROLLUP_COLUMNS_AT_CREATION));
+  });
+
+  it('a database made from sql/clickhouse has the rollup columns and view queries the code reads', async () => {
+    for (const tier of TIERS) {
+      const columns = await svc.deps.store.query<{ name: string }>('SELECT name FROM system.columns WHERE database = currentDatabase() AND table = {t:String} ORDER BY position', { t: tier.table });
+      expect(columns.map((c) => c.name)).toEqual(rollupColumns(tier).map((c) => c.split(' ')[0]));
+      const [view] = await svc.deps.store.query<{ as_select: string }>('SELECT as_select FROM system.tables WHERE database = currentDatabase() AND name = {v:String}', { v: tier.view });
+      const selected = new Set([...view.as_select.matchAll(/ AS (\w+)/g)].map((m) => m[1]));
+      expect(rollupColumns(tier).map((c) => c.split(' ')[0]).filter((c) => !selected.has(c) && !['account_id', 'check_id', 'run_location', 'has_failures'].includes(c))).toEqual([]);
+    }
+  });
+
+  it('the migration that adds metric columns to the rollups runs on an up-to-date database and changes nothing', async () => {
+    const before = await svc.deps.store.query('SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position', { p: 'check_results_1%' });
+    const statements = rollupMigration(['response_time', 'grpc_status_code']).split('\n').filter((l) => !l.startsWith('--')).join('\n').split(';').map((x) => x.trim()).filter(Boolean);
+    expect(statements.length).toBe(TIERS.length * 1 + TIERS.reduce((n, t) => n + (t.sketches ? 6 : 5) * 2, 0));
+    for (const statement of statements) await svc.deps.store.command(statement);
+    const after = await svc.deps.store.query('SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position', { p: 'check_results_1%' });
+    expect(after).toEqual(before);
+    expect(() => rollupMigration(['no_such_column'])).toThrow(/not a metric column/);
   });
 
   it('a batch ClickHouse deduplicates is not counted twice by the rollup views', async () => {
     const check = randomUUID();
     const batch = rows(svc.defaultAccountId, check, 40, Date.UTC(2026, 10, 10));
     const settings = { insert_deduplication_token: `dup-${check}`, deduplicate_blocks_in_dependent_materialized_views: 1 };
-    await svc.deps.store.insert('check_results', ROW_COLUMNS, batch, settings);
-    await svc.deps.store.insert('check_results', ROW_COLUMNS, batch, settings);
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, batch, { settings });
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, batch, { settings });
     for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(40);
   });
 

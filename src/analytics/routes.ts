@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../storage/deps.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
-import { CHECK_TYPES } from '../resources/checks/enums.js';
+import { CHECK_TYPES } from '../model/checks.js';
 import { CATALOGS, INTEGER_COLUMNS, metadataOf, metricNames, resolveMetric, type Catalog } from './metrics.js';
 import { runReport, sourcesHeader } from './report.js';
 import { MetricDescriptor, Report, reportQuery, SummaryBody, SummaryItem, SummaryQuery } from './schemas.js';

@@ -2,9 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { PageQuery } from '../http/pagination.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { TimeParam } from '../http/time.js';
-import { CHECK_TYPES } from '../resources/checks/enums.js';
+import { CHECK_TYPES } from '../model/checks.js';
 import { metricNames, SUFFIXES, SUMMARY_FIELDS, UNITS, type Catalog } from './metrics.js';
-import { MAX_INTERVAL_MINUTES, PRECISIONS, STATUSES } from './compiler.js';
+import { MAX_INTERVAL_MINUTES, PRECISIONS, STATUSES } from './plan.js';
 import { QUICK_RANGES, SUMMARY_RANGES } from './windows.js';
 
 export function reportQuery(catalog: Catalog) {

@@ -1,5 +1,5 @@
 import type { QueryParams } from '../storage/clickhouse/store.js';
-import { toClickHouseTime } from '../storage/clickhouse/time.js';
+import { toClickHouseTime } from '../model/time.js';
 import { part, rawAggregate, type Part, type SourcePlan } from './rollups.js';
 
 /** A grouping key of an aggregated query: how rollup rows and raw rows each compute it. */

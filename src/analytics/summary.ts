@@ -1,13 +1,14 @@
 import type { Static } from '@sinclair/typebox';
 import { UUID } from '../http/ids.js';
-import type { CheckType } from '../resources/checks/enums.js';
-import { checkTypesOf } from '../resources/checks/repository.js';
+import type { CheckType } from '../model/checks.js';
+import { checkTypesOf } from '../checks/repository.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { QueryPurpose } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
-import type { QueryBudget } from '../config.js';
+import type { QueryBudget } from '../platform/config.js';
 import { withinBudget } from './budget.js';
-import { compileSummary, summaryQuantiles, type Precision, type SummaryRow } from './compiler.js';
+import { compileSummary, summaryQuantiles, type SummaryRow } from './compiler.js';
+import type { Precision } from './plan.js';
 import type { RequestContext } from '../http/route.js';
 import { SUMMARY_METRICS } from './metrics.js';
 import type { SummaryItem } from './schemas.js';

@@ -1,4 +1,5 @@
-import type { CheckType } from '../resources/checks/enums.js';
+import type { CheckType } from '../model/checks.js';
+import { RESULT_DETAIL_KEYS } from '../model/results.js';
 import type { StoredItem } from './repository.js';
 
 
@@ -8,51 +9,66 @@ export interface ResultCheck {
   data: Record<string, unknown>;
 }
 
-/** The type-specific part of the anchor's result, filled from what the run reported and the check's request. */
+type ResultView = (item: StoredItem, check: ResultCheck, times: { startTime: number; endTime: number }) => Record<string, object>;
+
+const none: ResultView = () => ({});
+
+function apiResult(item: StoredItem, check: ResultCheck) {
+  const request = (check.data.request ?? {}) as { method?: string; url?: string };
+  const timings = item.timings as Record<string, number> | undefined;
+  return {
+    apiCheckResult: {
+      assertions: [],
+      request: { method: request.method ?? 'GET', url: request.url ?? '', headers: {}, params: {} },
+      response: {
+        ...(item.statusCode !== undefined ? { status: item.statusCode } : {}),
+        statusText: '',
+        timings: timings ?? null,
+        timingPhases: timings ? { ...timings, total: (item.responseTime as number | undefined) ?? Object.values(timings).reduce((a, b) => a + b, 0) } : null,
+      },
+      requestError: null,
+    },
+  };
+}
+
+/**
+ * The type-specific part of the anchor's result, filled from what the run reported and the check's request:
+ * one entry per check type (a type without one does not compile); types the anchor gives no result object
+ * add nothing.
+ */
+const RESULT_VIEWS = {
+  API: apiResult,
+  URL: apiResult,
+  BROWSER: (item, _check, { startTime, endTime }) => ({
+    browserCheckResult: { type: 'PLAYWRIGHT', startTime, endTime, errors: [], pages: item.webVitals ? [{ webVitals: item.webVitals }] : [] },
+  }),
+  MULTI_STEP: (_item, _check, { startTime, endTime }) => ({ multiStepCheckResult: { startTime, endTime, errors: [] } }),
+  PLAYWRIGHT: () => ({ playwrightCheckResult: { errors: [] } }),
+  AGENTIC: () => ({ agenticCheckResult: { assertions: [], steps: [], errors: [] } }),
+  TRACEROUTE: (item) => ({ tracerouteCheckResult: { ...(item.hopCount !== undefined ? { totalHops: item.hopCount } : {}) } }),
+  GRPC: (item) => ({ grpcCheckResult: { ...(item.grpcStatusCode !== undefined ? { grpcStatusCode: item.grpcStatusCode } : {}) } }),
+  SSL: (item) => ({
+    sslCheckResult: {
+      ...(item.handshakeTimeMs !== undefined ? { handshakeTimeMs: item.handshakeTimeMs } : {}),
+      ...(item.daysUntilExpiry !== undefined ? { daysUntilExpiry: item.daysUntilExpiry } : {}),
+    },
+  }),
+  TCP: none,
+  DNS: none,
+  ICMP: none,
+  HEARTBEAT: none,
+} satisfies Record<CheckType, ResultView>;
+
+/** The synthesized view, with what the run itself reported (its stored result objects) over it. */
 function typeResult(item: StoredItem, check: ResultCheck): Record<string, object> {
-  const startTime = Date.parse(item.startedAt as string);
-  const endTime = Date.parse(item.stoppedAt as string);
-  switch (check.check_type) {
-    case 'API':
-    case 'URL': {
-      const request = (check.data.request ?? {}) as { method?: string; url?: string };
-      const timings = item.timings as Record<string, number> | undefined;
-      return {
-        apiCheckResult: {
-          assertions: [],
-          request: { method: request.method ?? 'GET', url: request.url ?? '', headers: {}, params: {} },
-          response: {
-            ...(item.statusCode !== undefined ? { status: item.statusCode } : {}),
-            statusText: '',
-            timings: timings ?? null,
-            timingPhases: timings ? { ...timings, total: (item.responseTime as number | undefined) ?? Object.values(timings).reduce((a, b) => a + b, 0) } : null,
-          },
-          requestError: null,
-        },
-      };
-    }
-    case 'BROWSER':
-      return { browserCheckResult: { type: 'PLAYWRIGHT', startTime, endTime, errors: [], pages: item.webVitals ? [{ webVitals: item.webVitals }] : [] } };
-    case 'MULTI_STEP':
-      return { multiStepCheckResult: { startTime, endTime, errors: [] } };
-    case 'PLAYWRIGHT':
-      return { playwrightCheckResult: { errors: [] } };
-    case 'AGENTIC':
-      return { agenticCheckResult: { assertions: [], steps: [], errors: [] } };
-    case 'TRACEROUTE':
-      return { tracerouteCheckResult: { ...(item.hopCount !== undefined ? { totalHops: item.hopCount } : {}) } };
-    case 'GRPC':
-      return { grpcCheckResult: { ...(item.grpcStatusCode !== undefined ? { grpcStatusCode: item.grpcStatusCode } : {}) } };
-    case 'SSL':
-      return {
-        sslCheckResult: {
-          ...(item.handshakeTimeMs !== undefined ? { handshakeTimeMs: item.handshakeTimeMs } : {}),
-          ...(item.daysUntilExpiry !== undefined ? { daysUntilExpiry: item.daysUntilExpiry } : {}),
-        },
-      };
-    default:
-      return {};
+  const view: ResultView | undefined = RESULT_VIEWS[check.check_type];
+  const made = view ? view(item, check, { startTime: Date.parse(item.startedAt as string), endTime: Date.parse(item.stoppedAt as string) }) : {};
+  const out: Record<string, object> = { ...made };
+  for (const key of RESULT_DETAIL_KEYS) {
+    const reported = (item as Record<string, unknown>)[key];
+    if (reported && typeof reported === 'object') out[key] = { ...(made[key] ?? {}), ...(reported as object) };
   }
+  return out;
 }
 
 /** A stored run with the anchor's result fields beside this service's own. */

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Store } from '../storage/clickhouse/store.js';
-import { toClickHouseTime } from '../storage/clickhouse/time.js';
+import { toClickHouseTime } from '../model/time.js';
 
 /**
  * Claims result ids for a batch: `SET id batch NX EX window` for each, and an id already claimed counts as
@@ -40,8 +40,9 @@ export interface RunRef {
  *
  * Two layers: rows already in ClickHouse are found by one primary-key-bounded query per insert and account
  * (landedIds: the checks, their time span, the ids), and batches in flight at the same time are kept apart by
- * short Redis claims on the ids (they only need to outlive one insert). Rows are dropped before the insert,
- * so nothing downstream of the table (reads, rollups fed by materialized views) ever sees a duplicate.
+ * short Redis claims on the ids, released as soon as the batch's insert returns (the expiry only covers a
+ * worker that died in between). Rows are dropped before the insert, so nothing downstream of the table
+ * (reads, rollups fed by materialized views) ever sees a duplicate.
  */
 export class ResultDedup {
   constructor(

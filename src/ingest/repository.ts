@@ -1,6 +1,7 @@
 import type { Store } from '../storage/clickhouse/store.js';
-import { fromClickHouseTime, toClickHouseTime } from '../storage/clickhouse/time.js';
+import { fromClickHouseTime, toClickHouseTime } from '../model/time.js';
 import { READ_COLUMNS, toItem } from './rows.js';
+import { DETAIL_COLUMN } from '../model/results.js';
 import type { Cursor } from '../http/cursor.js';
 
 export interface ResultFilter {
@@ -71,10 +72,10 @@ export async function readResultsAfter(store: Store, filter: ResultFilter, limit
   return { items, next };
 }
 
-/** One run of a check by its id. */
+/** One run of a check by its id, with what it reported beyond its metrics (its per-type result objects). */
 export async function readResult(store: Store, accountId: string, checkId: string, resultId: string): Promise<StoredItem | undefined> {
   const [row] = await store.query(
-    `${SELECT} WHERE account_id = {accountId:UUID} AND check_id = {checkId:UUID} AND result_id = {resultId:UUID} LIMIT 1`,
+    `SELECT ${READ_COLUMNS.join(', ')}, ${DETAIL_COLUMN}, inserted_at FROM check_results WHERE account_id = {accountId:UUID} AND check_id = {checkId:UUID} AND result_id = {resultId:UUID} LIMIT 1`,
     { accountId, checkId, resultId },
     RESULTS,
   );

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherTenant, expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { INGEST_QUEUE, type IngestJob } from '../model/results.js';
 
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 
 describe('check-result ingest', () => {
   let svc: TestService;
+  /** The ingest queue's BullMQ side, to watch the jobs the service made. */
+  const ingestQueue = () => svc.deps.queues.queue<IngestJob>(INGEST_QUEUE);
   let apiCheck: string;
   let icmpCheck: string;
   let browserCheck: string;
@@ -156,9 +159,9 @@ describe('check-result ingest', () => {
     ['far future', () => ({ results: [{ ...valid(), startedAt: new Date(Date.now() + 3600_000).toISOString(), stoppedAt: new Date(Date.now() + 3601_000).toISOString() }] }), 'body.results[0].startedAt', 'future'],
     ['beyond retention', () => ({ results: [{ ...valid(), startedAt: '2001-01-01T00:00:00Z', stoppedAt: '2001-01-01T00:00:01Z' }] }), 'body.results[0].startedAt', 'retention'],
   ])('rejects a batch with %s, queueing nothing', async (_label, body, field, rule) => {
-    const before = await svc.deps.ingest.queue.getJobCountByTypes('waiting', 'active', 'completed', 'delayed', 'failed');
+    const before = await ingestQueue().getJobCountByTypes('waiting', 'active', 'completed', 'delayed', 'failed');
     expectFieldError(await svc.call('POST', '/v1/check-results', { body: body() }), field, rule);
-    const after = await svc.deps.ingest.queue.getJobCountByTypes('waiting', 'active', 'completed', 'delayed', 'failed');
+    const after = await ingestQueue().getJobCountByTypes('waiting', 'active', 'completed', 'delayed', 'failed');
     expect(after).toBe(before);
   });
 

@@ -1,23 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../storage/deps.js';
 import { conflict, notFound } from '../http/errors.js';
 import { IdempotencyKeyHeader, IdempotencyKeys } from '../http/idempotency.js';
 import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { parseWindow, TimeParam } from '../http/time.js';
-import { checkTypesOf, findCheckRow } from '../resources/checks/repository.js';
+import { checkTypesOf, findCheckRow } from '../checks/repository.js';
 import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { UUID } from '../http/ids.js';
-import { CHECK_TYPES, LOCATIONS } from '../resources/checks/enums.js';
-import { privateLocationSlugs } from '../resources/private-locations/routes.js';
+import { CHECK_TYPES, LOCATIONS } from '../model/checks.js';
 import { readResult, readResults, readResultsAfter } from './repository.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { anchorResult, project } from './anchor-view.js';
-import { ingestJob } from './queue.js';
 import { toRow } from './rows.js';
 import { ResultItem, StoredResult } from './schemas.js';
+import { MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
+import { ingestJob } from '../model/results.js';
+import { privateLocationSlugs } from '../checks/private-locations.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
 const MAX_FUTURE_MS = 5 * 60_000;
@@ -72,7 +73,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRo
         'another body is a 409.',
       tag,
       access: 'write',
-      errors: [409],
+      errors: [409, 503],
       schema: {
         headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
         body: Type.Object(
@@ -109,6 +110,8 @@ export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRo
           rules.check(Date.parse(item.stoppedAt) >= started, `${at}.stoppedAt`, 'after', 'must not be before startedAt');
           rules.check(started <= now + MAX_FUTURE_MS, `${at}.startedAt`, 'future', 'is in the future');
           rules.check(started >= oldest, `${at}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
+          const detailBytes = RESULT_DETAIL_KEYS.reduce((n, k) => n + (item[k] === undefined ? 0 : Buffer.byteLength(JSON.stringify(item[k]))), 0);
+          rules.check(detailBytes <= MAX_DETAIL_BYTES, at, 'detailSize', `its result objects (${RESULT_DETAIL_KEYS.filter((k) => item[k]).join(', ')}) hold ${detailBytes} bytes of JSON; at most ${MAX_DETAIL_BYTES}`);
         });
         rules.throwIfAny();
         const reply = { batchId: randomUUID(), count: body.results.length };

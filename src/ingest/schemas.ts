@@ -1,6 +1,7 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TOptional } from '@sinclair/typebox';
+import { RESULT_DETAIL_KEYS, type ResultDetailKey } from '../model/results.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
-import { CHECK_TYPES } from '../resources/checks/enums.js';
+import { CHECK_TYPES } from '../model/checks.js';
 
 const Ms = Type.Number({ minimum: 0, maximum: 86_400_000, description: 'milliseconds' });
 const Count = Type.Integer({ minimum: 0, maximum: 1_000_000 });
@@ -62,6 +63,14 @@ export const ResultItem = Type.Object(
     hopCount: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'Traceroute: hops on the route' })),
     finalHopLatency: Type.Optional({ ...Ms, description: 'Traceroute: latency of the last hop reached, milliseconds' }),
     grpcStatusCode: Type.Optional(Type.Integer({ minimum: 0, maximum: 16, description: 'gRPC: status code of the call' })),
+    ...Object.fromEntries(
+      RESULT_DETAIL_KEYS.map((key) => [
+        key,
+        Type.Optional(
+          Type.Object({}, { additionalProperties: true, maxProperties: 64, description: `The anchor's ${key} object: what the run saw (request, response, assertions, errors, …); kept as it is sent, read back with this result` }),
+        ),
+      ]),
+    ) as { [K in ResultDetailKey]: TOptional<TObject<{}>> },
   },
   { additionalProperties: false },
 );

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherTenant, startTestService, waitFor, type TestService } from '../../test/support/service.js';
-import { ingestJob } from './queue.js';
-import { ROW_COLUMNS, toRow } from './rows.js';
+import { toRow } from './rows.js';
+import { INGEST_QUEUE, ingestJob, ROW_COLUMNS, type IngestJob } from '../model/results.js';
 
 describe('ingest under faults', () => {
   let svc: TestService;
+  /** The ingest queue's BullMQ side, to watch the jobs the service made. */
+  const ingestQueue = () => svc.deps.queues.queue<IngestJob>(INGEST_QUEUE);
   let checkId: string;
   /** Batches whose first completion must fail after ClickHouse has taken the insert. */
   const crashAfterInsert = new Set<string>();
@@ -50,7 +52,7 @@ describe('ingest under faults', () => {
     expect(res.status).toBe(202);
     const { batchId } = res.body;
     const job = await waitFor(
-      () => svc.deps.ingest.queue.getJob(batchId),
+      () => ingestQueue().getJob(batchId),
       (j) => j !== undefined && j !== null && j.finishedOn !== undefined && j.returnvalue !== null,
     );
     expect(job!.attemptsMade).toBeGreaterThanOrEqual(1);
@@ -74,7 +76,7 @@ describe('ingest under faults', () => {
       const { batchId } = res.body;
       // Wait until the worker has failed at least once against the missing table.
       await waitFor(
-        () => svc.deps.ingest.queue.getJob(batchId),
+        () => ingestQueue().getJob(batchId),
         (j) => (j?.attemptsMade ?? 0) >= 1,
       );
       expect(svc.logs.some((l) => l.includes(batchId) && l.includes('will retry'))).toBe(true);
@@ -82,7 +84,7 @@ describe('ingest under faults', () => {
       reattached = true;
       await waitFor(stored, (n) => n === before + 120, 30_000);
       // The job completes after the insert, once the batch's check state is applied.
-      const job = await waitFor(() => svc.deps.ingest.queue.getJob(batchId), (j) => j?.finishedOn !== undefined);
+      const job = await waitFor(() => ingestQueue().getJob(batchId), (j) => j?.finishedOn !== undefined);
       expect(job?.failedReason).toMatch(/check_results/);
       expect(await job?.isCompleted()).toBe(true);
       expect((await svc.deps.ingest.stats()).failed).toBe(0);
@@ -94,6 +96,7 @@ describe('ingest under faults', () => {
 
 describe('run ids, idempotency keys and job layout', () => {
   let svc: TestService;
+  const ingestQueue = () => svc.deps.queues.queue<IngestJob>(INGEST_QUEUE);
   let checkId: string;
 
   beforeAll(async () => {
@@ -136,6 +139,25 @@ describe('run ids, idempotency keys and job layout', () => {
     expect((await svc.call('POST', '/v1/check-results', { body: { results: again } })).status).toBe(202);
     await settled();
     expect(await stored()).toBe(before + 120);
+  });
+
+  it('keeps no Redis key of a run once it landed (claims are released, not left to expire)', async () => {
+    const items = results(200, 10);
+    expect((await svc.call('POST', '/v1/check-results', { body: { results: items } })).status).toBe(202);
+    await settled();
+    const keys = items.map((r) => `${svc.env.REDIS_PREFIX}ingest:rid:${r.id}`);
+    expect(await svc.deps.redis.exists(...keys)).toBe(0);
+  });
+
+  it('takes a repeat with the same body in another key order as the same request', async () => {
+    const headers = { 'idempotency-key': `order-${randomUUID()}` };
+    const [item] = results(1, 11);
+    const first = await svc.call('POST', '/v1/check-results', { body: { results: [item] }, headers });
+    const reordered = Object.fromEntries(Object.entries(item).reverse());
+    const again = await svc.call('POST', '/v1/check-results', { body: { results: [reordered] }, headers });
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual(first.body);
+    await settled();
   });
 
   it('refuses one batch carrying the same run id twice', async () => {
@@ -184,7 +206,7 @@ describe('run ids, idempotency keys and job layout', () => {
     const items = results(3, 8);
     const job = ingestJob(randomUUID(), svc.defaultAccountId, items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)));
     await svc.deps.ingest.enqueue(mutate(job) as never);
-    const failed = await waitFor(() => svc.deps.ingest.queue.getJob(job.batchId), (j) => Boolean(j?.failedReason));
+    const failed = await waitFor(() => ingestQueue().getJob(job.batchId), (j) => Boolean(j?.failedReason));
     expect(failed!.failedReason).toMatch(reason);
     expect(failed!.attemptsMade).toBe(1);
     expect(await failed!.isFailed()).toBe(true);

@@ -1,26 +1,31 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { Store } from '../storage/clickhouse/store.js';
-import type { Sql } from '../storage/postgres.js';
-import { runsOf, type Run } from '../state/runs.js';
-import { applyBatch, pausedRunIds } from '../state/apply.js';
-import type { DeliveryQueue } from '../alerts/deliveries.js';
+import type { Queues } from '../storage/queues.js';
+import { INGEST_QUEUE, JOB_VERSION, ROW_COLUMNS, type IngestJob, type ResultRow } from '../model/results.js';
+import { runsOf, type Run } from '../model/runs.js';
 import { GroupCommit, tokenOf } from './group-commit.js';
 import { landedIds, ResultDedup } from './dedup.js';
-import { bullConnection, bullPrefix, INGEST_QUEUE, JOB_VERSION, type IngestJob } from './queue.js';
-import { ROW_COLUMNS, type ResultRow } from './rows.js';
+
+/**
+ * What the process assembly wires around the insert, so ingest knows nothing of check state or alerts.
+ * Without hooks the worker only lands results.
+ */
+export interface IngestHooks {
+  /** Before the insert: the ids of runs a maintenance window paused (they land flagged `in_maintenance`). */
+  pausedRuns?(accountId: string, runs: readonly Run[]): Promise<ReadonlySet<string>>;
+  /**
+   * After the insert: one account's landed runs (batches landing together are handed over together). A
+   * rejection fails the batches, which retry; applying a run twice must change nothing.
+   */
+  landed?(accountId: string, runs: readonly Run[]): Promise<void>;
+}
 
 export interface IngestWorkerOptions {
-  redisUrl: string;
   redisPrefix: string;
   store: Store;
-  /** Postgres: check statuses follow the results each batch lands. */
-  sql: Sql;
-  /** Off: only land results (no statuses, alerts or maintenance flags). */
-  stateEvaluation?: boolean;
-  /** Where the notifications of alerts the batch raised are queued. */
-  deliveries?: DeliveryQueue;
+  hooks?: IngestHooks;
   logger: Logger;
   concurrency?: number;
   /** The most rows one ClickHouse insert takes when batches wait for it together. */
@@ -71,9 +76,8 @@ interface Evaluation {
  * the insert's deduplication token comes from its batch ids, so an insert repeated whole is dropped by the
  * engine and by the rollup views.
  */
-export function startIngestWorker(opts: IngestWorkerOptions) {
-  const connection = bullConnection(opts.redisUrl);
-  const claims = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
+export function startIngestWorker(queues: Queues, redisUrl: string, opts: IngestWorkerOptions) {
+  const claims = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   claims.on('error', () => {});
   const dedup = new ResultDedup(claims, `${opts.redisPrefix}ingest:`);
 
@@ -97,9 +101,12 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
     if (!rows.length) return;
     const started = performance.now();
     await opts.store.insert('check_results', [...group[0].columns, 'in_maintenance'], rows, {
-      insert_deduplication_token: tokenOf(group.map((p) => p.job.data.batchId)),
-      // An insert the table drops as a repeat is dropped by the rollup views too (not counted twice).
-      deduplicate_blocks_in_dependent_materialized_views: 1,
+      purpose: 'ingest',
+      settings: {
+        insert_deduplication_token: tokenOf(group.map((p) => p.job.data.batchId)),
+        // An insert the table drops as a repeat is dropped by the rollup views too (not counted twice).
+        deduplicate_blocks_in_dependent_materialized_views: 1,
+      },
     });
     opts.onLanded?.(rows.length);
     opts.logger.debug({ batches: group.length, rows: rows.length, ms: Math.round(performance.now() - started) }, 'ingest insert');
@@ -111,6 +118,8 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
    * a time, transactions of batches naming the same checks queued on those checks' row locks, each holding
    * a pooled connection the API's own queries then waited for (bench/README.md, alerts).
    */
+  const landed = opts.hooks?.landed?.bind(opts.hooks);
+  const pausedRuns = opts.hooks?.pausedRuns?.bind(opts.hooks);
   async function applyGroup(group: Evaluation[]) {
     const byAccount = new Map<string, Run[]>();
     for (const { accountId, runs } of group) {
@@ -118,10 +127,7 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
       if (list) list.push(...runs);
       else byAccount.set(accountId, [...runs]);
     }
-    for (const [accountId, runs] of byAccount) {
-      const { notifications } = await applyBatch(opts.sql, accountId, runs);
-      await opts.deliveries?.enqueue(notifications);
-    }
+    for (const [accountId, runs] of byAccount) await landed!(accountId, runs);
   }
   const evaluations = new GroupCommit<Evaluation>(applyGroup, (e) => e.runs.length, opts.insertMaxRows ?? 20_000);
 
@@ -142,23 +148,21 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
     if ('problem' in layout) throw new UnrecoverableError(layout.problem);
     const { columns } = layout;
     const runs = runsOf(columns, job.data.rows);
-    const evaluate = opts.stateEvaluation !== false;
     const claimed = await dedup.claim(job.data.batchId, runs);
-    const paused = evaluate ? await pausedRunIds(opts.sql, job.data.accountId, claimed) : new Set<string>();
+    const paused = pausedRuns ? await pausedRuns(job.data.accountId, claimed) : new Set<string>();
     const pending: Pending = { job, columns, claimed, paused, written: 0 };
     await commitFor(columns).add(pending);
+    // Landed: from now on a repeat of these ids is found in ClickHouse (landedIds), so the claims can go. Live
+    // claim keys are the results between claim and insert, not every result of the last claim window.
+    await dedup.release(job.data.batchId, claimed.map((r) => r.resultId));
     await opts.afterInsert?.(job);
     // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
     // this line finds its rows landed, and applying a run twice changes nothing.
-    if (evaluate) await evaluations.add({ accountId: job.data.accountId, runs });
+    if (landed) await evaluations.add({ accountId: job.data.accountId, runs });
     return { rows: pending.written, duplicates: job.data.rows.length - pending.written };
   }
 
-  const worker = new Worker<IngestJob>(INGEST_QUEUE, process, {
-    connection,
-    prefix: bullPrefix(opts.redisPrefix),
-    concurrency: opts.concurrency ?? 2,
-  });
+  const worker = queues.worker<IngestJob>(INGEST_QUEUE, process, { concurrency: opts.concurrency ?? 2, label: 'ingest' });
   worker.on('failed', (job, err) => {
     if (!job) return;
     const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
@@ -173,12 +177,10 @@ export function startIngestWorker(opts: IngestWorkerOptions) {
       }
     }
   });
-  worker.on('error', (err) => opts.logger.error({ err: err.message }, 'ingest worker error'));
   return {
     worker,
     async close() {
-      await worker.close();
-      connection.disconnect();
+      await queues.closeWorker(worker);
       claims.disconnect();
     },
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FRESH, normaliseSettings, onRun, onTick, type AlertMemory, type AlertType, type Outcome } from './alerting.js';
+import { FRESH, normaliseSettings, onRun, onTick, type AlertMemory, type Outcome } from './alerting.js';
+import { type AlertType } from '../model/alerts.js';
 
 const MIN = 60_000;
 const runs = (outcomes: Outcome[], settings = normaliseSettings({}), start = 0, every = MIN) => {

@@ -4,28 +4,10 @@
  * escalation threshold), recovering from one, and each reminder while in one raise an alert.
  */
 
+import { type AlertType } from '../model/alerts.js';
+
 export type AlertState = 'PASSING' | 'DEGRADED' | 'FAILING';
 export type Outcome = 'pass' | 'degraded' | 'fail';
-
-/** The anchor's alert types; ALERT_*_REMAIN are the reminders. */
-export const ALERT_TYPES = [
-  'ALERT_FAILURE',
-  'ALERT_FAILURE_REMAIN',
-  'ALERT_FAILURE_DEGRADED',
-  'ALERT_RECOVERY',
-  'ALERT_DEGRADED',
-  'ALERT_DEGRADED_REMAIN',
-  'ALERT_DEGRADED_FAILURE',
-  'ALERT_DEGRADED_RECOVERY',
-] as const;
-export type AlertType = (typeof ALERT_TYPES)[number];
-
-/** Which channel setting lets an alert through: failures, recoveries or degradations. */
-export function alertKind(type: AlertType): 'failure' | 'recovery' | 'degraded' {
-  if (type === 'ALERT_RECOVERY' || type === 'ALERT_DEGRADED_RECOVERY') return 'recovery';
-  if (type === 'ALERT_DEGRADED' || type === 'ALERT_DEGRADED_REMAIN' || type === 'ALERT_FAILURE_DEGRADED') return 'degraded';
-  return 'failure';
-}
 
 export interface AlertSettings {
   escalationType: 'RUN_BASED' | 'TIME_BASED';

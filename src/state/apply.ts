@@ -1,11 +1,11 @@
-import { raiseAlerts, type RaisedAlert } from '../alerts/records.js';
-import type { GroupData } from '../resources/check-groups/schemas.js';
-import { applyGroupSettings } from '../resources/checks/group-settings.js';
-import type { CheckType } from '../resources/checks/enums.js';
+import { raiseAlerts, type RaisedAlert } from './records.js';
+import type { GroupData } from '../checks/group-schemas.js';
+import { applyGroupSettings } from '../checks/group-settings.js';
+import type { CheckType } from '../model/checks.js';
 import { transaction, type Sql } from '../storage/postgres.js';
 import { FRESH, normaliseSettings, onRun, onTick, type AlertMemory, type AlertSettings, type Outcome } from './alerting.js';
-import { maintenanceEffect, type WindowData } from './maintenance.js';
-import type { Run } from './runs.js';
+import { maintenanceEffect, type WindowData } from '../model/maintenance.js';
+import type { Run } from '../model/runs.js';
 import { applyRun, fromRow, isNewer, runsByCheck, type Status, type StatusRow } from './statuses.js';
 
 /** A check as its state is evaluated: group settings applied, effective alert settings resolved. */

@@ -1,5 +1,5 @@
 import type { Sql } from '../storage/postgres.js';
-import { compareRuns, type Run } from './runs.js';
+import { compareRuns, type Run } from '../model/runs.js';
 
 interface LocationRun {
   duration: number;

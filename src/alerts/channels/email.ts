@@ -1,5 +1,9 @@
 import nodemailer, { type Transporter } from 'nodemailer';
+import { Type, type Static } from '@sinclair/typebox';
 import { describe, type AlertMessage } from '../message.js';
+
+export const EmailConfig = Type.Object({ address: Type.String({ format: 'email', maxLength: 320 }) }, { additionalProperties: false });
+export type EmailConfig = Static<typeof EmailConfig>;
 
 const transports = new Map<string, Transporter>();
 
@@ -13,7 +17,7 @@ function transportFor(smtpUrl: string): Transporter {
   return t;
 }
 
-export async function sendEmail(config: { address: string }, message: AlertMessage, smtp: { url: string | undefined; from: string }): Promise<string> {
+export async function sendEmail(config: EmailConfig, message: AlertMessage, smtp: { url: string | undefined; from: string }): Promise<string> {
   if (!smtp.url) throw new Error('SMTP_URL is not set: email channels cannot deliver');
   const info = await transportFor(smtp.url).sendMail({
     from: smtp.from,

@@ -1,21 +1,36 @@
+import { Type, type Static } from '@sinclair/typebox';
 import { describe, type AlertMessage } from '../message.js';
+import type { Dispatcher } from 'undici';
+import { boundedFetch } from '../../platform/http-client.js';
+import type { Rules } from '../../http/rules.js';
+import type { OutboundPolicy } from '../../platform/outbound.js';
+import { HttpUrl, REPLY_READ_BYTES, replySummary, urlProblems } from './http-url.js';
+
+export const SlackConfig = Type.Object({ url: HttpUrl, channel: Type.Optional(Type.String({ maxLength: 255 })) }, { additionalProperties: false });
+export type SlackConfig = Static<typeof SlackConfig>;
+
+export function checkSlackConfig(config: SlackConfig, rules: Rules, at: string, outbound: OutboundPolicy): void {
+  urlProblems(config.url, rules, `${at}.url`, outbound);
+}
 
 /** A Slack incoming webhook: `text` (the summary) and one attachment with the details, coloured by outcome. */
-export async function sendSlack(config: { url: string; channel?: string }, message: AlertMessage, timeoutMs: number): Promise<string> {
+export async function sendSlack(config: SlackConfig, message: AlertMessage, timeoutMs: number, dispatcher?: Dispatcher): Promise<string> {
   const recovered = message.alertType.endsWith('RECOVERY');
   const body = {
     ...(config.channel ? { channel: config.channel } : {}),
     text: message.title,
     attachments: [{ color: recovered ? 'good' : message.alertType.includes('DEGRADED') ? 'warning' : 'danger', text: describe(message) }],
   };
-  const res = await fetch(config.url, {
+  const res = await boundedFetch(config.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(timeoutMs),
+    timeoutMs,
+    maxBytes: REPLY_READ_BYTES,
+    redirect: 'follow',
+    dispatcher,
   });
-  const text = (await res.text().catch(() => '')).slice(0, 500);
-  const result = `HTTP ${res.status}${text ? ` ${text}` : ''}`;
-  if (!res.ok) throw new Error(result);
+  const result = replySummary(res);
+  if (res.status < 200 || res.status >= 300) throw new Error(result);
   return result;
 }

@@ -1,41 +1,36 @@
 import { randomBytes } from 'node:crypto';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { CHANNEL_KINDS, checkChannelConfig, keepStoredChannelConfig, maskChannelConfig } from '../../alerts/channels/index.js';
+import type { Principal } from '../../accounts/repository.js';
+import { CHANNEL_TYPES } from '../../model/alerts.js';
 import { channelHealth, ChannelHealth } from '../../alerts/health.js';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../storage/deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { NumericIdParams } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { IgnoredField, Nullable, StringEnum, TaggedUnion } from '../../http/schemas.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
-import { KeyValue } from '../checks/schemas.js';
-import { iso, listAccountRows } from '../common.js';
+import { listAccountRows } from '../common.js';
 import { Rules } from '../../http/rules.js';
-
-export const CHANNEL_TYPES = ['EMAIL', 'WEBHOOK', 'SLACK', 'SMS'] as const;
-type ChannelType = (typeof CHANNEL_TYPES)[number];
-
-const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
-
-const CONFIG_SCHEMAS = {
-  EMAIL: Type.Object({ address: Type.String({ format: 'email', maxLength: 320 }) }, { additionalProperties: false }),
-  WEBHOOK: Type.Object(
-    {
-      name: Type.String({ minLength: 1, maxLength: 255 }),
-      url: HttpUrl,
-      method: StringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const, { default: 'POST' }),
-      headers: Type.Array(KeyValue, { maxItems: 50, default: [] }),
-      queryParameters: Type.Array(KeyValue, { maxItems: 50, default: [] }),
-      template: Type.Optional(Type.String({ maxLength: 65536 })),
-    },
-    { additionalProperties: false },
-  ),
-  SLACK: Type.Object({ url: HttpUrl, channel: Type.Optional(Type.String({ maxLength: 255 })) }, { additionalProperties: false }),
-  SMS: Type.Object(
-    { number: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', title: 'an E.164 number (+ and 7 to 15 digits)' }), name: Type.String({ minLength: 1, maxLength: 255 }) },
-    { additionalProperties: false },
-  ),
-} satisfies Record<ChannelType, TSchema>;
+import { iso } from '../../model/time.js';
+import {
+  accountCheckIds,
+  accountGroupIds,
+  channelExists,
+  deleteChannel,
+  findChannel,
+  insertChannel,
+  lockChannelType,
+  replaceSubscriptionRows,
+  subscriptionsOf,
+  subscriptionTargetExists,
+  rotateChannelSecrets,
+  updateChannel,
+  upsertSubscription,
+  type ChannelRow,
+  type SubscriptionRow,
+} from './repository.js';
 
 /** A subscription as the anchor writes it inside a channel body: a check or a group (`id` is read-only). */
 const ChannelSubscription = Type.Object(
@@ -55,7 +50,7 @@ const ChannelBody = TaggedUnion(
     Type.Object(
       {
         type: Type.Literal(type),
-        config: CONFIG_SCHEMAS[type],
+        config: CHANNEL_KINDS[type].config,
         sendRecovery: Type.Boolean({ default: true }),
         sendFailure: Type.Boolean({ default: true }),
         sendDegraded: Type.Boolean({ default: false }),
@@ -113,38 +108,18 @@ const Channel = Type.Object({
   updated_at: Nullable(Type.String({ format: 'date-time' })),
 });
 
-interface ChannelRow {
-  id: number;
-  type: ChannelType;
-  config: Record<string, unknown>;
-  send_recovery: boolean;
-  send_failure: boolean;
-  send_degraded: boolean;
-  ssl_expiry: boolean;
-  ssl_expiry_threshold: number;
-  auto_subscribe: boolean;
-  created_at: Date;
-  updated_at: Date | null;
-}
-
-interface SubscriptionRow {
-  alert_channel_id: number;
-  check_id: string | null;
-  group_id: number | null;
-  activated: boolean;
-}
-
 function toSubscription(r: SubscriptionRow) {
   return { alertChannelId: r.alert_channel_id, checkId: r.check_id, groupId: r.group_id, activated: r.activated };
 }
 
 type Health = Static<typeof ChannelHealth>;
 
-function toChannel(row: ChannelRow, subscriptions: SubscriptionRow[], health: Health) {
+/** A channel as a caller reads it: write-only config values empty, header values only for keys that may write. */
+function toChannel(row: ChannelRow, subscriptions: SubscriptionRow[], health: Health, revealHeaders: boolean) {
   return {
     id: row.id,
     type: row.type,
-    config: row.config,
+    config: maskChannelConfig(row.type, row.config, revealHeaders),
     sendRecovery: row.send_recovery,
     sendFailure: row.send_failure,
     sendDegraded: row.send_degraded,
@@ -158,14 +133,6 @@ function toChannel(row: ChannelRow, subscriptions: SubscriptionRow[], health: He
   };
 }
 
-async function subscriptionsOf(sql: Sql, channelIds: number[]) {
-  const map = new Map<number, SubscriptionRow[]>(channelIds.map((id) => [id, []]));
-  if (!channelIds.length) return map;
-  const rows = await sql<SubscriptionRow[]>`select * from alert_subscriptions where alert_channel_id = any(${channelIds}::bigint[]) order by id`;
-  for (const r of rows) map.get(r.alert_channel_id)!.push(r);
-  return map;
-}
-
 type ChannelSubscriptionInput = Static<typeof ChannelSubscription>;
 
 /** Replaces a channel's subscriptions with `wanted`, each naming exactly one check or group of the account. */
@@ -173,12 +140,8 @@ async function replaceSubscriptions(db: Sql, accountId: string, channelId: numbe
   const rules = new Rules();
   const checkIds = wanted.flatMap((s) => (s.checkId ? [s.checkId] : []));
   const groupIds = wanted.flatMap((s) => (s.groupId ? [s.groupId] : []));
-  const checks = new Set(
-    checkIds.length ? (await db<{ id: string }[]>`select id from checks where account_id = ${accountId} and id = any(${checkIds}::uuid[])`).map((r) => r.id) : [],
-  );
-  const groups = new Set(
-    groupIds.length ? (await db<{ id: number }[]>`select id from check_groups where account_id = ${accountId} and id = any(${groupIds}::bigint[])`).map((r) => r.id) : [],
-  );
+  const checks = await accountCheckIds(db, accountId, checkIds);
+  const groups = await accountGroupIds(db, accountId, groupIds);
   wanted.forEach((s, i) => {
     const at = `body.subscriptions[${i}]`;
     if (!s.checkId === !s.groupId) rules.fail(at, 'oneOf', 'must have exactly one of checkId and groupId');
@@ -186,22 +149,29 @@ async function replaceSubscriptions(db: Sql, accountId: string, channelId: numbe
     else rules.check(groups.has(s.groupId!), `${at}.groupId`, 'exists', 'names no check group of this account');
   });
   rules.throwIfAny();
-  await db`delete from alert_subscriptions where alert_channel_id = ${channelId}`;
-  for (const s of wanted) {
-    await db`insert into alert_subscriptions (alert_channel_id, check_id, group_id, activated)
-      values (${channelId}, ${s.checkId ?? null}, ${s.groupId ?? null}, ${s.activated})
-      on conflict do nothing`;
-  }
+  await replaceSubscriptionRows(db, channelId, wanted);
 }
 
-export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
+/** Whether a caller sees webhook header values (often the receiver's token): keys that may write do; read-only keys do not. */
+const revealsHeaders = (principal: Principal) => principal.role !== 'read-only';
+
+const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+
+export function alertChannelRoutes({ sql, outbound }: Deps): AnyRoute[] {
   const tag = 'Alert channels';
 
-  async function read(db: Sql, accountId: string, id: number) {
-    const [row] = await db<ChannelRow[]>`select * from alert_channels where id = ${id} and account_id = ${accountId}`;
+  async function read(db: Sql, principal: Principal, id: number) {
+    const row = await findChannel(db, principal.account.id, id);
     if (!row) throw notFound();
     const [subs, health] = await Promise.all([subscriptionsOf(db, [id]), channelHealth(db, [id])]);
-    return toChannel(row, subs.get(id)!, health.get(id)!);
+    return toChannel(row, subs.get(id)!, health.get(id)!, revealsHeaders(principal));
+  }
+
+  /** 400 for a config that could never deliver (outbound policy, malformed headers, broken template). */
+  function checkConfig(body: Static<typeof ChannelBody>) {
+    const rules = new Rules();
+    checkChannelConfig(body.type, body.config, rules, 'body.config', outbound);
+    rules.throwIfAny();
   }
 
   return [
@@ -217,7 +187,7 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
         const { rows, total } = await listAccountRows<ChannelRow>(sql, 'alert_channels', principal.account.id, query);
         const ids = rows.map((r) => r.id);
         const [subs, health] = await Promise.all([subscriptionsOf(sql, ids), channelHealth(sql, ids)]);
-        return listReply(rows.map((r) => toChannel(r, subs.get(r.id)!, health.get(r.id)!)), total, query);
+        return listReply(rows.map((r) => toChannel(r, subs.get(r.id)!, health.get(r.id)!, revealsHeaders(principal))), total, query);
       },
     }),
     defineRoute({
@@ -229,15 +199,13 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       access: 'write',
       schema: { body: ChannelBody, responses: { 201: Channel } },
       handler: async ({ principal, body }) => {
+        checkConfig(body);
         // A webhook channel signs what it sends; its key is shown here, once.
-        const signingSecret = body.type === 'WEBHOOK' ? `whsec_${randomBytes(32).toString('base64url')}` : null;
+        const signingSecret = body.type === 'WEBHOOK' ? newSigningSecret() : null;
         const channel = await transaction(sql, async (tx) => {
-          const [row] = await tx<ChannelRow[]>`insert into alert_channels (account_id, type, config, send_recovery, send_failure, send_degraded,
-              ssl_expiry, ssl_expiry_threshold, auto_subscribe, signing_secret)
-            values (${principal.account.id}, ${body.type}, ${sql.json(body.config as never)}, ${body.sendRecovery},
-              ${body.sendFailure}, ${body.sendDegraded}, ${body.sslExpiry}, ${body.sslExpiryThreshold}, ${body.autoSubscribe}, ${signingSecret}) returning *`;
+          const row = await insertChannel(tx, principal.account.id, body, signingSecret);
           if (body.subscriptions) await replaceSubscriptions(tx, principal.account.id, row.id, body.subscriptions);
-          return read(tx, principal.account.id, row.id);
+          return read(tx, principal, row.id);
         });
         return { status: 201, body: signingSecret ? { ...channel, signingSecret } : channel };
       },
@@ -251,7 +219,7 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       access: 'read',
       errors: [404],
       schema: { params: NumericIdParams, responses: { 200: Channel } },
-      handler: async ({ principal, params }) => ({ status: 200, body: await read(sql, principal.account.id, params.id) }),
+      handler: async ({ principal, params }) => ({ status: 200, body: await read(sql, principal, params.id) }),
     }),
     defineRoute({
       method: 'PUT',
@@ -264,18 +232,41 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       schema: { params: NumericIdParams, body: ChannelBody, responses: { 200: Channel } },
       handler: async ({ principal, params, body }) => {
         const channel = await transaction(sql, async (tx) => {
-          const [current] = await tx<Pick<ChannelRow, 'type'>[]>`select type from alert_channels
-            where id = ${params.id} and account_id = ${principal.account.id} for update`;
-          if (!current) throw notFound();
-          new Rules().check(current.type === body.type, 'body.type', 'immutable', `cannot change from ${current.type}`).throwIfAny();
-          await tx`update alert_channels set config = ${sql.json(body.config as never)}, send_recovery = ${body.sendRecovery},
-              send_failure = ${body.sendFailure}, send_degraded = ${body.sendDegraded}, ssl_expiry = ${body.sslExpiry},
-              ssl_expiry_threshold = ${body.sslExpiryThreshold}, auto_subscribe = ${body.autoSubscribe}, updated_at = now()
-            where id = ${params.id} and account_id = ${principal.account.id}`;
+          const currentType = await lockChannelType(tx, principal.account.id, params.id);
+          if (!currentType) throw notFound();
+          new Rules().check(currentType === body.type, 'body.type', 'immutable', `cannot change from ${currentType}`).throwIfAny();
+          const stored = await findChannel(tx, principal.account.id, params.id);
+          const next = { ...body, config: keepStoredChannelConfig(body.type, body.config, stored?.config as typeof body.config | undefined) } as typeof body;
+          checkConfig(next);
+          await updateChannel(tx, principal.account.id, params.id, next);
           if (body.subscriptions) await replaceSubscriptions(tx, principal.account.id, params.id, body.subscriptions);
-          return read(tx, principal.account.id, params.id);
+          return read(tx, principal, params.id);
         });
         return { status: 200, body: channel };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/alert-channels/{id}/rotate-secret',
+      operationId: 'rotateAlertChannelSecret',
+      summary: "Give a webhook channel new secrets (its signing secret and webhookSecret), shown in this response only",
+      description:
+        'Both signatures change at once: X-Monitoring-Signature (signingSecret) and the anchor\'s x-checkly-signature ' +
+        '(webhookSecret; send your own value, or one is made). Deliveries from now on use the new keys.',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: {
+        params: NumericIdParams,
+        body: Type.Optional(Type.Object({ webhookSecret: Type.Optional(Type.String({ minLength: 16, maxLength: 256 })) }, { additionalProperties: false })),
+        responses: { 200: Type.Object({ id: Type.Integer(), signingSecret: Type.String(), webhookSecret: Type.String() }, { additionalProperties: false }) },
+      },
+      handler: async ({ principal, params, body }) => {
+        const signingSecret = newSigningSecret();
+        const webhookSecret = body?.webhookSecret ?? randomBytes(32).toString('base64url');
+        // Other kinds have no secrets to rotate: as unknown as a missing channel.
+        if (!(await rotateChannelSecrets(sql, principal.account.id, params.id, signingSecret, webhookSecret))) throw notFound();
+        return { status: 200, body: { id: params.id, signingSecret, webhookSecret } };
       },
     }),
     defineRoute({
@@ -288,8 +279,7 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       errors: [404],
       schema: { params: NumericIdParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
-        const rows = await sql`delete from alert_channels where id = ${params.id} and account_id = ${principal.account.id} returning id`;
-        if (!rows.length) throw notFound();
+        if (!(await deleteChannel(sql, principal.account.id, params.id))) throw notFound();
         return { status: 204 };
       },
     }),
@@ -305,23 +295,13 @@ export function alertChannelRoutes({ sql }: Deps): AnyRoute[] {
       schema: { params: NumericIdParams, body: SubscriptionBody, responses: { 200: SubscriptionResult } },
       handler: async ({ principal, params, body }) => {
         const accountId = principal.account.id;
-        const [channel] = await sql`select id from alert_channels where id = ${params.id} and account_id = ${accountId}`;
-        if (!channel) throw notFound();
-        const target = body.checkId
-          ? await sql`select id from checks where id = ${body.checkId} and account_id = ${accountId}`
-          : await sql`select id from check_groups where id = ${body.groupId!} and account_id = ${accountId}`;
+        if (!(await channelExists(sql, accountId, params.id))) throw notFound();
+        const target = body.checkId ? { checkId: body.checkId } : { groupId: body.groupId! };
+        const exists = await subscriptionTargetExists(sql, accountId, target);
         new Rules()
-          .check(target.length > 0, body.checkId ? 'body.checkId' : 'body.groupId', 'exists', 'names no check or group of this account')
+          .check(exists, body.checkId ? 'body.checkId' : 'body.groupId', 'exists', 'names no check or group of this account')
           .throwIfAny();
-        const [row] = body.checkId
-          ? await sql<SubscriptionRow[]>`insert into alert_subscriptions (alert_channel_id, check_id, activated)
-              values (${params.id}, ${body.checkId}, ${body.activated})
-              on conflict (alert_channel_id, check_id) where check_id is not null
-              do update set activated = excluded.activated returning *`
-          : await sql<SubscriptionRow[]>`insert into alert_subscriptions (alert_channel_id, group_id, activated)
-              values (${params.id}, ${body.groupId!}, ${body.activated})
-              on conflict (alert_channel_id, group_id) where group_id is not null
-              do update set activated = excluded.activated returning *`;
+        const row = await upsertSubscription(sql, params.id, target, body.activated);
         return { status: 200, body: toSubscription(row) };
       },
     }),

@@ -1,37 +1,34 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../storage/deps.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
 import { Rules } from '../../http/rules.js';
 import { NumericIdParams, PositiveId } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
-import { maskSecrets, keepStoredSecrets } from '../checks/secrets.js';
+import { maskSecrets, keepStoredSecrets } from '../../model/variables.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
-import { autoAssignQuery, iso } from '../common.js';
-import { checkChannelsExist, saveSubscriptions, type ChannelSubscription } from '../alert-channels/subscriptions.js';
-import { checkReferences, type References } from '../references.js';
-import { findCheckRow, listCheckRows, readChecks } from '../checks/repository.js';
-import { CheckResponse } from '../checks/schemas.js';
-import { Group, GroupBody, GroupBodyV2, type GroupData } from './schemas.js';
-
-interface GroupRow {
-  id: number;
-  data: GroupData;
-  created_at: Date;
-  updated_at: Date | null;
-}
+import { autoAssignQuery } from '../common.js';
+import { checkChannelsExist, saveSubscriptions, type ChannelSubscription } from '../../checks/subscriptions.js';
+import { checkReferences, type References } from '../../checks/references.js';
+import { findCheckRow, listCheckRows, readChecks } from '../../checks/repository.js';
+import { CheckResponse } from '../../checks/schemas.js';
+import { Group, GroupBody, GroupBodyV2, type GroupData } from '../../checks/group-schemas.js';
+import { iso } from '../../model/time.js';
+import {
+  countGroupChecks,
+  deleteGroup,
+  findGroupRow,
+  groupExists,
+  groupSubscriptions,
+  insertGroup,
+  listGroupRows,
+  lockGroup,
+  lockGroupData,
+  updateGroup,
+  type GroupRow,
+} from './repository.js';
 
 type Subscription = ChannelSubscription;
-
-/** Each group's alert channel subscriptions, by group id. */
-async function groupSubscriptions(db: Sql, groupIds: number[]): Promise<Map<number, Subscription[]>> {
-  const out = new Map(groupIds.map((id) => [id, [] as Subscription[]]));
-  if (!groupIds.length) return out;
-  const rows = await db<{ group_id: number; alert_channel_id: number; activated: boolean }[]>`select group_id, alert_channel_id, activated
-    from alert_subscriptions where group_id = any(${groupIds}::bigint[]) order by alert_channel_id`;
-  for (const r of rows) out.get(r.group_id)!.push({ alertChannelId: r.alert_channel_id, activated: r.activated });
-  return out;
-}
 
 /** Checks what the body names (channels, private locations, snippets) is the account's, then saves the subscriptions. */
 type AnyGroupBody = Static<typeof GroupBody> | Static<typeof GroupBodyV2>;
@@ -81,8 +78,7 @@ function toGroup(row: GroupRow, subscriptions: Subscription[]) {
 export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
   const tag = 'Check groups';
   async function findGroup(accountId: string, id: number): Promise<void> {
-    const [row] = await sql`select id from check_groups where id = ${id} and account_id = ${accountId}`;
-    if (!row) throw notFound();
+    if (!(await groupExists(sql, accountId, id))) throw notFound();
   }
 
   const bodyOf = (version: 'v1' | 'v2') => (version === 'v1' ? GroupBody : GroupBodyV2);
@@ -98,8 +94,7 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
       schema: { query: AutoAssignQuery, body: bodyOf(version), responses: { 201: Group } },
       handler: async ({ principal, query, body }) => {
         const group = await transaction(sql, async (tx) => {
-          const [row] = await tx<GroupRow[]>`insert into check_groups (account_id, name, data)
-            values (${principal.account.id}, ${body.name}, ${sql.json(storedGroup(body) as never)}) returning *`;
+          const row = await insertGroup(tx, principal.account.id, body.name, storedGroup(body));
           await saveGroupRelations(tx, principal.account.id, row.id, body, query.autoAssignAlerts);
           return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
         });
@@ -119,15 +114,13 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
       schema: { params: NumericIdParams, query: AutoAssignQuery, body: bodyOf(version), responses: { 200: Group } },
       handler: async ({ principal, params, query, body }) => {
         const result = await transaction(sql, async (tx) => {
-          const [current] = await tx<GroupRow[]>`select data from check_groups
-            where id = ${params.id} and account_id = ${principal.account.id} for update`;
+          const current = await lockGroupData(tx, principal.account.id, params.id);
           if (!current) throw notFound();
           const data = {
             ...storedGroup(body),
-            environmentVariables: keepStoredSecrets(body.environmentVariables, current.data.environmentVariables),
+            environmentVariables: keepStoredSecrets(body.environmentVariables, current.environmentVariables),
           };
-          const [row] = await tx<GroupRow[]>`update check_groups set name = ${body.name}, data = ${sql.json(data as never)}, updated_at = now()
-            where id = ${params.id} returning *`;
+          const row = await updateGroup(tx, params.id, body.name, data);
           await saveGroupRelations(tx, principal.account.id, row.id, body, query.autoAssignAlerts);
           return toGroup(row, (await groupSubscriptions(tx, [row.id])).get(row.id)!);
         });
@@ -145,15 +138,9 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: ListQuery, responses: { 200: Type.Array(Group) } },
       handler: async ({ principal, query }) => {
-        const where = sql`account_id = ${principal.account.id}
-          ${query.tag ? sql`and data->'tags' ?| ${query.tag}::text[]` : sql``}
-          ${query.name ? sql`and name = any(${query.name}::text[])` : sql``}`;
-        const [rows, [{ n }]] = await Promise.all([
-          sql<GroupRow[]>`select * from check_groups where ${where} order by id limit ${query.limit} offset ${pageOffset(query)}`,
-          sql<{ n: number }[]>`select count(*)::int as n from check_groups where ${where}`,
-        ]);
+        const { rows, total } = await listGroupRows(sql, principal.account.id, query, query.limit, pageOffset(query));
         const subs = await groupSubscriptions(sql, rows.map((r) => r.id));
-        return listReply(rows.map((r) => toGroup(r, subs.get(r.id)!)), n, query);
+        return listReply(rows.map((r) => toGroup(r, subs.get(r.id)!)), total, query);
       },
     }),
     ...(['v1', 'v2'] as const).map(createRoute),
@@ -167,7 +154,7 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
       errors: [404],
       schema: { params: NumericIdParams, responses: { 200: Group } },
       handler: async ({ principal, params }) => {
-        const [row] = await sql<GroupRow[]>`select * from check_groups where id = ${params.id} and account_id = ${principal.account.id}`;
+        const row = await findGroupRow(sql, principal.account.id, params.id);
         if (!row) throw notFound();
         return { status: 200, body: toGroup(row, (await groupSubscriptions(sql, [row.id])).get(row.id)!) };
       },
@@ -184,12 +171,10 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
       schema: { params: NumericIdParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         return transaction(sql, async (tx) => {
-          const [group] = await tx`select id from check_groups where id = ${params.id}
-            and account_id = ${principal.account.id} for update`;
-          if (!group) throw notFound();
-          const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from checks where group_id = ${params.id}`;
+          if (!(await lockGroup(tx, principal.account.id, params.id))) throw notFound();
+          const n = await countGroupChecks(tx, params.id);
           if (n > 0) throw conflict(`The group still has ${n} check(s); move or delete them first`, { checks: n });
-          await tx`delete from check_groups where id = ${params.id}`;
+          await deleteGroup(tx, params.id);
           return { status: 204 };
         });
       },
@@ -208,7 +193,7 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
           const accountId = principal.account.id;
           await findGroup(accountId, params.id);
           const { rows, total } = await listCheckRows(sql, accountId, { groupId: params.id }, query.limit, pageOffset(query));
-          return listReply(await readChecks(sql, accountId, rows, { applyGroupSettings: true, publicUrl: config.publicUrl }), total, query);
+          return listReply(await readChecks(sql, accountId, rows, { applyGroupSettings: true, publicUrl: config.publicUrl, revealHeaders: principal.role !== 'read-only' }), total, query);
         },
       }),
       defineRoute({
@@ -227,7 +212,7 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
           const accountId = principal.account.id;
           const row = await findCheckRow(sql, accountId, params.checkId);
           if (!row || row.group_id !== params.groupId) throw notFound();
-          const [check] = await readChecks(sql, accountId, [row], { applyGroupSettings: true, publicUrl: config.publicUrl });
+          const [check] = await readChecks(sql, accountId, [row], { applyGroupSettings: true, publicUrl: config.publicUrl, revealHeaders: principal.role !== 'read-only' });
           return { status: 200, body: check };
         },
       }),

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../storage/deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
@@ -7,7 +7,7 @@ import { StringEnum, TaggedUnion } from '../../http/schemas.js';
 import { compileValidator } from '../../http/validation.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
 import { Rules } from '../../http/rules.js';
-import { CHECK_TYPES, CREATABLE_TYPES, SEGMENT_OF, type CheckType, type TypeSegment } from './enums.js';
+import { CHECK_TYPES, CREATABLE_TYPES, SEGMENT_OF, type CheckType, type TypeSegment } from '../../model/checks.js';
 import {
   checkRules,
   deleteCheck,
@@ -18,12 +18,14 @@ import {
   readChecks,
   updateCheck,
   type CheckInput,
-} from './repository.js';
-import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema, ignoredFieldsOf, updateBodySchema } from './schemas.js';
-import { keepStoredSecrets } from './secrets.js';
-import { saveSubscriptions, subscribeToChannels } from '../alert-channels/subscriptions.js';
+} from '../../checks/repository.js';
+import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema, ignoredFieldsOf, updateBodySchema } from '../../checks/schemas.js';
+import { keepStoredSecrets } from '../../model/variables.js';
+import { checkTargetRules } from '../../runners/targets.js';
+import { saveSubscriptions, subscribeToChannels } from '../../checks/subscriptions.js';
 import { autoAssignQuery } from '../common.js';
-import { expectPing, type HeartbeatSettings } from '../../state/heartbeats.js';
+import { expectPing } from '../../heartbeats/pings.js';
+import type { HeartbeatSettings } from '../../model/heartbeats.js';
 
 const SEGMENTS = Object.keys(CREATABLE_TYPES) as TypeSegment[];
 const IGNORED = Object.fromEntries(SEGMENTS.map((s) => [s, ignoredFieldsOf(s)])) as Record<TypeSegment, string[][]>;
@@ -106,21 +108,37 @@ const TYPE_NAMES: Record<TypeSegment, string> = {
   grpc: 'gRPC monitor',
 };
 
-export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
+export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] {
   const tag = 'Checks';
   const typeValidators = Object.fromEntries(
     SEGMENTS.map((s) => [s, compileValidator('body', createBodySchema(s))]),
   ) as Record<TypeSegment, (v: unknown) => unknown>;
 
+  /** A check as its writer reads it back (a key that may write sees its channels' header values). */
   async function readOne(db: Sql, accountId: string, id: string) {
     const row = await findCheckRow(db, accountId, id);
     if (!row) throw notFound();
-    return (await readChecks(db, accountId, [row], { publicUrl: config.publicUrl }))[0];
+    return (await readChecks(db, accountId, [row], { publicUrl: config.publicUrl, revealHeaders: true }))[0];
+  }
+
+  /** A Playwright suite has a script or a code bundle; bundles and snapshots it names are blobs this account uploaded. */
+  async function blobRules(accountId: string, type: CheckType, data: CheckInput, rules: Rules) {
+    const bundle = data.codeBundlePath as string | null | undefined;
+    if (type === 'PLAYWRIGHT') rules.check(Boolean(data.script) || Boolean(bundle), 'body.script', 'required', 'is required unless codeBundlePath names a code bundle');
+    if (bundle) rules.check(await blobs.has(accountId, bundle), 'body.codeBundlePath', 'exists', 'names no code bundle this account uploaded');
+    const snapshots = (data.snapshots as { key: string }[] | null | undefined) ?? [];
+    for (const [i, snapshot] of snapshots.entries()) {
+      rules.check(await blobs.has(accountId, snapshot.key), `body.snapshots[${i}].key`, 'exists', 'names no file this account uploaded');
+    }
   }
 
   /** Saves a validated body as a new check or over an existing one, in one transaction. */
   async function save(accountId: string, type: CheckType, body: CheckInput, autoAssign: boolean, existingId?: string) {
     let data = withoutIgnored(SEGMENT_OF[type]!, body);
+    const targets = new Rules();
+    checkTargetRules(type, data, outbound, targets);
+    await blobRules(accountId, type, data, targets);
+    targets.throwIfAny();
     return transaction(sql, async (db) => {
       let id = existingId;
       if (id) {
@@ -218,7 +236,7 @@ export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
         const accountId = principal.account.id;
         const filter = { checkType: query.checkType, tags: query.tag, search: query.search, apiUrlContains: query.apiCheckUrlFilterPattern, status: query.status };
         const { rows, total } = await listCheckRows(sql, accountId, filter, query.limit, pageOffset(query));
-        return listReply(inVersion(version, await readChecks(sql, accountId, rows, { ...query, publicUrl: config.publicUrl })), total, query);
+        return listReply(inVersion(version, await readChecks(sql, accountId, rows, { ...query, publicUrl: config.publicUrl, revealHeaders: principal.role !== 'read-only' })), total, query);
       },
     });
 
@@ -235,7 +253,7 @@ export function checkRoutes({ sql, config }: Deps): AnyRoute[] {
       handler: async ({ principal, params, query }) => {
         const row = await findCheckRow(sql, principal.account.id, params.id);
         if (!row) throw notFound();
-        const [check] = await readChecks(sql, principal.account.id, [row], { ...query, publicUrl: config.publicUrl });
+        const [check] = await readChecks(sql, principal.account.id, [row], { ...query, publicUrl: config.publicUrl, revealHeaders: principal.role !== 'read-only' });
         return { status: 200, body: inVersion(version, [check])[0] };
       },
     });

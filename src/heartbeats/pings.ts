@@ -1,24 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { ingestJob, type IngestQueue } from '../ingest/queue.js';
+import type { ResultQueue } from '../model/results.js';
 import { toRow } from '../ingest/rows.js';
 import { transaction, type Sql } from '../storage/postgres.js';
-import { accountContext, lockChecks } from './apply.js';
-import { maintenanceEffect } from './maintenance.js';
-
-export interface HeartbeatSettings {
-  period: number;
-  periodUnit: 'seconds' | 'minutes' | 'hours' | 'days';
-  grace: number;
-  graceUnit: 'seconds' | 'minutes' | 'hours' | 'days';
-}
-
-const UNIT_MS = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
-
-export const periodMs = (h: HeartbeatSettings) => h.period * UNIT_MS[h.periodUnit];
-export const graceMs = (h: HeartbeatSettings) => h.grace * UNIT_MS[h.graceUnit];
-
-/** Where heartbeat runs say they ran: pings arrive here, not from a run location. */
-export const HEARTBEAT_LOCATION = 'heartbeat';
+import { accountContext, lockChecks } from '../state/apply.js';
+import { graceMs, HEARTBEAT_LOCATION, periodMs, type HeartbeatSettings } from '../model/heartbeats.js';
+import { maintenanceEffect } from '../model/maintenance.js';
+import { ingestJob } from '../model/results.js';
 
 /** The next ping is due `period + grace` after `from` (a ping, or the check being saved). */
 export async function expectPing(db: Sql, accountId: string, checkId: string, heartbeat: HeartbeatSettings, from: number): Promise<void> {
@@ -42,7 +29,7 @@ function heartbeatRun(checkId: string, at: number, failed: boolean) {
  * A ping: one run through the normal ingest path (a failure with /fail), and the next deadline moved on.
  * Unknown tokens name nothing (undefined: the route answers 404).
  */
-export async function recordPing(sql: Sql, ingest: IngestQueue, token: string, failed: boolean, now = Date.now()): Promise<{ checkId: string } | undefined> {
+export async function recordPing(sql: Sql, ingest: ResultQueue, token: string, failed: boolean, now = Date.now()): Promise<{ checkId: string } | undefined> {
   const [check] = await sql<{ id: string; account_id: string; heartbeat: HeartbeatSettings }[]>`select id, account_id, data->'heartbeat' as heartbeat
     from checks where ping_token = ${token} and check_type = 'HEARTBEAT'`;
   if (!check) return undefined;
@@ -59,7 +46,7 @@ export async function recordPing(sql: Sql, ingest: IngestQueue, token: string, f
  * period; a deactivated or paused check records nothing and just moves on. Rows are taken with SKIP
  * LOCKED, and the run id is made from the check and deadline, so several sweepers record each miss once.
  */
-export async function sweepHeartbeats(sql: Sql, ingest: IngestQueue, now = Date.now(), limit = 500): Promise<number> {
+export async function sweepHeartbeats(sql: Sql, ingest: ResultQueue, now = Date.now(), limit = 500): Promise<number> {
   return transaction(sql, async (tx) => {
     type Due = { check_id: string; account_id: string; next_deadline_at: Date };
     const due = await tx<Due[]>`select check_id, account_id, next_deadline_at

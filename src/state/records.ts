@@ -1,6 +1,6 @@
 import type { Sql } from '../storage/postgres.js';
-import { alertKind, type AlertType } from '../state/alerting.js';
-import type { Run } from '../state/runs.js';
+import type { Run } from '../model/runs.js';
+import { alertKind, type AlertType } from '../model/alerts.js';
 
 /** What raised an alert: the check (as it runs: group settings applied), and the run or time that did it. */
 export interface RaisedAlert {

@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../deps.js';
-import { notFound } from '../http/errors.js';
-import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
-import { StringEnum } from '../http/schemas.js';
-import { ROLES } from './keys.js';
-import { anchorAccount, entitlementsOf } from './entitlements.js';
-import { accountsOfKey, createApiKey, findApiKey, findOwnApiKey, keyName, listApiKeys, revokeApiKey, type ApiKeyRow, type Principal } from './repository.js';
-import type { Sql } from '../storage/postgres.js';
+import type { Deps } from '../../storage/deps.js';
+import { notFound } from '../../http/errors.js';
+import { listReply, pageOffset, PageQuery } from '../../http/pagination.js';
+import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { StringEnum } from '../../http/schemas.js';
+import { ROLES } from '../../model/secrets.js';
+import { anchorAccount, entitlementsOf } from '../../accounts/entitlements.js';
+import { accountsOfKey, createApiKey, findApiKey, findOwnApiKey, keyName, listApiKeys, revokeApiKey, type ApiKeyRow, type Principal } from '../../accounts/repository.js';
+import type { Sql } from '../../storage/postgres.js';
 
 const Role = StringEnum(ROLES);
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Gauge, Registry } from 'prom-client';
-import { summarize } from '../analytics/summary.js';
-import type { Deps } from '../deps.js';
+import { summarize } from './summary.js';
+import type { Deps } from '../storage/deps.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 
 const DAY = 86_400_000;

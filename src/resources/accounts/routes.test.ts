@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createApiKey } from './repository.js';
-import { startTestService, type TestService } from '../../test/support/service.js';
+import { createAccount, createApiKey } from '../../accounts/repository.js';
+import { startTestService, type TestService } from '../../../test/support/service.js';
 
 describe('API keys over HTTP', () => {
   let svc: TestService;
@@ -54,7 +54,7 @@ describe("accounts in the anchor API's shape", () => {
     second = await createAccount(svc.deps.sql, 'second');
     foreign = await createAccount(svc.deps.sql, 'foreign');
     const [{ id: keyId }] = await svc.deps.sql<{ id: string }[]>`select id from api_keys where name = 'bootstrap key'`;
-    const { grantMembership } = await import('./repository.js');
+    const { grantMembership } = await import('../../accounts/repository.js');
     await grantMembership(svc.deps.sql, keyId, second.id, 'read-only');
   });
   afterAll(() => svc?.stop());
@@ -94,7 +94,7 @@ describe("accounts in the anchor API's shape", () => {
   });
 
   it('derives entitlements from the limits the service enforces', async () => {
-    const { setBrowserCheckLimit } = await import('./repository.js');
+    const { setBrowserCheckLimit } = await import('../../accounts/repository.js');
     await setBrowserCheckLimit(svc.deps.sql, svc.defaultAccountId, 3);
     const res = await svc.call('GET', '/v1/accounts/me/entitlements');
     expect(res.status).toBe(200);

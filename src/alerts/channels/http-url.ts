@@ -1,0 +1,29 @@
+import { Type } from '@sinclair/typebox';
+import type { Rules } from '../../http/rules.js';
+import type { BoundedResponse } from '../../platform/http-client.js';
+import type { OutboundPolicy } from '../../platform/outbound.js';
+
+/** An http(s) URL a channel delivers to. */
+export const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
+
+/** The most of a receiver's reply a delivery reads (the rest is never read); the first 500 characters are kept. */
+export const REPLY_READ_BYTES = 16 * 1024;
+
+/** `HTTP <status> <start of the body>`: what a delivery attempt records of the reply. */
+export function replySummary(res: BoundedResponse): string {
+  const text = res.body.toString('utf8').slice(0, 500);
+  return `HTTP ${res.status}${text ? ` ${text}` : ''}${res.truncated ? ' …' : ''}`;
+}
+
+/** A delivery URL that can never work for this account is a 400: user info in it, or a literal address the outbound policy refuses. */
+export function urlProblems(raw: string, rules: Rules, at: string, outbound: OutboundPolicy): void {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return; // the schema's format check names it
+  }
+  rules.check(!url.username && !url.password, at, 'userinfo', 'must not carry a user name or password (use a header)');
+  const refusal = outbound.urlRefusal(raw);
+  if (refusal) rules.fail(at, 'outbound', `blocked by outbound policy: ${refusal}`);
+}
