@@ -1,0 +1,156 @@
+/**
+ * Runner bench: N API checks at a 1-minute frequency against a local HTTP target, for M minutes, with the
+ * service's own scheduler and in-process runner (npm start's defaults). Measures, per slot: lateness of the
+ * run against its slot (p50, p99, max), missed slots and duplicated runs; the service process's CPU and RSS;
+ * whether ingest keeps up (queue depth and lag). Writes bench/results/<time>-runners.json.
+ *
+ *   npm run bench:runners -- [--checks 10000] [--minutes 10]
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dropDatabase } from '../src/storage/postgres.js';
+import { deleteKeysWithPrefix } from '../src/storage/redis.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { phaseOf } from '../src/runners/schedule.js';
+import { LOCATIONS } from '../src/model/checks.js';
+import { benchEnvironment, ROOT, runCli, ServiceUnderTest } from './harness.js';
+
+const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '10' }, locations: { type: 'string', default: '4' } } });
+const CHECKS = Number(values.checks);
+const MINUTES = Number(values.minutes);
+const LOCATION_COUNT = Math.min(LOCATIONS.length, Math.max(1, Number(values.locations)));
+const PERIOD = 60_000;
+
+const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN);
+
+/** utime + stime of a process, in seconds. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function main() {
+  // The target: answers every path 200 at once.
+  let hits = 0;
+  const target = createServer((req, res) => {
+    hits++;
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+  });
+  target.keepAliveTimeout = 5000;
+  await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+  const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+
+  const { env, dataDir } = benchEnvironment();
+  env.RUNNER_LOCATIONS = LOCATIONS.slice(0, LOCATION_COUNT).join(',');
+  env.RUNNER_CONCURRENCY = env.RUNNER_CONCURRENCY ?? '32';
+  const cli = (...args: string[]) => runCli(env, ...args);
+  await cli('migrate');
+  const accountId = await cli('create-account', '--name', 'runner-bench');
+  const svc = await ServiceUnderTest.start(env);
+  const sql = postgres(env.DATABASE_URL!, { max: 4, onnotice: () => {} });
+  try {
+    console.log(`creating ${CHECKS} API checks at 1 minute in ${LOCATION_COUNT} locations against ${targetUrl}`);
+    const ids: string[] = [];
+    for (let i = 0; i < CHECKS; i += 1000) {
+      const part = Array.from({ length: Math.min(1000, CHECKS - i) }, (_, j) => {
+        const id = randomUUID();
+        ids.push(id);
+        const location = LOCATIONS[(i + j) % LOCATION_COUNT];
+        return {
+          id,
+          account_id: accountId,
+          name: `bench ${i + j}`,
+          check_type: 'API',
+          activated: true,
+          muted: false,
+          frequency: 1,
+          tags: [],
+          data: sql.json({ request: { method: 'GET', url: `${targetUrl}/c/${i + j}` }, locations: [location], doubleCheck: false, retryStrategy: null, maxResponseTime: 5000 } as never),
+        };
+      });
+      await sql`insert into checks ${sql(part)}`;
+    }
+    const checkIds = new Set(ids);
+    // Measure whole minutes that start after every schedule exists (reconcile runs every 5 s).
+    const start = Math.ceil((Date.now() + 15_000) / PERIOD) * PERIOD;
+    const end = start + MINUTES * PERIOD;
+    console.log(`measuring ${new Date(start).toISOString()} to ${new Date(end).toISOString()}`);
+    const pid = svc.child.pid!;
+    await new Promise((r) => setTimeout(r, start - Date.now()));
+    const cpuStart = cpuSeconds(pid);
+    const hitsStart = hits;
+    let peakRss = 0;
+    let maxWaiting = 0;
+    let maxLag = 0;
+    const sampler = setInterval(() => {
+      void svc.ask({ type: 'state' }).then((s) => {
+        peakRss = Math.max(peakRss, s.rssBytes);
+        maxWaiting = Math.max(maxWaiting, s.queue.waiting);
+        maxLag = Math.max(maxLag, s.queue.oldestWaitingSeconds);
+      });
+    }, 2000);
+    await new Promise((r) => setTimeout(r, end - Date.now()));
+    const cpu = cpuSeconds(pid) - cpuStart;
+    const requests = hits - hitsStart;
+    clearInterval(sampler);
+    // Let the last slots' results land.
+    await new Promise((r) => setTimeout(r, 20_000));
+    const { runs } = await svc.ask({ type: 'runs', accountId, from: start - 5000, to: end + 5000 });
+
+    const bySlot = new Map<string, number>();
+    const lateness: number[] = [];
+    let failed = 0;
+    for (const r of runs) {
+      if (!checkIds.has(r.checkId)) continue;
+      const phase = phaseOf(r.checkId, PERIOD);
+      const slot = Math.floor((r.startedAt - phase) / PERIOD) * PERIOD + phase;
+      if (slot < start || slot >= end) continue;
+      lateness.push(r.startedAt - slot);
+      const key = `${r.checkId}:${slot}`;
+      bySlot.set(key, (bySlot.get(key) ?? 0) + 1);
+      if (r.failed) failed++;
+    }
+    let expected = 0;
+    for (const id of ids) {
+      const phase = phaseOf(id, PERIOD);
+      for (let slot = Math.ceil((start - phase) / PERIOD) * PERIOD + phase; slot < end; slot += PERIOD) expected++;
+    }
+    const duplicated = [...bySlot.values()].filter((n) => n > 1).reduce((a, n) => a + n - 1, 0);
+    const missed = expected - bySlot.size;
+    lateness.sort((a, b) => a - b);
+    const result = {
+      at: new Date().toISOString(),
+      checks: CHECKS,
+      locations: LOCATION_COUNT,
+      minutes: MINUTES,
+      runnerConcurrencyPerLocation: Number(env.RUNNER_CONCURRENCY),
+      expectedRuns: expected,
+      runs: lateness.length,
+      targetRequests: requests,
+      missed,
+      duplicated,
+      failedRuns: failed,
+      latenessMs: { p50: quantile(lateness, 0.5), p99: quantile(lateness, 0.99), max: lateness[lateness.length - 1] },
+      serviceCpuCores: Math.round((cpu / (MINUTES * 60)) * 100) / 100,
+      servicePeakRssMB: Math.round(peakRss / 1048576),
+      ingest: { maxWaitingBatches: maxWaiting, maxLagSeconds: Math.round(maxLag * 10) / 10 },
+    };
+    console.log(JSON.stringify(result, null, 2));
+    mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+    writeFileSync(path.join(ROOT, `bench/results/${result.at.replace(/[:.]/g, '-')}-runners.json`), `${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await sql.end({ timeout: 5 });
+    await svc.stop();
+    target.close();
+    await dropDatabase(env.DATABASE_URL!).catch((e: Error) => console.error(`drop database: ${e.message}`));
+    await deleteKeysWithPrefix(env.REDIS_URL!, env.REDIS_PREFIX!).catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

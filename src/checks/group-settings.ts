@@ -1,0 +1,52 @@
+import type { GroupData } from './group-schemas.js';
+import type { EnvVar } from '../model/variables.js';
+
+type CheckFields = Record<string, unknown>;
+
+function mergeByKey<T extends { key: string }>(base: T[] | null | undefined, own: T[] | null | undefined): T[] {
+  const merged = new Map<string, T>();
+  for (const item of base ?? []) merged.set(item.key, item);
+  for (const item of own ?? []) merged.set(item.key, item);
+  return [...merged.values()];
+}
+
+/**
+ * A grouped check as it runs: the group's locations, alerting, retries, runtime and variables apply.
+ * Tags are the union; variables merge by key with the check's own winning; API requests get the group's
+ * base URL (for relative URLs), headers, query parameters, assertions and basic auth.
+ */
+export function applyGroupSettings(check: CheckFields, group: GroupData): CheckFields {
+  const out: CheckFields = { ...check };
+  if (group.locations.length || group.privateLocations?.length) {
+    out.locations = group.locations;
+    out.privateLocations = group.privateLocations ?? [];
+  }
+  out.tags = [...new Set([...((check.tags as string[]) ?? []), ...group.tags])];
+  if (group.useGlobalAlertSettings !== null && group.useGlobalAlertSettings !== undefined) out.useGlobalAlertSettings = group.useGlobalAlertSettings;
+  if (group.runParallel !== null && group.runParallel !== undefined) out.runParallel = group.runParallel;
+  if (group.alertSettings !== undefined) out.alertSettings = group.alertSettings;
+  if (group.retryStrategy !== undefined) out.retryStrategy = group.retryStrategy;
+  out.doubleCheck = group.doubleCheck;
+  if (group.runtimeId) out.runtimeId = group.runtimeId;
+  if (group.frequency) out.frequency = group.frequency;
+  if (!group.activated) out.activated = false;
+  if (group.muted) out.muted = true;
+  out.environmentVariables = mergeByKey<EnvVar>(group.environmentVariables, check.environmentVariables as EnvVar[] | null);
+  for (const field of ['setupSnippetId', 'tearDownSnippetId', 'localSetupScript', 'localTearDownScript'] as const) {
+    if (group[field] != null && check[field] == null) out[field] = group[field];
+  }
+  const defaults = group.apiCheckDefaults;
+  const request = check.request as Record<string, unknown> | undefined;
+  if (check.checkType === 'API' && defaults && request) {
+    const url = request.url as string;
+    out.request = {
+      ...request,
+      url: defaults.url && !/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? defaults.url.replace(/\/+$/, '') + url : url,
+      headers: mergeByKey(defaults.headers, request.headers as { key: string }[]),
+      queryParameters: mergeByKey(defaults.queryParameters, request.queryParameters as { key: string }[]),
+      assertions: [...((request.assertions as unknown[]) ?? []), ...(defaults.assertions ?? [])],
+      basicAuth: request.basicAuth ?? defaults.basicAuth ?? null,
+    };
+  }
+  return out;
+}

@@ -1,0 +1,135 @@
+import { applyGroupSettings } from '../checks/group-settings.js';
+import type { GroupData } from '../checks/group-schemas.js';
+import { LOCATIONS, type CheckType } from '../model/checks.js';
+import type { WindowData } from '../model/maintenance.js';
+import type { EnvVar } from '../model/variables.js';
+import { hashSecret } from '../model/secrets.js';
+import type { Sql } from '../storage/postgres.js';
+import { privateRunQueueName, runQueueName } from './jobs.js';
+
+const PUBLIC_LOCATIONS: ReadonlySet<string> = new Set(LOCATIONS);
+
+/** Where a check without locations runs (the anchor asks for at least one; older checks may have none). */
+export const DEFAULT_LOCATION = 'eu-west-1';
+
+/** A check as it runs: its group's settings applied, its variables merged (account < group < check). */
+export interface RunnableCheck {
+  id: string;
+  accountId: string;
+  name: string;
+  checkType: CheckType;
+  activated: boolean;
+  tags: string[];
+  groupId: number | null;
+  /** The effective definition (request, assertions, thresholds, retryStrategy, scripts, …). */
+  data: Record<string, unknown>;
+  /** Name → value, for `{{VAR}}` and scripts' process.env. */
+  variables: Record<string, string>;
+  /** Values never to echo in results or logs. */
+  secrets: string[];
+  /** Run locations: public names and private location slugs. */
+  locations: string[];
+  runParallel: boolean;
+  /** API checks: the setup and teardown scripts (the check's own, else its snippet's). */
+  setupScript?: string;
+  teardownScript?: string;
+}
+
+/** The account's checks of `ids` as they run; missing ids are simply absent. */
+export async function loadRunnable(sql: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, RunnableCheck>> {
+  const out = new Map<string, RunnableCheck>();
+  if (!ids.length) return out;
+  const rows = await sql<{ id: string; name: string; check_type: CheckType; activated: boolean; muted: boolean; tags: string[]; group_id: number | null; data: Record<string, unknown> }[]>`
+    select id, name, check_type, activated, muted, tags, group_id, data from checks where account_id = ${accountId} and id = any(${[...ids]}::uuid[])`;
+  const groupIds = [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))];
+  const [groups, accountVars] = await Promise.all([
+    groupIds.length ? sql<{ id: number; data: GroupData }[]>`select id, data from check_groups where id = any(${groupIds}::bigint[])` : Promise.resolve([]),
+    sql<{ key: string; value: string; secret: boolean }[]>`select key, value, secret from variables where account_id = ${accountId}`,
+  ]);
+  const groupById = new Map(groups.map((g) => [g.id, g.data]));
+  const snippetIds = new Set<number>();
+  const effective = rows.map((row) => {
+    const group = row.group_id === null ? undefined : groupById.get(row.group_id);
+    const base: Record<string, unknown> = { ...row.data, checkType: row.check_type, tags: row.tags, activated: row.activated, muted: row.muted };
+    const data = group ? applyGroupSettings(base, group) : base;
+    for (const key of ['setupSnippetId', 'tearDownSnippetId']) if (typeof data[key] === 'number') snippetIds.add(data[key] as number);
+    return { row, data };
+  });
+  const snippets = new Map(
+    snippetIds.size
+      ? (await sql<{ id: number; script: string }[]>`select id, script from snippets where account_id = ${accountId} and id = any(${[...snippetIds]}::bigint[])`).map((r) => [
+          Number(r.id),
+          r.script,
+        ])
+      : [],
+  );
+  for (const { row, data } of effective) {
+    const variables: Record<string, string> = {};
+    const secrets: string[] = [];
+    for (const v of accountVars) {
+      variables[v.key] = v.value;
+      if (v.secret && v.value) secrets.push(v.value);
+    }
+    for (const v of (data.environmentVariables as EnvVar[] | null | undefined) ?? []) {
+      if (v.value === null) continue;
+      variables[v.key] = v.value;
+      if (v.secret && v.value) secrets.push(v.value);
+    }
+    const locations = [...((data.locations as string[] | undefined) ?? []), ...((data.privateLocations as string[] | undefined) ?? [])];
+    out.set(row.id, {
+      id: row.id,
+      accountId,
+      name: row.name,
+      checkType: row.check_type,
+      activated: data.activated !== false,
+      tags: (data.tags as string[] | undefined) ?? [],
+      groupId: row.group_id,
+      data,
+      variables,
+      secrets,
+      locations: locations.length ? [...new Set(locations)] : [DEFAULT_LOCATION],
+      runParallel: data.runParallel === true,
+      setupScript: scriptOf(data.localSetupScript, data.setupSnippetId, snippets),
+      teardownScript: scriptOf(data.localTearDownScript, data.tearDownSnippetId, snippets),
+    });
+  }
+  return out;
+}
+
+/** The queue of each location an account's checks name: public ones by name, private slugs by their location's id. */
+export async function locationQueues(sql: Sql, accountId: string, locations: Iterable<string>): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const privateSlugs: string[] = [];
+  for (const location of new Set(locations)) {
+    if (PUBLIC_LOCATIONS.has(location)) out.set(location, runQueueName(location));
+    else privateSlugs.push(location);
+  }
+  if (privateSlugs.length) {
+    const rows = await sql<{ id: string; slug_name: string }[]>`select id, slug_name from private_locations
+      where account_id = ${accountId} and slug_name = any(${privateSlugs}::text[])`;
+    for (const r of rows) out.set(r.slug_name, privateRunQueueName(r.id));
+  }
+  return out;
+}
+
+/** The account's maintenance windows (to skip slots a window pauses). */
+export async function maintenanceWindows(sql: Sql, accountIds: readonly string[]): Promise<Map<string, WindowData[]>> {
+  const out = new Map<string, WindowData[]>();
+  if (!accountIds.length) return out;
+  for (const r of await sql<{ account_id: string; data: WindowData }[]>`select account_id, data from maintenance_windows where account_id = any(${[...accountIds]}::uuid[])`) {
+    out.set(r.account_id, [...(out.get(r.account_id) ?? []), r.data]);
+  }
+  return out;
+}
+
+function scriptOf(local: unknown, snippetId: unknown, snippets: Map<number, string>): string | undefined {
+  if (typeof local === 'string' && local.trim()) return local;
+  return typeof snippetId === 'number' ? snippets.get(snippetId) : undefined;
+}
+
+/** The private location a runner key belongs to (keys are stored as digests, as API keys are). */
+export async function privateLocationOfKey(sql: Sql, key: string): Promise<{ id: string; slugName: string; accountId: string } | undefined> {
+  const [row] = await sql<{ id: string; slug_name: string; account_id: string }[]>`select l.id, l.slug_name, l.account_id
+    from private_location_keys k join private_locations l on l.id = k.private_location_id where k.key_hash = ${hashSecret(key)}`;
+  return row ? { id: row.id, slugName: row.slug_name, accountId: row.account_id } : undefined;
+}

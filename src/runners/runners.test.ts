@@ -1,0 +1,333 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, startTlsTarget, type HttpTarget } from '../../test/support/targets.js';
+import { expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { Queues } from '../storage/queues.js';
+import { startRunner } from './runner.js';
+import { startScheduler } from './scheduler.js';
+
+/**
+ * The runners against servers this suite starts on 127.0.0.1 (the service runs with the loopback-only
+ * policy): each check type passing, failing, degraded, timing out; assertions; variables and secrets;
+ * scripts; retries; sessions (trigger, completion, cancel, a location without a runner).
+ */
+describe('checks run by the service', () => {
+  let svc: TestService;
+  let http: HttpTarget;
+  let tcp: Awaited<ReturnType<typeof startTcpTarget>>;
+  let dns: Awaited<ReturnType<typeof startDnsTarget>>;
+  let tls: Awaited<ReturnType<typeof startTlsTarget>>;
+  let tlsSoon: Awaited<ReturnType<typeof startTlsTarget>>;
+  let grpcTarget: Awaited<ReturnType<typeof startGrpcTarget>>;
+
+  beforeAll(async () => {
+    [http, tcp, dns, tls, tlsSoon, grpcTarget] = await Promise.all([
+      startHttpTarget(),
+      startTcpTarget(),
+      startDnsTarget({ 'svc.test': '10.1.2.3' }),
+      startTlsTarget('tls.test', 90),
+      startTlsTarget('soon.test', 5),
+      startGrpcTarget(),
+    ]);
+    svc = await startTestService({
+      RUNNER: 'on',
+      // ap-south-1 has no runner here: its runs wait (lag), and its sessions time out.
+      RUNNER_LOCATIONS: 'eu-west-1,us-east-1',
+      SCHEDULER: 'on',
+      SCHEDULER_TICK_MS: '100',
+      SCHEDULER_RECONCILE_MS: '200',
+      CHECK_SESSION_TIMEOUT_SECONDS: '15',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.stop();
+    await Promise.all([http?.close(), tcp?.close(), dns?.close(), tls?.close(), tlsSoon?.close(), grpcTarget?.close()]);
+  });
+
+  const create = async (segment: string, body: Record<string, unknown>) => {
+    const res = await svc.call('POST', `/v1/checks/${segment}?autoAssignAlerts=false`, {
+      body: { locations: ['eu-west-1'], frequency: 60, retryStrategy: null, doubleCheck: false, ...body },
+    });
+    if (res.status !== 201) throw new Error(`create ${segment}: ${res.status} ${res.text}`);
+    return res.body as { id: string };
+  };
+  /** Runs a check now and answers its session once it ended, with the stored result of its (first) run. */
+  const runNow = async (checkId: string) => {
+    const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [checkId] } } });
+    expect(trigger.status).toBe(201);
+    const sessionId = trigger.body.sessions[0].checkSessionId as string;
+    const done = await waitFor(() => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`), (r) => r.status !== 408, 30_000);
+    expect(done.status).toBe(200);
+    const resultId = done.body.results[0].checkResultId as string;
+    const result = await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}/${resultId}`), (r) => r.status === 200);
+    return { session: done.body, result: result.body };
+  };
+
+  describe('API checks', () => {
+    it('pass with every assertion source, render variables and helpers, and never echo a secret', async () => {
+      await svc.call('POST', '/v1/variables', { body: { key: 'TOKEN', value: 's3cr3t-value', secret: true } });
+      await svc.call('POST', '/v1/variables', { body: { key: 'TEAM', value: 'shop team' } });
+      const check = await create('api', {
+        name: 'API passing',
+        request: {
+          method: 'POST',
+          url: `${http.url}/echo`,
+          headers: [{ key: 'Authorization', value: 'Bearer {{{TOKEN}}}' }, { key: 'X-Team', value: '{{TEAM}}' }, { key: 'X-Id', value: '{{$UUID}}' }],
+          queryParameters: [{ key: 'q', value: '{{{TEAM}}}' }],
+          bodyType: 'JSON',
+          // {{X}} writes X URI-encoded (the anchor's rule), {{{X}}} as it is.
+          body: '{"check":"{{{CHECK_NAME}}}","encoded":"{{CHECK_NAME}}"}',
+          assertions: [
+            { source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' },
+            { source: 'JSON_BODY', property: '$.headers.authorization', comparison: 'EQUALS', target: 'Bearer s3cr3t-value' },
+            { source: 'JSON_BODY', property: '$.query.q', comparison: 'EQUALS', target: 'shop team' },
+            { source: 'HEADERS', property: 'x-target', comparison: 'EQUALS', target: 'local' },
+            { source: 'TEXT_BODY', property: '"x-team":"([^"]+)"', comparison: 'EQUALS', target: 'shop%20team' },
+            { source: 'RESPONSE_TIME', comparison: 'LESS_THAN', target: '5000' },
+          ],
+        },
+      });
+      const { session, result } = await runNow(check.id);
+      expect(session.status).toBe('PASSED');
+      expect(result).toMatchObject({ hasFailures: false, isDegraded: false, statusCode: 200, runLocation: 'eu-west-1' });
+      const api = result.apiCheckResult;
+      expect(api.assertions.map((a: { error?: string }) => a.error)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
+      expect(api.assertions[2].actual).toBe('shop team');
+      expect(api.response.timingPhases).toMatchObject({ dns: expect.any(Number), tcp: expect.any(Number), firstByte: expect.any(Number), total: expect.any(Number) });
+      expect(JSON.parse(api.response.body).body).toBe('{"check":"API passing","encoded":"API%20passing"}');
+      expect(JSON.parse(api.response.body).headers['x-id']).toMatch(/^[0-9a-f-]{36}$/);
+      // The secret reached the server, and appears nowhere in what the service keeps or logs.
+      expect(JSON.stringify(result)).not.toContain('s3cr3t-value');
+      expect(api.request.headers.Authorization).toBe('Bearer ********');
+      expect(svc.logs.join('\n')).not.toContain('s3cr3t-value');
+    });
+
+    it('fail on an assertion with its actual value, go degraded when slow, and time out at maxResponseTime', async () => {
+      const failing = await create('api', {
+        name: 'API failing',
+        request: { url: `${http.url}/ok`, assertions: [{ source: 'JSON_BODY', property: '$.nested.price', comparison: 'GREATER_THAN', target: '20' }] },
+      });
+      const failed = await runNow(failing.id);
+      expect(failed.session.status).toBe('FAILED');
+      expect(failed.result.apiCheckResult.assertions[0]).toMatchObject({ actual: 12.5, error: 'expected 12.5 to be greater than "20"' });
+      const slow = await create('api', { name: 'API degraded', degradedResponseTime: 200, maxResponseTime: 5000, request: { url: `${http.url}/slow?ms=400` } });
+      const degraded = await runNow(slow.id);
+      expect(degraded.session.status).toBe('DEGRADED');
+      expect(degraded.result).toMatchObject({ hasFailures: false, isDegraded: true });
+      const timeout = await create('api', { name: 'API timing out', degradedResponseTime: 100, maxResponseTime: 300, request: { url: `${http.url}/slow?ms=3000` } });
+      const timedOut = await runNow(timeout.id);
+      expect(timedOut.result).toMatchObject({ hasFailures: true });
+      expect(timedOut.result.apiCheckResult.requestError).toMatch(/timed out/);
+      const fiveHundred = await create('api', { name: 'API 500', request: { url: `${http.url}/fail` } });
+      expect((await runNow(fiveHundred.id)).result).toMatchObject({ hasFailures: true, statusCode: 500 });
+    });
+
+    it('run a setup script that changes the request, and stop scripts that never end or eat memory', async () => {
+      const scripted = await create('api', {
+        name: 'API scripted',
+        localSetupScript: "request.headers['X-From-Setup'] = 'set by ' + process.env.TEAM; console.log('setup ran');",
+        request: { url: `${http.url}/echo`, assertions: [{ source: 'JSON_BODY', property: "$.headers['x-from-setup']", comparison: 'EQUALS', target: 'set by shop team' }] },
+      });
+      const ok = await runNow(scripted.id);
+      expect(ok.session.status).toBe('PASSED');
+      expect(ok.result.apiCheckResult.jobLog.setup[0]).toMatchObject({ level: 'INFO', msg: 'setup ran' });
+      const looping = await create('api', { name: 'API looping script', localSetupScript: 'while (true) {}', request: { url: `${http.url}/ok` } });
+      const stopped = await runNow(looping.id);
+      expect(stopped.result.hasFailures).toBe(true);
+      expect(stopped.result.apiCheckResult.requestError).toMatch(/Setup script failed: Script execution timed out/);
+      const hungry = await create('api', { name: 'API hungry script', localSetupScript: 'const a = []; while (true) a.push(new Array(1e6).fill(7));', request: { url: `${http.url}/ok` } });
+      expect((await runNow(hungry.id)).result.apiCheckResult.requestError).toMatch(/memory limit/);
+      const nosy = await create('api', { name: 'API nosy script', localSetupScript: "request.headers['X-Env'] = typeof require + ',' + typeof process.exit + ',' + Object.keys(process.env).includes('DATABASE_URL')", request: { url: `${http.url}/echo` } });
+      const seen = JSON.parse((await runNow(nosy.id)).result.apiCheckResult.response.body).headers['x-env'];
+      expect(seen).toBe('undefined,undefined,false');
+      // The runner is still well: the next run passes.
+      expect((await runNow(scripted.id)).session.status).toBe('PASSED');
+    });
+
+    it('retry per retryStrategy and report the attempts', async () => {
+      const check = await create('api', {
+        name: 'API flaky',
+        retryStrategy: { type: 'FIXED', baseBackoffSeconds: 0, maxRetries: 2, sameRegion: true },
+        request: { url: `${http.url}/flaky/retry-once/1` },
+      });
+      const { session, result } = await runNow(check.id);
+      expect(session.status).toBe('PASSED');
+      expect(result.attempts).toBe(2);
+      expect(http.hits('/flaky/retry-once/1')).toHaveLength(2);
+    });
+
+    it('refuse at create a target the outbound policy refuses; a name it does not open fails the run as blocked', async () => {
+      for (const url of ['http://169.254.169.254/latest/meta-data', 'http://10.0.0.5/', `http://127.0.0.1:${new URL(svc.url).port}/v1/checks`]) {
+        expectFieldError(await svc.call('POST', '/v1/checks/api', { body: { name: 'x', request: { url } } }), 'body.request.url', 'outbound');
+      }
+      const blocked = await create('api', { name: 'API outside', request: { url: 'https://internal.example.test/health' } });
+      const { result } = await runNow(blocked.id);
+      expect(result.apiCheckResult.requestError).toMatch(/blocked by outbound policy: internal\.example\.test is not named by OUTBOUND_ALLOW/);
+    });
+  });
+
+  describe('the other types', () => {
+    it('URL monitors follow redirects and assert on the status', async () => {
+      const check = await create('url', { name: 'URL', request: { url: `${http.url}/redirect`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] } });
+      expect((await runNow(check.id)).result).toMatchObject({ hasFailures: false, statusCode: 200 });
+    });
+
+    it('TCP connects, sends, reads the answer; a closed port fails', async () => {
+      const check = await create('tcp', {
+        name: 'TCP',
+        request: { hostname: '127.0.0.1', port: tcp.port, data: 'PING\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: 'PONG' }] },
+      });
+      const { result } = await runNow(check.id);
+      expect(result).toMatchObject({ hasFailures: false });
+      expect(result.tcpCheckResult.response.data).toBe('PONG\n');
+      expect(result.timings).toMatchObject({ dns: expect.any(Number), connection: expect.any(Number), data: expect.any(Number) });
+      const closed = await create('tcp', { name: 'TCP closed', request: { hostname: '127.0.0.1', port: 1 } });
+      expect((await runNow(closed.id)).result.tcpCheckResult.requestError).toMatch(/ECONNREFUSED/);
+    });
+
+    it('DNS asks the check\'s nameserver over UDP and TCP; NXDOMAIN fails unless asserted', async () => {
+      const a = await create('dns', {
+        name: 'DNS',
+        request: { query: 'svc.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.udpPort, assertions: [{ source: 'JSON_ANSWER', property: '$.Answer[0].data', comparison: 'EQUALS', target: '10.1.2.3' }] },
+      });
+      const { result } = await runNow(a.id);
+      expect(result).toMatchObject({ hasFailures: false });
+      expect(result.dnsCheckResult.response).toMatchObject({ returnCode: 'NOERROR' });
+      const overTcp = await create('dns', { name: 'DNS TCP', request: { query: 'svc.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.tcpPort, protocol: 'TCP' } });
+      expect((await runNow(overTcp.id)).result.dnsCheckResult.response.answer).toContain('10.1.2.3');
+      const missing = await create('dns', { name: 'DNS missing', request: { query: 'nothing.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.udpPort } });
+      expect((await runNow(missing.id)).result).toMatchObject({ hasFailures: true, dnsCheckResult: { response: { returnCode: 'NXDOMAIN' } } });
+      const expected = await create('dns', {
+        name: 'DNS expects NXDOMAIN',
+        request: { query: 'nothing.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.udpPort, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NXDOMAIN' }] },
+      });
+      expect((await runNow(expected.id)).result.hasFailures).toBe(false);
+    });
+
+    it('SSL reads the certificate: an untrusted chain fails, skipChainValidation passes, one near expiry is degraded', async () => {
+      const untrusted = await create('ssl', { name: 'SSL untrusted', request: { sslConfig: { hostname: '127.0.0.1', port: tls.port, serverName: 'tls.test' } } });
+      const u = await runNow(untrusted.id);
+      expect(u.result.hasFailures).toBe(true);
+      expect(u.result.sslCheckResult).toMatchObject({ chainTrusted: false, hostnameVerified: true });
+      const skipped = await create('ssl', {
+        name: 'SSL skip chain',
+        request: {
+          sslConfig: { hostname: '127.0.0.1', port: tls.port, serverName: 'tls.test', skipChainValidation: true },
+          assertions: [{ source: 'CERTIFICATE', property: 'subjectCN', comparison: 'EQUALS', target: 'tls.test' }],
+        },
+      });
+      const s = await runNow(skipped.id);
+      expect(s.result).toMatchObject({ hasFailures: false, isDegraded: false });
+      expect(s.result.daysUntilExpiry).toBeGreaterThanOrEqual(88);
+      const soon = await create('ssl', { name: 'SSL soon', request: { sslConfig: { hostname: '127.0.0.1', port: tlsSoon.port, serverName: 'soon.test', skipChainValidation: true, alertDaysBeforeExpiry: 20 } } });
+      expect((await runNow(soon.id)).result).toMatchObject({ hasFailures: false, isDegraded: true });
+    });
+
+    it('ICMP pings with Debian\'s ping; traceroute reaches a local port; gRPC health answers', async () => {
+      const icmp = await create('icmp', { name: 'ICMP', request: { hostname: '127.0.0.1', pingCount: 3 } });
+      const i = await runNow(icmp.id);
+      expect(i.result).toMatchObject({ hasFailures: false, packetLoss: 0 });
+      expect(i.result.latencyAvg).toEqual(expect.any(Number));
+      expect(i.result.icmpCheckResult.response.pingResults).toHaveLength(3);
+      const trace = await svc.call('POST', '/v1/checks', {
+        body: { checkType: 'TRACEROUTE', name: 'Traceroute', locations: ['eu-west-1'], frequency: 60, doubleCheck: false, request: { url: '127.0.0.1', port: tcp.port, protocol: 'TCP', maxHops: 3, timeout: 2 } },
+      });
+      expect(trace.status).toBe(201);
+      const t = await runNow(trace.body.id);
+      expect(t.result).toMatchObject({ hasFailures: false, hopCount: 1, tracerouteCheckResult: { destinationReached: true } });
+      const health = await svc.call('POST', '/v1/checks', {
+        body: { checkType: 'GRPC', name: 'gRPC', locations: ['eu-west-1'], frequency: 60, doubleCheck: false, request: { url: '127.0.0.1', port: grpcTarget.port, grpcConfig: { mode: 'HEALTH', tls: false } } },
+      });
+      expect(health.status).toBe(201);
+      const g = await runNow(health.body.id);
+      expect(g.result).toMatchObject({ hasFailures: false, grpcStatusCode: 0, grpcCheckResult: { healthStatus: 1 } });
+    });
+
+    it('browser checks end in a clear error, not silence', async () => {
+      const browser = await create('browser', { name: 'Browser', script: 'await page.goto("http://127.0.0.1/")' });
+      const { result, session } = await runNow(browser.id);
+      expect(session.status).toBe('FAILED');
+      expect(result).toMatchObject({ hasFailures: true, hasErrors: true });
+    });
+  });
+
+  describe('scheduling and sessions', () => {
+    it('runs a 10-second check once per slot, also with a second scheduler and runner, and stops when it is deactivated', async () => {
+      // A second process's scheduler and runner, on the same database and Redis: slots are still claimed once.
+      const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
+      const scheduler = startScheduler({ sql: svc.deps.sql, queues, logger: svc.deps.logger, tickMs: 100, lookaheadMs: 1000, reconcileMs: 200 });
+      const runner = startRunner({
+        sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, policy: svc.deps.outbound,
+        logger: svc.deps.logger, locations: ['eu-west-1'], concurrency: 4,
+      });
+      const check = await create('api', { name: 'every 10 s', frequency: 0, frequencyOffset: 10, request: { url: `${http.url}/ok` } });
+      const served = () => http.hits('/ok').length;
+      const before = served();
+      const runs = await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}?limit=50`), (r) => r.body.length >= 3, 45_000);
+      await scheduler.close();
+      await runner.close();
+      await queues.close();
+      const starts = (runs.body as { startedAt: string }[]).map((r) => Date.parse(r.startedAt)).sort();
+      // Each slot made one request of the target and one result, whichever runner took it.
+      expect(served() - before).toBeGreaterThanOrEqual(starts.length);
+      expect(served() - before).toBeLessThanOrEqual(starts.length + 1);
+      // One run a slot, 10 s apart (each within a second of its slot).
+      expect(Math.abs(starts[1] - starts[0] - 10_000)).toBeLessThan(1000);
+      expect(new Set(starts.map((s) => Math.round(s / 10_000))).size).toBe(starts.length);
+      await svc.call('PUT', `/v1/checks/api/${check.id}`, { body: { activated: false } });
+      await new Promise((r) => setTimeout(r, 1000));
+      const count = (await svc.call('GET', `/v1/check-results/${check.id}?limit=50`)).body.length;
+      await new Promise((r) => setTimeout(r, 11_000));
+      expect((await svc.call('GET', `/v1/check-results/${check.id}?limit=50`)).body.length).toBe(count);
+    }, 90_000);
+
+    it('a location without a runner shows as lag, and its session times out; a session can be cancelled', async () => {
+      const check = await create('api', { name: 'nobody runs here', locations: ['ap-south-1'], request: { url: `${http.url}/ok` } });
+      const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.id] } } });
+      const sessionId = trigger.body.sessions[0].checkSessionId;
+      const health = await waitFor(() => svc.call('GET', '/health'), (r) => r.body.runners?.locations?.find((l: { location: string }) => l.location === 'ap-south-1')?.waiting >= 1);
+      expect(health.body.runners.locations.find((l: { location: string }) => l.location === 'ap-south-1')).toMatchObject({ runners: 0, waiting: expect.any(Number) });
+      const ended = await waitFor(() => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`), (r) => r.status === 200, 30_000);
+      expect(ended.body).toMatchObject({ status: 'TIMED_OUT', results: [] });
+      const again = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.id] } } });
+      const other = again.body.sessions[0].checkSessionId;
+      expect((await svc.call('POST', `/v1/check-sessions/${other}/cancel`)).status).toBe(204);
+      expect((await svc.call('GET', `/v1/check-sessions/${other}`)).body.status).toBe('CANCELLED');
+      const wait = await svc.call('GET', `/v2/check-sessions/${other}/completion?maxWaitSeconds=1`);
+      expect(wait.body.status).toBe('CANCELLED');
+    }, 45_000);
+
+    it('a test session run is queued only once its records have committed: a slow commit still gets its result', async () => {
+      const check = await create('api', { name: 'slow commit', request: { url: `${http.url}/ok` } });
+      // A commit that takes a second (a deferred trigger sleeps at commit time): a runner handed the run before the
+      // commit would find no run to make, and the session would never end.
+      await svc.deps.sql.unsafe(`
+        create or replace function slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(1); return null; end $$;
+        create constraint trigger slow_commit after insert on adhoc_schedulings deferrable initially deferred for each row execute function slow_commit();`);
+      try {
+        const trigger = await svc.call('POST', '/v1/test-sessions/trigger', { body: { name: 'slow', runLocation: 'eu-west-1', target: { checkId: [check.id] } } });
+        expect(trigger.status, trigger.text).toBe(201);
+        const done = await svc.call('GET', `/v1/test-sessions/${trigger.body.testSessionId}/completion?maxWaitSeconds=20`);
+        expect(done.status, done.text).toBe(200);
+        expect(done.body).toMatchObject({ status: 'PASSED', results: [expect.objectContaining({ status: 'PASSED' })] });
+      } finally {
+        await svc.deps.sql.unsafe('drop trigger slow_commit on adhoc_schedulings; drop function slow_commit();');
+      }
+    }, 45_000);
+
+    it('matches tags to trigger, answers 404 when nothing matches, and keeps accounts apart', async () => {
+      await create('api', { name: 'tagged', tags: ['shop', 'critical'], request: { url: `${http.url}/ok` } });
+      const byTags = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { matchTags: [['shop', 'critical'], ['nonexistent']] } } });
+      expect(byTags.status).toBe(201);
+      expect(byTags.body.sessions.map((s: { name: string }) => s.name)).toEqual(['tagged']);
+      const none = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { matchTags: [['shop', '!critical']] } } });
+      expect(none.status).toBe(404);
+      expect(none.body.message).toBe('No matching checks were found.');
+      const { createOtherTenant } = await import('../../test/support/service.js');
+      const other = await createOtherTenant(svc);
+      const session = byTags.body.sessions[0].checkSessionId;
+      expect((await svc.call('GET', `/v2/check-sessions/${session}`, { key: other.key })).status).toBe(404);
+      expect((await svc.call('POST', `/v1/check-sessions/${session}/cancel`, { key: other.key })).status).toBe(404);
+      expect((await svc.call('POST', '/v2/check-sessions/trigger', { key: other.key, body: { target: { checkId: [byTags.body.sessions[0].checkId] } } })).status).toBe(404);
+    });
+  });
+});

@@ -1,0 +1,102 @@
+import { maintenanceEffect } from '../model/maintenance.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
+import { transaction, type Sql } from '../storage/postgres.js';
+import type { Queues } from '../storage/queues.js';
+import { loadRunnable, locationQueues, maintenanceWindows } from './definitions.js';
+import { enqueueRuns, type RunJob } from './jobs.js';
+import { claimDueSlots, locationsForSlot, reconcileSchedules } from './schedule.js';
+import { expireSessions } from './sessions.js';
+
+export interface SchedulerOptions {
+  sql: Sql;
+  queues: Queues;
+  logger: Logger;
+  metrics?: Metrics;
+  /** How often due slots are claimed. */
+  tickMs: number;
+  /** Slots due this far ahead are enqueued now, delayed to their time (so runs start on time). */
+  lookaheadMs: number;
+  /** How often check_schedules is made to match the checks (new, changed, deleted checks). */
+  reconcileMs: number;
+  /** Most slots one tick claims. */
+  batch?: number;
+}
+
+/**
+ * The scheduler: claims due slots (a slot once, however many schedulers run), turns each into runs on its
+ * locations' queues, delayed to the slot's time, and keeps check_schedules in step with the checks. A slot
+ * whose check a maintenance window pauses at that time makes no run.
+ */
+export function startScheduler(opts: SchedulerOptions) {
+  let stopped = false;
+  let lastReconcile = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
+
+  async function tick(): Promise<number> {
+    const now = Date.now();
+    if (now - lastReconcile >= opts.reconcileMs) {
+      lastReconcile = now;
+      const changes = await reconcileSchedules(opts.sql, now);
+      if (changes.added || changes.changed || changes.removed) opts.logger.debug(changes, 'schedules reconciled');
+      await expireSessions(opts.sql);
+    }
+    return transaction(opts.sql, async (tx) => {
+      const claimed = await claimDueSlots(tx, now, opts.lookaheadMs, opts.batch ?? 2000);
+      if (!claimed.length) return 0;
+      const byAccount = new Map<string, typeof claimed>();
+      for (const c of claimed) byAccount.set(c.accountId, [...(byAccount.get(c.accountId) ?? []), c]);
+      const windows = await maintenanceWindows(tx, [...byAccount.keys()]);
+      const runs: { job: RunJob; queue: string; startAt: number }[] = [];
+      for (const [accountId, slots] of byAccount) {
+        const checks = await loadRunnable(tx, accountId, slots.map((s) => s.checkId));
+        const queues = await locationQueues(tx, accountId, [...checks.values()].flatMap((c) => c.locations));
+        for (const slot of slots) {
+          const check = checks.get(slot.checkId);
+          if (!check?.activated) continue;
+          if (maintenanceEffect(windows.get(accountId) ?? [], check.tags, slot.slot).paused) continue;
+          for (const location of locationsForSlot(check.locations, check.runParallel, slot.slot, slot.periodMs)) {
+            const queue = queues.get(location);
+            if (!queue) {
+              opts.logger.warn({ checkId: check.id, location }, 'a check names a location that does not exist; no run');
+              continue;
+            }
+            runs.push({
+              job: { v: 1, accountId, checkId: check.id, location, slot: slot.slot, attempt: 1, source: 'SCHEDULER', periodMs: slot.periodMs },
+              queue,
+              startAt: slot.slot,
+            });
+          }
+        }
+      }
+      // Enqueued before the claim commits: a crash in between leaves the slot to claim again, and the
+      // run's job id (check, slot, location) makes the second enqueue a no-op.
+      await enqueueRuns(opts.queues, runs, now);
+      opts.metrics?.scheduledRuns.inc(runs.length);
+      return runs.length;
+    });
+  }
+
+  const loop = () => {
+    if (stopped) return;
+    current = tick()
+      .then((n) => {
+        if (n) opts.logger.trace({ runs: n }, 'scheduled');
+      })
+      .catch((err: Error) => opts.logger.error({ err: err.message }, 'scheduler tick failed; next tick tries again'))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(loop, opts.tickMs);
+      });
+  };
+  loop();
+  return {
+    /** Runs one tick now (tests). */
+    tick,
+    async close() {
+      stopped = true;
+      clearTimeout(timer);
+      await current;
+    },
+  };
+}

@@ -1,0 +1,239 @@
+import { fetch } from 'undici';
+import { runDispatcher, type ConnectTimings } from '../../platform/outbound.js';
+import { evaluate, jsonPathValues, regexCapture, type Assertion } from '../assertions.js';
+import { interpolate, maskSecretValues, runVariables } from '../interpolate.js';
+import { runScript, type LogLine, type ScriptRequest, type ScriptResponse } from '../scripts.js';
+import { isNetworkError, judge, limitsOf, messageOf, type CheckRunner, type RunContext, type RunOutcome } from './common.js';
+
+/** The most of a response body read for assertions and teardown; the rest is never read. */
+export const BODY_READ_BYTES = 5 * 1024 * 1024;
+/** The most of a response body kept with the result. */
+export const BODY_KEEP_CHARS = 16 * 1024;
+/** API checks are cut off here whatever their maxResponseTime (the anchor's hard cap). */
+export const HTTP_HARD_TIMEOUT_MS = 30_000;
+
+interface KeyValue {
+  key: string;
+  value: string;
+}
+
+interface HttpRequestDef {
+  method?: string;
+  url: string;
+  headers?: KeyValue[];
+  queryParameters?: KeyValue[];
+  body?: string | null;
+  bodyType?: 'JSON' | 'FORM' | 'RAW' | 'GRAPHQL' | 'NONE';
+  basicAuth?: { username: string; password: string } | null;
+  followRedirects?: boolean;
+  skipSSL?: boolean;
+  ipFamily?: 'IPv4' | 'IPv6' | null;
+  assertions?: Assertion[];
+}
+
+const CONTENT_TYPES: Record<string, string> = { JSON: 'application/json', GRAPHQL: 'application/json', FORM: 'application/x-www-form-urlencoded' };
+
+const lowerKeys = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k.toLowerCase(), v]));
+
+/** Reads at most BODY_READ_BYTES of a body. */
+async function readBody(body: AsyncIterable<Uint8Array> | null): Promise<{ text: string; truncated: boolean }> {
+  if (!body) return { text: '', truncated: false };
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = Buffer.from(chunk);
+    if (size + buf.length > BODY_READ_BYTES) {
+      chunks.push(buf.subarray(0, BODY_READ_BYTES - size));
+      return { text: Buffer.concat(chunks).toString('utf8'), truncated: true };
+    }
+    chunks.push(buf);
+    size += buf.length;
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), truncated: false };
+}
+
+/**
+ * One HTTP run: the request built from the check (variables rendered), the setup script, the call through the
+ * outbound policy (each connection timed), the teardown script, the assertions. `kind` URL: GET, no scripts or
+ * variables, status-code assertions only.
+ */
+async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome> {
+  const { check } = ctx;
+  const def = (check.data.request ?? {}) as HttpRequestDef;
+  const limits = limitsOf(check.data, kind === 'API' ? { degraded: 5000, max: 20_000 } : { degraded: 3000, max: 5000 });
+  const startedAt = Date.now();
+  const context: Record<string, unknown> = {
+    ...check.variables,
+    ...runVariables({ accountId: check.accountId, checkId: check.id, checkName: check.name, checkType: check.checkType, location: ctx.location, resultId: ctx.resultId }),
+  };
+  const logs: Record<'setup' | 'request' | 'teardown', LogLine[]> = { setup: [], request: [], teardown: [] };
+  const render = (text: string) => (kind === 'API' ? interpolate(text, context) : text);
+  let request: ScriptRequest;
+  try {
+    context.REQUEST_URL = def.url;
+    request = {
+      method: (kind === 'URL' ? 'GET' : (def.method ?? 'GET')).toUpperCase(),
+      url: render(def.url),
+      body: kind === 'API' && def.bodyType !== 'NONE' && def.body ? render(def.body) : '',
+      headers: Object.fromEntries((def.headers ?? []).map((h) => [h.key, render(h.value)])),
+      queryParameters: Object.fromEntries((def.queryParameters ?? []).map((q) => [q.key, render(q.value)])),
+    };
+  } catch (err) {
+    return failed(ctx, startedAt, `The request could not be rendered: ${messageOf(err)}`, {}, logs);
+  }
+  const env = Object.fromEntries(Object.entries(context).map(([k, v]) => [k, String(v)]));
+  const setup = kind === 'API' ? check.setupScript : undefined;
+  if (setup) {
+    const outcome = await runScript(setup, { request, env });
+    logs.setup = outcome.logs;
+    if (outcome.error) return failed(ctx, startedAt, `Setup script failed: ${outcome.error}`, request, logs, true);
+    request = outcome.request;
+    Object.assign(env, outcome.env);
+  }
+
+  let url: URL;
+  try {
+    url = new URL(request.url);
+    for (const [k, v] of Object.entries(request.queryParameters)) url.searchParams.append(k, v);
+  } catch {
+    return failed(ctx, startedAt, `${request.url} is not a URL`, request, logs);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return failed(ctx, startedAt, `${url.protocol} URLs are not requested`, request, logs);
+  const headers: Record<string, string> = { 'user-agent': 'monitoring-service-runner/1', ...request.headers };
+  const lower = lowerKeys(headers);
+  if (kind === 'API' && def.bodyType && CONTENT_TYPES[def.bodyType] && request.body && !lower['content-type']) headers['content-type'] = CONTENT_TYPES[def.bodyType];
+  if (kind === 'API' && def.basicAuth?.username) {
+    headers.authorization = `Basic ${Buffer.from(`${render(def.basicAuth.username)}:${render(def.basicAuth.password ?? '')}`).toString('base64')}`;
+  }
+  const connections: { timings: ConnectTimings }[] = [];
+  const timeoutMs = Math.min(HTTP_HARD_TIMEOUT_MS, Math.max(limits.max, 1000) + 250);
+  const dispatcher = runDispatcher(ctx.policy, { rejectUnauthorized: def.skipSSL !== true, family: def.ipFamily === 'IPv6' ? 6 : def.ipFamily === 'IPv4' ? 4 : 0, timeoutMs }, (c) =>
+    connections.push(c),
+  );
+  const t0 = performance.now();
+  let status = 0;
+  let statusText = '';
+  let responseHeaders: Record<string, string> = {};
+  let body = '';
+  let truncated = false;
+  let tHeaders = t0;
+  let tEnd = t0;
+  let requestError: string | undefined;
+  let networkError = false;
+  try {
+    const res = await fetch(url, {
+      method: request.method,
+      headers,
+      body: request.body && request.method !== 'GET' && request.method !== 'HEAD' ? request.body : undefined,
+      redirect: def.followRedirects === false ? 'manual' : 'follow',
+      signal: AbortSignal.timeout(timeoutMs),
+      dispatcher,
+    });
+    tHeaders = performance.now();
+    status = res.status;
+    statusText = res.statusText;
+    res.headers.forEach((v, k) => (responseHeaders[k] = v));
+    ({ text: body, truncated } = await readBody(res.body as AsyncIterable<Uint8Array> | null));
+    tEnd = performance.now();
+  } catch (err) {
+    tEnd = performance.now();
+    const e = err as { name?: string };
+    requestError = e?.name === 'TimeoutError' || e?.name === 'AbortError' ? `The request timed out after ${timeoutMs} ms` : messageOf(err);
+    networkError = e?.name === 'TimeoutError' || isNetworkError(err) || isNetworkError((err as { cause?: unknown }).cause);
+  } finally {
+    void dispatcher.close().catch(() => {});
+  }
+  const first = connections[0]?.timings ?? { dns: 0, tcp: 0, tls: 0 };
+  const total = round(tEnd - t0);
+  const firstByte = round(Math.max(0, tHeaders - t0 - first.dns - first.tcp - first.tls));
+  const timingPhases = { wait: first.tls, dns: first.dns, tcp: first.tcp, firstByte, download: round(Math.max(0, tEnd - tHeaders)), total };
+
+  let response: ScriptResponse = { statusCode: status, statusText, body, headers: responseHeaders, timings: {}, timingPhases };
+  const teardown = kind === 'API' ? check.teardownScript : undefined;
+  if (teardown && !requestError) {
+    const outcome = await runScript(teardown, { request, response, env });
+    logs.teardown = outcome.logs;
+    if (outcome.response && typeof outcome.response.body === 'string') response = { ...response, body: outcome.response.body };
+  }
+
+  const assertions = requestError
+    ? []
+    : evaluate(def.assertions ?? [], (a) => {
+        switch (a.source) {
+          case 'STATUS_CODE':
+            return [status];
+          case 'RESPONSE_TIME':
+            return [total];
+          case 'HEADERS': {
+            const value = responseHeaders[(a.property ?? '').toLowerCase()];
+            return [a.regex && value !== undefined ? regexCapture(value, a.regex) : value];
+          }
+          case 'TEXT_BODY':
+            return [a.property ? regexCapture(response.body, a.property) : response.body];
+          case 'JSON_BODY': {
+            let json: unknown;
+            try {
+              json = JSON.parse(response.body);
+            } catch {
+              throw new Error('The body is not JSON');
+            }
+            return jsonPathValues(json, a.property ?? '$');
+          }
+          default:
+            throw new Error(`${a.source} is not a source of ${kind} checks`);
+        }
+      });
+  const assertionFailed = assertions.some((a) => a.error);
+  const hasStatusAssertion = (def.assertions ?? []).some((a) => a.source === 'STATUS_CODE');
+  const { overMax, degraded } = judge(requestError ? undefined : total, limits);
+  const hasFailures = Boolean(requestError) || assertionFailed || overMax || (!hasStatusAssertion && status >= 400);
+  const apiCheckResult = maskSecretValues(
+    {
+      request: { method: request.method, url: url.toString(), data: request.body, headers, params: request.queryParameters },
+      response: requestError
+        ? null
+        : {
+            status,
+            statusText,
+            body: response.body.length > BODY_KEEP_CHARS ? `${response.body.slice(0, BODY_KEEP_CHARS)}…` : response.body,
+            ...(truncated ? { bodyTruncated: true } : {}),
+            headers: responseHeaders,
+            timingPhases,
+          },
+      assertions,
+      requestError: requestError ?? null,
+      jobLog: logs,
+    },
+    check.secrets,
+  );
+  return {
+    startedAt,
+    stoppedAt: Date.now(),
+    hasFailures,
+    hasErrors: false,
+    isDegraded: !hasFailures && degraded,
+    metrics: requestError ? {} : { responseTime: total, statusCode: status || undefined, timings: timingPhases },
+    detail: { apiCheckResult },
+    networkError,
+    error: requestError ?? (assertionFailed ? assertions.find((a) => a.error)!.error : overMax ? `Over maxResponseTime (${total} ms > ${limits.max} ms)` : undefined),
+  };
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/** A run that ended before or without a response (the request could not be made, a setup script failed). */
+function failed(ctx: RunContext, startedAt: number, why: string, request: Partial<ScriptRequest>, logs: Record<string, LogLine[]>, setupFailed = false): RunOutcome {
+  return {
+    startedAt,
+    stoppedAt: Date.now(),
+    hasFailures: true,
+    hasErrors: false,
+    isDegraded: false,
+    metrics: {},
+    detail: { apiCheckResult: maskSecretValues({ request, response: null, assertions: [], requestError: why, jobLog: logs, ...(setupFailed ? { setupFailed } : {}) }, ctx.check.secrets) },
+    error: why,
+  };
+}
+
+export const runApi: CheckRunner = (ctx) => runHttp(ctx, 'API');
+export const runUrl: CheckRunner = (ctx) => runHttp(ctx, 'URL');
