@@ -250,21 +250,44 @@ describe("test sessions in the anchor API's shape", () => {
     expectFieldError(await svc.call('GET', '/v1/test-sessions?textSearch=ab'), 'query.textSearch', 'minLength');
   });
 
-  it('record a run request from the CLI\'s run call, with a session to report to; cancel takes a sequenceId', async () => {
+  it("the CLI's run call queues its checks, answers their sequenceIds, records a session; cancel ends the runs cancelled", async () => {
+    const suite = randomUUID();
+    const job = (logicalId: string, url: string) => ({
+      logicalId,
+      name: `job ${logicalId}`,
+      checkType: 'API',
+      request: { method: 'GET', url, assertions: [] },
+      groupId: null,
+      sourceInfo: { checkRunSuiteId: suite, checkRunId: randomUUID(), updateSnapshots: false },
+      testRetryStrategy: null,
+    });
     const res = await svc.call('POST', '/v1/test-sessions/run', {
-      body: { name: 'checkly test', checkRunJobs: [{ logicalId: 'a', checkType: 'API' }], runLocation: { type: 'PUBLIC', region: 'eu-west-1' }, shouldRecord: true, repoInfo: { branchName: 'main' }, streamLogs: true },
+      body: { name: 'checkly test', checkRunJobs: [job('a', 'http://127.0.0.1:9/a'), job('b/c.spec.ts', 'http://127.0.0.1:9/b')], runLocation: { type: 'PUBLIC', region: 'eu-west-1' }, shouldRecord: true, repoInfo: { branchName: 'main' }, streamLogs: true },
     });
     expect(res.status, res.text).toBe(202);
+    expect(Object.keys(res.body.sequenceIds).sort()).toEqual(['a', 'b/c.spec.ts']);
     const session = await svc.call('GET', `/v1/test-sessions/${res.body.testSessionId}`);
     expect(session.body).toMatchObject({ name: 'checkly test', status: 'RUNNING', metadata: { branchName: 'main' } });
-    const [request] = await svc.deps.sql`select source, test_session_id, payload from run_requests where id = ${Number(res.body.schedulingId)}`;
-    expect(request).toMatchObject({ source: 'TEST_SESSION', test_session_id: res.body.testSessionId, payload: { checkRunJobs: [{ logicalId: 'a' }] } });
-    const unrecorded = await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [{}], runLocation: 'eu-west-1', shouldRecord: false } });
+    const runs = await svc.deps.sql`select id, logical_id, status, location, check_run_suite_id from adhoc_runs where scheduling_id = ${res.body.schedulingId} order by logical_id`;
+    expect(runs.map((r) => [r.id, r.logical_id, r.status, r.location, r.check_run_suite_id])).toEqual([
+      [res.body.sequenceIds.a, 'a', 'QUEUED', 'eu-west-1', suite],
+      [res.body.sequenceIds['b/c.spec.ts'], 'b/c.spec.ts', 'QUEUED', 'eu-west-1', suite],
+    ]);
+    const scheduling = await svc.call('GET', `/v1/test-sessions/scheduling/${res.body.schedulingId}/completion?maxWaitSeconds=1`);
+    expect(scheduling.body).toMatchObject({ status: 'SUCCEEDED', checksTotal: 2, testSessionId: res.body.testSessionId, error: null });
+    const unrecorded = await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [job('x', 'http://127.0.0.1:9/x')], runLocation: 'eu-west-1', shouldRecord: false } });
     expect(unrecorded.body).not.toHaveProperty('testSessionId');
     expectFieldError(await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [], runLocation: 'eu-west-1' } }), 'body.checkRunJobs', 'minItems');
-    const cancelled = await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { body: { sequenceId: randomUUID() } });
+    const invalid = await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [{ ...job('bad', 'http://127.0.0.1:9/'), request: { method: 'GET' } }], runLocation: 'eu-west-1' } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.message).toBe('checkRunJobs[0] (logicalId "bad"): request.url is required');
+    // The CLI cancels with no body, typed as a form.
+    const cancelled = await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { rawBody: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(cancelled.status).toBe(204);
-    expect((await svc.call('GET', `/v1/test-sessions/${res.body.testSessionId}`)).body.status).toBe('CANCELLED');
+    const after = (await svc.call('GET', `/v1/test-sessions/${res.body.testSessionId}`)).body;
+    expect(after.status).toBe('CANCELLED');
+    expect(after.results.map((r: { status: string; aborted: boolean }) => [r.status, r.aborted])).toEqual([['CANCELLED', true], ['CANCELLED', true]]);
+    expect((await svc.deps.sql`select distinct status from adhoc_runs where scheduling_id = ${res.body.schedulingId}`).map((r) => r.status)).toEqual(['CANCELLED']);
     expectFieldError(await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { body: { reason: 'x' } }), 'body.reason', 'additionalProperties');
   });
 });

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { IgnoredField, Nullable, StringEnum } from '../../http/schemas.js';
 import { TimeParam } from '../../http/time.js';
-import { CHECK_TYPES } from '../checks/enums.js';
+import { CHECK_TYPES } from '../../model/checks.js';
 
 export const SESSION_STATES = ['RUNNING', 'FAILED', 'PASSED', 'CANCELLED'] as const;
 export type SessionState = (typeof SESSION_STATES)[number];
@@ -93,7 +93,7 @@ export const SessionEntry = Type.Object(
     accountId: Uuid,
     projectId: Type.Null(),
     name: Type.String(),
-    provider: Type.String({ description: 'API: sessions are created through this API' }),
+    provider: StringEnum(['API', 'TRIGGER', 'PW_REPORTER'] as const, { description: 'API (this API, `checkly test --record`), TRIGGER (`checkly trigger`) or PW_REPORTER (the Playwright reporter)' }),
     errorGroupIds: Type.Array(Uuid),
     running: Type.Array(Uuid, { description: 'Results of the session by status' }),
     passed: Type.Array(Uuid),
@@ -129,7 +129,7 @@ export const ListQuery = Type.Object(
     statuses: List(StringEnum(SESSION_STATES), 'Any of these statuses (all by default)'),
     branches: List(Type.String({ minLength: 1, maxLength: 2048 }), 'Any of these branch names'),
     users: List(Type.String({ minLength: 1, maxLength: 2048 }), 'Any of these commit owners'),
-    providers: List(StringEnum(['GITHUB', 'VERCEL', 'API', 'TRIGGER', 'PW_REPORTER'] as const), 'Any of these providers (all sessions here are API)'),
+    providers: List(StringEnum(['GITHUB', 'VERCEL', 'API', 'TRIGGER', 'PW_REPORTER'] as const), 'Any of these providers'),
     noUsers: Type.Boolean({ default: false, description: 'With users: also sessions without a commit owner' }),
     textSearch: Type.Optional(Type.String({ minLength: 3, maxLength: 200, description: 'Part of the name, branch, commit message or owner, any case' })),
     errorGroupId: Type.Optional(Uuid),
