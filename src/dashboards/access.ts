@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { hashSecret } from '../accounts/keys.js';
+import { hashSecret } from '../model/secrets.js';
 import type { Sql } from '../storage/postgres.js';
 import { dashboardKeyHashes, type PublishedDashboard } from './lookup.js';
 
@@ -18,19 +18,25 @@ export async function matchKey(sql: Sql, d: PublishedDashboard, candidate: strin
   return match;
 }
 
-const mac = (keyHash: Buffer, d: PublishedDashboard, keyId: string, expires: number) =>
-  createHmac('sha256', keyHash).update(`${d.dashboardId}.${keyId}.${expires}`).digest('base64url');
+/**
+ * The session MAC: keyed by the service's own secret (kept in the database's service_secrets on first start,
+ * never in an account's data), over the dashboard, the key (its id and stored digest, so deleting the key ends
+ * its sessions) and the expiry. Someone who can read the database's dashboards cannot forge a session
+ * without that secret.
+ */
+const mac = (secret: Buffer, keyHash: Buffer, d: PublishedDashboard, keyId: string, expires: number) =>
+  createHmac('sha256', secret).update(`${d.dashboardId}.${keyId}.${keyHash.toString('base64url')}.${expires}`).digest('base64url');
 
-/** The cookie of a signed-in viewer: key id, expiry and a MAC keyed by the key's stored digest (never the key). */
-export async function sessionToken(sql: Sql, d: PublishedDashboard, keyId: string, now = Date.now()): Promise<string> {
+/** The cookie of a signed-in viewer: key id, expiry and the MAC. */
+export async function sessionToken(sql: Sql, secret: Buffer, d: PublishedDashboard, keyId: string, now = Date.now()): Promise<string> {
   const key = (await dashboardKeyHashes(sql, d.id)).find((k) => k.id === keyId);
   if (!key) throw new Error('sessionToken: no such key');
   const expires = Math.floor(now / 1000) + SESSION_SECONDS;
-  return `${keyId}.${expires}.${mac(key.hash, d, keyId, expires)}`;
+  return `${keyId}.${expires}.${mac(secret, key.hash, d, keyId, expires)}`;
 }
 
 /** Whether a session cookie is one this dashboard issued, unexpired, for a key it still has. */
-export async function validSession(sql: Sql, d: PublishedDashboard, token: string | undefined, now = Date.now()): Promise<boolean> {
+export async function validSession(sql: Sql, secret: Buffer, d: PublishedDashboard, token: string | undefined, now = Date.now()): Promise<boolean> {
   const m = token ? /^([0-9a-f-]{36})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token) : null;
   if (!m) return false;
   const [, keyId, expiresText, given] = m;
@@ -38,7 +44,7 @@ export async function validSession(sql: Sql, d: PublishedDashboard, token: strin
   if (expires * 1000 <= now) return false;
   const key = (await dashboardKeyHashes(sql, d.id)).find((k) => k.id === keyId);
   if (!key) return false;
-  const expected = Buffer.from(mac(key.hash, d, keyId, expires));
+  const expected = Buffer.from(mac(secret, key.hash, d, keyId, expires));
   const actual = Buffer.from(given);
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }

@@ -1,7 +1,7 @@
 import { budgetSettings } from '../analytics/budget.js';
 import { summarize } from '../analytics/summary.js';
-import type { Deps } from '../deps.js';
-import { toClickHouseTime, fromClickHouseTime } from '../storage/clickhouse/time.js';
+import type { Deps } from '../storage/deps.js';
+import { toClickHouseTime, fromClickHouseTime } from '../model/time.js';
 import type { PublishedDashboard } from './lookup.js';
 
 /** The most checks one dashboard shows (the summary reads them 100 at a time). */

@@ -174,6 +174,8 @@ describe('rendered dashboards', () => {
     const lockedHtml = await locked.text();
     expect(lockedHtml).toContain('This dashboard is private');
     expect(lockedHtml).not.toContain('Payments API');
+    // Nothing of the dashboard shows before a key opens it: not even its title.
+    expect(lockedHtml).not.toContain('Shop status');
     const lockedData = await view('/dashboards/private-board/data.json');
     expect(lockedData.status).toBe(401);
     expect(await lockedData.json()).toMatchObject({ statusCode: 401 });
@@ -206,18 +208,72 @@ describe('rendered dashboards', () => {
     expect(wall.headers.get('location')).toBe('/dashboards/private-board/');
     expect(wall.headers.get('set-cookie')).toMatch(/httponly/i);
 
-    // Ten wrong keys from one address, then it has to wait, even with the right key; another address still may.
+    // Ten wrong keys from one address, then more wrong keys from it have to wait; the right key still opens
+    // the dashboard from that address (a guesser cannot lock out its viewers), and other addresses go on.
     for (let i = 0; i < 10; i++) expect((await form(`dk_guess_${i}`, '10.0.0.9')).status).toBe(401);
     const limited = await form('dk_guess_last', '10.0.0.9');
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await form(rawKey, '10.0.0.9')).status).toBe(429);
+    expect((await form(rawKey, '10.0.0.9')).status).toBe(303);
+    expect((await form('dk_guess_again', '10.0.0.9')).status).toBe(429);
     expect((await form(rawKey, '10.0.0.10')).status).toBe(303);
 
     // Made public, it removes its keys and opens to everyone (settings are reread within 5 s).
     expect((await svc.call('PUT', `/v1/dashboards/${d.id}`, { body: { isPrivate: false } })).body.keys).toEqual([]);
     await waitFor(() => view('/dashboards/private-board'), (r) => r.status === 200, 10_000);
     expect(svc.logs.join('\n')).not.toContain(rawKey);
+  });
+
+  it('takes only http(s) links, logos and favicons', async () => {
+    for (const field of ['link', 'logo', 'favicon']) {
+      for (const url of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'data:text/html,<script>alert(1)</script>', 'vbscript:x', 'file:///etc/passwd']) {
+        const res = await svc.call('POST', '/v1/dashboards', { body: { header: 'Bad', [field]: url } });
+        expect(res.status, `${field}=${url}`).toBe(400);
+        expect(res.body.attributes.errors[0].field).toBe(`body.${field}`);
+      }
+    }
+    expect((await svc.call('POST', '/v1/dashboards', { body: { header: 'Good', link: 'https://status.example.test', logo: 'HTTPS://cdn.example.test/l.png' } })).status).toBe(201);
+  });
+
+  it('keeps in customCSS only URLs of the service itself and inline data: images', async () => {
+    await dashboard({
+      customUrl: 'css-urls', tags: ['api'],
+      customCSS: 'header { background: url("https://tracker.example/p.gif") } main { background: url(//cdn.example/x.png) } ' +
+        '.a { background: url("data:image/png;base64,iVBORw0KGgo=") } .b { background: url(/dashboards/assets/dashboard.css) } ' +
+        '.c { background: url("data:text/html,<b>x</b>") } .d { color: #abcdef }',
+    });
+    const css = /<style id="custom-css">([\s\S]*?)<\/style>/.exec(await (await view('/dashboards/css-urls')).text())![1];
+    expect(css).toContain('url(data:image/png;base64,iVBORw0KGgo=)');
+    expect(css).toContain('url(/dashboards/assets/dashboard.css)');
+    expect(css).toContain('color:#abcdef');
+    expect(css).not.toMatch(/tracker\.example|cdn\.example|data:text/);
+  });
+
+  it('signs sessions with a secret of the service: the database\'s key digests alone forge nothing', async () => {
+    const d = await dashboard({ customUrl: 'forge-me', tags: ['api'], isPrivate: true });
+    const [key] = await svc.deps.sql<{ id: string; key_hash: Buffer }[]>`select id, key_hash from dashboard_keys where dashboard_id = ${d.id}`;
+    const { dashboard_id: dashboardId } = (await svc.deps.sql<{ dashboard_id: string }[]>`select dashboard_id from dashboards where id = ${d.id}`)[0];
+    const expires = Math.floor(Date.now() / 1000) + 3600;
+    // What someone who can read the dashboards tables could compute: the old MAC, keyed by the key's digest.
+    const { createHmac } = await import('node:crypto');
+    const forged = createHmac('sha256', key.key_hash).update(`${dashboardId}.${key.id}.${expires}`).digest('base64url');
+    expect((await view('/dashboards/forge-me', { headers: { cookie: `dashboard_${d.id}=${key.id}.${expires}.${forged}` } })).status).toBe(401);
+    const right = await view(`/dashboards/forge-me?key=${encodeURIComponent(d.keys[0].rawKey!)}`);
+    const session = right.headers.get('set-cookie')!.split(';')[0];
+    expect((await view('/dashboards/forge-me', { headers: { cookie: session } })).status).toBe(200);
+    const [secret] = await svc.deps.sql<{ name: string }[]>`select name from service_secrets`;
+    expect(secret.name).toBe('dashboard-sessions');
+  });
+
+  it('sends pages and data compressed to browsers that take it', async () => {
+    await dashboard({ customUrl: 'zipped', tags: ['api'] });
+    for (const path of ['/dashboards/zipped', '/dashboards/zipped/data.json']) {
+      const plain = await rawGet(path, {});
+      const zipped = await rawGet(path, { 'accept-encoding': 'gzip' });
+      expect(plain.headers['content-encoding'], path).toBeUndefined();
+      expect(zipped.headers['content-encoding'], path).toBe('gzip');
+      expect(Number(zipped.headers['content-length'] ?? zipped.text.length), path).toBeLessThan(plain.text.length);
+    }
   });
 
   it('links recent runs to a run page only with showCheckRunLinks, and only for runs of the dashboard\'s checks', async () => {

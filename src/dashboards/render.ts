@@ -48,7 +48,9 @@ export function renderDashboard(d: DashboardBody, view: DashboardView, base: str
 }
 
 export function renderLogin(d: DashboardBody, base: string, error?: string): string {
-  return eta.render('./login', { header: d.header, favicon: d.favicon, base, error });
+  // Nothing of the dashboard (title, description, logo, favicon) shows until a key opens it.
+  void d;
+  return eta.render('./login', { base, error });
 }
 
 export function renderMessage(title: string, message: string): string {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../storage/deps.js';
 import { HttpError } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
 import type { RateLimits } from '../http/rate-limit.js';
@@ -111,20 +111,24 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
   /** A private dashboard answers only a viewer holding one of its keys (cookie from the login, or `?key=`). */
   async function signedIn(ctx: Context, t: Target): Promise<boolean> {
     if (!t.dashboard.data.isPrivate) return true;
-    return validSession(deps.sql, t.dashboard, ctx.cookies.get(cookieName(t.dashboard)));
+    return validSession(deps.sql, deps.sessionSecret, t.dashboard, ctx.cookies.get(cookieName(t.dashboard)));
   }
 
-  /** Checks a key someone typed or put in the URL; wrong keys count against the client's address. */
+  /**
+   * Checks a key someone typed or put in the URL. Only wrong keys are throttled (per client address): the
+   * right key opens the dashboard even while that address is held back, so someone guessing from a shared
+   * address cannot lock its rightful viewers out. Guessing stays pointless: keys carry 192 bits or more.
+   */
   async function tryKey(ctx: Context, t: Target, key: string): Promise<'ok' | 'wrong' | number> {
     const throttle = `${t.dashboard.id}:${ctx.ip}`;
-    const wait = await rateLimits.blocked('dashboard-login', throttle, LOGIN_RULE);
-    if (wait) return wait;
     const keyId = key.length <= 256 ? await matchKey(deps.sql, t.dashboard, key) : undefined;
     if (!keyId) {
+      const wait = await rateLimits.blocked('dashboard-login', throttle, LOGIN_RULE);
+      if (wait) return wait;
       const after = await rateLimits.hit('dashboard-login', throttle, LOGIN_RULE);
       return after ?? 'wrong';
     }
-    ctx.cookies.set(cookieName(t.dashboard), await sessionToken(deps.sql, t.dashboard, keyId), {
+    ctx.cookies.set(cookieName(t.dashboard), await sessionToken(deps.sql, deps.sessionSecret, t.dashboard, keyId), {
       httpOnly: true,
       sameSite: 'lax',
       secure: ctx.protocol === 'https',
@@ -185,7 +189,7 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
     html(ctx, 200, renderRun(t.dashboard.data, t.base, sanitizeCss(t.dashboard.data.customCSS), check, stored, status), t.dashboard.data.isPrivate);
   }
 
-  return async (ctx, next) => {
+  return async function dashboardPagesMiddleware(ctx, next) {
     if (ctx.path.startsWith('/dashboards/assets/')) return assets(ctx, next);
     const t = await target(ctx);
     if (!t) {

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import type { Role } from '../accounts/keys.js';
+import type { Role } from '../model/secrets.js';
 import { resolvePrincipal } from '../accounts/repository.js';
 import type { Sql } from '../storage/postgres.js';
 import { forbidden, HttpError, unauthorized } from './errors.js';
@@ -28,7 +28,7 @@ function requestedAccount(service: string, checkly: string): string | undefined 
 
 /** Resolves `Authorization: Bearer <key>` and the requested account to a principal in ctx.state.principal. */
 export function authenticate(sql: Sql, access: Exclude<Access, 'public'>): Middleware {
-  return async (ctx, next) => {
+  return async function authenticateMiddleware(ctx, next) {
     // Node keeps only the first of repeated Authorization headers; two keys in one request are ambiguous.
     if (countHeader(ctx.req.rawHeaders, 'authorization') > 1) throw new HttpError(400, 'Send one Authorization header');
     const match = BEARER.exec(ctx.get('authorization'));

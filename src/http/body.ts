@@ -49,23 +49,27 @@ function followUtf8(req: IncomingMessage): () => boolean {
 
 /**
  * JSON bodies through koa-body, strictly: only UTF-8 (another charset is a 415), every byte valid UTF-8
- * (400 otherwise), at most `limitBytes` (413). Other content types are left unparsed; routes that take a
+ * (400 otherwise), at most `limitBytes` (413), or the larger limit `larger` gives a path (project deploys). Other content types are left unparsed; routes that take a
  * body answer them 415.
  */
-export function jsonBody(limitBytes: number): Middleware {
-  const parse = koaBody({
-    json: true,
-    jsonStrict: true,
-    jsonLimit: limitBytes,
-    urlencoded: false,
-    text: false,
-    multipart: false,
-    patchNode: false,
-    onError: (err) => {
-      throw bodyParseError(err);
-    },
-  });
-  return async (ctx, next) => {
+export function jsonBody(limitBytes: number, larger: ReadonlyMap<string, number> = new Map()): Middleware {
+  const parser = (limit: number) =>
+    koaBody({
+      json: true,
+      jsonStrict: true,
+      jsonLimit: limit,
+      urlencoded: false,
+      text: false,
+      multipart: false,
+      patchNode: false,
+      onError: (err) => {
+        throw bodyParseError(err);
+      },
+    });
+  const standard = parser(limitBytes);
+  const byPath = new Map([...larger].map(([path, limit]) => [path, parser(limit)]));
+  return async function jsonBodyMiddleware(ctx, next) {
+    const parse = byPath.get(ctx.path) ?? standard;
     if (!PARSED_METHODS.has(ctx.method) || !ctx.is(JSON_TYPES)) return next();
     const charset = ctx.request.charset;
     if (charset && !/^utf-?8$/i.test(charset)) throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 JSON`);

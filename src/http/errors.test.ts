@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/service.js';
 
@@ -25,6 +26,65 @@ describe('error bodies', () => {
       error: 'Payload Too Large',
       message: 'Request body is larger than the allowed limit',
     });
+  });
+
+  /**
+   * Sends a body of `total` bytes in 64 KiB pieces, as fast as the socket takes them, and reads the answer.
+   * The answer must arrive whole (no EPIPE or reset on the client's side) even though the server never
+   * reads most of the body.
+   */
+  const sendLarge = (total: number, chunked: boolean) =>
+    new Promise<{ status: number; text: string; sent: number; answeredAt: number }>((resolve, reject) => {
+      const { hostname, port } = new URL(svc.url);
+      const socket = net.connect(Number(port), hostname);
+      let sent = 0;
+      let answer = '';
+      const piece = Buffer.alloc(64 * 1024, 0x20);
+      socket.on('connect', () => {
+        socket.write(
+          `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\n` +
+            (chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${total}\r\n`) + '\r\n',
+        );
+        const pump = () => {
+          while (sent < total && !socket.destroyed) {
+            const n = Math.min(piece.length, total - sent);
+            const body = piece.subarray(0, n);
+            const ok = socket.write(chunked ? Buffer.concat([Buffer.from(`${n.toString(16)}\r\n`), body, Buffer.from('\r\n')]) : body);
+            sent += n;
+            if (!ok) return void socket.once('drain', pump);
+          }
+          if (chunked && !socket.destroyed) socket.write('0\r\n\r\n');
+        };
+        pump();
+      });
+      /** Bytes of the body sent when the first byte of the answer arrived. */
+      let answeredAt = -1;
+      socket.on('data', (c) => {
+        if (answeredAt < 0) answeredAt = sent;
+        answer += c.toString('utf8');
+      });
+      const done = () => resolve({ status: Number(answer.split(' ')[1]), text: answer, sent, answeredAt });
+      socket.on('error', (err) => (answer.includes('\r\n\r\n') ? done() : reject(err)));
+      socket.on('close', done);
+    });
+
+  it('answers a 1 GiB chunked body with 413, and the client reads it', async () => {
+    const total = 1024 * 1024 * 1024;
+    const res = await sendLarge(total, true);
+    expect(res.status).toBe(413);
+    expect(res.text).toContain('Request body is larger than the allowed limit');
+    // The answer came while the body was still being sent, and the server stopped taking it.
+    expect(res.answeredAt).toBeLessThan(total);
+    expect(res.sent).toBeLessThan(total);
+  });
+
+  it('answers a large body announced by Content-Length with 413 before reading it, and the client reads it', async () => {
+    const total = 1024 * 1024 * 1024;
+    const res = await sendLarge(total, false);
+    expect(res.status).toBe(413);
+    expect(res.text).toContain('Request body is larger than the allowed limit');
+    expect(res.answeredAt).toBeLessThan(total);
+    expect(res.sent).toBeLessThan(total);
   });
 
   it('answers a non-JSON body with 415', async () => {

@@ -1,7 +1,9 @@
 import { STATUS_CODES } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { isRedisUnavailable } from '../storage/redis.js';
 
 /** The contract's messages; statuses it does not list use Node's reason phrase. */
 const CONTRACT_MESSAGES: Record<number, string> = {
@@ -27,6 +29,8 @@ export interface ErrorBody {
 /** An error that is meant for the client: its status, message and attributes are sent as they are. */
 export class HttpError extends Error {
   readonly headers: Record<string, string>;
+  /** Top-level fields the body carries besides the contract's three (a 409's `deploymentId`, as the anchor sends it). */
+  private fields: Record<string, unknown> = {};
   constructor(
     readonly status: number,
     message?: string,
@@ -38,8 +42,13 @@ export class HttpError extends Error {
     this.headers = headers;
   }
 
+  withFields(fields: Record<string, unknown>): this {
+    this.fields = { ...this.fields, ...fields };
+    return this;
+  }
+
   body(): ErrorBody {
-    const body: ErrorBody = { statusCode: this.status, error: statusName(this.status), message: this.message };
+    const body: ErrorBody = { ...this.fields, statusCode: this.status, error: statusName(this.status), message: this.message };
     if (this.attributes) body.attributes = this.attributes;
     return body;
   }
@@ -72,15 +81,39 @@ function fromLibraryError(err: unknown): HttpError | undefined {
   return status >= 400 && status < 500 ? new HttpError(status) : undefined;
 }
 
+/** How long a refused body may keep arriving after its 413 before the connection is closed. */
+export const REFUSED_BODY_LINGER_MS = 1000;
+
+/**
+ * A body refused unread (413): its answer goes out at once, while the rest of the body is read and thrown away
+ * (Node discards it, so the client is not cut off mid-write and reads the 413 instead of EPIPE), but only for
+ * REFUSED_BODY_LINGER_MS: a client still sending then is disconnected, so no client makes the server read an
+ * unbounded body.
+ */
+function boundUnreadBody(req: IncomingMessage): void {
+  if (req.complete) return;
+  const timer = setTimeout(() => {
+    if (!req.complete) req.socket.destroy();
+  }, REFUSED_BODY_LINGER_MS);
+  timer.unref();
+  req.once('end', () => clearTimeout(timer));
+  req.socket.once('close', () => clearTimeout(timer));
+}
+
 /** Maps every thrown error to the contract's body; unexpected errors become a 500 with a request id. */
 export function errorMiddleware(logger: Logger): Middleware {
-  return async (ctx, next) => {
+  return async function errorMiddleware(ctx, next) {
     try {
       await next();
       // Koa's default 404 and the router's 405/501 leave an empty body: give them the contract's shape.
       if (ctx.body == null && ctx.status >= 400) throw new HttpError(ctx.status);
     } catch (err) {
       let httpError = err instanceof HttpError ? err : fromLibraryError(err);
+      if (!httpError && isRedisUnavailable(err)) {
+        // What needs Redis (the ingest queue, idempotency keys, pings) waits at most REDIS_COMMAND_TIMEOUT_MS for it.
+        logger.warn({ err: (err as Error).message, requestId: ctx.state.requestId }, 'Redis unavailable');
+        httpError = new HttpError(503, 'Redis is unavailable; retry later', { requestId: ctx.state.requestId }, { 'Retry-After': '5' });
+      }
       if (!httpError) {
         logger.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
         httpError = new HttpError(500, 'Internal Server Error', { requestId: ctx.state.requestId });
@@ -88,6 +121,7 @@ export function errorMiddleware(logger: Logger): Middleware {
       ctx.status = httpError.status;
       for (const [name, value] of Object.entries(httpError.headers)) ctx.set(name, value);
       ctx.body = httpError.body();
+      if (httpError.status === 413) boundUnreadBody(ctx.req);
     }
   };
 }

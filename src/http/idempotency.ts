@@ -30,8 +30,9 @@ export class IdempotencyKeys {
     return `${this.keyPrefix}idem:${accountId}:${createHash('sha256').update(key).digest('base64url')}`;
   }
 
+  /** The body's hash in a canonical form: the same JSON with its keys in another order is the same request. */
   static fingerprint(body: unknown): string {
-    return createHash('sha256').update(JSON.stringify(body)).digest('base64url');
+    return createHash('sha256').update(canonicalJson(body)).digest('base64url');
   }
 
   /** `undefined` when this is the first use (and `reply` is now stored); otherwise what the first use stored. */
@@ -48,4 +49,14 @@ export class IdempotencyKeys {
   async forget(accountId: string, key: string): Promise<void> {
     await this.redis.del(this.redisKey(accountId, key));
   }
+}
+
+/** JSON with object keys sorted at every level (arrays keep their order). */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }

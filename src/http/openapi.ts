@@ -8,6 +8,8 @@ export const ErrorSchema = Type.Object(
     error: Type.String({ description: 'Status name' }),
     message: Type.String(),
     attributes: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    errorCode: Type.Optional(Type.String({ description: "A machine-readable reason where the anchor's clients read one (ERR_NO_MATCHING_CHECKS)" })),
+    deploymentId: Type.Optional(Type.String({ description: 'A project deploy refused (409) or still running (408): the deployment in the way' })),
   },
   { additionalProperties: false },
 );
@@ -27,7 +29,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Body is not JSON',
   429: 'Rate limit exceeded; see Retry-After and the RateLimit-* headers',
   500: 'Unexpected server error; quote attributes.requestId',
-  503: 'A dependency is unavailable',
+  503: 'A dependency is unavailable (Redis: what needs it waits at most 1.5 s, then answers this); retry after Retry-After',
 };
 
 const RATE_LIMIT_HEADERS = {
@@ -89,6 +91,7 @@ function errorResponse(status: number) {
   return {
     description: ERROR_DESCRIPTIONS[status] ?? statusName(status),
     ...(status === 429 ? { headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } } : {}),
+    ...(status === 503 ? { headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } } } : {}),
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   };
 }
@@ -115,7 +118,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       };
     }
     const errors = new Set([...(authenticated ? AUTHENTICATED_ERRORS : []), ...(limited ? [429] : []), ...(route.errors ?? []), 500]);
-    if (route.schema.body) errors.add(413).add(415);
+    if (route.schema.body || route.rawBody) errors.add(413).add(415);
     for (const status of [...errors].sort()) responses[String(status)] = errorResponse(status);
 
     paths[route.path] ??= {};
@@ -127,7 +130,9 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       ...(route.deprecated ? { deprecated: true } : {}),
       ...(authenticated ? { security: [{ bearerAuth: [] }] } : { security: [] }),
       ...(parameters.length ? { parameters } : {}),
-      ...(route.schema.body
+      ...(route.rawBody
+        ? { requestBody: { required: true, content: { [route.rawBody.mediaType]: { schema: { type: 'string', format: 'binary' } } } } }
+        : route.schema.body
         ? { requestBody: { required: !(OptionalKind in route.schema.body), content: { 'application/json': { schema: requestSchema(plain(route.schema.body)) } } } }
         : {}),
       responses,

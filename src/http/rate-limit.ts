@@ -69,16 +69,17 @@ export class RateLimits {
    * either): a ping or trigger URL is limited per token.
    */
   middleware(routeId: string, routeRule?: RateLimitRule): Middleware {
-    return async (ctx, next) => {
+    const limits = this;
+    return async function rateLimitMiddleware(ctx, next) {
       const principal = ctx.state.principal as Principal | undefined;
-      const { scope, rule } = principal ? this.ruleFor(principal, routeRule) : { scope: 'route', rule: routeRule ?? this.defaults };
+      const { scope, rule } = principal ? limits.ruleFor(principal, routeRule) : { scope: 'route', rule: routeRule ?? limits.defaults };
       const owner = principal ? principal.account.id : `path:${Object.values(ctx.params as Record<string, string>).join('/').toLowerCase()}`;
       const bucket = routeRule?.bucket ?? routeId;
       const key = scope === 'route' ? `${bucket}:${owner}` : owner;
       let res: RateLimiterRes;
       let limited = false;
       try {
-        res = await this.limiter(scope === 'route' ? `route:${bucket}` : 'account', rule).consume(key);
+        res = await limits.limiter(scope === 'route' ? `route:${bucket}` : 'account', rule).consume(key);
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         res = rejection;

@@ -6,7 +6,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Assigns a request id (a caller's well-formed `x-request-id` is kept), echoes it and logs one line per request. */
 export function requestLog(logger: Logger): Middleware {
-  return async (ctx, next) => {
+  return async function requestLogMiddleware(ctx, next) {
     const incoming = ctx.get('x-request-id');
     const requestId = SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;

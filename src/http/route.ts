@@ -20,6 +20,8 @@ export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** A stream answered as it is written (server-sent events): never buffered by compression. */
+  streaming?: boolean;
 }
 
 export interface RouteSchemas<P extends TSchema, Q extends TSchema, B extends TSchema, H extends TSchema> {
@@ -64,6 +66,13 @@ export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObje
   deprecated?: boolean;
   /** Media type of the success responses; JSON unless set (the handler sets the Content-Type header to match). */
   contentType?: string;
+  /**
+   * The body is bytes of this media type, not JSON: the handler gets the request stream as `body` (its schema
+   * only documents it) and reads at most `maxBytes` (a declared larger length is a 413 before any is read).
+   */
+  rawBody?: { mediaType: string; maxBytes: number };
+  /** A JSON body may be this large (after content decoding) instead of the service's BODY_LIMIT_BYTES. */
+  bodyLimitBytes?: number;
   schema: RouteSchemas<P, Q, B, H>;
   handler: (req: Request<Static<P>, Static<Q>, Static<B>, Static<H>>) => Promise<Reply> | Reply;
 }

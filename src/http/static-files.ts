@@ -21,7 +21,7 @@ export function staticFiles(prefix: string, files: Record<string, string>): Midd
       return [`${prefix}/${name}`, { body: readFileSync(file), type }];
     }),
   );
-  return async (ctx, next) => {
+  return async function staticFilesMiddleware(ctx, next) {
     const file = ctx.method === 'GET' || ctx.method === 'HEAD' ? served.get(ctx.path) : undefined;
     if (!file) return next();
     ctx.state.pageRoute = `${prefix}/*`;

@@ -37,7 +37,7 @@ export function apiReference(): Middleware {
     'favicon-32x32.png': path.join(swaggerDir, 'favicon-32x32.png'),
     'init.js': path.join(here, 'assets/docs-init.js'),
   });
-  return async (ctx, next) => {
+  return async function apiReferenceMiddleware(ctx, next) {
     if ((ctx.path === '/docs' || ctx.path === '/docs/') && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       ctx.state.pageRoute = '/docs';
       ctx.type = 'text/html; charset=utf-8';

@@ -1,12 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { hashSecret } from '../accounts/keys.js';
+import { hashSecret } from '../model/secrets.js';
 import { HttpError } from '../http/errors.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../platform/metrics.js';
 
 /** Counts and times every answered request by its route template (never the raw path: ids would explode the series). */
 export function httpMetrics(metrics: Metrics): Middleware {
-  return async (ctx, next) => {
+  return async function httpMetricsMiddleware(ctx, next) {
     const started = performance.now();
     try {
       await next();
@@ -28,7 +28,7 @@ export function sameSecret(given: string, expected: string): boolean {
  * with `Authorization: Bearer <METRICS_TOKEN>` (the API keys of accounts do not open it).
  */
 export function metricsEndpoint(metrics: Metrics, token: string | undefined): Middleware {
-  return async (ctx, next) => {
+  return async function metricsEndpointMiddleware(ctx, next) {
     if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     ctx.state.pageRoute = '/metrics';
     if (!token) return next();

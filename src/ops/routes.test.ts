@@ -11,7 +11,10 @@ describe('health and readiness', () => {
   it('answers /health without a key', async () => {
     const res = await svc.call('GET', '/health', { key: null });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok' });
+    expect(res.body.status).toBe('ok');
+    // Each public location's runners, waiting runs and lag (none run in this suite: RUNNER=off).
+    expect(res.body.runners.locations).toHaveLength(22);
+    expect(res.body.runners.locations[0]).toEqual({ location: 'us-east-1', runners: 0, waiting: 0, delayed: 0, lagSeconds: 0 });
   });
 
   it('answers /ready with each dependency', async () => {

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../storage/deps.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
-import { checkReadiness, ingestDetails } from './readiness.js';
+import { LOCATIONS } from '../model/checks.js';
+import { locationHealth, type LocationHealth as LocationHealthValue } from '../runners/health.js';
+import { checkReadiness, ingestDetails, withTimeout } from './readiness.js';
 
 const DependencyStatus = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
@@ -24,20 +26,54 @@ const ReadyBody = Type.Object({
   ingest: IngestDetails,
 });
 
+const LocationHealth = Type.Object({
+  location: Type.String(),
+  runners: Type.Integer({ description: 'Runners serving it seen in the last 30 s' }),
+  waiting: Type.Integer({ description: 'Runs due and waiting for a runner' }),
+  delayed: Type.Integer({ description: 'Runs scheduled for later (within the lookahead) and retries' }),
+  lagSeconds: Type.Number({ description: 'How long the oldest due run has waited' }),
+});
+
+const HealthBody = Type.Object({
+  status: Type.Literal('ok'),
+  runners: Type.Optional(
+    Type.Union([
+      Type.Object({ locations: Type.Array(LocationHealth) }),
+      Type.Object({ error: Type.String({ description: 'Redis did not answer: the runners cannot be looked at' }) }),
+    ]),
+  ),
+});
+
 const OpenApiDocument = Type.Object({ openapi: Type.String() }, { additionalProperties: true });
 
 /** Liveness, readiness and the API description: unauthenticated and not rate limited. */
 export function opsRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
+  // Every public location and any other this process serves; read at most every 2 s (probes may poll /health).
+  const locations = [...new Set([...LOCATIONS, ...deps.config.runner.locations])];
+  let cached: { at: number; value: Promise<{ locations: LocationHealthValue[] } | { error: string }> } | undefined;
+  const runnerDetail = () => {
+    if (!cached || Date.now() - cached.at > 2000) {
+      cached = {
+        at: Date.now(),
+        value: withTimeout(locationHealth(deps.queues, deps.redis, deps.config.redisPrefix, locations), 1500).then(
+          (list: LocationHealthValue[]) => ({ locations: list }),
+          (err: Error) => ({ error: err.message }),
+        ),
+      };
+    }
+    return cached.value;
+  };
   return [
     defineRoute({
       method: 'GET',
       path: '/health',
       operationId: 'getHealth',
-      summary: 'Liveness: the process is up',
+      summary: 'Liveness: the process is up; and each run location\'s runners, queue and lag',
+      description: 'A location whose runs wait with no runner shows here as `runners: 0` and a growing lagSeconds (runner_run_lateness_seconds on /metrics).',
       tag: 'Operations',
       access: 'public',
-      schema: { responses: { 200: Type.Object({ status: Type.Literal('ok') }) } },
-      handler: () => ({ status: 200, body: { status: 'ok' } }),
+      schema: { responses: { 200: HealthBody } },
+      handler: async () => ({ status: 200, body: { status: 'ok', runners: await runnerDetail() } }),
     }),
     defineRoute({
       method: 'GET',

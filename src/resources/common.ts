@@ -2,12 +2,6 @@ import { Type } from '@sinclair/typebox';
 import { pageOffset, type PageQuery } from '../http/pagination.js';
 import type { Sql } from '../storage/postgres.js';
 
-export function iso(d: Date): string;
-export function iso(d: Date | null | undefined): string | null;
-export function iso(d: Date | null | undefined): string | null {
-  return d ? d.toISOString() : null;
-}
-
 /** Postgres reports a unique violation as 23505; `constraint` names the index. */
 export function uniqueViolation(err: unknown): string | undefined {
   const e = err as { code?: string; constraint_name?: string };

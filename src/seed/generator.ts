@@ -1,4 +1,4 @@
-import type { CheckType } from '../resources/checks/enums.js';
+import type { CheckType } from '../model/checks.js';
 import type { ResultItem } from '../ingest/schemas.js';
 import { deriveSeed, Random } from './random.js';
 
@@ -18,7 +18,7 @@ export interface SeedWindow {
 }
 
 /** Typical medians (ms) per type; locations scale them. */
-const MEDIAN_MS: Partial<Record<CheckType, number>> = {
+const MEDIAN_MS = {
   API: 180,
   URL: 140,
   BROWSER: 2400,
@@ -31,7 +31,8 @@ const MEDIAN_MS: Partial<Record<CheckType, number>> = {
   TRACEROUTE: 700,
   SSL: 60,
   GRPC: 90,
-};
+  HEARTBEAT: 200,
+} satisfies Record<CheckType, number>;
 
 const BURST_START = 0.004;
 const BURST_CONTINUE = 0.8;
@@ -57,7 +58,7 @@ export function runCount(check: SeedCheck, window: SeedWindow): number {
  */
 export function* generateRuns(check: SeedCheck, window: SeedWindow, index: number): Generator<ResultItem> {
   const rnd = new Random(deriveSeed(window.seed, index));
-  const median = MEDIAN_MS[check.checkType] ?? 200;
+  const median: number = MEDIAN_MS[check.checkType];
   const states: LocationState[] = check.locations.map(() => ({
     factor: rnd.between(0.7, 1.8),
     failing: false,
@@ -164,8 +165,12 @@ function makeRun(rnd: Random, check: SeedCheck, location: string, startedAt: num
       item.latencyStdDev = round(spread);
       break;
     }
-    default:
+    case 'HEARTBEAT':
       break;
+    default: {
+      const unhandled: never = check.checkType;
+      throw new Error(`no synthetic runs for ${String(unhandled)} checks`);
+    }
   }
   return item;
 }

@@ -1,4 +1,4 @@
-import { CREATABLE_TYPES, LOCATIONS } from '../resources/checks/enums.js';
+import { CREATABLE_TYPES, LOCATIONS } from '../model/checks.js';
 import type { ResultItem } from '../ingest/schemas.js';
 import { generateRuns, type SeedCheck, type SeedWindow } from './generator.js';
 import { planSegments, seedCheckBody, type SeedPlan } from './seeder.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCATIONS } from '../resources/checks/enums.js';
+import { LOCATIONS } from '../model/checks.js';
 import { generateRuns, runCount, type SeedCheck } from './generator.js';
 import { createChecksOverHttp, HttpClient, seedOverHttp } from './http.js';
 import { createSeedChecks, seedBulk, totalRuns } from './seeder.js';

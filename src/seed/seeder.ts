@@ -1,11 +1,12 @@
-import { CREATABLE_TYPES, LOCATIONS, type TypeSegment } from '../resources/checks/enums.js';
-import { insertCheck, type CheckInput } from '../resources/checks/repository.js';
-import { createBodySchema } from '../resources/checks/schemas.js';
+import { CREATABLE_TYPES, LOCATIONS, type TypeSegment } from '../model/checks.js';
+import { insertCheck, type CheckInput } from '../checks/repository.js';
+import { createBodySchema } from '../checks/schemas.js';
 import { compileValidator } from '../http/validation.js';
-import { ROW_COLUMNS, toRow, type ResultRow } from '../ingest/rows.js';
+import { toRow } from '../ingest/rows.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
 import { generateRuns, runCount, type SeedCheck, type SeedWindow } from './generator.js';
+import { ROW_COLUMNS, type ResultRow } from '../model/results.js';
 
 export interface SeedPlan {
   count: number;
@@ -98,7 +99,7 @@ export async function seedBulk(
     const token = `seed:${accountId}:${window.seed}:${window.from}:${window.to}:${blockNo++}`;
     block = [];
     await pending;
-    pending = store.insert('check_results', ROW_COLUMNS, rows, { insert_deduplication_token: token }).then(() => {
+    pending = store.insert('check_results', ROW_COLUMNS, rows, { settings: { insert_deduplication_token: token }, purpose: 'ingest' }).then(() => {
       total += rows.length;
       onProgress(rows.length);
     });

@@ -1,13 +1,14 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../storage/deps.js';
 import { notFound } from '../../http/errors.js';
 import { UUID } from '../../http/ids.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Rules } from '../../http/rules.js';
 import { Nullable } from '../../http/schemas.js';
-import { iso, listAccountRows } from '../common.js';
+import { listAccountRows } from '../common.js';
+import { iso } from '../../model/time.js';
 
 const Pem = (what: string) => Type.String({ minLength: 1, maxLength: 65536, description: `${what}, PEM` });
 

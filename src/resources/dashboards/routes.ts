@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../deps.js';
-import { hashSecret } from '../../accounts/keys.js';
+import type { Deps } from '../../storage/deps.js';
+import { hashSecret } from '../../model/secrets.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
@@ -9,7 +9,8 @@ import { compileValidator } from '../../http/validation.js';
 import { Nullable } from '../../http/schemas.js';
 import { DashboardBody, DashboardFields, DashboardUpdate, KeyResult } from './schemas.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
-import { iso, listAccountRows, uniqueViolation } from '../common.js';
+import { listAccountRows, uniqueViolation } from '../common.js';
+import { iso } from '../../model/time.js';
 
 const validateDashboard = compileValidator('body', DashboardBody);
 

@@ -1,7 +1,8 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Nullable, NumberEnum, StringEnum } from '../../http/schemas.js';
 
-const Url = Type.String({ format: 'uri', maxLength: 2048 });
+/** An http(s) URL: a `javascript:` or `data:` link, logo or favicon would run or hide something in viewers' browsers. */
+const Url = Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048 });
 /** One DNS label: the subdomain under the service's shared domain. */
 const DnsLabel = Type.String({ pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$', maxLength: 63 });
 /** A fully qualified host name with at least two labels. */

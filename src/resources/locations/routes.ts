@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
-import { LOCATION_NAMES, LOCATIONS } from '../checks/enums.js';
+import { LOCATION_NAMES, LOCATIONS } from '../../model/checks.js';
 
 const LocationBody = Type.Object(
   {

@@ -79,6 +79,19 @@ describe('maintenance windows', () => {
     expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Not Found' });
   });
 
+  it('takes an id only in its canonical spelling: a leading zero or a plus is a 400, never the window', async () => {
+    const created = await svc.call('POST', '/v1/maintenance-windows', {
+      body: { name: 'Spelling', startsAt: '2026-12-01T00:00:00.000Z', endsAt: '2026-12-01T01:00:00.000Z', tags: ['x'] },
+    });
+    expect(created.status).toBe(201);
+    expect((await svc.call('GET', `/v1/maintenance-windows/${created.body.id}`)).status).toBe(200);
+    for (const spelling of [`0${created.body.id}`, `00${created.body.id}`, `+${created.body.id}`]) {
+      expectFieldError(await svc.call('GET', `/v1/maintenance-windows/${spelling}`), 'path.id', 'type');
+      expectFieldError(await svc.call('DELETE', `/v1/maintenance-windows/${spelling}`), 'path.id', 'type');
+    }
+    expect((await svc.call('GET', `/v1/maintenance-windows/${created.body.id}`)).status).toBe(200);
+  });
+
   it('updates, validates the update, lists and deletes', async () => {
     const { body: created } = await svc.call('POST', '/v1/maintenance-windows', { body: base });
     const updated = await svc.call('PUT', `/v1/maintenance-windows/${created.id}`, { body: { ...base, name: 'Renamed', pauseAllChecks: true } });

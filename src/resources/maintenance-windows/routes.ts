@@ -1,12 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../storage/deps.js';
 import { notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { NumericIdParams } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
-import { iso, listAccountRows } from '../common.js';
+import { listAccountRows } from '../common.js';
 import { Rules } from '../../http/rules.js';
+import { iso } from '../../model/time.js';
 
 /** A calendar date or a full timestamp; windows usually need the time of day. */
 const DateOrTime = Type.Union([Type.String({ format: 'date-time' }), Type.String({ format: 'date' })]);

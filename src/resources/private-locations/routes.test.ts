@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret } from '../../accounts/keys.js';
+import { hashSecret } from '../../model/secrets.js';
 import { createOtherTenant, expectFieldError, startTestService, waitFor, type TestService } from '../../../test/support/service.js';
 
 describe('private locations', () => {

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../deps.js';
-import { hashSecret, keySuffix } from '../../accounts/keys.js';
+import type { Deps } from '../../storage/deps.js';
+import { hashSecret, keySuffix } from '../../model/secrets.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { UUID } from '../../http/ids.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable } from '../../http/schemas.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
-import { iso, listAccountRows, uniqueViolation } from '../common.js';
+import { listAccountRows, uniqueViolation } from '../common.js';
+import { iso } from '../../model/time.js';
 
 /** The anchor's rule: 1-30 letters, digits and dashes, and never the name of a public location. */
 const SLUG_PATTERN = '^((?!((us(-gov)?|ap|ca|cn|eu|sa|af|me)-(central|(north|south)?(east|west)?)-\\d+))[a-zA-Z0-9-]{1,30})$';
@@ -116,11 +117,6 @@ async function addKey(db: Sql, locationId: string): Promise<{ row: KeyRow; raw: 
 }
 
 /** The slug names of the account's private locations: valid run locations beside the public ones. */
-export async function privateLocationSlugs(db: Sql, accountId: string): Promise<Set<string>> {
-  const rows = await db<{ slug_name: string }[]>`select slug_name from private_locations where account_id = ${accountId}`;
-  return new Set(rows.map((r) => r.slug_name));
-}
-
 export function privateLocationRoutes({ sql }: Deps): AnyRoute[] {
   const tag = 'Private locations';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../../test/support/service.js';
-import { RUNTIME_IDS } from '../checks/enums.js';
+import { RUNTIME_IDS } from '../../model/checks.js';
 
 describe('runtimes and locations', () => {
   let svc: TestService;

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../storage/deps.js';
 import { notFound } from '../../http/errors.js';
 import { NumericIdParams } from '../../http/ids.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable } from '../../http/schemas.js';
-import { iso, listAccountRows } from '../common.js';
+import { listAccountRows } from '../common.js';
+import { iso } from '../../model/time.js';
 
 const SnippetBody = Type.Object(
   {

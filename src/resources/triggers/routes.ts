@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../storage/deps.js';
 import { notFound } from '../../http/errors.js';
 import { PositiveId } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable } from '../../http/schemas.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
-import { findCheckRow } from '../checks/repository.js';
-import { iso } from '../common.js';
+import { findCheckRow } from '../../checks/repository.js';
+import { iso } from '../../model/time.js';
+import { matchChecks, startSessions } from '../../runners/on-demand.js';
 
 interface TriggerRow {
   id: number;
@@ -45,7 +46,7 @@ type Subject = { kind: 'check'; id: string } | { kind: 'group'; id: number };
  * Trigger URLs: a token URL per check or group that anyone holding it can call to request a run now
  * (CI after a deploy, say). A call records a run request for the runners and stamps `called_at`.
  */
-export function triggerRoutes({ sql, config }: Deps): AnyRoute[] {
+export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
   const tag = 'Triggers';
   const base = () => config.publicUrl ?? '';
   const shape = (row: TriggerRow) => {
@@ -113,8 +114,9 @@ export function triggerRoutes({ sql, config }: Deps): AnyRoute[] {
         path,
         operationId: `get${op}`,
         summary: `Retrieve the trigger URL of a ${noun}`,
+        description: 'The URL starts runs without a key, so it is for keys that may write: a read-only key gets 403.',
         tag,
-        access: 'read',
+        access: 'write',
         errors: [404],
         schema: { params, responses: { 200: body } },
         handler: async ({ principal, params: p }) => ({ status: 200, body: shape(await find(sql, principal.account.id, subjectFrom(p))) }),
@@ -145,6 +147,9 @@ export function triggerRoutes({ sql, config }: Deps): AnyRoute[] {
       if (!row) throw notFound();
       const [req] = await db<{ id: number; requested_at: Date }[]>`insert into run_requests (account_id, check_id, group_id, source)
         values (${row.account_id}, ${row.check_id}, ${row.group_id}, 'TRIGGER') returning id, requested_at`;
+      // The runs start now: a session per check (the group's activated checks for a group trigger).
+      const ids = row.check_id ? [row.check_id] : await matchChecks(db, row.account_id, { groupId: row.group_id! });
+      await startSessions(db, queues, row.account_id, ids, 'LEGACY_TRIGGER', config.runner.sessionTimeoutSeconds * 1000);
       return {
         status: 202,
         body: {

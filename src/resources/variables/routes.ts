@@ -1,10 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../storage/deps.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
 import { listReply, PageQuery } from '../../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { transaction } from '../../storage/postgres.js';
-import { iso, listAccountRows, uniqueViolation } from '../common.js';
+import { listAccountRows, uniqueViolation } from '../common.js';
+import { iso } from '../../model/time.js';
 
 /** Names a script can read from its environment: letters, digits and underscores, not starting with a digit. */
 const VariableKey = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', minLength: 1, maxLength: 255 });
