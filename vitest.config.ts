@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/compat/**/*.test.ts', 'test/browser/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/architecture/**/*.test.ts', 'test/compat/**/*.test.ts', 'test/browser/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     // One process per test file: the embedded engine binds one data directory per process.
     pool: 'forks',

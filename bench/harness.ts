@@ -24,6 +24,9 @@ export function benchEnvironment() {
     LOG_LEVEL: 'warn',
     // An unused admin key, so first start does not print a generated one.
     BOOTSTRAP_API_KEY: `bench_bootstrap_${randomBytes(24).toString('hex')}`,
+    // Bench traffic stays on this machine (docs/outbound.md).
+    OUTBOUND_PUBLIC: 'false',
+    OUTBOUND_ALLOW: '127.0.0.0/8',
   };
   delete env.CLICKHOUSE_URL;
   return { runId, dataDir, env };

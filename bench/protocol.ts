@@ -9,7 +9,9 @@ export type ServiceMessage =
   /** Stored rows, of one check when named (heartbeat misses and other checks' runs land meanwhile). */
   | { type: 'state'; checkId?: string }
   | { type: 'memory' }
-  | { type: 'settle' };
+  | { type: 'settle' }
+  /** Every stored run of the account started in [from, to) (epoch ms): for the runner bench's slot accounting. */
+  | { type: 'runs'; accountId: string; from: number; to: number };
 
 export interface Memory {
   rssBytes: number;
@@ -30,4 +32,5 @@ export type ServiceReply =
   | { type: 'saturate'; queries: number; seconds: number }
   | ({ type: 'state'; rows: number; queue: QueueState } & Memory)
   | ({ type: 'memory' } & Memory)
-  | { type: 'settle' };
+  | { type: 'settle' }
+  | { type: 'runs'; runs: { checkId: string; startedAt: number; failed: boolean }[] };

@@ -9,10 +9,10 @@ import { planReport, type ReportQuery } from '../src/analytics/report.js';
 import { reportQuery } from '../src/analytics/schemas.js';
 import { planSummary } from '../src/analytics/summary.js';
 import type { QuickRange } from '../src/analytics/windows.js';
-import { loadConfig } from '../src/config.js';
-import { findCheckRow } from '../src/resources/checks/repository.js';
+import { loadConfig } from '../src/platform/config.js';
+import { findCheckRow } from '../src/checks/repository.js';
 import { compileValidator } from '../src/http/validation.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/platform/logger.js';
 import { startService } from '../src/service.js';
 import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
 
@@ -75,6 +75,14 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
     }
     case 'memory':
       return { type: 'memory', ...memory() };
+    case 'runs': {
+      const rows = await store.query<{ checkId: string; startedAt: number; failed: boolean }>(
+        `SELECT toString(check_id) AS checkId, toUnixTimestamp64Milli(started_at) AS startedAt, has_failures AS failed FROM check_results
+         WHERE account_id = {accountId:UUID} AND started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}`,
+        { accountId: msg.accountId, from: new Date(msg.from).toISOString().replace('T', ' ').slice(0, 23), to: new Date(msg.to).toISOString().replace('T', ' ').slice(0, 23) },
+      );
+      return { type: 'runs', runs: rows.map((r) => ({ checkId: r.checkId, startedAt: Number(r.startedAt), failed: Boolean(r.failed) })) };
+    }
     case 'settle':
       // chdb runs parameterized queries one at a time, in order: once this one answers, every report
       // still queued from the previous load level has finished and the next level starts on an idle engine.

@@ -1,17 +1,21 @@
 import Router from '@koa/router';
-import { OptionalKind, type TObject } from '@sinclair/typebox';
+import { Stream } from 'node:stream';
+import zlib from 'node:zlib';
+import compress from 'koa-compress';
 import Koa, { type Middleware } from 'koa';
-import type { Deps } from './deps.js';
+import type { Deps } from './storage/deps.js';
 import { authenticate } from './http/auth.js';
 import { jsonBody } from './http/body.js';
-import { errorMiddleware, HttpError, notFound } from './http/errors.js';
+import { errorMiddleware, HttpError } from './http/errors.js';
 import { buildOpenApi } from './http/openapi.js';
+import { checkSessionRoutes, runnerResourceRoutes } from './runners/routes.js';
 import { RateLimits } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { type AnyRoute, koaPath } from './http/route.js';
-import { compileResponseValidator, compileValidator } from './http/validation.js';
+import { compileResponseValidator } from './http/validation.js';
+import { compileRouteInput } from './http/invoke.js';
 import { ingestRoutes } from './ingest/routes.js';
-import { accountRoutes } from './accounts/routes.js';
+import { accountRoutes } from './resources/accounts/routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import { opsRoutes } from './ops/routes.js';
 import { alertChannelRoutes } from './resources/alert-channels/routes.js';
@@ -29,10 +33,12 @@ import { privateLocationRoutes } from './resources/private-locations/routes.js';
 import { clientCertificateRoutes } from './resources/client-certificates/routes.js';
 import { triggerRoutes } from './resources/triggers/routes.js';
 import { alertRoutes } from './alerts/routes.js';
-import { heartbeatRoutes } from './state/heartbeat-routes.js';
+import { heartbeatRoutes } from './heartbeats/routes.js';
 import { dashboardPages } from './dashboards/routes.js';
-import { prometheusRoutes } from './state/prometheus.js';
+import { prometheusRoutes } from './analytics/prometheus.js';
 import { apiReference } from './ops/docs.js';
+import { projectRoutes } from './projects/routes.js';
+import { storageRoutes } from './projects/storage-routes.js';
 import { httpMetrics, metricsEndpoint } from './ops/metrics-http.js';
 
 export interface AppOptions {
@@ -64,44 +70,40 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...privateLocationRoutes(deps),
     ...clientCertificateRoutes(deps),
     ...triggerRoutes(deps),
+    ...checkSessionRoutes(deps),
+    ...runnerResourceRoutes(deps),
     ...alertRoutes(deps),
     ...heartbeatRoutes(deps),
     ...prometheusRoutes(deps),
+    ...projectRoutes(deps),
+    ...storageRoutes(deps),
     ...runtimeRoutes(),
     ...locationRoutes(),
   ];
 }
 
 function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
-  const { params, query, body, headers } = route.schema;
-  const headerNames = headers ? Object.keys((headers as TObject).properties) : [];
-  const checkHeaders = headers && compileValidator('header', headers, { strings: true });
-  const checkParams = params && compileValidator('path', params, { strings: true });
-  const checkQuery = query && compileValidator('query', query, { strings: true });
-  const checkBody = body && compileValidator('body', body);
-  // A body schema marked optional (Type.Optional) may be left out entirely.
-  const bodyOptional = body !== undefined && OptionalKind in body;
+  const { headerNames, parse } = compileRouteInput(route);
   const checkResponse = new Map(
     Object.entries(route.schema.responses)
       .filter(([, schema]) => schema && validateResponses)
       .map(([status, schema]) => [Number(status), compileResponseValidator(schema!)]),
   );
-  return async (ctx) => {
-    // A path value no stored id can hold (NUL cannot be stored) names nothing: 404, as an unknown id would.
-    if (Object.values(ctx.params as Record<string, string>).some((v) => v.includes('\u0000'))) throw notFound();
-    const input = {
-      params: checkParams ? checkParams({ ...ctx.params }) : {},
-      query: checkQuery ? checkQuery(ctx.query) : {},
-      body: undefined as unknown,
-      headers: checkHeaders ? checkHeaders(Object.fromEntries(headerNames.filter((n) => ctx.get(n) !== '').map((n) => [n, ctx.get(n)]))) : {},
-    };
-    if (checkBody) {
-      const hasContent = ctx.get('transfer-encoding') !== '' || (ctx.request.length ?? 0) > 0;
-      if (hasContent && !ctx.request.is('application/json')) {
-        throw new HttpError(415, 'Content-Type must be application/json');
-      }
-      if (hasContent || !bodyOptional) input.body = checkBody(ctx.request.body);
+  return async function routeHandlerMiddleware(ctx) {
+    const hasBody = ctx.get('transfer-encoding') !== '' || (ctx.request.length ?? 0) > 0;
+    if (route.rawBody) {
+      if (hasBody && !ctx.request.is(route.rawBody.mediaType)) throw new HttpError(415, `Content-Type must be ${route.rawBody.mediaType}`);
+      if ((ctx.request.length ?? 0) > route.rawBody.maxBytes) throw new HttpError(413, `Payload content length greater than maximum allowed: ${route.rawBody.maxBytes}`);
+    } else if (route.schema.body && hasBody && !ctx.request.is('application/json')) {
+      throw new HttpError(415, 'Content-Type must be application/json');
     }
+    const input = parse({
+      params: ctx.params as Record<string, string>,
+      query: ctx.query,
+      headers: Object.fromEntries(headerNames.filter((n) => ctx.get(n) !== '').map((n) => [n, ctx.get(n)])),
+      body: route.rawBody ? ctx.req : ctx.request.body,
+      hasBody,
+    });
     // A client that hangs up before the answer aborts the work that honours the signal (analytics queries).
     const aborted = new AbortController();
     const onClose = () => {
@@ -110,7 +112,7 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
     ctx.req.once('close', onClose);
     let reply;
     try {
-      reply = await route.handler({ ...input, principal: ctx.state.principal, context: { requestId: ctx.state.requestId as string, signal: aborted.signal } });
+      reply = await route.handler({ ...(input as Omit<Parameters<AnyRoute['handler']>[0], 'principal' | 'context'>), principal: ctx.state.principal, context: { requestId: ctx.state.requestId as string, signal: aborted.signal } });
     } catch (err) {
       // The client hung up and its query was stopped: nobody gets an answer, and nothing failed (nginx's 499).
       if (aborted.signal.aborted) {
@@ -121,11 +123,19 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
     } finally {
       ctx.req.off('close', onClose);
     }
-    checkResponse.get(reply.status)?.(reply.body);
+    // A stream or bytes (events, a download) are not JSON: only JSON answers are checked against their schema.
+    if (!(reply.body instanceof Stream) && !Buffer.isBuffer(reply.body)) checkResponse.get(reply.status)?.(reply.body);
     ctx.status = reply.status;
     if (reply.headers) ctx.set(reply.headers);
+    // Events go out as they are written: compression would hold them back.
+    if (reply.streaming) ctx.compress = false;
     if (reply.body !== undefined) ctx.body = reply.body;
   };
+}
+
+/** Routes whose JSON bodies may be larger than the service's limit (project deploys), by exact path. */
+function largerBodies(routes: AnyRoute[]): Map<string, number> {
+  return new Map(routes.filter((r) => r.bodyLimitBytes !== undefined && !r.path.includes('{')).map((r) => [r.path, r.bodyLimitBytes!]));
 }
 
 export function buildRouter(routes: AnyRoute[], sql: Deps['sql'], rateLimits: RateLimits, options: AppOptions): Router {
@@ -154,13 +164,16 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   app.silent = true;
   app.proxy = deps.config.trustProxy;
   app.use(requestLog(deps.logger));
+  // Answers of 1 KiB or more go out compressed to clients that take it (gzip, deflate or br): dashboard
+  // pages and data, reports, lists. Error bodies are compressed like any other.
+  app.use(compress({ threshold: 1024, br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }, gzip: { level: 6 } }));
   app.use(errorMiddleware(deps.logger));
   app.use(httpMetrics(deps.metrics));
   // Pages and operator endpoints outside the API description: /metrics, /docs, rendered dashboards.
   app.use(metricsEndpoint(deps.metrics, deps.config.metricsToken));
   app.use(apiReference());
   app.use(dashboardPages(deps, rateLimits));
-  app.use(jsonBody(deps.config.bodyLimitBytes));
+  app.use(jsonBody(deps.config.bodyLimitBytes, largerBodies(routes)));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, router, routes, document };

@@ -1,51 +1,100 @@
-import { DeliveryQueue, startDeliveryWorker } from './alerts/deliveries.js';
-import type { Config } from './config.js';
-import type { IngestQueue } from './ingest/queue.js';
-import { startIngestWorker, type IngestWorkerOptions } from './ingest/worker.js';
-import type { Logger } from './logger.js';
-import type { Metrics } from './ops/metrics.js';
-import { startSweeper } from './state/sweeper.js';
+import { DeliveryQueue, startDeliveryWorker, undeliveredNotifications } from './alerts/deliveries.js';
+import { sweepHeartbeats } from './heartbeats/pings.js';
+import { startIngestWorker, type IngestHooks, type IngestWorkerOptions } from './ingest/worker.js';
+import type { ResultQueue } from './model/results.js';
+import type { Config } from './platform/config.js';
+import type { Logger } from './platform/logger.js';
+import type { Metrics } from './platform/metrics.js';
+import type { OutboundPolicy } from './platform/outbound.js';
+import { startRunner } from './runners/runner.js';
+import { adhocRecorder } from './resources/test-sessions/live.js';
+import { startScheduler } from './runners/scheduler.js';
+import { applyBatch, pausedRunIds, tickStates } from './state/apply.js';
 import type { Store } from './storage/clickhouse/store.js';
 import type { Sql } from './storage/postgres.js';
+import type { Queues } from './storage/queues.js';
 
-/**
- * The work that runs beside the API: the ingest worker (results → ClickHouse → check state and alerts),
- * alert deliveries, and the sweeper (heartbeat misses, reminders). In embedded mode the API process runs
- * it; in server mode `npm run worker` does, as many times as needed.
- */
-export async function startBackgroundWork(opts: {
+/** The queue whose job scheduler makes one sweep per interval, however many processes run background work. */
+export const SWEEP_QUEUE = 'state-sweeps';
+
+export interface BackgroundOptions {
   config: Config;
   sql: Sql;
   store: Store;
   logger: Logger;
-  ingest: IngestQueue;
+  queues: Queues;
+  /** Where recorded runs go (heartbeat misses). */
+  ingest: ResultQueue;
   metrics?: Metrics;
+  outbound: OutboundPolicy;
   afterInsert?: IngestWorkerOptions['afterInsert'];
-}) {
-  const { config, logger } = opts;
-  const base = { redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, sql: opts.sql, logger };
-  const deliveries = new DeliveryQueue(config.redisUrl, config.redisPrefix, config.alerts);
-  const ingestWorker = startIngestWorker({
-    ...base,
+}
+
+/**
+ * The work that runs beside the API, wired here so that no feature calls one above it:
+ * - the ingest worker lands result batches, then hands each account's runs to check state (`applyBatch`),
+ *   whose alerts' notifications go to the delivery queue;
+ * - the delivery worker sends them through their channels;
+ * - the sweep, every STATE_SWEEP_INTERVAL_MS: heartbeat deadlines that passed, reminders and TIME_BASED
+ *   escalations that fell due, and notifications committed but never queued;
+ * - the scheduler (SCHEDULER) and the in-process runner (RUNNER, RUNNER_LOCATIONS): checks run on their own.
+ * In embedded mode the API process runs it; in server mode `npm run worker` does, as many times as needed.
+ */
+export async function startBackgroundWork(opts: BackgroundOptions) {
+  const { config, sql, logger, queues } = opts;
+  const deliveries = new DeliveryQueue(queues, config.alerts);
+  const hooks: IngestHooks | undefined = config.alerts.stateEvaluation
+    ? {
+        pausedRuns: (accountId, runs) => pausedRunIds(sql, accountId, runs),
+        async landed(accountId, runs) {
+          const { notifications } = await applyBatch(sql, accountId, runs);
+          await deliveries.enqueue(notifications);
+        },
+      }
+    : undefined;
+  const ingestWorker = startIngestWorker(queues, config.redisUrl, {
+    redisPrefix: config.redisPrefix,
     store: opts.store,
+    logger,
+    hooks,
     concurrency: config.ingest.workerConcurrency,
     insertMaxRows: config.ingest.insertMaxRows,
     afterInsert: opts.afterInsert,
     onLanded: opts.metrics && ((rows) => opts.metrics!.ingestLanded.inc(rows)),
-    stateEvaluation: config.alerts.stateEvaluation,
-    deliveries,
   });
-  const deliveryWorker = startDeliveryWorker({ ...base, config: config.alerts });
-  const sweeper = config.alerts.stateEvaluation
-    ? await startSweeper({ ...base, ingest: opts.ingest, deliveries, intervalMs: config.alerts.sweepIntervalMs })
+  const scheduler = config.runner.scheduler
+    ? startScheduler({ sql, queues, logger, metrics: opts.metrics, tickMs: config.runner.tickMs, lookaheadMs: config.runner.lookaheadMs, reconcileMs: config.runner.reconcileMs })
     : undefined;
+  const runner = config.runner.inProcess
+    ? startRunner({
+        sql,
+        queues,
+        redisUrl: config.redisUrl,
+        redisPrefix: config.redisPrefix,
+        ingest: opts.ingest,
+        policy: opts.outbound,
+        logger,
+        metrics: opts.metrics,
+        locations: config.runner.locations,
+        concurrency: config.runner.concurrency,
+        recordAdhoc: adhocRecorder(sql),
+      })
+    : undefined;
+  const deliveryWorker = startDeliveryWorker(queues, { sql, logger, config: config.alerts, outbound: opts.outbound, publicUrl: () => config.publicUrl });
+  const sweep = !config.alerts.stateEvaluation
+    ? undefined
+    : await queues.every(SWEEP_QUEUE, config.alerts.sweepIntervalMs, async (now) => {
+      const missed = await sweepHeartbeats(sql, opts.ingest, now);
+      const notifications = await tickStates(sql, now);
+      await deliveries.enqueue([...notifications, ...(await undeliveredNotifications(sql, now))]);
+      return { missed, notifications: notifications.length };
+    });
   return {
     async close() {
-      await sweeper?.close();
-      // The ingest worker finishes the batch it holds before the store closes under it.
-      await ingestWorker.close();
-      await deliveryWorker.close();
-      await deliveries.close();
+      // Together: each finishes the job it holds (the ingest worker its batch, before the store closes under it).
+      await scheduler?.close();
+      await runner?.close();
+      await Promise.all([sweep && queues.closeWorker(sweep), ingestWorker.close(), deliveryWorker.close()]);
     },
   };
 }

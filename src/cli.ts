@@ -1,16 +1,16 @@
 import { parseArgs } from 'node:util';
-import { ROLES, type Role } from './accounts/keys.js';
+import { ROLES, type Role } from './model/secrets.js';
 import { bootstrap, createAccount, createApiKey, findAccount, revokeApiKey, setAccountRateLimit, setBrowserCheckLimit } from './accounts/repository.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './platform/config.js';
 import { migrate } from './storage/migrator.js';
 import { Presets, SingleBar } from 'cli-progress';
-import { createLogger } from './logger.js';
-import { CREATABLE_TYPES, FREQUENCIES, LOCATIONS, type TypeSegment } from './resources/checks/enums.js';
+import { createLogger } from './platform/logger.js';
+import { CREATABLE_TYPES, FREQUENCIES, LOCATIONS, type TypeSegment } from './model/checks.js';
 import type { SeedCheck } from './seed/generator.js';
 import { createChecksOverHttp, HttpClient, seedOverHttp } from './seed/http.js';
 import { createSeedChecks, seedBulk, totalRuns, type SeedPlan } from './seed/seeder.js';
 import { closeDependencies, openDependencies } from './service.js';
-import { rollupDdl, TIERS } from './analytics/rollups.js';
+import { rollupDdl, rollupMigration, TIERS } from './analytics/rollups.js';
 import { backfillRollups } from './analytics/backfill.js';
 import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 
@@ -27,7 +27,8 @@ Commands:
                                             give an account its own rate limit (--points 0 restores the default)
   set-browser-limit --account ID (--max N | --unlimited)
                                             cap the number of browser checks of an account (402 past it)
-  rollup-ddl                                print the rollup DDL (sql/clickhouse/0006_rollups.sql is its output)
+  rollup-ddl [--add COLUMN,...]             print the rollup DDL as a new database gets it; with --add, the migration
+                                            that adds new metric columns to existing rollups (a new sql/clickhouse file)
   backfill-rollups [--from DATE] [--to DATE]
                                             fill the rollups from runs stored before they existed (idempotent;
                                             safe while ingest runs; stop the service first in embedded mode)
@@ -93,12 +94,14 @@ async function run(argv: string[]): Promise<void> {
       batch: { type: 'string' },
       from: { type: 'string' },
       to: { type: 'string' },
+      add: { type: 'string' },
     },
     strict: true,
   });
   switch (command) {
     case 'rollup-ddl': {
-      process.stdout.write(rollupDdl());
+      const added = values.add;
+      process.stdout.write(added ? rollupMigration(String(added).split(',').map((c) => c.trim()).filter(Boolean)) : rollupDdl());
       return;
     }
     case 'migrate': {

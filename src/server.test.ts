@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './platform/config.js';
 import { dropDatabase } from './storage/postgres.js';
 import { newTestEnv, removeRedisKeys } from '../test/support/service.js';
 

@@ -1,5 +1,5 @@
-import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './logger.js';
+import { ConfigError, loadConfig } from './platform/config.js';
+import { createLogger } from './platform/logger.js';
 import { startService } from './service.js';
 import { UnreachableError } from './storage/postgres.js';
 

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
-import { createLogger } from './logger.js';
+import { loadConfig } from './platform/config.js';
+import { createLogger } from './platform/logger.js';
 import { openDependencies } from './service.js';
 import { UnreachableError } from './storage/postgres.js';
 import { newTestEnv } from '../test/support/service.js';

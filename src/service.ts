@@ -1,20 +1,27 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppOptions } from './app.js';
-import type { Deps } from './deps.js';
+import type { Deps } from './storage/deps.js';
 import { answerClientError } from './http/errors.js';
 import { bootstrap } from './accounts/repository.js';
-import type { Config } from './config.js';
-import type { Logger } from './logger.js';
+import type { Config } from './platform/config.js';
+import type { Logger } from './platform/logger.js';
 import { IngestQueue } from './ingest/queue.js';
-import { instrumentStore, Metrics } from './ops/metrics.js';
+import { Queues } from './storage/queues.js';
+import { Metrics } from './platform/metrics.js';
+import { OutboundPolicy } from './platform/outbound.js';
 import type { IngestWorkerOptions } from './ingest/worker.js';
 import { startBackgroundWork } from './background.js';
 import { createStore, type Store } from './storage/clickhouse/index.js';
 import { applyClickhouseDdl } from './storage/clickhouse/ddl.js';
 import { migrate } from './storage/migrator.js';
-import { checkPostgres, connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
+import { ambientSql, checkPostgres, connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 import { connectRedis } from './storage/redis.js';
+import { FileBlobStore, S3BlobStore } from './storage/blobs.js';
+import { deploysSettled } from './projects/deployments.js';
+import { attachLiveBroker } from './live/broker.js';
+import { serviceSecret } from './storage/service-secrets.js';
+import { instrumentStore } from './storage/clickhouse/instrumented.js';
 
 export interface RunningService {
   deps: Deps;
@@ -39,20 +46,21 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
     ? `ClickHouse at ${new URL(config.clickhouse.url).host} (CLICKHOUSE_URL)`
     : `the embedded ClickHouse engine in ${config.dataDir} (DATA_DIR)`;
   let store: Store;
-  const ingest = new IngestQueue(config.redisUrl, config.redisPrefix);
+  const queues = new Queues(config.redisUrl, config.redisPrefix, logger);
+  const ingest = new IngestQueue(queues, config.redisPrefix);
   const metrics = new Metrics(() => ingest.stats());
   try {
     store = instrumentStore(createStore(config), metrics);
     await store.ping();
   } catch (err) {
     redis.disconnect();
-    await ingest.close();
+    await queues.close();
     throw new UnreachableError(`Cannot open ${clickhouseName}: ${(err as Error).message}`);
   }
   let sql: Sql | undefined;
   try {
     await ensureDatabase(config.databaseUrl);
-    sql = connectPostgres(config.databaseUrl);
+    sql = ambientSql(connectPostgres(config.databaseUrl));
     const applied = await migrate(sql);
     if (applied.length) logger.info({ versions: applied }, 'applied Postgres migrations');
     await applyClickhouseDdl(store, config.clickhouse).catch((err: Error) => {
@@ -61,15 +69,21 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
   } catch (err) {
     await sql?.end({ timeout: 1 });
     redis.disconnect();
-    await ingest.close();
+    await queues.close();
     await store.close();
     throw err;
   }
-  return { config, sql, redis, store, logger, ingest, metrics };
+  const outbound = new OutboundPolicy(config.outbound, OutboundPolicy.ownEndpointsOf(config));
+  const sessionSecret = await serviceSecret(sql, 'dashboard-sessions');
+  const blobs = config.projects.s3 ? new S3BlobStore(config.projects.s3) : new FileBlobStore(config.projects.blobDir);
+  return { config, sql, redis, store, logger, queues, ingest, metrics, outbound, sessionSecret, blobs };
 }
 
 export async function closeDependencies(deps: Deps): Promise<void> {
-  await deps.ingest.close().catch(() => {});
+  // A project deploy still running finishes (or fails) in its transaction before the pools close.
+  await deploysSettled();
+  deps.blobs.close?.();
+  await deps.queues.close().catch(() => {});
   await Promise.allSettled([deps.sql.end({ timeout: 5 }), deps.redis.quit(), deps.store.close()]);
 }
 
@@ -81,7 +95,7 @@ export interface ServiceOptions extends AppOptions {
 export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<RunningService> {
   const deps = await openDependencies(config, logger);
   const worker = config.ingest.inProcessWorker
-    ? await startBackgroundWork({ config, sql: deps.sql, store: deps.store, logger, ingest: deps.ingest, metrics: deps.metrics, afterInsert: options.afterInsert })
+    ? await startBackgroundWork({ ...deps, afterInsert: options.afterInsert })
     : undefined;
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
   const { app } = createApp(deps, options);
@@ -92,10 +106,14 @@ export async function startService(config: Config, logger: Logger, options: Serv
     server.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  deps.outbound.addOwnEndpoint({ host: '127.0.0.1', port });
+  // Live results over MQTT on WebSocket at /mqtt, on this same port.
+  const live = await attachLiveBroker(server, { sql: deps.sql, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
   config.publicUrl ??= `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      await live.close();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.closeAllConnections();

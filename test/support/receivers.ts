@@ -18,12 +18,25 @@ export interface Received {
 export async function startHttpReceiver() {
   const received: Received[] = [];
   const failures = new Map<string, number>();
+  const endless = new Set<string>();
+  /** Bytes written to answers of endless paths, until the caller hung up. */
+  let endlessBytes = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = (req.url ?? '/').split('?')[0];
       received.push({ method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      if (endless.has(path)) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const chunk = Buffer.alloc(64 * 1024, 'x');
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk)) endlessBytes += chunk.length;
+          if (!res.destroyed) res.once('drain', pump);
+        };
+        pump();
+        return;
+      }
       const left = failures.get(path) ?? 0;
       if (left > 0) {
         failures.set(path, left - 1);
@@ -41,7 +54,14 @@ export async function startHttpReceiver() {
     to: (path: string) => received.filter((r) => r.path.split('?')[0] === path),
     failNext: (path: string, n: number) => failures.set(path, n),
     alwaysFail: (path: string) => failures.set(path, Number.MAX_SAFE_INTEGER),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    /** Answers to `path` never end: 64 KiB chunks for as long as the caller reads. */
+    endless: (path: string) => endless.add(path),
+    endlessBytes: () => endlessBytes,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

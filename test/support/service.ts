@@ -3,8 +3,8 @@ import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
+import { loadConfig } from '../../src/platform/config.js';
+import { createLogger } from '../../src/platform/logger.js';
 import { startService, type RunningService, type ServiceOptions } from '../../src/service.js';
 import { dropDatabase } from '../../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../../src/storage/redis.js';
@@ -47,6 +47,12 @@ export function newTestEnv(overrides: Record<string, string> = {}): Record<strin
     PORT: '0',
     LOG_LEVEL: 'info',
     BOOTSTRAP_API_KEY: `test_admin_${randomBytes(24).toString('hex')}`,
+    // Nothing a suite creates may reach past this machine: loopback only, and no DNS lookups of other names.
+    OUTBOUND_PUBLIC: 'false',
+    OUTBOUND_ALLOW: '127.0.0.0/8',
+    // Checks run on their own only in the suites about running them (a run's result would move other suites' state).
+    RUNNER: 'off',
+    SCHEDULER: 'off',
     ...overrides,
   };
 }
