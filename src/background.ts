@@ -13,6 +13,7 @@ import { applyBatch, pausedRunIds, tickStates } from './state/apply.js';
 import type { Store } from './storage/clickhouse/store.js';
 import type { Sql } from './storage/postgres.js';
 import type { Queues } from './storage/queues.js';
+import type { BlobStore } from './storage/blobs.js';
 
 /** The queue whose job scheduler makes one sweep per interval, however many processes run background work. */
 export const SWEEP_QUEUE = 'state-sweeps';
@@ -27,6 +28,8 @@ export interface BackgroundOptions {
   ingest: ResultQueue;
   metrics?: Metrics;
   outbound: OutboundPolicy;
+  /** Where runs keep their files (browser screenshots, traces). */
+  blobs?: BlobStore;
   afterInsert?: IngestWorkerOptions['afterInsert'];
 }
 
@@ -78,6 +81,8 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         locations: config.runner.locations,
         concurrency: config.runner.concurrency,
         recordAdhoc: adhocRecorder(sql),
+        browser: { concurrency: config.runner.browserConcurrency, memoryBytes: config.runner.browserMemoryBytes },
+        blobs: opts.blobs,
       })
     : undefined;
   const deliveryWorker = startDeliveryWorker(queues, { sql, logger, config: config.alerts, outbound: opts.outbound, publicUrl: () => config.publicUrl });

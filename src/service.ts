@@ -17,7 +17,7 @@ import { applyClickhouseDdl } from './storage/clickhouse/ddl.js';
 import { migrate } from './storage/migrator.js';
 import { ambientSql, checkPostgres, connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 import { connectRedis } from './storage/redis.js';
-import { FileBlobStore, S3BlobStore } from './storage/blobs.js';
+import { openBlobStore } from './storage/blobs.js';
 import { deploysSettled } from './projects/deployments.js';
 import { attachLiveBroker } from './live/broker.js';
 import { serviceSecret } from './storage/service-secrets.js';
@@ -75,7 +75,7 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
   }
   const outbound = new OutboundPolicy(config.outbound, OutboundPolicy.ownEndpointsOf(config));
   const sessionSecret = await serviceSecret(sql, 'dashboard-sessions');
-  const blobs = config.projects.s3 ? new S3BlobStore(config.projects.s3) : new FileBlobStore(config.projects.blobDir);
+  const blobs = openBlobStore(config.projects);
   return { config, sql, redis, store, logger, queues, ingest, metrics, outbound, sessionSecret, blobs };
 }
 

@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { startBackgroundWork } from '../src/background.js';
 import { IngestQueue } from '../src/ingest/queue.js';
 import { Queues } from '../src/storage/queues.js';
+import { openBlobStore } from '../src/storage/blobs.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
 import { createLogger } from '../src/platform/logger.js';
 import { createStore } from '../src/storage/clickhouse/index.js';
@@ -28,7 +29,8 @@ async function main() {
   const queues = new Queues(config.redisUrl, config.redisPrefix, logger);
   const ingest = new IngestQueue(queues, config.redisPrefix);
   const outbound = new OutboundPolicy(config.outbound, OutboundPolicy.ownEndpointsOf(config));
-  const worker = await startBackgroundWork({ config, sql, store, logger, queues, ingest, outbound });
+  const blobs = openBlobStore(config.projects);
+  const worker = await startBackgroundWork({ config, sql, store, logger, queues, ingest, outbound, blobs });
   logger.info({ concurrency: config.ingest.workerConcurrency }, 'ingest worker, alert deliveries and state sweeper started');
   const stop = async (signal: string) => {
     logger.info({ signal }, 'ingest worker stopping');

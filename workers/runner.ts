@@ -12,6 +12,7 @@ import { privateLocationOfKey } from '../src/runners/definitions.js';
 import { startRunner } from '../src/runners/runner.js';
 import { adhocRecorder } from '../src/resources/test-sessions/live.js';
 import { connectPostgres, checkPostgres } from '../src/storage/postgres.js';
+import { openBlobStore } from '../src/storage/blobs.js';
 import { Queues } from '../src/storage/queues.js';
 import { connectRedis } from '../src/storage/redis.js';
 
@@ -36,6 +37,8 @@ async function main() {
   const runner = startRunner({
     sql, queues, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, ingest, policy, logger, metrics: new Metrics(),
     locations, concurrency: config.runner.concurrency, recordAdhoc: adhocRecorder(sql),
+    browser: { concurrency: config.runner.browserConcurrency, memoryBytes: config.runner.browserMemoryBytes },
+    blobs: openBlobStore(config.projects),
   });
   const stop = async (signal: string) => {
     logger.info({ signal }, 'runner stopping');

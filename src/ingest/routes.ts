@@ -19,6 +19,7 @@ import { ResultItem, StoredResult } from './schemas.js';
 import { MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
 import { ingestJob } from '../model/results.js';
 import { privateLocationSlugs } from '../checks/private-locations.js';
+import type { KeptAsset } from '../model/results.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
 const MAX_FUTURE_MS = 5 * 60_000;
@@ -55,7 +56,7 @@ const CursorQuery = Type.Object(
 
 const CheckIdParams = Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
-export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRoute[] {
+export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps): AnyRoute[] {
   const tag = 'Check results';
   const idempotency = new IdempotencyKeys(redis, `${config.redisPrefix}ingest:`);
   return [
@@ -214,5 +215,102 @@ export function ingestRoutes({ sql, store, config, ingest, redis }: Deps): AnyRo
         return { status: 200, body: anchorResult(item, check) };
       },
     }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/check-results/{checkId}/{checkResultId}/assets',
+      operationId: 'getCheckResultAssets',
+      summary: "The files a result kept (a browser run's screenshots, traces, videos), each with its download URL",
+      description: '`type` (repeatable) and `name` (a glob, case-insensitive) narrow the list. The anchor CLI\'s `checkly assets list|download` read it.',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: ResultAssetParams,
+        query: Type.Object(
+          {
+            type: Type.Optional(Type.Union([StringEnum(ASSET_TYPES), Type.Array(StringEnum(ASSET_TYPES), { maxItems: 7 })])),
+            name: Type.Optional(Type.String({ maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        responses: { 200: AssetManifest },
+      },
+      handler: async ({ principal, params, query }) => {
+        const { check, assets } = await resultAssets(principal.account.id, params.checkId, params.checkResultId);
+        const types = query.type === undefined ? undefined : new Set([query.type].flat());
+        const glob = query.name ? globMatcher(query.name) : undefined;
+        const base = config.publicUrl ?? '';
+        const entries = assets
+          .filter((a) => (!types || types.has(a.type)) && (!glob || glob(a.name)))
+          .map((a) => ({
+            type: a.type,
+            name: a.name,
+            url: `${base}/v1/check-results/${check.id}/${params.checkResultId.toLowerCase()}/assets/${encodeURIComponent(a.name)}`,
+            contentType: a.contentType,
+            source: { type: 'check-result' as const, checkId: check.id, checkName: check.name, checkType: check.check_type, resultId: params.checkResultId.toLowerCase() },
+          }));
+        return { status: 200, body: { assets: entries, truncated: false } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/check-results/{checkId}/{checkResultId}/assets/{assetName}',
+      operationId: 'downloadCheckResultAsset',
+      summary: 'One file a result kept (a screenshot, a trace, a video), by its name in the asset list',
+      tag,
+      access: 'read',
+      errors: [404],
+      contentType: 'application/octet-stream',
+      schema: {
+        params: Type.Object({ ...ResultAssetParams.properties, assetName: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
+        responses: { 200: Type.String({ format: 'binary' }) },
+      },
+      handler: async ({ principal, params }) => {
+        const { assets } = await resultAssets(principal.account.id, params.checkId, params.checkResultId);
+        const asset = assets.find((a) => a.name === params.assetName);
+        if (!asset) throw notFound();
+        const blob = await blobs.open(principal.account.id, asset.key);
+        if (!blob) throw notFound();
+        return {
+          status: 200,
+          body: blob.stream,
+          headers: { 'Content-Type': asset.contentType, 'Content-Length': String(blob.size), 'Content-Disposition': `attachment; filename="${asset.name.replace(/[^\w.-]/g, '_')}"` },
+        };
+      },
+    }),
   ];
+
+  /** A stored result's kept files (browser and multi-step runs), after the check and result are found. */
+  async function resultAssets(accountId: string, checkId: string, resultId: string) {
+    const check = await findCheckRow(sql, accountId, checkId);
+    if (!check || !UUID.test(resultId)) throw notFound();
+    const item = await readResult(store, accountId, check.id, resultId.toLowerCase());
+    if (!item) throw notFound();
+    const detail = (item.browserCheckResult ?? item.multiStepCheckResult) as { assets?: KeptAsset[] } | null | undefined;
+    return { check, assets: Array.isArray(detail?.assets) ? detail.assets : [] };
+  }
+}
+
+const ASSET_TYPES = ['log', 'trace', 'video', 'screenshot', 'pcap', 'report', 'file'] as const;
+const ResultAssetParams = Type.Object(
+  { checkId: Type.String({ minLength: 1, maxLength: 64 }), checkResultId: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+const AssetManifest = Type.Object({
+  assets: Type.Array(
+    Type.Object({
+      type: StringEnum(ASSET_TYPES),
+      name: Type.String({ minLength: 1 }),
+      url: Type.String(),
+      contentType: Type.String({ minLength: 1 }),
+      source: Type.Object({ type: StringEnum(['check-result', 'test-session-result'] as const), checkId: Type.String(), checkName: Type.String(), checkType: Type.String(), resultId: Type.String() }),
+    }),
+  ),
+  truncated: Type.Boolean(),
+});
+
+/** A case-insensitive glob (`*`, `?`) over a whole name. */
+function globMatcher(glob: string): (name: string) => boolean {
+  const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 'i');
+  return (name) => re.test(name);
 }

@@ -121,3 +121,14 @@ export interface ResultQueue {
   enqueue(job: IngestJob): Promise<void>;
   stats(): Promise<ResultQueueStats>;
 }
+
+/** A file a browser or multi-step run kept in the blob store (its result's `assets`). */
+export interface KeptAsset {
+  type: 'screenshot' | 'trace' | 'video';
+  /** Unique within the result: its download route's last segment. */
+  name: string;
+  contentType: string;
+  /** The blob store key. */
+  key: string;
+  size: number;
+}

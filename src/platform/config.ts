@@ -79,6 +79,10 @@ export interface Config {
     reconcileMs: number;
     /** How long a check session waits for its results before it is TIMED_OUT. */
     sessionTimeoutSeconds: number;
+    /** Browser and multi-step runs at once in this process (each a sandboxed Chromium: docs/browser-checks.md). */
+    browserConcurrency: number;
+    /** Resident memory of one browser run's processes together; past it the run is stopped. */
+    browserMemoryBytes: number;
   };
   /** Bearer token for /metrics; unset: /metrics is not served. */
   metricsToken: string | undefined;
@@ -209,6 +213,8 @@ function runnerSettings(env: Env): Config['runner'] {
     lookaheadMs: int(env, 'SCHEDULER_LOOKAHEAD_MS', 1000, 0, 60_000),
     reconcileMs: int(env, 'SCHEDULER_RECONCILE_MS', 5000, 100, 600_000),
     sessionTimeoutSeconds: int(env, 'CHECK_SESSION_TIMEOUT_SECONDS', 600, 1, 86_400),
+    browserConcurrency: int(env, 'BROWSER_CONCURRENCY', 1, 1, 64),
+    browserMemoryBytes: int(env, 'BROWSER_MEMORY_MB', 1536, 256, 65_536) * 1024 * 1024,
   };
 }
 

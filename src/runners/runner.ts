@@ -9,11 +9,13 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { OutboundPolicy } from '../platform/outbound.js';
 import type { Sql } from '../storage/postgres.js';
+import type { BlobStore } from '../storage/blobs.js';
 import type { Queues } from '../storage/queues.js';
 import { loadRunnable, locationQueues, type RunnableCheck } from './definitions.js';
 import { enqueueRuns, type RunJob } from './jobs.js';
 import { isTerminal, recordSessionResult, sessionStatus } from './sessions.js';
 import { CHECK_RUNNERS } from './types/index.js';
+import { configureBrowserRuns, type BrowserSettings } from './types/browser.js';
 import { messageOf, type RunOutcome } from './types/common.js';
 import { registerRunner } from './health.js';
 import { LivePublisher } from '../live/publisher.js';
@@ -34,6 +36,10 @@ export interface RunnerOptions {
   concurrency: number;
   /** Records an ad-hoc run's final result in its test session (wired by the process assembly). */
   recordAdhoc?: AdhocRecorder;
+  /** Browser and multi-step runs: how many at once in this process, and the memory of each. */
+  browser?: BrowserSettings;
+  /** Where runs keep their files (screenshots, traces). */
+  blobs?: BlobStore;
 }
 
 interface RetryStrategy {
@@ -121,6 +127,7 @@ function cleanMetrics(m: RunOutcome['metrics']): Partial<ResultItem> {
  */
 export function startRunner(opts: RunnerOptions) {
   const runnerId = randomUUID();
+  if (opts.browser) configureBrowserRuns(opts.browser);
   const heartbeat = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   heartbeat.on('error', () => {});
   const stopHeartbeat = registerRunner(heartbeat, opts.redisPrefix, runnerId, opts.locations);
@@ -155,7 +162,7 @@ export function startRunner(opts: RunnerOptions) {
     const resultId = run.attempt === 1 ? row.test_result_id : randomUUID();
     let outcome: RunOutcome;
     try {
-      outcome = await CHECK_RUNNERS[check.checkType]({ check, location: run.location, resultId, attempt: run.attempt, policy: opts.policy });
+      outcome = await CHECK_RUNNERS[check.checkType]({ check, location: run.location, resultId, attempt: run.attempt, policy: opts.policy, blobs: opts.blobs });
     } catch (err) {
       outcome = { startedAt: started, stoppedAt: Date.now(), hasFailures: true, hasErrors: true, isDegraded: false, metrics: {}, detail: {}, error: `The runner failed: ${messageOf(err)}` };
       opts.logger.error({ adhocId: row.id, err: messageOf(err) }, 'runner failed on an ad-hoc run');
@@ -214,7 +221,7 @@ export function startRunner(opts: RunnerOptions) {
     const resultId = randomUUID();
     let outcome: RunOutcome;
     try {
-      outcome = await CHECK_RUNNERS[check.checkType]({ check, location: run.location, resultId, attempt: run.attempt, policy: opts.policy });
+      outcome = await CHECK_RUNNERS[check.checkType]({ check, location: run.location, resultId, attempt: run.attempt, policy: opts.policy, blobs: opts.blobs });
     } catch (err) {
       const now = Date.now();
       outcome = { startedAt: started, stoppedAt: now, hasFailures: true, hasErrors: true, isDegraded: false, metrics: {}, detail: {}, error: `The runner failed: ${messageOf(err)}` };

@@ -242,11 +242,12 @@ describe('checks run by the service', () => {
       expect(g.result).toMatchObject({ hasFailures: false, grpcStatusCode: 0, grpcCheckResult: { healthStatus: 1 } });
     });
 
-    it('browser checks end in a clear error, not silence', async () => {
+    it('a browser script that is not a Playwright Test spec fails saying so, not in silence', async () => {
       const browser = await create('browser', { name: 'Browser', script: 'await page.goto("http://127.0.0.1/")' });
       const { result, session } = await runNow(browser.id);
       expect(session.status).toBe('FAILED');
-      expect(result).toMatchObject({ hasFailures: true, hasErrors: true });
+      expect(result).toMatchObject({ hasFailures: true, hasErrors: false });
+      expect(result.browserCheckResult.errors[0].message).toMatch(/defines no test/);
     });
   });
 

@@ -13,6 +13,10 @@ export const BLOB_KINDS = {
   snapshots: '',
   /** The Playwright reporter's zips of a run. */
   reports: '.zip',
+  /** What browser and multi-step runs keep (docs/browser-checks.md). */
+  screenshots: '.png',
+  traces: '.zip',
+  videos: '.webm',
 } as const;
 export type BlobKind = keyof typeof BLOB_KINDS;
 
@@ -42,7 +46,7 @@ export interface BlobStore {
   close?(): void;
 }
 
-const KEY = /^(code-bundles|snapshots|reports)\/[0-9a-f]{64}(\.tar\.gz|\.zip)?$/;
+const KEY = /^(code-bundles|snapshots|reports|screenshots|traces|videos)\/[0-9a-f]{64}(\.tar\.gz|\.zip|\.png|\.webm)?$/;
 const ACCOUNT = /^[0-9a-f-]{36}$/;
 
 /** Whether `key` has the form of a blob key (checked before it touches a path). */
@@ -199,4 +203,9 @@ export class S3BlobStore implements BlobStore {
   close(): void {
     this.client.destroy();
   }
+}
+
+/** The blob store the settings name: an S3-compatible bucket when BLOB_STORE=s3, else a directory. */
+export function openBlobStore(settings: { s3?: S3Settings; blobDir: string }): BlobStore {
+  return settings.s3 ? new S3BlobStore(settings.s3) : new FileBlobStore(settings.blobDir);
 }

@@ -34,6 +34,14 @@ export async function startHttpTarget(): Promise<HttpTarget> {
       const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
         res.writeHead(status, { 'content-type': 'application/json', 'x-target': 'local', ...headers }).end(JSON.stringify(body));
       };
+      // A two-page shop for browser checks: a button that adds to the cart, and the cart.
+      if (url.pathname === '/shop') {
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end(
+          '<!doctype html><title>Local shop</title><h1>Shop</h1><button id="add" onclick="document.getElementById(\'count\').textContent=String(Number(document.getElementById(\'count\').textContent)+1)">Add to cart</button>' +
+            '<p>In cart: <span id="count">0</span></p><a href="/shop/cart">Cart</a>',
+        );
+      }
+      if (url.pathname === '/shop/cart') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Cart</title><h1>Your cart</h1>');
       if (url.pathname === '/ok') return json(200, { status: 'ok', items: [1, 2, 3], nested: { name: 'shop', price: 12.5 } });
       if (url.pathname === '/slow') return void setTimeout(() => json(200, { slow: true }), Number(url.searchParams.get('ms') ?? 1000));
       if (url.pathname === '/fail') return json(500, { error: 'boom' });

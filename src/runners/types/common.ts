@@ -1,5 +1,6 @@
 import type { ResultDetailKey } from '../../model/results.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
+import type { BlobStore } from '../../storage/blobs.js';
 import type { RunnableCheck } from '../definitions.js';
 
 /** What a run is given: the check as it runs, where, the policy its connections go through. */
@@ -9,6 +10,8 @@ export interface RunContext {
   resultId: string;
   attempt: number;
   policy: OutboundPolicy;
+  /** Where a run keeps its files (browser screenshots, traces, videos); without it they are not kept. */
+  blobs?: BlobStore;
 }
 
 /** The metrics a run reports, as result items carry them. */

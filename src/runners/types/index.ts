@@ -1,12 +1,13 @@
 import type { CheckType } from '../../model/checks.js';
 import { unsupported, type CheckRunner } from './common.js';
+import { runBrowserCheck, runMultiStepCheck } from './browser.js';
 import { runIcmp, runTraceroute } from './commands.js';
 import { runDns } from './dns.js';
 import { runGrpc } from './grpc.js';
 import { runApi, runUrl } from './http.js';
 import { runSsl, runTcp } from './sockets.js';
 
-const NEEDS_BROWSER = 'Browser, multi-step, Playwright and agentic checks are not supported by this runner yet: it runs no browser';
+const NOT_YET = 'Playwright check suites and agentic checks are not run by this service yet';
 
 /** How each check type runs: a type without an entry does not compile. */
 export const CHECK_RUNNERS = {
@@ -18,9 +19,9 @@ export const CHECK_RUNNERS = {
   ICMP: runIcmp,
   GRPC: runGrpc,
   TRACEROUTE: runTraceroute,
-  BROWSER: unsupported(NEEDS_BROWSER),
-  MULTI_STEP: unsupported(NEEDS_BROWSER),
-  PLAYWRIGHT: unsupported(NEEDS_BROWSER),
-  AGENTIC: unsupported(NEEDS_BROWSER),
+  BROWSER: runBrowserCheck,
+  MULTI_STEP: runMultiStepCheck,
+  PLAYWRIGHT: unsupported(NOT_YET),
+  AGENTIC: unsupported(NOT_YET),
   HEARTBEAT: unsupported('Heartbeat checks are not run: they are pinged'),
 } satisfies Record<CheckType, CheckRunner>;
