@@ -80,6 +80,7 @@ async function main() {
     console.log(JSON.stringify(row));
     results.push(row);
   }
+  site.closeAllConnections();
   site.close();
   const dir = path.join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
