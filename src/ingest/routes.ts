@@ -20,6 +20,7 @@ import { MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
 import { ingestJob } from '../model/results.js';
 import { privateLocationSlugs } from '../checks/private-locations.js';
 import type { KeptAsset } from '../model/results.js';
+import { AssetManifest, assetDownload, AssetManifestQuery, assetManifest } from '../http/asset-manifest.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
 const MAX_FUTURE_MS = 5 * 60_000;
@@ -226,30 +227,17 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
       errors: [404],
       schema: {
         params: ResultAssetParams,
-        query: Type.Object(
-          {
-            type: Type.Optional(Type.Union([StringEnum(ASSET_TYPES), Type.Array(StringEnum(ASSET_TYPES), { maxItems: 7 })])),
-            name: Type.Optional(Type.String({ maxLength: 200 })),
-          },
-          { additionalProperties: false },
-        ),
+        query: AssetManifestQuery,
         responses: { 200: AssetManifest },
       },
       handler: async ({ principal, params, query }) => {
         const { check, assets } = await resultAssets(principal.account.id, params.checkId, params.checkResultId);
-        const types = query.type === undefined ? undefined : new Set([query.type].flat());
-        const glob = query.name ? globMatcher(query.name) : undefined;
-        const base = config.publicUrl ?? '';
-        const entries = assets
-          .filter((a) => (!types || types.has(a.type)) && (!glob || glob(a.name)))
-          .map((a) => ({
-            type: a.type,
-            name: a.name,
-            url: `${base}/v1/check-results/${check.id}/${params.checkResultId.toLowerCase()}/assets/${encodeURIComponent(a.name)}`,
-            contentType: a.contentType,
-            source: { type: 'check-result' as const, checkId: check.id, checkName: check.name, checkType: check.check_type, resultId: params.checkResultId.toLowerCase() },
-          }));
-        return { status: 200, body: { assets: entries, truncated: false } };
+        const resultId = params.checkResultId.toLowerCase();
+        const body = assetManifest(assets, query, {
+          url: (name) => `${config.publicUrl ?? ''}/v1/check-results/${check.id}/${resultId}/assets/${encodeURIComponent(name)}`,
+          source: { type: 'check-result', checkId: check.id, checkName: check.name, checkType: check.check_type, resultId },
+        });
+        return { status: 200, body };
       },
     }),
     defineRoute({
@@ -267,15 +255,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
       },
       handler: async ({ principal, params }) => {
         const { assets } = await resultAssets(principal.account.id, params.checkId, params.checkResultId);
-        const asset = assets.find((a) => a.name === params.assetName);
-        if (!asset) throw notFound();
-        const blob = await blobs.open(principal.account.id, asset.key);
-        if (!blob) throw notFound();
-        return {
-          status: 200,
-          body: blob.stream,
-          headers: { 'Content-Type': asset.contentType, 'Content-Length': String(blob.size), 'Content-Disposition': `attachment; filename="${asset.name.replace(/[^\w.-]/g, '_')}"` },
-        };
+        return assetDownload(blobs, principal.account.id, assets, params.assetName);
       },
     }),
   ];
@@ -291,26 +271,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
   }
 }
 
-const ASSET_TYPES = ['log', 'trace', 'video', 'screenshot', 'pcap', 'report', 'file'] as const;
 const ResultAssetParams = Type.Object(
   { checkId: Type.String({ minLength: 1, maxLength: 64 }), checkResultId: Type.String({ minLength: 1, maxLength: 64 }) },
   { additionalProperties: false },
 );
-const AssetManifest = Type.Object({
-  assets: Type.Array(
-    Type.Object({
-      type: StringEnum(ASSET_TYPES),
-      name: Type.String({ minLength: 1 }),
-      url: Type.String(),
-      contentType: Type.String({ minLength: 1 }),
-      source: Type.Object({ type: StringEnum(['check-result', 'test-session-result'] as const), checkId: Type.String(), checkName: Type.String(), checkType: Type.String(), resultId: Type.String() }),
-    }),
-  ),
-  truncated: Type.Boolean(),
-});
-
-/** A case-insensitive glob (`*`, `?`) over a whole name. */
-function globMatcher(glob: string): (name: string) => boolean {
-  const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 'i');
-  return (name) => re.test(name);
-}

@@ -1,4 +1,5 @@
 import type { CheckType } from '../model/checks.js';
+import type { KeptAsset } from '../model/results.js';
 import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import type { EnvVar } from '../model/variables.js';
@@ -227,6 +228,8 @@ export interface AdhocResult {
   attempts: number;
   checkRunData?: Record<string, unknown>;
   runError?: string;
+  /** A browser or multi-step run's kept files (its test-session result's asset manifest). */
+  keptAssets?: KeptAsset[];
 }
 
 const text = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
@@ -239,6 +242,8 @@ export function adhocResult(run: AdhocRunRow, resultId: string, outcome: RunOutc
   const api = outcome.detail.apiCheckResult as
     | { request?: { method?: string; url?: string; headers?: Record<string, unknown>; data?: unknown }; response?: { status: number; statusText?: string; headers?: Record<string, unknown>; body?: unknown } | null; assertions?: unknown[]; requestError?: string | null }
     | undefined;
+  const browser = (outcome.detail.browserCheckResult ?? outcome.detail.multiStepCheckResult) as { assets?: KeptAsset[] } | undefined;
+  const kept = browser?.assets;
   const checkRunData = api
     ? {
         requestError: api.requestError ?? null,
@@ -265,6 +270,7 @@ export function adhocResult(run: AdhocRunRow, resultId: string, outcome: RunOutc
     ...(checkRunData ? { checkRunData } : {}),
     // Types without details the CLI renders say in a line why they failed.
     ...(!checkRunData && (outcome.hasFailures || outcome.hasErrors) && outcome.error ? { runError: outcome.error } : {}),
+    ...(kept?.length ? { keptAssets: kept } : {}),
   };
 }
 
@@ -292,3 +298,11 @@ export function cancelledResult(run: AdhocRunRow): AdhocResult {
 
 /** What the process assembly wires to record a final ad-hoc result (into the run's test session). */
 export type AdhocRecorder = (run: AdhocRunRow, result: AdhocResult) => Promise<void>;
+
+/** The ad-hoc run behind a test-session result of the account, if one ran it. */
+export async function findAdhocRunOfResult(sql: Sql, accountId: string, testSessionId: string, testResultId: string): Promise<AdhocRunRow | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(testSessionId) || !/^[0-9a-f-]{36}$/i.test(testResultId)) return undefined;
+  const [row] = await sql<AdhocRunRow[]>`select * from adhoc_runs
+    where account_id = ${accountId} and test_session_id = ${testSessionId} and test_result_id = ${testResultId}`;
+  return row;
+}

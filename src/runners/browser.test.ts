@@ -101,6 +101,25 @@ describe('browser and multi-step checks', { timeout: 120_000 }, () => {
       const got = await checkly(env, home, ['assets', 'download', '--check-id', check.id, '--result-id', result.id, '--type', 'screenshot', '--dir', dir]);
       expect(got.code, got.out).toBe(0);
       expect(readFileSync(path.join(dir, manifest.body.assets[0].name)).subarray(1, 4).toString()).toBe('PNG');
+
+      // Run as a test session (what `checkly trigger` starts): its result lists the same kind of files.
+      const trigger = await svc.call('POST', '/v1/test-sessions/trigger', { body: { name: 'ad hoc', runLocation: 'eu-west-1', target: { checkId: [check.id] } } });
+      expect(trigger.status, trigger.text).toBe(201);
+      const sessionId = trigger.body.testSessionId as string;
+      const ended = await svc.call('GET', `/v1/test-sessions/${sessionId}/completion?maxWaitSeconds=30`);
+      expect(ended.status, ended.text).toBe(200);
+      const sessionResultId = ended.body.results[0].testSessionResultId ?? ended.body.results[0].id;
+      const sessionManifest = await svc.call('GET', `/v1/test-sessions/${sessionId}/results/${sessionResultId}/assets?type=screenshot`);
+      expect(sessionManifest.status, sessionManifest.text).toBe(200);
+      expect(sessionManifest.body.assets).toEqual([
+        expect.objectContaining({ type: 'screenshot', source: expect.objectContaining({ type: 'test-session-result', testSessionId: sessionId, checkId: check.id }) }),
+      ]);
+      const shot = await fetch(sessionManifest.body.assets[0].url, { headers: { authorization: `Bearer ${svc.adminKey}` } });
+      expect(Buffer.from(await shot.arrayBuffer()).subarray(1, 4).toString()).toBe('PNG');
+      expect((await svc.call('GET', `/v1/test-sessions/${sessionId}/results/${sessionResultId}/assets`, { key: other.key })).status).toBe(404);
+      const fromSession = await checkly(env, home, ['assets', 'download', '--test-session-id', sessionId, '--result-id', sessionResultId, '--type', 'screenshot', '--dir', path.join(home, 'session')]);
+      expect(fromSession.code, fromSession.out).toBe(0);
+      expect(readFileSync(path.join(home, 'session', sessionManifest.body.assets[0].name)).subarray(1, 4).toString()).toBe('PNG');
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

@@ -162,7 +162,7 @@ export function startRunner(opts: RunnerOptions) {
     const resultId = run.attempt === 1 ? row.test_result_id : randomUUID();
     let outcome: RunOutcome;
     try {
-      outcome = await CHECK_RUNNERS[check.checkType]({ check, location: run.location, resultId, attempt: run.attempt, policy: opts.policy, blobs: opts.blobs });
+      outcome = await CHECK_RUNNERS[check.checkType]({ check, location: run.location, resultId, attempt: run.attempt, policy: opts.policy, blobs: opts.blobs, assetBase: row.test_session_id ? `/v1/test-sessions/${row.test_session_id}/results/${row.test_result_id}/assets` : undefined });
     } catch (err) {
       outcome = { startedAt: started, stoppedAt: Date.now(), hasFailures: true, hasErrors: true, isDegraded: false, metrics: {}, detail: {}, error: `The runner failed: ${messageOf(err)}` };
       opts.logger.error({ adhocId: row.id, err: messageOf(err) }, 'runner failed on an ad-hoc run');

@@ -233,8 +233,13 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     });
     expect(direct.status).toBe(409);
     expect(direct.body).toMatchObject({ statusCode: 409, error: 'Conflict', deploymentId: row.id });
-    const waiting = cli(['deploy', '--force'], { SHOP_HEALTH_NAME: 'Shop health v3' });
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // The lock is held until the CLI says it waits (however long it takes to get there on a busy machine).
+    let sawWait!: () => void;
+    const saidWaiting = new Promise<void>((resolve) => (sawWait = resolve));
+    const waiting = checkly({ ...env, SHOP_HEALTH_NAME: 'Shop health v3' }, project, ['deploy', '--force'], 120_000, (out) => {
+      if (out.includes('Waiting for an in-progress deployment')) sawWait();
+    });
+    await Promise.race([saidWaiting, waiting]);
     // The holder finishes: its deployment ends and its lock is released.
     await holder`update project_deployments set status = 'SUCCEEDED', ended_at = now(), progress = 100 where id = ${row.id}`;
     await holder`commit`;

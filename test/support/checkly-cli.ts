@@ -44,12 +44,21 @@ export interface CliResult {
   out: string;
 }
 
-/** Runs `checkly <args>` in `cwd`; never throws for a non-zero exit (the result says it). */
-export async function checkly(env: NodeJS.ProcessEnv, cwd: string, args: string[], timeout = 120_000): Promise<CliResult> {
+/**
+ * Runs `checkly <args>` in `cwd`; never throws for a non-zero exit (the result says it). `onOutput` sees its
+ * output (stdout and stderr) as it comes, for a test that acts when the CLI reaches a point.
+ */
+export async function checkly(env: NodeJS.ProcessEnv, cwd: string, args: string[], timeout = 120_000, onOutput?: (soFar: string) => void): Promise<CliResult> {
   try {
     const running = run(nodeForCli(), [CLI, ...args], { env, cwd, timeout, maxBuffer: 16 * 1024 * 1024 });
     // No one answers prompts: with stdin closed they take their defaults (the CLI's non-interactive path).
     running.child.stdin?.end();
+    if (onOutput) {
+      let soFar = '';
+      const seen = (chunk: Buffer | string) => onOutput((soFar += chunk.toString()));
+      running.child.stdout?.on('data', seen);
+      running.child.stderr?.on('data', seen);
+    }
     const { stdout, stderr } = await running;
     return { code: 0, out: stdout + stderr };
   } catch (err) {

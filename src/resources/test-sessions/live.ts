@@ -6,6 +6,7 @@ import { applyGroupSettings } from '../../checks/group-settings.js';
 import { cliCheckBody, type SharedFile } from '../../checks/cli-bundle.js';
 import { createBodySchema } from '../../checks/schemas.js';
 import { HttpError, notFound } from '../../http/errors.js';
+import { AssetManifest, AssetManifestQuery, assetDownload, assetManifest } from '../../http/asset-manifest.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Rules } from '../../http/rules.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
@@ -18,6 +19,7 @@ import {
   adhocTopic,
   cancelAdhocRuns,
   cancelledResult,
+  findAdhocRunOfResult,
   findScheduling,
   queueAdhoc,
   recordAdhoc,
@@ -34,7 +36,7 @@ import { matchChecks, matchesTags } from '../../runners/on-demand.js';
 import { checkTargetRules } from '../../runners/targets.js';
 import type { Deps } from '../../storage/deps.js';
 import { inTransaction, transaction, type Sql } from '../../storage/postgres.js';
-import { endSession, findSession, insertSession, upsertResult, type SessionProvider, type StoredResult } from './repository.js';
+import { endSession, findResult, findSession, insertSession, upsertResult, type SessionProvider, type StoredResult } from './repository.js';
 import { RunBody, TestSession } from './schemas.js';
 import type { TestSessions } from './sessions.js';
 
@@ -374,7 +376,65 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
       },
     });
 
+  /**
+   * A test-session result's kept files (its ad-hoc browser or multi-step run's; none for a result recorded by a
+   * client), after the result is found: 404 only when the session has no such result.
+   */
+  async function sessionResultAssets(accountId: string, testSessionId: string, testResultId: string) {
+    const result = await findResult(sql, accountId, testSessionId, testResultId);
+    if (!result) throw notFound();
+    const run = await findAdhocRunOfResult(sql, accountId, testSessionId, testResultId);
+    const data = result.data as { name?: string; checkType?: string; checkId?: string };
+    return {
+      source: {
+        type: 'test-session-result' as const,
+        ...(run?.check_id ? { checkId: run.check_id } : {}),
+        checkName: run?.name ?? data.name ?? '',
+        checkType: run?.check_type ?? data.checkType ?? '',
+        resultId: testResultId.toLowerCase(),
+        testSessionId: testSessionId.toLowerCase(),
+      },
+      assets: run?.result?.keptAssets ?? [],
+    };
+  }
+  const SessionResultParams = Type.Object({ testSessionId: Uuid, testSessionResultId: Uuid }, { additionalProperties: false });
+
   return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/test-sessions/{testSessionId}/results/{testSessionResultId}/assets',
+      operationId: 'getTestSessionResultAssets',
+      summary: "The files a test-session result kept (a browser run's screenshots, traces, videos), each with its download URL",
+      description: '`type` (repeatable) and `name` (a glob) narrow the list; the anchor CLI\'s `checkly assets list|download --test-session-id` read it.',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: { params: SessionResultParams, query: AssetManifestQuery, responses: { 200: AssetManifest } },
+      handler: async ({ principal, params, query }) => {
+        const { source, assets } = await sessionResultAssets(principal.account.id, params.testSessionId, params.testSessionResultId);
+        const base = `${config.publicUrl ?? ''}/v1/test-sessions/${source.testSessionId}/results/${source.resultId}/assets`;
+        const body = assetManifest(assets, query, { url: (name) => `${base}/${encodeURIComponent(name)}`, source });
+        return { status: 200, body };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/test-sessions/{testSessionId}/results/{testSessionResultId}/assets/{assetName}',
+      operationId: 'downloadTestSessionResultAsset',
+      summary: 'One file a test-session result kept, by its name in the asset list',
+      tag,
+      access: 'read',
+      errors: [404],
+      contentType: 'application/octet-stream',
+      schema: {
+        params: Type.Object({ ...SessionResultParams.properties, assetName: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
+        responses: { 200: Type.String({ format: 'binary' }) },
+      },
+      handler: async ({ principal, params }) => {
+        const { assets } = await sessionResultAssets(principal.account.id, params.testSessionId, params.testSessionResultId);
+        return assetDownload(deps.blobs, principal.account.id, assets, params.assetName);
+      },
+    }),
     runRoute('/v1/test-sessions/run', 'runTestSession'),
     runRoute('/next/test-sessions/run', 'runTestSessionNext'),
     defineRoute({

@@ -47,7 +47,7 @@ const ASSET_KINDS: Record<string, { type: 'screenshot' | 'trace' | 'video'; kind
   'video/webm': { type: 'video', kind: 'videos' },
 };
 
-const assetPath = (ctx: RunContext, name: string) => `/v1/check-results/${ctx.check.id}/${ctx.resultId}/assets/${encodeURIComponent(name)}`;
+const assetPath = (ctx: RunContext, name: string) => `${ctx.assetBase ?? `/v1/check-results/${ctx.check.id}/${ctx.resultId}/assets`}/${encodeURIComponent(name)}`;
 
 /** Puts a run's screenshots, traces and videos in the blob store; each named by its file, unique in the run. */
 async function keepAssets(ctx: RunContext, attachments: PlaywrightResult['attachments'], hostPath: (p: string) => string | null): Promise<{ kept: KeptAsset[]; notes: string[] }> {

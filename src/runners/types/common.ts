@@ -12,6 +12,8 @@ export interface RunContext {
   policy: OutboundPolicy;
   /** Where a run keeps its files (browser screenshots, traces, videos); without it they are not kept. */
   blobs?: BlobStore;
+  /** The route its kept files are listed under; default `/v1/check-results/{checkId}/{resultId}/assets`. */
+  assetBase?: string;
 }
 
 /** The metrics a run reports, as result items carry them. */
