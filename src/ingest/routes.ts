@@ -19,7 +19,7 @@ import { ResultItem, StoredResult } from './schemas.js';
 import { MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
 import { ingestJob } from '../model/results.js';
 import { privateLocationSlugs } from '../checks/private-locations.js';
-import type { KeptAsset } from '../model/results.js';
+import { keptAssetsOf } from '../model/results.js';
 import { AssetManifest, assetDownload, AssetManifestQuery, assetManifest } from '../http/asset-manifest.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
@@ -266,8 +266,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
     if (!check || !UUID.test(resultId)) throw notFound();
     const item = await readResult(store, accountId, check.id, resultId.toLowerCase());
     if (!item) throw notFound();
-    const detail = (item.browserCheckResult ?? item.multiStepCheckResult) as { assets?: KeptAsset[] } | null | undefined;
-    return { check, assets: Array.isArray(detail?.assets) ? detail.assets : [] };
+    return { check, assets: keptAssetsOf(item) };
   }
 }
 

@@ -132,3 +132,15 @@ export interface KeptAsset {
   key: string;
   size: number;
 }
+
+/** The result objects of runs that keep files (browser, multi-step, Playwright check suites). */
+const ASSET_DETAIL_KEYS = ['browserCheckResult', 'multiStepCheckResult', 'playwrightCheckResult'] as const;
+
+/** The files a result's run kept (none for other types and for results posted without them). */
+export function keptAssetsOf(item: Record<string, unknown>): KeptAsset[] {
+  for (const key of ASSET_DETAIL_KEYS) {
+    const detail = item[key] as { assets?: unknown } | null | undefined;
+    if (detail && Array.isArray(detail.assets)) return detail.assets as KeptAsset[];
+  }
+  return [];
+}

@@ -1,5 +1,5 @@
 import type { CheckType } from '../model/checks.js';
-import type { KeptAsset } from '../model/results.js';
+import { keptAssetsOf, type KeptAsset } from '../model/results.js';
 import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import type { EnvVar } from '../model/variables.js';
@@ -228,6 +228,8 @@ export interface AdhocResult {
   attempts: number;
   checkRunData?: Record<string, unknown>;
   runError?: string;
+  /** A browser run's log lines, printed by the CLI under "Logs". */
+  logs?: { time: number; msg: string; level: string }[];
   /** A browser or multi-step run's kept files (its test-session result's asset manifest). */
   keptAssets?: KeptAsset[];
 }
@@ -242,8 +244,10 @@ export function adhocResult(run: AdhocRunRow, resultId: string, outcome: RunOutc
   const api = outcome.detail.apiCheckResult as
     | { request?: { method?: string; url?: string; headers?: Record<string, unknown>; data?: unknown }; response?: { status: number; statusText?: string; headers?: Record<string, unknown>; body?: unknown } | null; assertions?: unknown[]; requestError?: string | null }
     | undefined;
-  const browser = (outcome.detail.browserCheckResult ?? outcome.detail.multiStepCheckResult) as { assets?: KeptAsset[] } | undefined;
-  const kept = browser?.assets;
+  const kept = keptAssetsOf(outcome.detail);
+  // A browser run's console, as the CLI prints a result's `logs` ({ time, msg, level }).
+  const browser = (outcome.detail.browserCheckResult ?? outcome.detail.multiStepCheckResult ?? outcome.detail.playwrightCheckResult) as { jobLog?: { level: string; msg: string }[] } | undefined;
+  const logs = Array.isArray(browser?.jobLog) ? browser.jobLog.map((l) => ({ time: outcome.startedAt, msg: l.msg, level: l.level })) : undefined;
   const checkRunData = api
     ? {
         requestError: api.requestError ?? null,
@@ -270,7 +274,8 @@ export function adhocResult(run: AdhocRunRow, resultId: string, outcome: RunOutc
     ...(checkRunData ? { checkRunData } : {}),
     // Types without details the CLI renders say in a line why they failed.
     ...(!checkRunData && (outcome.hasFailures || outcome.hasErrors) && outcome.error ? { runError: outcome.error } : {}),
-    ...(kept?.length ? { keptAssets: kept } : {}),
+    ...(kept.length ? { keptAssets: kept } : {}),
+    ...(logs?.length ? { logs } : {}),
   };
 }
 

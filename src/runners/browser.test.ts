@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -174,5 +175,102 @@ describe('browser and multi-step checks', { timeout: 120_000 }, () => {
     expect(result.hasFailures, JSON.stringify(result.browserCheckResult)).toBe(false);
     expect(result.browserCheckResult.jobLog).toContainEqual(expect.objectContaining({ msg: 'token is ********' }));
     expect(JSON.stringify(result)).not.toContain('tok-8c1f2e9d');
+  });
+
+  it('a script imports the files deployed with it and the account\'s snippets', async () => {
+    const snippet = await svc.call('POST', '/v1/snippets', { body: { name: 'greeting', script: "module.exports = { greet: (who) => 'hello ' + who };" } });
+    expect(snippet.status, snippet.text).toBe(201);
+    const check = await create('browser', 'with imports', `
+      import { test, expect } from '@playwright/test';
+      import { openShop } from './helpers/shop';
+      const { greet } = require('./snippets/greeting');
+      test('imports', async ({ page }) => {
+        await openShop(page);
+        await expect(page.locator('h1')).toHaveText('Shop');
+        console.log(greet('cart'));
+      });`, {
+      scriptPath: '__checks__/shop.spec.ts',
+      dependencies: [{ path: '__checks__/helpers/shop.ts', content: 'export async function openShop(page: any) { await page.goto(process.env.SITE + "/shop"); }' }],
+    });
+    const result = await runNow(check.id);
+    expect(result.hasFailures, JSON.stringify(result.browserCheckResult)).toBe(false);
+    expect(result.browserCheckResult.jobLog).toContainEqual(expect.objectContaining({ msg: 'hello cart' }));
+  });
+
+  it('a Playwright check suite runs from its code bundle with its own config: the chosen project, a failing test named', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pw-suite-'));
+    try {
+      mkdirSync(path.join(dir, 'e2e', 'tests'), { recursive: true });
+      writeFileSync(path.join(dir, 'e2e', 'playwright.config.ts'), `
+        import { defineConfig, devices } from '@playwright/test';
+        export default defineConfig({
+          testDir: './tests',
+          use: { baseURL: process.env.SITE },
+          projects: [
+            { name: 'chromium', use: { ...devices['Desktop Chrome'] } },
+            { name: 'firefox', use: { ...devices['Desktop Firefox'] } },
+          ],
+        });`);
+      writeFileSync(path.join(dir, 'e2e', 'tests', 'shop.spec.ts'), `
+        import { test, expect } from '@playwright/test';
+        test.describe('shop', () => {
+          test('has a title @smoke', async ({ page }) => {
+            await page.goto('/shop');
+            await expect(page).toHaveTitle('Local shop');
+          });
+          test('adds to the cart @smoke', async ({ page }) => {
+            await page.goto('/shop');
+            await page.getByRole('button', { name: 'Add to cart' }).click();
+            await expect(page.locator('#count')).toHaveText('1');
+          });
+          test('counts wrong @broken', async ({ page }) => {
+            await page.goto('/shop');
+            await expect(page.locator('#count')).toHaveText('9', { timeout: 500 });
+          });
+        });`);
+      const bundleFile = path.join(dir, 'bundle.tar.gz');
+      execFileSync('tar', ['-czf', bundleFile, '-C', dir, 'e2e']);
+      const upload = await fetch(`${svc.url}/next/checkly-storage/upload-code-bundle`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/octet-stream' },
+        body: readFileSync(bundleFile),
+      });
+      expect(upload.status).toBe(200);
+      const { key } = (await upload.json()) as { key: string };
+      const suite = (name: string, grep: string) =>
+        svc.call('POST', '/v1/checks/playwright?autoAssignAlerts=false', {
+          body: {
+            name, codeBundlePath: key, workingDir: 'e2e', installCommand: 'npm ci', browsers: ['chromium'], locations: ['eu-west-1'], frequency: 60, activated: true,
+            testCommand: `npx playwright test --config playwright.config.ts --project 'chromium' --grep '${grep}'`,
+            environmentVariables: [{ key: 'SITE', value: site.url }],
+          },
+        });
+      const good = await suite('smoke suite', '@smoke');
+      expect(good.status, good.text).toBe(201);
+      const passed = await runNow(good.body.id);
+      expect(passed.hasFailures, JSON.stringify(passed.playwrightCheckResult)).toBe(false);
+      expect(passed.playwrightCheckResult.steps.map((s: { title: string }) => s.title).sort()).toEqual(['shop.spec.ts › shop › adds to the cart @smoke', 'shop.spec.ts › shop › has a title @smoke']);
+      // Only the Chromium project ran; the install step is said to be skipped.
+      expect(passed.playwrightCheckResult.playwrightTestJsonReport).toMatchObject({ expected: 2, unexpected: 0 });
+      expect(passed.playwrightCheckResult.jobLog).toContainEqual(expect.objectContaining({ level: 'WARN', msg: expect.stringMatching(/^installCommand "npm ci" was not run/) }));
+
+      const bad = await suite('broken suite', '@broken');
+      const failed = await runNow(bad.body.id);
+      expect(failed.hasFailures).toBe(true);
+      expect(failed.playwrightCheckResult.errors[0]).toMatchObject({ title: 'shop.spec.ts › shop › counts wrong @broken', message: expect.stringMatching(/toHaveText/) });
+      expect(failed.playwrightCheckResult.playwrightTraceFiles).toHaveLength(1);
+      const shots = await svc.call('GET', `/v1/check-results/${bad.body.id}/${failed.id}/assets?type=screenshot`);
+      expect(shots.body.assets, JSON.stringify(failed.playwrightCheckResult.assets)).toHaveLength(1);
+
+      // A command that is not `playwright test` is refused, saying what runs.
+      const other = await svc.call('POST', '/v1/checks/playwright?autoAssignAlerts=false', {
+        body: { name: 'shell', codeBundlePath: key, testCommand: 'rm -rf / && npx playwright test', locations: ['eu-west-1'], frequency: 60, activated: true },
+      });
+      const refused = await runNow(other.body.id);
+      expect(refused).toMatchObject({ hasErrors: true, hasFailures: true });
+      expect(refused.playwrightCheckResult.errors[0].message).toMatch(/is not a single command/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -33,6 +33,8 @@ export interface RunnableCheck {
   /** API checks: the setup and teardown scripts (the check's own, else its snippet's). */
   setupScript?: string;
   teardownScript?: string;
+  /** Browser scripts that import `./snippets/…`: the account's snippets, by name. */
+  snippets?: { name: string; script: string }[];
 }
 
 /** The account's checks of `ids` as they run; missing ids are simply absent. */
@@ -63,6 +65,11 @@ export async function loadRunnable(sql: Sql, accountId: string, ids: readonly st
         ])
       : [],
   );
+  // Browser scripts may import snippets as ./snippets/<name>.js (the anchor's convention).
+  const wantsSnippets = (data: Record<string, unknown>) => typeof data.script === 'string' && data.script.includes('snippets/') && ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'].includes(String(data.checkType));
+  const named = effective.some((e) => wantsSnippets(e.data))
+    ? (await sql<{ name: string; script: string }[]>`select name, script from snippets where account_id = ${accountId} order by id`).filter((s) => /^[\w.-]{1,100}$/.test(s.name) && !s.name.startsWith('.'))
+    : [];
   for (const { row, data } of effective) {
     const variables: Record<string, string> = {};
     const secrets: string[] = [];
@@ -91,6 +98,7 @@ export async function loadRunnable(sql: Sql, accountId: string, ids: readonly st
       runParallel: data.runParallel === true,
       setupScript: scriptOf(data.localSetupScript, data.setupSnippetId, snippets),
       teardownScript: scriptOf(data.localTearDownScript, data.tearDownSnippetId, snippets),
+      ...(wantsSnippets(data) ? { snippets: named } : {}),
     });
   }
   return out;

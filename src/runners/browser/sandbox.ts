@@ -25,9 +25,22 @@ const BWRAP = process.env.BWRAP_PATH ?? '/usr/bin/bwrap';
 /** The proxy's port on the sandbox's own loopback (forwarded to the egress socket). */
 const PROXY_PORT = 3128;
 
+/** A file of a check's script, by its path relative to the run's work directory. */
+export interface ScriptFile {
+  path: string;
+  content: string;
+}
+
+/**
+ * What a run runs: a spec (a BROWSER or MULTI_STEP check's script, with the files it imports), or a PLAYWRIGHT
+ * check suite (its code bundle, a .tar.gz, unpacked inside the sandbox, run with its own Playwright config).
+ */
+export type SandboxProgram =
+  | { kind: 'spec'; entry: string; files: ScriptFile[] }
+  | { kind: 'suite'; bundle: string; config: string; cwd: string; args: string[] };
+
 export interface SandboxRun {
-  /** The script, a Playwright Test spec (TypeScript or JavaScript). */
-  script: string;
+  program: SandboxProgram;
   /** Becomes the run's whole `process.env` (besides HOME, PATH and Playwright's own). */
   env: Record<string, string>;
   /** The test's own timeout; the whole run is killed 20 s after it. */
@@ -84,9 +97,17 @@ export function browserSupport(): { ok: true } | { ok: false; why: string } {
   return { ok: true };
 }
 
-const CONFIG = (run: SandboxRun) => `module.exports = {
+const LAUNCH = `{
+      executablePath: ${JSON.stringify(CHROMIUM_BINARY)},
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    }`;
+
+/** A regular expression's source matching exactly `text`. */
+const exactly = (text: string) => `^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+
+const CONFIG = (run: SandboxRun, entry: string) => `module.exports = {
   testDir: '/sandbox/work',
-  testMatch: 'check.spec.ts',
+  testMatch: new RegExp(${JSON.stringify(exactly(path.posix.join('/sandbox/work', entry)))}),
   outputDir: '/sandbox/out/results',
   timeout: ${Math.round(run.timeoutMs)},
   workers: 1,
@@ -99,13 +120,57 @@ const CONFIG = (run: SandboxRun) => `module.exports = {
     trace: '${run.trace}',
     screenshot: '${run.screenshot}',
     video: '${run.video}',
-    launchOptions: {
-      executablePath: ${JSON.stringify(CHROMIUM_BINARY)},
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-    },
+    launchOptions: ${LAUNCH},
   },
 };
 `;
+
+/**
+ * A check suite's config: the team's own Playwright config with what the sandbox needs laid over it (Debian's
+ * Chromium through the egress proxy, the JSON report, one worker, the run's deadline). Projects for other browsers
+ * are left out (this service runs Chromium only); a web server the config would start is not started.
+ */
+const SUITE_CONFIG = (run: SandboxRun, config: string) => `const path = require('node:path');
+const loaded = require(${JSON.stringify(config)});
+const user = (loaded && loaded.default) || loaded || {};
+const dir = path.dirname(${JSON.stringify(config)});
+const abs = (p) => (typeof p === 'string' ? path.resolve(dir, p) : p);
+const list = (v) => (v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]);
+const sandboxed = (use) => ({
+  ...(use || {}),
+  headless: true,
+  channel: undefined,
+  proxy: { server: 'http://127.0.0.1:${PROXY_PORT}' },
+  launchOptions: { ...((use && use.launchOptions) || {}), ...${LAUNCH} },
+});
+const chromium = (p) => !p.use || !p.use.browserName || p.use.browserName === 'chromium' || p.use.defaultBrowserType === 'chromium';
+const projects = list(user.projects).filter(chromium).map((p) => ({ ...p, testDir: abs(p.testDir), outputDir: undefined, use: sandboxed(p.use) }));
+if (list(user.projects).length && !projects.length) throw new Error('The Playwright config has no Chromium project: this service runs checks in Chromium only');
+const config = {
+  ...user,
+  testDir: abs(user.testDir || '.'),
+  outputDir: '/sandbox/out/results',
+  reporter: [['json', { outputFile: '/sandbox/out/report.json' }]],
+  workers: 1,
+  globalTimeout: ${Math.round(run.timeoutMs)},
+  globalSetup: ['/sandbox/harness/egress-forward.js', ...list(user.globalSetup).map(abs)],
+  globalTeardown: list(user.globalTeardown).map(abs),
+  use: { trace: '${run.trace}', screenshot: '${run.screenshot}', video: '${run.video}', ...sandboxed(user.use) },
+  projects: projects.length ? projects : undefined,
+};
+delete config.webServer;
+for (const key of Object.keys(config)) if (config[key] === undefined) delete config[key];
+for (const p of projects) for (const key of Object.keys(p)) if (p[key] === undefined) delete p[key];
+module.exports = config;
+`;
+
+/** A path of a script's file inside the work directory, or null when it would leave it. */
+export function workPath(work: string, relative: string): string | null {
+  const normal = path.posix.normalize(relative.replace(/\\/g, '/')).replace(/^(\.\/)+/, '');
+  if (!normal || normal.startsWith('/') || normal === '..' || normal.startsWith('../') || normal.split('/').includes('..')) return null;
+  const full = path.resolve(work, normal);
+  return full.startsWith(work + path.sep) ? full : null;
+}
 
 /** Runs in the sandbox before the test: the sandbox's loopback proxy port, piped to the egress socket. */
 const FORWARDER = `const net = require('node:net');
@@ -168,8 +233,20 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
   const harness = path.join(root, 'harness');
   const out = path.join(root, 'out');
   for (const dir of [work, harness, out]) mkdirSync(dir);
-  writeFileSync(path.join(work, 'check.spec.ts'), run.script);
-  writeFileSync(path.join(harness, 'playwright.config.js'), CONFIG(run));
+  const { program } = run;
+  if (program.kind === 'spec') {
+    for (const file of program.files) {
+      const target = workPath(work, file.path);
+      if (!target) continue;
+      mkdirSync(path.dirname(target), { recursive: true });
+      writeFileSync(target, file.content);
+    }
+    writeFileSync(path.join(harness, 'playwright.config.js'), CONFIG(run, program.entry));
+  } else {
+    if (!workPath(work, program.config)) throw new Error(`The Playwright config path ${program.config} leaves the code bundle`);
+    if (program.cwd !== '.' && !workPath(work, program.cwd)) throw new Error(`The working directory ${program.cwd} leaves the code bundle`);
+    writeFileSync(path.join(harness, 'playwright.config.js'), SUITE_CONFIG(run, path.posix.join('/sandbox/work', program.config)));
+  }
   writeFileSync(path.join(harness, 'egress-forward.js'), FORWARDER);
   const socketPath = path.join(root, 'egress.sock');
   const egress = await startEgress(socketPath, run.policy);
@@ -182,11 +259,22 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
     '--ro-bind', '/etc/fonts', '/etc/fonts', '--ro-bind-try', '/etc/ssl', '/etc/ssl', '--ro-bind-try', '/etc/alternatives', '/etc/alternatives',
     '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
     '--dir', '/sandbox/node_modules/@playwright', ...packages,
-    '--ro-bind', work, '/sandbox/work', '--ro-bind', harness, '/sandbox/harness', '--bind', out, '/sandbox/out', '--bind', socketPath, '/run/egress.sock',
+    // A spec's files are read-only; a suite's bundle is unpacked (by tar, inside the sandbox) into its work directory.
+    program.kind === 'spec' ? '--ro-bind' : '--bind', work, '/sandbox/work',
+    ...(program.kind === 'suite' ? ['--ro-bind', program.bundle, '/sandbox/bundle.tar.gz'] : []),
+    '--ro-bind', harness, '/sandbox/harness', '--bind', out, '/sandbox/out', '--bind', socketPath, '/run/egress.sock',
     // Node itself, where it is not under /usr.
     ...(process.execPath.startsWith('/usr/') ? [] : ['--ro-bind', path.dirname(process.execPath), path.dirname(process.execPath)]),
     '--chdir', '/sandbox/work', '--clearenv', ...env,
+    ...(program.kind === 'suite'
+      ? [
+          '/bin/sh', '-c',
+          'tar -xzf /sandbox/bundle.tar.gz -C /sandbox/work --no-same-owner --no-same-permissions || { echo "The code bundle could not be unpacked" >&2; exit 3; }; cd "$0" || exit 3; shift; exec "$@"',
+          path.posix.join('/sandbox/work', program.cwd), '--',
+        ]
+      : []),
     process.execPath, '/sandbox/node_modules/@playwright/test/cli.js', 'test', '--config', '/sandbox/harness/playwright.config.js',
+    ...(program.kind === 'suite' ? program.args : []),
   ];
   let killed: SandboxOutcome['killed'] = null;
   let output = '';

@@ -1,13 +1,13 @@
 import type { CheckType } from '../../model/checks.js';
 import { unsupported, type CheckRunner } from './common.js';
-import { runBrowserCheck, runMultiStepCheck } from './browser.js';
+import { runBrowserCheck, runMultiStepCheck, runPlaywrightSuite } from './browser.js';
 import { runIcmp, runTraceroute } from './commands.js';
 import { runDns } from './dns.js';
 import { runGrpc } from './grpc.js';
 import { runApi, runUrl } from './http.js';
 import { runSsl, runTcp } from './sockets.js';
 
-const NOT_YET = 'Playwright check suites and agentic checks are not run by this service yet';
+const NOT_YET = 'Agentic checks are not run by this service: they need a language model it does not have';
 
 /** How each check type runs: a type without an entry does not compile. */
 export const CHECK_RUNNERS = {
@@ -21,7 +21,7 @@ export const CHECK_RUNNERS = {
   TRACEROUTE: runTraceroute,
   BROWSER: runBrowserCheck,
   MULTI_STEP: runMultiStepCheck,
-  PLAYWRIGHT: unsupported(NOT_YET),
+  PLAYWRIGHT: runPlaywrightSuite,
   AGENTIC: unsupported(NOT_YET),
   HEARTBEAT: unsupported('Heartbeat checks are not run: they are pinged'),
 } satisfies Record<CheckType, CheckRunner>;
