@@ -13,10 +13,13 @@ import { applyBatch, pausedRunIds, tickStates } from './state/apply.js';
 import type { Store } from './storage/clickhouse/store.js';
 import type { Sql } from './storage/postgres.js';
 import type { Queues } from './storage/queues.js';
-import type { BlobStore } from './storage/blobs.js';
+import { RUN_ASSET_KINDS, type BlobStore } from './storage/blobs.js';
 
 /** The queue whose job scheduler makes one sweep per interval, however many processes run background work. */
 export const SWEEP_QUEUE = 'state-sweeps';
+/** Run assets past ASSET_RETENTION_DAYS are removed hourly. */
+export const ASSET_SWEEP_QUEUE = 'asset-sweeps';
+const ASSET_SWEEP_INTERVAL_MS = 3_600_000;
 
 export interface BackgroundOptions {
   config: Config;
@@ -94,12 +97,21 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
       await deliveries.enqueue([...notifications, ...(await undeliveredNotifications(sql, now))]);
       return { missed, notifications: notifications.length };
     });
+  const { blobs } = opts;
+  const retentionMs = config.runner.assetRetentionDays * 86_400_000;
+  const assetSweep = blobs && retentionMs > 0
+    ? await queues.every(ASSET_SWEEP_QUEUE, ASSET_SWEEP_INTERVAL_MS, async (now) => {
+      const removed = await blobs.sweep(RUN_ASSET_KINDS, new Date(now - retentionMs));
+      if (removed) logger.info({ removed, retentionDays: config.runner.assetRetentionDays }, 'run assets past their retention removed');
+      return { removed };
+    })
+    : undefined;
   return {
     async close() {
       // Together: each finishes the job it holds (the ingest worker its batch, before the store closes under it).
       await scheduler?.close();
       await runner?.close();
-      await Promise.all([sweep && queues.closeWorker(sweep), ingestWorker.close(), deliveryWorker.close()]);
+      await Promise.all([sweep && queues.closeWorker(sweep), assetSweep && queues.closeWorker(assetSweep), ingestWorker.close(), deliveryWorker.close()]);
     },
   };
 }

@@ -83,6 +83,8 @@ export interface Config {
     browserConcurrency: number;
     /** Resident memory of one browser run's processes together; past it the run is stopped. */
     browserMemoryBytes: number;
+    /** Days a run's screenshots, traces and videos are kept after their last use; 0 keeps them. */
+    assetRetentionDays: number;
   };
   /** Bearer token for /metrics; unset: /metrics is not served. */
   metricsToken: string | undefined;
@@ -215,6 +217,7 @@ function runnerSettings(env: Env): Config['runner'] {
     sessionTimeoutSeconds: int(env, 'CHECK_SESSION_TIMEOUT_SECONDS', 600, 1, 86_400),
     browserConcurrency: int(env, 'BROWSER_CONCURRENCY', 1, 1, 64),
     browserMemoryBytes: int(env, 'BROWSER_MEMORY_MB', 1536, 256, 65_536) * 1024 * 1024,
+    assetRetentionDays: int(env, 'ASSET_RETENTION_DAYS', 30, 0, 3650),
   };
 }
 

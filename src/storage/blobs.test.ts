@@ -10,7 +10,7 @@ import { text } from 'node:stream/consumers';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService } from '../../test/support/service.js';
-import { BlobTooLargeError, FileBlobStore, S3BlobStore, type BlobStore } from './blobs.js';
+import { BlobTooLargeError, FileBlobStore, RUN_ASSET_KINDS, S3BlobStore, type BlobStore } from './blobs.js';
 
 /** The same contract for every blob store: content-addressed keys, per account, bounded uploads. */
 describe.each(['file', 's3'] as const)('the %s blob store', (backend) => {
@@ -65,6 +65,23 @@ describe.each(['file', 's3'] as const)('the %s blob store', (backend) => {
       expect(await store.has(account, bad)).toBe(false);
       expect(await store.open(account, bad)).toBeUndefined();
     }
+  });
+
+  it('sweeps run assets older than the cut-off, every account\'s, and nothing else', async () => {
+    const shot = await store.put(account, 'screenshots', Readable.from([Buffer.from(`shot ${backend}`)]), 1024);
+    const trace = await store.put(other, 'traces', Readable.from([Buffer.from(`trace ${backend}`)]), 1024);
+    const bundle = await store.put(account, 'code-bundles', Readable.from([Buffer.from(`kept ${backend}`)]), 1024);
+    // Nothing is older than a minute ago.
+    expect(await store.sweep(RUN_ASSET_KINDS, new Date(Date.now() - 60_000))).toBe(0);
+    expect(await store.has(account, shot.key)).toBe(true);
+    // Everything is older than a minute from now: the screenshot and the trace go, the bundle stays.
+    expect(await store.sweep(RUN_ASSET_KINDS, new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(2);
+    expect(await store.has(account, shot.key)).toBe(false);
+    expect(await store.has(other, trace.key)).toBe(false);
+    expect(await store.has(account, bundle.key)).toBe(true);
+    // The same bytes kept again are there again.
+    await store.put(account, 'screenshots', Readable.from([Buffer.from(`shot ${backend}`)]), 1024);
+    expect(await store.has(account, shot.key)).toBe(true);
   });
 
   it('refuses a body past the limit and keeps nothing of it', async () => {

@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 
 /** The kinds of blob the service keeps, each under its own key prefix (the anchor's `code-bundles/…` form). */
 export const BLOB_KINDS = {
@@ -19,6 +19,9 @@ export const BLOB_KINDS = {
   videos: '.webm',
 } as const;
 export type BlobKind = keyof typeof BLOB_KINDS;
+
+/** What runs keep per result, swept after ASSET_RETENTION_DAYS (code bundles, snapshots and reports are not). */
+export const RUN_ASSET_KINDS: readonly BlobKind[] = ['screenshots', 'traces', 'videos'];
 
 /** A blob larger than the store accepts; `limit` is the most it takes, in bytes. */
 export class BlobTooLargeError extends Error {
@@ -42,6 +45,11 @@ export interface BlobStore {
   /** The blob's bytes, or undefined when the account has no blob under `key` (or `key` is not a key). */
   open(accountId: string, key: string): Promise<{ stream: Readable; size: number } | undefined>;
   has(accountId: string, key: string): Promise<boolean>;
+  /**
+   * Removes the blobs of `kinds` (every account's) last written before `before`; answers how many. Putting the
+   * same bytes again writes them again, so a blob still in use by newer results stays.
+   */
+  sweep(kinds: readonly BlobKind[], before: Date): Promise<number>;
   /** Lets go of connections (at shutdown). */
   close?(): void;
 }
@@ -113,6 +121,27 @@ export class FileBlobStore implements BlobStore {
     if (!file) return false;
     return stat(file).then(() => true, () => false);
   }
+
+  async sweep(kinds: readonly BlobKind[], before: Date): Promise<number> {
+    let removed = 0;
+    const accounts = await readdir(this.root).catch(() => [] as string[]);
+    for (const account of accounts.filter((a) => ACCOUNT.test(a))) {
+      for (const kind of kinds) {
+        const dir = path.join(this.root, account, kind);
+        for (const name of await readdir(dir).catch(() => [] as string[])) {
+          // Uploads under way (.upload-…) are not blobs yet.
+          if (!isBlobKey(`${kind}/${name}`)) continue;
+          const file = path.join(dir, name);
+          const info = await stat(file).catch(() => undefined);
+          if (info && info.mtime < before) {
+            await rm(file, { force: true });
+            removed++;
+          }
+        }
+      }
+    }
+    return removed;
+  }
 }
 
 export interface S3Settings {
@@ -165,7 +194,8 @@ export class S3BlobStore implements BlobStore {
       const counted = meter(maxBytes);
       await pipeline(body, counted.stream, createWriteStream(temp, { mode: 0o600 }));
       const key = `${kind}/${counted.digest()}${BLOB_KINDS[kind]}`;
-      if (!(await this.has(accountId, key))) {
+      // Run assets are written again (their age is their last use: the sweep goes by it); others once.
+      if (RUN_ASSET_KINDS.includes(kind) || !(await this.has(accountId, key))) {
         await this.client.send(
           new PutObjectCommand({ Bucket: this.settings.bucket, Key: this.name(accountId, key), Body: createReadStream(temp), ContentLength: counted.size() }),
         );
@@ -198,6 +228,25 @@ export class S3BlobStore implements BlobStore {
       if (missing(err)) return false;
       throw err;
     }
+  }
+
+  async sweep(kinds: readonly BlobKind[], before: Date): Promise<number> {
+    const { bucket, prefix } = this.settings;
+    let removed = 0;
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+      const old = (page.Contents ?? []).filter((o) => {
+        const rest = o.Key?.slice(prefix.length).split('/') ?? [];
+        return rest.length === 3 && ACCOUNT.test(rest[0]!) && kinds.includes(rest[1] as BlobKind) && o.LastModified !== undefined && o.LastModified < before;
+      });
+      if (old.length) {
+        const out = await this.client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: old.map((o) => ({ Key: o.Key! })), Quiet: true } }));
+        removed += old.length - (out.Errors?.length ?? 0);
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return removed;
   }
 
   close(): void {
