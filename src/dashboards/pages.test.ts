@@ -293,6 +293,40 @@ describe('rendered dashboards', () => {
     expect((await view(`/dashboards/links/runs/${web.id}/${randomUUID()}`)).status).toBe(404);
   });
 
+  it("a failed browser run's page shows its error and links its screenshot, served to the dashboard's viewers only", async () => {
+    const check = (await post('/v1/checks/browser?autoAssignAlerts=false', { name: 'Checkout flow', tags: ['shots'], script: 'test("x", async () => {})' })) as { id: string };
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+    const { Readable } = await import('node:stream');
+    const blob = await svc.deps.blobs.put(svc.defaultAccountId, 'screenshots', Readable.from([png]), 1024);
+    const runId = randomUUID();
+    await post('/v1/check-results', {
+      results: [{
+        id: runId, checkId: check.id, checkType: 'BROWSER', runLocation: 'eu-west-1', startedAt: new Date(Date.now() - 60_000).toISOString(), stoppedAt: new Date(Date.now() - 58_000).toISOString(),
+        hasFailures: true, responseTime: 2000,
+        browserCheckResult: {
+          errors: [{ message: 'expect(locator).toHaveText(expected) failed <script>alert(1)</script>' }],
+          assets: [{ type: 'screenshot', name: 'test-failed-1.png', contentType: 'image/png', key: blob.key, size: blob.size }],
+        },
+      }],
+    });
+    await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}/${runId}`), (r) => r.status === 200);
+    await dashboard({ customUrl: 'shots', tags: ['shots'], showCheckRunLinks: true });
+    await dashboard({ customUrl: 'shots-no-links', tags: ['shots'] });
+    const page = await view(`/dashboards/shots/runs/${check.id}/${runId}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('toHaveText(expected) failed &lt;script&gt;');
+    expect(html).not.toContain('<script>alert(1)');
+    const link = `/dashboards/shots/runs/${check.id}/${runId}/screenshots/test-failed-1.png`;
+    expect(html).toContain(`<img src="${link}"`);
+    const shot = await view(link);
+    expect(shot.status).toBe(200);
+    expect(shot.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await shot.arrayBuffer())).toEqual(png);
+    expect((await view(`/dashboards/shots/runs/${check.id}/${runId}/screenshots/other.png`)).status).toBe(404);
+    expect((await view(`/dashboards/shots-no-links/runs/${check.id}/${runId}/screenshots/test-failed-1.png`)).status).toBe(404);
+  });
+
   it('builds the data once per refreshRate however many viewers ask, and again when the dashboard changes', async () => {
     const d = await dashboard({ customUrl: 'cached', tags: ['api'], refreshRate: 600 });
     const builds = () => svc.deps.metrics.dashboardBuilds.get().then((m) => m.values[0]?.value ?? 0);

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import type { DashboardBody } from '../resources/dashboards/schemas.js';
 import type { StoredItem } from '../ingest/repository.js';
+import { RESULT_DETAIL_KEYS } from '../model/results.js';
 import { WINDOWS, type CheckView, type DashboardView, type Status } from './data.js';
 
 // Every `<%= %>` is HTML-escaped; the only raw output is the layout's body and the sanitised custom CSS.
@@ -57,6 +58,11 @@ export function renderMessage(title: string, message: string): string {
   return eta.render('./message', { title, message });
 }
 
-export function renderRun(d: DashboardBody, base: string, customCss: string, check: CheckView, run: StoredItem, status: Status): string {
-  return eta.render('./run', { ...helpers, header: d.header, favicon: d.favicon, customCss, base, check, run: { ...run, status } });
+/** A run's page: its details, why it failed (its first error) and its screenshots, each linked to the full image. */
+export function renderRun(d: DashboardBody, base: string, customCss: string, check: CheckView, run: StoredItem, status: Status, screenshots: string[] = []): string {
+  const detail = (RESULT_DETAIL_KEYS.map((k) => run[k]).find((v) => v && typeof v === 'object') ?? {}) as { errors?: { message?: unknown }[]; requestError?: unknown };
+  const first = detail.errors?.find((e) => typeof e?.message === 'string')?.message ?? detail.requestError;
+  const error = status === 'failing' && typeof first === 'string' ? first.slice(0, 2000) : null;
+  const shots = screenshots.map((name) => ({ name, url: `${base}/runs/${check.id}/${run.id}/screenshots/${encodeURIComponent(name)}` }));
+  return eta.render('./run', { ...helpers, header: d.header, favicon: d.favicon, customCss, base, check, run: { ...run, status }, error, shots });
 }

@@ -8,6 +8,7 @@ import { UUID } from '../http/ids.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import { staticFiles } from '../http/static-files.js';
 import { readResult } from '../ingest/repository.js';
+import { keptAssetsOf } from '../model/results.js';
 import { cookieName, LOGIN_RULE, matchKey, SESSION_SECONDS, sessionToken, validSession } from './access.js';
 import { TtlCache } from './cache.js';
 import { sanitizeCss } from './css.js';
@@ -25,7 +26,7 @@ const DASHBOARD_CSP =
 /** How long a dashboard's settings are reused before they are read again (a change shows within this). */
 const LOOKUP_TTL_MS = 5000;
 const CUSTOM_URL = /^\/dashboards\/([A-Za-z0-9-]{1,63})(\/.*)?$/;
-const RUN_PATH = /^\/runs\/([0-9a-fA-F-]{36})\/([0-9a-fA-F-]{36})$/;
+const RUN_PATH = /^\/runs\/([0-9a-fA-F-]{36})\/([0-9a-fA-F-]{36})(?:\/screenshots\/([\w.-]{1,200}))?$/;
 
 interface Target {
   dashboard: PublishedDashboard;
@@ -177,7 +178,8 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
     ctx.redirect(`${t.base}/`);
   }
 
-  async function run(ctx: Context, t: Target, checkId: string, runId: string) {
+  /** A run's page (its status, error and screenshots), or one of its screenshots (a browser run's kept PNGs). */
+  async function run(ctx: Context, t: Target, checkId: string, runId: string, screenshot: string | undefined) {
     if (!(await signedIn(ctx, t))) return html(ctx, 401, renderLogin(t.dashboard.data, t.base), true);
     const notFound = () => html(ctx, 404, renderMessage('Not found', 'This dashboard shows no such run.'), t.dashboard.data.isPrivate);
     if (!t.dashboard.data.showCheckRunLinks || !UUID.test(checkId) || !UUID.test(runId)) return notFound();
@@ -185,8 +187,22 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
     if (!check) return notFound();
     const stored = await readResult(deps.store, t.dashboard.accountId, check.id, runId.toLowerCase());
     if (!stored) return notFound();
+    const screenshots = keptAssetsOf(stored).filter((a) => a.type === 'screenshot');
+    if (screenshot !== undefined) {
+      const asset = screenshots.find((a) => a.name === screenshot);
+      const blob = asset && (await deps.blobs.open(t.dashboard.accountId, asset.key));
+      if (!asset || !blob) return html(ctx, 404, renderMessage('Not found', 'This run kept no such screenshot (or it is past its retention).'), t.dashboard.data.isPrivate);
+      ctx.status = 200;
+      ctx.type = asset.contentType;
+      ctx.length = blob.size;
+      // A kept file never changes (its key is its content's digest).
+      ctx.set('Cache-Control', t.dashboard.data.isPrivate ? 'private, max-age=86400' : 'public, max-age=86400');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.body = blob.stream;
+      return;
+    }
     const status: Status = stored.hasFailures || stored.hasErrors ? 'failing' : stored.isDegraded ? 'degraded' : 'passing';
-    html(ctx, 200, renderRun(t.dashboard.data, t.base, sanitizeCss(t.dashboard.data.customCSS), check, stored, status), t.dashboard.data.isPrivate);
+    html(ctx, 200, renderRun(t.dashboard.data, t.base, sanitizeCss(t.dashboard.data.customCSS), check, stored, status, screenshots.map((a) => a.name)), t.dashboard.data.isPrivate);
   }
 
   return async function dashboardPagesMiddleware(ctx, next) {
@@ -200,7 +216,7 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
       return next();
     }
     const runPath = RUN_PATH.exec(t.rest);
-    ctx.state.pageRoute = `${t.base ? '/dashboards/{customUrl}' : ''}${runPath ? '/runs/{checkId}/{runId}' : t.rest === '/' ? '/' : t.rest}`;
+    ctx.state.pageRoute = `${t.base ? '/dashboards/{customUrl}' : ''}${runPath ? `/runs/{checkId}/{runId}${runPath[3] ? '/screenshots/{name}' : ''}` : t.rest === '/' ? '/' : t.rest}`;
     const get = ctx.method === 'GET' || ctx.method === 'HEAD';
     if (t.rest === '/login' && ctx.method === 'POST') return login(ctx, t, next);
     if (!get) throw new HttpError(405, 'Method Not Allowed', undefined, { Allow: t.rest === '/login' ? 'POST' : 'GET, HEAD' });
@@ -220,7 +236,7 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
       ctx.body = built.json;
       return;
     }
-    if (runPath) return run(ctx, t, runPath[1], runPath[2]);
+    if (runPath) return run(ctx, t, runPath[1]!, runPath[2]!, runPath[3]);
     if (t.rest === '/login') {
       ctx.status = 303;
       ctx.redirect(`${t.base}/`);
