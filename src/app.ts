@@ -23,6 +23,7 @@ import { checkGroupRoutes } from './resources/check-groups/routes.js';
 import { checkRoutes } from './resources/checks/routes.js';
 import { dashboardRoutes } from './resources/dashboards/routes.js';
 import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
+import { statusPageRoutes } from './resources/status-pages/routes.js';
 import { testSessionRoutes } from './resources/test-sessions/routes.js';
 import { variableRoutes } from './resources/variables/routes.js';
 import { runtimeRoutes } from './resources/runtimes/routes.js';
@@ -58,6 +59,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...accountRoutes(deps),
     ...variableRoutes(deps),
     ...maintenanceWindowRoutes(deps),
+    ...statusPageRoutes(deps),
     ...testSessionRoutes(deps),
     ...dashboardRoutes(deps),
     ...checkRoutes(deps),

@@ -1,6 +1,7 @@
 import type { Sql } from '../storage/postgres.js';
 import type { Run } from '../model/runs.js';
 import { alertKind, type AlertType } from '../model/alerts.js';
+import { openCheckIncident, resolveCheckIncident } from '../incidents/repository.js';
 
 /** What raised an alert: the check (as it runs: group settings applied), and the run or time that did it. */
 export interface RaisedAlert {
@@ -75,6 +76,8 @@ async function trackIncident(tx: Sql, accountId: string, alert: RaisedAlert): Pr
   if (kind === 'recovery') {
     const [row] = await tx<{ id: string }[]>`update incidents set resolved_at = ${new Date(alert.at)}
       where check_id = ${alert.check.id} and resolved_at is null returning id`;
+    // The status-page incident it opened is resolved with an update (docs/status-pages.md).
+    if (row) await resolveCheckIncident(tx, accountId, row.id, incident.notifySubscribers ?? false, new Date(alert.at));
     return row?.id ?? null;
   }
   if (alert.type !== 'ALERT_FAILURE' && alert.type !== 'ALERT_DEGRADED_FAILURE') return null;
@@ -82,7 +85,11 @@ async function trackIncident(tx: Sql, accountId: string, alert: RaisedAlert): Pr
     values (${accountId}, ${alert.check.id}, ${incident.serviceId}, ${incident.name}, ${incident.description ?? null},
       ${incident.severity ?? null}, ${incident.notifySubscribers ?? false}, ${new Date(alert.at)})
     on conflict (check_id) where resolved_at is null do nothing returning id`;
-  if (row) return row.id;
+  if (row) {
+    // When serviceId names one of the account's status-page services, the incident shows there too.
+    await openCheckIncident(tx, accountId, row.id, incident, new Date(alert.at));
+    return row.id;
+  }
   const [open] = await tx<{ id: string }[]>`select id from incidents where check_id = ${alert.check.id} and resolved_at is null`;
   return open?.id ?? null;
 }

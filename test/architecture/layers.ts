@@ -14,6 +14,7 @@ export const LAYERS = [
   'live',
   'http',
   'checks',
+  'incidents',
   'ingest',
   'state',
   'heartbeats',
@@ -23,6 +24,7 @@ export const LAYERS = [
   'resources',
   'projects',
   'dashboards',
+  'status-pages',
   'ops',
   'seed',
 ] as const;
