@@ -24,6 +24,10 @@ import { checkRoutes } from './resources/checks/routes.js';
 import { dashboardRoutes } from './resources/dashboards/routes.js';
 import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
 import { statusPageRoutes } from './resources/status-pages/routes.js';
+import { maintenanceRoutes } from './resources/maintenance-windows/maintenances.js';
+import { dashboardIncidentRoutes } from './resources/dashboards/incidents.js';
+import { badgeRoutes } from './status-pages/badges.js';
+import { statusPages } from './status-pages/pages.js';
 import { testSessionRoutes } from './resources/test-sessions/routes.js';
 import { variableRoutes } from './resources/variables/routes.js';
 import { runtimeRoutes } from './resources/runtimes/routes.js';
@@ -59,7 +63,10 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...accountRoutes(deps),
     ...variableRoutes(deps),
     ...maintenanceWindowRoutes(deps),
+    ...maintenanceRoutes(deps),
     ...statusPageRoutes(deps),
+    ...dashboardIncidentRoutes(deps),
+    ...badgeRoutes(deps),
     ...testSessionRoutes(deps),
     ...dashboardRoutes(deps),
     ...checkRoutes(deps),
@@ -175,6 +182,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   app.use(metricsEndpoint(deps.metrics, deps.config.metricsToken));
   app.use(apiReference());
   app.use(dashboardPages(deps, rateLimits));
+  app.use(statusPages(deps, rateLimits));
   app.use(jsonBody(deps.config.bodyLimitBytes, largerBodies(routes)));
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -14,9 +14,12 @@ import type { Store } from './storage/clickhouse/store.js';
 import type { Sql } from './storage/postgres.js';
 import type { Queues } from './storage/queues.js';
 import { RUN_ASSET_KINDS, type BlobStore } from './storage/blobs.js';
+import { sendDueMail } from './status-pages/mail.js';
 
 /** The queue whose job scheduler makes one sweep per interval, however many processes run background work. */
 export const SWEEP_QUEUE = 'state-sweeps';
+/** Status-page subscriber mail that fell due is sent every STATE_SWEEP_INTERVAL_MS. */
+export const STATUS_MAIL_QUEUE = 'status-page-mail';
 /** Run assets past ASSET_RETENTION_DAYS are removed hourly. */
 export const ASSET_SWEEP_QUEUE = 'asset-sweeps';
 const ASSET_SWEEP_INTERVAL_MS = 3_600_000;
@@ -106,12 +109,21 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
       return { removed };
     })
     : undefined;
+  const statusMail = await queues.every(STATUS_MAIL_QUEUE, config.alerts.sweepIntervalMs, () =>
+    sendDueMail(sql, {
+      smtpUrl: config.alerts.smtpUrl,
+      from: config.alerts.emailFrom,
+      publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
+      attempts: config.alerts.deliveryAttempts,
+      retryBaseMs: config.alerts.retryBaseMs,
+    }, logger),
+  );
   return {
     async close() {
       // Together: each finishes the job it holds (the ingest worker its batch, before the store closes under it).
       await scheduler?.close();
       await runner?.close();
-      await Promise.all([sweep && queues.closeWorker(sweep), assetSweep && queues.closeWorker(assetSweep), ingestWorker.close(), deliveryWorker.close()]);
+      await Promise.all([sweep && queues.closeWorker(sweep), assetSweep && queues.closeWorker(assetSweep), queues.closeWorker(statusMail), ingestWorker.close(), deliveryWorker.close()]);
     },
   };
 }

@@ -134,6 +134,8 @@ create table maintenances (
   ends_at timestamptz not null,
   -- Set by an update; null: derived from the dates (SCHEDULED, IN_PROGRESS, COMPLETED).
   status text check (status in ('SCHEDULED', 'IN_PROGRESS', 'VERIFYING', 'COMPLETED', 'CANCELLED')),
+  -- Deleted through the API: kept so the occurrence is not made again.
+  deleted_at timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   unique (window_id, occurrence_at)

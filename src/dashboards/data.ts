@@ -159,14 +159,25 @@ async function recentRuns(deps: Deps, accountId: string, ids: string[], now: num
   return out;
 }
 
-async function incidentsOf(deps: Deps, accountId: string, ids: string[], now: number): Promise<IncidentView[]> {
-  if (!ids.length) return [];
+/**
+ * The incidents the dashboard shows: its checks' (opened by triggerIncident) and the ones declared on it
+ * (`/v1/incidents`, with their latest update), open first, then resolved in the last 7 days.
+ */
+async function incidentsOf(deps: Deps, d: PublishedDashboard, ids: string[], now: number): Promise<IncidentView[]> {
+  const since = new Date(now - 7 * DAY);
   const rows = await deps.sql<{ id: string; check_name: string; name: string; severity: string | null; opened_at: Date; resolved_at: Date | null }[]>`
-    select i.id, c.name as check_name, i.name, i.severity, i.opened_at, i.resolved_at
-    from incidents i join checks c on c.id = i.check_id
-    where i.account_id = ${accountId} and i.check_id = any(${ids}::uuid[])
-      and (i.resolved_at is null or i.resolved_at > ${new Date(now - 7 * DAY)})
-    order by i.resolved_at is not null, i.opened_at desc
+    select * from (
+      select i.id, c.name as check_name, i.name, i.severity, i.opened_at, i.resolved_at
+      from incidents i join checks c on c.id = i.check_id
+      where i.account_id = ${d.accountId} and i.check_id = any(${ids}::uuid[]) and (i.resolved_at is null or i.resolved_at > ${since})
+      union all
+      select i.id,
+        coalesce((select u.status || ': ' || u.description from dashboard_incident_updates u where u.incident_id = i.id order by u.created_at desc, u.id desc limit 1), '') as check_name,
+        i.name, i.impact as severity, coalesce(i.started_at, i.created_at) as opened_at, i.stopped_at as resolved_at
+      from dashboard_incidents i
+      where i.dashboard_id = ${d.id} and (i.stopped_at is null or i.stopped_at > ${since})
+    ) all_incidents
+    order by resolved_at is not null, opened_at desc
     limit 50`;
   return rows.map((r) => ({
     id: r.id,
@@ -185,7 +196,7 @@ export async function buildDashboardView(deps: Deps, d: PublishedDashboard, now 
   const [figures, runs, incidents] = await Promise.all([
     windowFigures(deps, d.accountId, ids, now),
     recentRuns(deps, d.accountId, ids, now),
-    d.data.enableIncidents ? incidentsOf(deps, d.accountId, ids, now) : Promise.resolve(null),
+    d.data.enableIncidents ? incidentsOf(deps, d, ids, now) : Promise.resolve(null),
   ]);
   let checks: CheckView[] = rows.map((r) => ({
     id: r.id,

@@ -4,6 +4,7 @@ import { Eta } from 'eta';
 import type { DashboardBody } from '../resources/dashboards/schemas.js';
 import type { StoredItem } from '../ingest/repository.js';
 import { RESULT_DETAIL_KEYS } from '../model/results.js';
+import { responseTimeChart } from './chart.js';
 import { WINDOWS, type CheckView, type DashboardView, type Status } from './data.js';
 
 // Every `<%= %>` is HTML-escaped; the only raw output is the layout's body and the sanitised custom CSS.
@@ -17,6 +18,8 @@ const helpers = {
   ms: (v: number | null | undefined) => (v === null || v === undefined ? '—' : `${Math.round(v)} ms`),
   when: (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`,
   windows: WINDOWS,
+  /** The check's recent runs' response times, oldest first, as a line (SVG built from numbers only). */
+  chart: (c: CheckView) => responseTimeChart([...c.recentRuns].reverse().map((r) => r.responseTime), { label: `${c.name}: response time of recent runs` }),
 };
 
 /** The status of the page as a whole: the worst of its checks. */

@@ -72,3 +72,27 @@ export function maintenanceEffect(windows: readonly WindowData[], checkTags: rea
   }
   return { paused, silenced: silenced || paused };
 }
+
+/**
+ * The occurrences of a window that overlap [from, to), oldest first, at most `max`: each its start and end
+ * (epoch ms). Repeats as `isActive` reads them (every n days, weeks or calendar months, before repeatEndsAt).
+ */
+export function occurrences(w: WindowData, from: number, to: number, max = 100): { start: number; end: number }[] {
+  const start = Date.parse(w.startsAt);
+  const length = Date.parse(w.endsAt) - start;
+  if (!(length > 0) || !Number.isFinite(start)) return [];
+  const out: { start: number; end: number }[] = [];
+  const until = w.repeatEndsAt ? Date.parse(w.repeatEndsAt) : Infinity;
+  const every = Math.max(1, w.repeatInterval ?? 1);
+  const at = (k: number) => (w.repeatUnit === 'MONTH' ? addMonths(start, k * every) : start + k * (w.repeatUnit === 'WEEK' ? 7 : 1) * every * DAY_MS);
+  if (!w.repeatUnit) return start < to && start + length > from ? [{ start, end: start + length }] : [];
+  // The first step that could overlap `from` (months: a step is at least 28 days).
+  const step = w.repeatUnit === 'MONTH' ? 28 * DAY_MS * every : (w.repeatUnit === 'WEEK' ? 7 : 1) * every * DAY_MS;
+  let k = Math.max(0, Math.floor((from - start - length) / (w.repeatUnit === 'MONTH' ? 31 * DAY_MS * every : step)));
+  for (; out.length < max; k++) {
+    const s = at(k);
+    if (s >= to || s >= until) break;
+    if (s + length > from) out.push({ start: s, end: s + length });
+  }
+  return out;
+}

@@ -60,6 +60,8 @@ export interface Config {
   bootstrapApiKey: string | undefined;
   /** The longest a dashboard's data document is reused (never longer than the dashboard's refreshRate). */
   dashboardCacheSeconds: number;
+  /** The longest a status page's view (services, bars, incidents) is reused before it is built again. */
+  statusPageCacheSeconds: number;
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (dashboard login throttling). */
   trustProxy: boolean;
   /** What calls made for an account (deliveries, check runs) may reach: docs/outbound.md. */
@@ -288,6 +290,7 @@ export function loadConfig(env: Env = process.env): Config {
     outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW') },
     runner: runnerSettings(env),
     dashboardCacheSeconds: int(env, 'DASHBOARD_CACHE_SECONDS', 600, 1, 600),
+    statusPageCacheSeconds: int(env, 'STATUS_PAGE_CACHE_SECONDS', 30, 0, 600),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     analytics: {
       maxSeconds: int(env, 'ANALYTICS_MAX_QUERY_SECONDS', 30, 1, 3600),

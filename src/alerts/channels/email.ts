@@ -29,6 +29,13 @@ export async function sendEmail(config: EmailConfig, message: AlertMessage, smtp
   return `accepted by SMTP: ${info.response ?? info.messageId}`;
 }
 
+/** One plain-text mail through the service's SMTP (what status-page subscribers get). */
+export async function sendMail(smtp: { url: string | undefined; from: string }, mail: { to: string; subject: string; text: string; headers?: Record<string, string> }): Promise<string> {
+  if (!smtp.url) throw new Error('SMTP_URL is not set: mail cannot be sent');
+  const info = await transportFor(smtp.url).sendMail({ from: smtp.from, to: mail.to, subject: mail.subject, text: mail.text, headers: mail.headers });
+  return `accepted by SMTP: ${info.response ?? info.messageId}`;
+}
+
 export function closeEmailTransports(): void {
   for (const t of transports.values()) t.close();
   transports.clear();

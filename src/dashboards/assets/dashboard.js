@@ -49,8 +49,35 @@
       var inner = cfg.runLinks === 'true' ? el('a', { href: cfg.runBase + '/' + c.id + '/' + r.id, text: label }) : document.createTextNode(label);
       return el('li', { class: 'run status-' + r.status, title: r.startedAt + ' · ' + r.location + ' · ' + ms(r.responseTime) }, [inner]);
     }));
-    var details = el('details', open ? { open: '' } : {}, [summary, table, runs]);
+    var details = el('details', open ? { open: '' } : {}, [summary, table, el('div', { class: 'chart' }, [chart(c)]), runs]);
     return el('li', { class: 'check status-' + c.status, 'data-check-id': c.id, 'data-page': String(Math.floor(index / perPage)) }, [details]);
+  }
+
+  // The recent runs' response times as a line, as the server draws it (src/dashboards/chart.ts).
+  function chart(c) {
+    var NS = 'http://www.w3.org/2000/svg';
+    var values = c.recentRuns.slice().reverse().map(function (r) { return typeof r.responseTime === 'number' ? r.responseTime : null; });
+    var known = values.filter(function (v) { return v !== null; });
+    if (!known.length) return null;
+    var w = 240, h = 48, pad = 2, max = Math.max.apply(null, known.concat([1]));
+    var x = function (i) { return values.length === 1 ? w / 2 : pad + (i * (w - 2 * pad)) / (values.length - 1); };
+    var y = function (v) { return h - pad - (v / max) * (h - 2 * pad); };
+    var d = '', drawing = false;
+    values.forEach(function (v, i) {
+      if (v === null) { drawing = false; return; }
+      d += (drawing ? 'L' : 'M') + x(i).toFixed(1) + ' ' + y(v).toFixed(1);
+      drawing = true;
+    });
+    var svg = document.createElementNS(NS, 'svg');
+    var label = c.name + ': response time of recent runs: up to ' + Math.round(max) + ' ms';
+    [['class', 'rt-chart'], ['viewBox', '0 0 ' + w + ' ' + h], ['width', w], ['height', h], ['role', 'img'], ['aria-label', label], ['preserveAspectRatio', 'none']].forEach(function (a) { svg.setAttribute(a[0], String(a[1])); });
+    var title = document.createElementNS(NS, 'title');
+    title.textContent = label;
+    var path = document.createElementNS(NS, 'path');
+    [['d', d], ['fill', 'none'], ['stroke', 'currentColor'], ['stroke-width', '1.5'], ['stroke-linejoin', 'round']].forEach(function (a) { path.setAttribute(a[0], a[1]); });
+    svg.appendChild(title);
+    svg.appendChild(path);
+    return svg;
   }
 
   function pages() { return Math.max(1, Math.ceil(document.querySelectorAll('#checks > .check').length / perPage)); }

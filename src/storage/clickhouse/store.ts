@@ -13,7 +13,7 @@ export interface QueryOptions {
   purpose?: QueryPurpose;
 }
 
-export type QueryPurpose = 'report' | 'summary' | 'dashboard' | 'results' | 'ingest' | 'other';
+export type QueryPurpose = 'report' | 'summary' | 'dashboard' | 'status-page' | 'results' | 'ingest' | 'other';
 
 /** An insert's options: those of a query, with settings that may be text (insert_deduplication_token). */
 export interface InsertOptions extends Omit<QueryOptions, 'settings'> {

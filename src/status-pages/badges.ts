@@ -1,0 +1,93 @@
+import { Type } from '@sinclair/typebox';
+import { makeBadge } from 'badge-maker';
+import type { Deps } from '../storage/deps.js';
+import { notFound } from '../http/errors.js';
+import { PositiveId, UUID } from '../http/ids.js';
+import { defineRoute, type AnyRoute } from '../http/route.js';
+import { StringEnum } from '../http/schemas.js';
+
+/**
+ * Status badges for READMEs and wikis (the anchor's `/v1/badges/…`): an SVG drawn by shields.io's own
+ * `badge-maker`, naming the check or group and its state (passing, degraded, failing; "no data" before a run),
+ * optionally with the latest response time. Public like the anchor's: the unguessable check id is the key, and a
+ * group is named by its id only to whoever has a badge URL. Cacheable for 60 s.
+ */
+
+const Query = Type.Object(
+  {
+    style: StringEnum(['flat', 'plastic', 'flat-square', 'for-the-badge', 'social'] as const, { default: 'flat' }),
+    theme: StringEnum(['light', 'dark', 'default'] as const, { default: 'default' }),
+    responseTime: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false },
+);
+type State = 'passing' | 'degraded' | 'failing' | 'no data';
+const COLOUR: Record<State, string> = { passing: '#2da44e', degraded: '#d4a72c', failing: '#cf222e', 'no data': '#8c959f' };
+const LABEL_COLOUR = { light: '#eaeef2', dark: '#24292f', default: '#555' } as const;
+const RANK: Record<State, number> = { failing: 0, degraded: 1, passing: 2, 'no data': 3 };
+
+interface StatusRow {
+  name: string;
+  has_failures: boolean | null;
+  has_errors: boolean | null;
+  is_degraded: boolean | null;
+  latest_by_location: Record<string, { duration?: number | null }> | null;
+}
+
+const stateOf = (r: StatusRow): State => (r.has_failures === null ? 'no data' : r.has_failures || r.has_errors ? 'failing' : r.is_degraded ? 'degraded' : 'passing');
+
+/** The mean of the latest run's duration in each location, in ms; null before any. */
+function latestMs(rows: StatusRow[]): number | null {
+  const values = rows.flatMap((r) => Object.values(r.latest_by_location ?? {}).flatMap((l) => (typeof l?.duration === 'number' ? [l.duration] : [])));
+  return values.length ? Math.round(values.reduce((a, b) => a + b, 0) / values.length) : null;
+}
+
+function svg(label: string, rows: StatusRow[], query: { style: string; theme: keyof typeof LABEL_COLOUR; responseTime: boolean }): string {
+  // A group is as bad as its worst check.
+  const state = rows.length ? rows.map(stateOf).sort((a, b) => RANK[a] - RANK[b])[0]! : 'no data';
+  const ms = query.responseTime ? latestMs(rows) : null;
+  return makeBadge({
+    label: label.slice(0, 80),
+    message: ms === null ? state : `${state} · ${ms} ms`,
+    color: COLOUR[state],
+    labelColor: LABEL_COLOUR[query.theme],
+    style: query.style as 'flat',
+  });
+}
+
+export function badgeRoutes({ sql }: Deps): AnyRoute[] {
+  const tag = 'Badges';
+  const reply = (body: string) => ({
+    status: 200,
+    body,
+    headers: { 'Content-Type': 'image/svg+xml; charset=utf-8', 'Cache-Control': 'public, max-age=60', 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'", 'X-Content-Type-Options': 'nosniff' },
+  });
+  return [
+    defineRoute({
+      method: 'GET', path: '/v1/badges/checks/{checkId}', operationId: 'getCheckBadge', summary: "A check's status badge (SVG)", tag, access: 'public', errors: [400, 404],
+      contentType: 'image/svg+xml',
+      rateLimit: { points: 600, windowSeconds: 60, bucket: 'badges' },
+      schema: { params: Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }), query: Query, responses: { 200: Type.String({ description: 'An SVG image' }) } },
+      handler: async ({ params, query }) => {
+        if (!UUID.test(params.checkId)) throw notFound();
+        const rows = await sql<StatusRow[]>`select c.name, s.has_failures, s.has_errors, s.is_degraded, s.latest_by_location
+          from checks c left join check_statuses s on s.check_id = c.id where c.id = ${params.checkId}`;
+        if (!rows.length) throw notFound();
+        return reply(svg(rows[0]!.name, rows, query));
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/badges/groups/{groupId}', operationId: 'getGroupBadge', summary: "A check group's status badge (SVG): its worst check", tag, access: 'public', errors: [400, 404],
+      contentType: 'image/svg+xml',
+      rateLimit: { points: 600, windowSeconds: 60, bucket: 'badges' },
+      schema: { params: Type.Object({ groupId: PositiveId }, { additionalProperties: false }), query: Query, responses: { 200: Type.String({ description: 'An SVG image' }) } },
+      handler: async ({ params, query }) => {
+        const [group] = await sql<{ name: string }[]>`select name from check_groups where id = ${params.groupId}`;
+        if (!group) throw notFound();
+        const rows = await sql<StatusRow[]>`select c.name, s.has_failures, s.has_errors, s.is_degraded, s.latest_by_location
+          from checks c left join check_statuses s on s.check_id = c.id where c.group_id = ${params.groupId} and c.activated`;
+        return reply(svg(group.name ?? 'group', rows, query));
+      },
+    }),
+  ];
+}
