@@ -67,7 +67,7 @@ export interface IncidentView {
   /** Seconds from declared to resolved; null while open. */
   duration: number | null;
   created_at: string;
-  updated_at: string | null;
+  updated_at: string;
 }
 
 export interface UpdateInput {
@@ -107,7 +107,8 @@ export async function incidentsById(sql: Sql, accountId: string, ids: readonly s
       lastUpdateStatus: r.last_update_status,
       duration: r.resolved_at ? Math.max(0, Math.round((r.resolved_at.getTime() - r.created_at.getTime()) / 1000)) : null,
       created_at: iso(r.created_at)!,
-      updated_at: iso(r.updated_at),
+      // The anchor's incident always has one: its creation until it changes.
+      updated_at: iso(r.updated_at ?? r.created_at)!,
     }];
   });
 }

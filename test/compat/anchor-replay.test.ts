@@ -26,6 +26,9 @@ const DEVIATIONS: { op: string; at: RegExp; why: string }[] = [
   { op: 'GET /v1/private-locations', at: /\/keys\/\d+ must have required property 'rawKey'/, why: 'a key is shown once, when it is created; reads show maskedKey only' },
   { op: 'GET /v1/private-locations/{}', at: /\/keys\/\d+ must have required property 'rawKey'/, why: 'as above' },
   { op: 'PUT /v1/private-locations/{}', at: /\/keys\/\d+ must have required property 'rawKey'/, why: 'as above' },
+  { op: 'DELETE /v1/status-pages/{}', at: /^ must be string$/, why: 'a 204 answer has no body; the anchor documents a JSON string for it' },
+  { op: 'DELETE /v1/status-pages/incidents/{}', at: /^ must be string$/, why: 'as above' },
+  { op: 'DELETE /v1/status-pages/incidents/{}/incident-updates/{}', at: /^ must be string$/, why: 'as above' },
 ];
 
 interface Fixtures {
@@ -44,6 +47,10 @@ interface Fixtures {
   resultId: string;
   checkSessionId: string;
   heartbeatEventId: string;
+  dashboardNumericId: number;
+  status: { serviceId: string; pageId: string; incidentId: string; updateId: string; subscriptionId: string };
+  dashboardIncident: { id: string; updateId: string };
+  maintenance: { windowId: number; id: string; updateId: string };
 }
 
 describe("the anchor API's examples replayed against every operation served", () => {
@@ -73,7 +80,8 @@ describe("the anchor API's examples replayed against every operation served", ()
     const groupedCheck = (await post('/v1/checks/api', { name: 'grouped', groupId, request: { url: 'https://x.test' } })).id;
     // The anchor's channel example is an SMS channel; the type of a channel does not change on update.
     const channelId = (await post('/v1/alert-channels', { type: 'SMS', config: { name: 'on call', number: '+15555550100' } })).id;
-    const dashboardId = (await post('/v1/dashboards', { header: 'replay', customUrl: `replay-${randomUUID().slice(0, 8)}` })).dashboardId;
+    const dashboard = await post('/v1/dashboards', { header: 'replay', customUrl: `replay-${randomUUID().slice(0, 8)}` });
+    const dashboardId = dashboard.dashboardId;
     const windowId = (await post('/v1/maintenance-windows', { name: 'w', startsAt: '2030-01-01', endsAt: '2030-01-02' })).id;
     const variableKey = (await post('/v1/variables', { key: 'REPLAY_VAR', value: 'v' })).key;
     const snippetId = (await post('/v1/snippets', { name: 's', script: 'x' })).id;
@@ -92,7 +100,22 @@ describe("the anchor API's examples replayed against every operation served", ()
     const pingToken = (await svc.call('GET', `/v1/checks/${checks.heartbeat}`)).body.heartbeat.pingToken;
     await svc.call('GET', `/ping/${pingToken}`);
     const events = await waitFor(() => svc.call('GET', `/v1/checks/heartbeats/${checks.heartbeat}/events`), (r) => r.body?.[0]?.events?.length > 0);
+    // Status pages: a service on a page with a subscriber, an incident on it with an update.
+    const serviceId = (await post('/v1/status-pages/services', { name: 'replay service' })).id;
+    const pageId = (await post('/v1/status-pages', { name: 'replay', url: 'replay-page', cards: [{ name: 'c', services: [{ id: serviceId }] }] })).id;
+    await post(`/v1/status-pages/${pageId}/subscriptions/bulk`, { subscriptions: [{ type: 'EMAIL', config: 'replay@example.test' }], autoVerify: true });
+    const subscriptionId = (await svc.call('GET', `/v1/status-pages/${pageId}/subscriptions`)).body[0].id;
+    const spIncident = await post('/v1/status-pages/incidents', { name: 'replay', severity: 'MINOR', services: [{ id: serviceId }], incidentUpdates: [{ description: 'd' }] });
+    const dashIncident = await post('/v1/incidents', { name: 'replay', impact: 'MINOR', dashboardId: dashboard.id, incidentUpdates: [{ status: 'INVESTIGATING', description: 'd' }] });
+    const day = 86_400_000;
+    const maintWindowId = (await post('/v1/maintenance-windows', { name: 'soon', startsAt: new Date(now + day).toISOString(), endsAt: new Date(now + 2 * day).toISOString() })).id;
+    const maintenanceId = (await svc.call('GET', `/v1/maintenance-windows/${maintWindowId}/maintenances`)).body[0].id;
+    const maintUpdateId = (await post(`/v1/maintenance-windows/${maintWindowId}/maintenances/${maintenanceId}/updates`, { status: 'SCHEDULED', description: 'd' })).id;
     fx = {
+      dashboardNumericId: dashboard.id,
+      status: { serviceId, pageId, incidentId: spIncident.id, updateId: spIncident.incidentUpdates[0].id, subscriptionId },
+      dashboardIncident: { id: dashIncident.id, updateId: dashIncident.incidentUpdates[0].id },
+      maintenance: { windowId: maintWindowId, id: maintenanceId, updateId: maintUpdateId },
       checks, groupId, groupedCheck, channelId, dashboardId, windowId, variableKey, snippetId,
       location: { id: loc.id, slug: loc.slugName, keyId: loc.keys[0].id }, certificateId,
       sessionId: session.testSessionId, sessionResultId: session.results[0].testSessionResultId, resultId,
@@ -115,7 +138,12 @@ describe("the anchor API's examples replayed against every operation served", ()
         };
         return fx.checks[bySegment[analytics]];
       }
-      if (path.includes('check-groups')) return name === 'checkId' ? fx.groupedCheck : String(fx.groupId);
+      if (path.includes('check-groups') || path.startsWith('/v1/badges/groups')) return name === 'checkId' ? fx.groupedCheck : String(fx.groupId);
+      if (path.includes('/maintenances')) return name === 'id' ? String(fx.maintenance.windowId) : name === 'maintenanceId' ? fx.maintenance.id : fx.maintenance.updateId;
+      if (path.startsWith('/v1/incidents')) return name === 'incidentId' || !path.includes('/updates') ? fx.dashboardIncident.id : fx.dashboardIncident.updateId;
+      if (path.startsWith('/v1/status-pages/services')) return fx.status.serviceId;
+      if (path.startsWith('/v1/status-pages/incidents')) return name === 'incidentId' ? fx.status.incidentId : fx.status.updateId;
+      if (path.startsWith('/v1/status-pages')) return name === 'subscriptionId' ? fx.status.subscriptionId : fx.status.pageId;
       if (path.startsWith('/v1/alert-channels')) return String(fx.channelId);
       if (path.startsWith('/v1/dashboards')) return fx.dashboardId;
       if (path.startsWith('/v1/maintenance-windows')) return String(fx.windowId);
@@ -137,6 +165,8 @@ describe("the anchor API's examples replayed against every operation served", ()
   function localise(value: unknown, key = ''): unknown {
     if (Array.isArray(value)) {
       if (key === 'privateLocations') return [fx.location.slug];
+      // Status-page services are named by id: this account's.
+      if (key === 'services') return [{ id: fx.status.serviceId, name: 'replay service', accountId: svc.defaultAccountId }];
       if (key === 'checkIds') return [fx.checks.api];
       return value.map((v) => localise(v, key));
     }
@@ -154,6 +184,8 @@ describe("the anchor API's examples replayed against every operation served", ()
         return fx.certificateId;
       case 'checkId':
         return fx.checks.api;
+      case 'dashboardId':
+        return typeof value === 'number' ? fx.dashboardNumericId : value;
       case 'customUrl':
       case 'slugName':
         return `replay-${++unique}`;
@@ -205,6 +237,14 @@ describe("the anchor API's examples replayed against every operation served", ()
     if (op.path === '/v1/client-certificates' && op.method === 'POST') body = { ...(body as object), cert };
     // The anchor's example names neither a check nor a group (both null); a trigger needs one of them.
     if (op.path === '/v1/deployment-triggers' && op.method === 'POST') body = { ...(body as object), checkId: fx.checks.api };
+    // A status page's url is unique across accounts; a subscriber is an email address.
+    if (op.path.startsWith('/v1/status-pages') && body && typeof body === 'object' && 'url' in body && 'cards' in body) body = { ...(body as object), url: `replay-page-${++unique}` };
+    if (op.path === '/v1/status-pages/{statusPageId}/subscriptions/bulk') body = { ...(body as object), subscriptions: [{ type: 'EMAIL', config: `replay-${++unique}@example.test` }] };
+    // The anchor's example leaves the first update out (its x-constraint says exactly one).
+    if (op.path === '/v1/status-pages/incidents' && op.method === 'POST') {
+      const b = body as { incidentUpdates?: unknown[] };
+      if (!b.incidentUpdates?.length) body = { ...b, incidentUpdates: [{ description: 'replayed' }] };
+    }
     const qs = queryFor(op.op);
     const url = pathFor(op.path, disposable) + (qs ? `?${qs}` : '');
     const res = await svc.call(op.method, url, body === undefined ? {} : { body });
@@ -227,7 +267,7 @@ describe("the anchor API's examples replayed against every operation served", ()
     const total = anchorOperations().length;
     console.info(`anchor operations served: ${served.size} of ${total}`);
     expect(total).toBe(194);
-    expect(served.size).toBeGreaterThanOrEqual(100);
+    expect(served.size).toBeGreaterThanOrEqual(169);
   });
 
   it('accepts every example request and answers in the anchor\'s shape (reads and writes)', async () => {
@@ -261,6 +301,28 @@ describe("the anchor API's examples replayed against every operation served", ()
       } else if (p === '/v1/triggers/check-groups/{groupId}') {
         disposable.groupId = String((await post('/v1/check-groups', { name: 'v' })).id);
         await post(`/v1/triggers/check-groups/${disposable.groupId}`, undefined);
+      } else if (p === '/v1/status-pages/{statusPageId}') {
+        disposable.statusPageId = (await post('/v1/status-pages', { name: 'v', url: `victim-${++unique}`, cards: [] })).id;
+      } else if (p === '/v1/status-pages/services/{serviceId}') {
+        disposable.serviceId = (await post('/v1/status-pages/services', { name: 'v' })).id;
+      } else if (p === '/v1/status-pages/incidents/{incidentId}') {
+        disposable.incidentId = (await post('/v1/status-pages/incidents', { name: 'v', severity: 'MINOR', services: [{ id: fx.status.serviceId }], incidentUpdates: [{ description: 'd' }] })).id;
+      } else if (p === '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}') {
+        disposable.incidentUpdateId = (await post(`/v1/status-pages/incidents/${fx.status.incidentId}/incident-updates`, { description: 'v' })).id;
+      } else if (p === '/v1/status-pages/{statusPageId}/subscriptions/{subscriptionId}') {
+        const address = `victim-${++unique}@example.test`;
+        await post(`/v1/status-pages/${fx.status.pageId}/subscriptions/bulk`, { subscriptions: [{ type: 'EMAIL', config: address }], autoVerify: true });
+        disposable.subscriptionId = (await svc.call('GET', `/v1/status-pages/${fx.status.pageId}/subscriptions`)).body.find((s: { address: string }) => s.address === address).id;
+      } else if (p === '/v1/incidents/{id}') {
+        disposable.id = (await post('/v1/incidents', { name: 'v', impact: 'MINOR', dashboardId: fx.dashboardNumericId, incidentUpdates: [{ status: 'INVESTIGATING', description: 'd' }] })).id;
+      } else if (p === '/v1/incidents/{incidentId}/updates/{id}') {
+        disposable.id = (await post(`/v1/incidents/${fx.dashboardIncident.id}/updates`, { status: 'MONITORING', description: 'v' })).id;
+      } else if (p === '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}') {
+        const w = (await post('/v1/maintenance-windows', { name: 'victim', startsAt: new Date(Date.now() + 86_400_000).toISOString(), endsAt: new Date(Date.now() + 2 * 86_400_000).toISOString() })).id;
+        disposable.id = String(w);
+        disposable.maintenanceId = (await svc.call('GET', `/v1/maintenance-windows/${w}/maintenances`)).body[0].id;
+      } else if (p === '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}/updates/{updateId}') {
+        disposable.updateId = (await post(`/v1/maintenance-windows/${fx.maintenance.windowId}/maintenances/${fx.maintenance.id}/updates`, { status: 'SCHEDULED', description: 'v' })).id;
       } else {
         problems.push(`${key}: the replay has no disposable fixture for it`);
         continue;

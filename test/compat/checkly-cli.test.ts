@@ -203,6 +203,26 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     }
   });
 
+  it('status-pages list and get, and incidents create, list, update and resolve on a page\'s services', async () => {
+    const service = (await svc.call('POST', '/v1/status-pages/services', { body: { name: 'Checkout' } })).body;
+    const page = (await svc.call('POST', '/v1/status-pages', { body: { name: 'Shop status', url: 'shop-status', cards: [{ name: 'Shop', services: [{ id: service.id }] }] } })).body;
+    expect(await expectOk('status-pages', 'list')).toContain('Shop status');
+    const got = await expectOk('status-pages', 'get', page.id, '--output', 'json');
+    expect(JSON.parse(got)).toMatchObject({ id: page.id, cards: [{ name: 'Shop', services: [{ id: service.id, name: 'Checkout' }] }] });
+
+    const created = JSON.parse(await expectOk('incidents', 'create', '--status-page-id', page.id, '--title', 'Checkout errors', '--severity', 'major', '--message', 'Payments fail', '--force', '--output', 'json'));
+    expect(created).toMatchObject({ name: 'Checkout errors', severity: 'MAJOR', lastUpdateStatus: 'INVESTIGATING', services: [{ id: service.id }] });
+    const listed = JSON.parse(await expectOk('incidents', 'list', '--status-page-id', page.id, '--output', 'json'));
+    expect(listed.data.map((i: { id: string }) => i.id)).toEqual([created.id]);
+    await expectOk('incidents', 'update', created.id, '--status', 'identified', '--severity', 'minor', '--message', 'A provider is down', '--force');
+    expect((await svc.call('GET', `/v1/status-pages/incidents/${created.id}`)).body).toMatchObject({ severity: 'MINOR', lastUpdateStatus: 'IDENTIFIED' });
+    await expectOk('incidents', 'resolve', created.id, '--message', 'Back to normal', '--force');
+    const resolved = (await svc.call('GET', `/v1/status-pages/incidents/${created.id}`)).body;
+    expect(resolved.lastUpdateStatus).toBe('RESOLVED');
+    expect(resolved.incidentUpdates.map((u: { description: string }) => u.description)).toEqual(['Payments fail', 'A provider is down', 'Back to normal']);
+    expect(await expectOk('incidents', 'list', '--status-page-id', page.id)).toContain('No incidents found');
+  });
+
   it('a key of no account is refused with the CLI\'s own message', async () => {
     const saved = env.CHECKLY_API_KEY;
     env.CHECKLY_API_KEY = 'mk_not_a_key';

@@ -40,11 +40,14 @@ interface CardRow {
 
 export interface PageView extends PageData {
   id: string;
+  accountId: string;
   url: string;
   customDomain: string | null;
   cards: { id: string; name: string; services: ServiceView[]; created_at: string; updated_at: string | null }[];
   whiteLabel: boolean;
   isPrivate: boolean;
+  created_at: string;
+  updated_at: string | null;
 }
 
 const upper = (p: Palette): Palette => Object.fromEntries(Object.entries(p).map(([k, v]) => [k, String(v).toUpperCase()])) as Palette;
@@ -106,6 +109,7 @@ export async function pageViews(sql: Sql, rows: readonly PageRow[]): Promise<Pag
   const byId = new Map(services.map((s) => [s.id, toService(s)]));
   return rows.map((r) => ({
     id: r.id,
+    accountId: r.account_id,
     ...r.data,
     url: r.url,
     customDomain: r.custom_domain,
@@ -114,6 +118,8 @@ export async function pageViews(sql: Sql, rows: readonly PageRow[]): Promise<Pag
       .map((c) => ({ id: c.id, name: c.name, services: c.service_ids.flatMap((s) => byId.get(s) ?? []), created_at: iso(c.created_at)!, updated_at: iso(c.updated_at) })),
     whiteLabel: false,
     isPrivate: false,
+    created_at: iso(r.created_at)!,
+    updated_at: iso(r.updated_at),
   }));
 }
 

@@ -60,6 +60,7 @@ export const ServiceSchema = Service;
 
 export const StatusPage = Type.Object({
   id: Id,
+  accountId: Id,
   name: Type.String(),
   description: Nullable(Type.String()),
   url: Type.String(),
@@ -74,6 +75,8 @@ export const StatusPage = Type.Object({
   cards: Type.Array(Type.Object({ id: Id, name: Type.String(), services: Type.Array(Service), created_at: Type.String({ format: 'date-time' }), updated_at: Nullable(Type.String({ format: 'date-time' })) })),
   whiteLabel: Type.Boolean(),
   isPrivate: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Nullable(Type.String({ format: 'date-time' })),
 });
 
 /** A cursor page: the anchor's `{ length, entries, nextId }`. */
@@ -138,7 +141,7 @@ export const Incident = Type.Object({
   lastUpdateStatus: StringEnum(PROGRESS),
   duration: Nullable(Type.Integer({ description: 'Seconds from declared to resolved; null while open' })),
   created_at: Type.String({ format: 'date-time' }),
-  updated_at: Nullable(Type.String({ format: 'date-time' })),
+  updated_at: Type.String({ format: 'date-time' }),
 });
 
 export const Subscription = Type.Object({
