@@ -25,7 +25,7 @@ const key = (type: string, logicalId: string) => `${type}\u0000${logicalId}`;
 const isRef = (v: unknown): v is { ref: string } =>
   v !== null && typeof v === 'object' && !Array.isArray(v) && typeof (v as { ref?: unknown }).ref === 'string' && Object.keys(v).length === 1;
 
-const ID_TYPES = new Set<ResourceType>(['check', 'check-group', 'alert-channel', 'maintenance-window', 'private-location', 'dashboard']);
+const ID_TYPES = new Set<ResourceType>(['check', 'check-group', 'alert-channel', 'maintenance-window', 'private-location', 'dashboard', 'status-page-service', 'status-page']);
 
 /** A deploy body checked as a whole: what is in it, what it names outside itself, nothing written yet. */
 export interface Prepared {

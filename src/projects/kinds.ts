@@ -93,7 +93,13 @@ function withReferences(ctx: ApplyContext, desired: Desired, refs: Record<string
 }
 
 function checkBody(ctx: ApplyContext, desired: Desired): Record<string, unknown> {
-  const converted = cliCheckBody(withReferences(ctx, desired, { groupId: 'check-group' }), ctx.sharedFiles);
+  const payload = withReferences(ctx, desired, { groupId: 'check-group' });
+  // triggerIncident names its status-page service by reference (`service.ref()`) or id.
+  const trigger = payload.triggerIncident as { serviceId?: unknown } | null | undefined;
+  if (trigger && trigger.serviceId !== undefined && trigger.serviceId !== null) {
+    payload.triggerIncident = { ...trigger, serviceId: String(ctx.resolve(desired, 'triggerIncident', trigger.serviceId, 'status-page-service')) };
+  }
+  const converted = cliCheckBody(payload, ctx.sharedFiles);
   if ('problem' in converted) throw resourceError(desired, converted.problem);
   const body = converted.body;
   const type = body.checkType as CheckType;
@@ -110,17 +116,36 @@ function groupBody(ctx: ApplyContext, desired: Desired): Record<string, unknown>
   return body;
 }
 
-const statusPages = (type: string): Kind => ({
+/** Types of the anchor's newer status pages this service does not have (a 400 naming them). */
+const unsupported = (type: string, why: string): Kind => ({
   order: 0,
   numeric: false,
   references: {},
-  unsupported: `this service has no status pages yet, so it cannot deploy resources of type ${type}`,
+  unsupported: `this service cannot deploy resources of type ${type}: ${why}`,
   body: () => undefined,
   write: async () => {
     throw new Error('unsupported');
   },
   remove: async () => {},
 });
+
+/** A status page's body: its cards' services (`{ref}`s to status-page-services, or ids) resolved to ids. */
+function statusPageBody(ctx: ApplyContext, desired: Desired): Record<string, unknown> {
+  const p = desired.payload as { cards?: { name: string; services?: unknown[] }[] } & Record<string, unknown>;
+  return {
+    name: p.name,
+    url: p.url,
+    customDomain: p.customDomain ?? null,
+    logo: p.logo ?? null,
+    redirectTo: p.redirectTo ?? null,
+    favicon: p.favicon ?? null,
+    defaultTheme: p.defaultTheme ?? 'AUTO',
+    cards: (p.cards ?? []).map((c) => ({
+      name: c.name,
+      services: (c.services ?? []).map((s) => ({ id: String(ctx.resolve(desired, 'cards', s, 'status-page-service')) })),
+    })),
+  };
+}
 
 /** Private-location assignments become the `privateLocations` of their check or group: nothing of their own to write. */
 const assignment = (target: 'checkId' | 'groupId'): Kind => ({
@@ -137,10 +162,40 @@ const assignment = (target: 'checkId' | 'groupId'): Kind => ({
 
 /** How a deploy applies each resource type (a new type does not compile until it is here). */
 export const KINDS = {
-  'status-page-service': statusPages('status-page-service'),
-  'status-page': statusPages('status-page'),
-  'status-page-component': statusPages('status-page-component'),
-  'status-page-automation-rule': statusPages('status-page-automation-rule'),
+  'status-page-service': {
+    order: 0,
+    numeric: false,
+    references: {},
+    body: (_ctx, desired) => ({ name: desired.payload.name }),
+    async write(ctx, _desired, body, physicalId) {
+      if (physicalId) {
+        const updated = await orMissing(() => ctx.call('PUT', '/v1/status-pages/services/{serviceId}', { params: { serviceId: physicalId }, body }));
+        if (updated) return physicalId;
+      }
+      return idOf(await ctx.call('POST', '/v1/status-pages/services', { body }));
+    },
+    async remove(ctx, physicalId) {
+      await orMissing(() => ctx.call('DELETE', '/v1/status-pages/services/{serviceId}', { params: { serviceId: physicalId } }));
+    },
+  },
+  'status-page': {
+    order: 5,
+    numeric: false,
+    references: { cards: 'status-page-service' },
+    body: statusPageBody,
+    async write(ctx, _desired, body, physicalId) {
+      if (physicalId) {
+        const updated = await orMissing(() => ctx.call('PUT', '/v1/status-pages/{statusPageId}', { params: { statusPageId: physicalId }, body }));
+        if (updated) return physicalId;
+      }
+      return idOf(await ctx.call('POST', '/v1/status-pages', { body }));
+    },
+    async remove(ctx, physicalId) {
+      await orMissing(() => ctx.call('DELETE', '/v1/status-pages/{statusPageId}', { params: { statusPageId: physicalId } }));
+    },
+  },
+  'status-page-component': unsupported('status-page-component', 'its status pages show services in cards (status-page-service), not components'),
+  'status-page-automation-rule': unsupported('status-page-automation-rule', "incidents open from a check's triggerIncident instead"),
   'private-location': {
     order: 1,
     numeric: false,
@@ -207,7 +262,7 @@ export const KINDS = {
   check: {
     order: 4,
     numeric: false,
-    references: { groupId: 'check-group' },
+    references: { groupId: 'check-group', triggerIncident: 'status-page-service' },
     body: checkBody,
     async write(ctx, _desired, body, physicalId) {
       const b = body as Record<string, unknown> & { checkType: CheckType };
@@ -307,4 +362,10 @@ export const DEPLOY_ROUTES: ReadonlyArray<readonly [Method, string]> = [
   ['POST', '/v1/dashboards'],
   ['PUT', '/v1/dashboards/{dashboardId}'],
   ['DELETE', '/v1/dashboards/{dashboardId}'],
+  ['POST', '/v1/status-pages/services'],
+  ['PUT', '/v1/status-pages/services/{serviceId}'],
+  ['DELETE', '/v1/status-pages/services/{serviceId}'],
+  ['POST', '/v1/status-pages'],
+  ['PUT', '/v1/status-pages/{statusPageId}'],
+  ['DELETE', '/v1/status-pages/{statusPageId}'],
 ];

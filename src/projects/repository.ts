@@ -232,6 +232,8 @@ const ID_TABLES = {
   'maintenance-window': { table: 'maintenance_windows', cast: 'bigint' },
   'private-location': { table: 'private_locations', cast: 'uuid' },
   dashboard: { table: 'dashboards', cast: 'bigint' },
+  'status-page-service': { table: 'status_page_services', cast: 'uuid' },
+  'status-page': { table: 'status_pages', cast: 'uuid' },
 } as const;
 export type IdTableType = keyof typeof ID_TABLES;
 

@@ -10,6 +10,7 @@ import { checkGroupRoutes } from '../resources/check-groups/routes.js';
 import { checkRoutes } from '../resources/checks/routes.js';
 import { dashboardRoutes } from '../resources/dashboards/routes.js';
 import { maintenanceWindowRoutes } from '../resources/maintenance-windows/routes.js';
+import { statusPageRoutes } from '../resources/status-pages/routes.js';
 import { privateLocationRoutes } from '../resources/private-locations/routes.js';
 import type { Deps } from '../storage/deps.js';
 import { prepare, type Applied } from './deployer.js';
@@ -55,7 +56,7 @@ const SSE_MAX_MS = 10 * 60_000;
 export function projectRoutes(deps: Deps): AnyRoute[] {
   const { sql, config, queues, logger } = deps;
   const caller = new RouteCaller(
-    [...privateLocationRoutes(deps), ...checkGroupRoutes(deps), ...alertChannelRoutes(deps), ...checkRoutes(deps), ...maintenanceWindowRoutes(deps), ...dashboardRoutes(deps)],
+    [...privateLocationRoutes(deps), ...checkGroupRoutes(deps), ...alertChannelRoutes(deps), ...checkRoutes(deps), ...maintenanceWindowRoutes(deps), ...dashboardRoutes(deps), ...statusPageRoutes(deps)],
     [...DEPLOY_ROUTES, ...IMPORT_ROUTES],
   );
   const deployments = projectDeployments(sql, caller, logger);

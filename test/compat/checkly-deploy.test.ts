@@ -37,7 +37,7 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
   const cli = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliResult> => checkly({ ...env, ...extra }, project, args);
   const ok = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
     const res = await cli(args, extra);
-    expect(res.code, `checkly ${args.join(' ')}\n${res.out}`).toBe(0);
+    expect(res.code, `checkly ${args.join(' ')}\n${res.out}\n${svc.logs.filter((l) => /"level":(40|50)/.test(l)).slice(-3).join('\n')}`).toBe(0);
     return res.out;
   };
   const list = async <T>(route: string): Promise<T[]> => (await svc.call('GET', `${route}?limit=100`)).body as T[];
@@ -184,17 +184,17 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     } finally {
       rmSync(path.join(project, '__checks__/bad.check.ts'));
     }
-    // A channel kind the service does not deliver, and a status page (not built yet), are refused by name.
+    // A channel kind the service does not deliver, and a status-page component (not a kind of this service), are refused by name.
     const call = await svc.call('POST', '/v1/projects/deploy?dryRun=true', {
       body: { project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' }, resources: [{ logicalId: 'phone', type: 'alert-channel', member: true, payload: { type: 'CALL', config: { number: '+15550100', name: 'On call' } } }] },
     });
     expect(call.status).toBe(400);
     expect(call.body.message).toBe('resources[0] (logicalId "phone"): alert channels of type "CALL" are not delivered by this service; it sends EMAIL, WEBHOOK, SLACK, SMS');
     const page = await svc.call('POST', '/v1/projects/deploy?dryRun=true', {
-      body: { project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' }, resources: [{ logicalId: 'status', type: 'status-page', member: true, payload: { name: 'Status', url: 'shop-status' } }] },
+      body: { project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' }, resources: [{ logicalId: 'status', type: 'status-page-component', member: true, payload: { name: 'Status' } }] },
     });
     expect(page.status).toBe(400);
-    expect(page.body.message).toContain('cannot deploy resources of type status-page');
+    expect(page.body.message).toContain('cannot deploy resources of type status-page-component');
     expect(await snapshot()).toEqual(before);
   });
 
@@ -217,6 +217,35 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     await ok(['deploy', '--force'], { SHOP_HEALTH_NAME: 'Shop health v2' });
     expect(await byName('Friendly')).toBeUndefined();
     expect((await svc.call('GET', `/v1/alert-channels/${outside.id}`)).status).toBe(200);
+  });
+
+  it('status pages and their services deploy as code; a check\'s triggerIncident names its service; removed from the code, they go', async () => {
+    writeFileSync(
+      path.join(project, '__checks__/status.check.ts'),
+      "import { ApiCheck, StatusPage, StatusPageService } from 'checkly/constructs'\n" +
+        "const api = new StatusPageService('svc-api', { name: 'Shop API' })\n" +
+        "const web = new StatusPageService('svc-web', { name: 'Shop website' })\n" +
+        "new StatusPage('shop-status', { name: 'Shop status', url: 'shop-status-code', defaultTheme: 'DARK', cards: [{ name: 'Shop', services: [api, web] }] })\n" +
+        "new ApiCheck('api-incident', { name: 'API incident', triggerIncident: { service: api, name: 'Shop API down', description: 'd', severity: 'MAJOR', notifySubscribers: false }, request: { method: 'GET', url: `${process.env.SHOP_URL}/health` } })\n",
+    );
+    try {
+      await ok(['deploy', '--force'], { SHOP_HEALTH_NAME: 'Shop health v2' });
+      const pages = (await svc.call('GET', '/v1/status-pages')).body.entries as { id: string; url: string; defaultTheme: string; cards: { services: { id: string; name: string }[] }[] }[];
+      const page = pages.find((p) => p.url === 'shop-status-code')!;
+      expect(page).toMatchObject({ defaultTheme: 'DARK', cards: [{ services: [{ name: 'Shop API' }, { name: 'Shop website' }] }] });
+      const check = (await svc.call('GET', `/v1/checks/${(await byName('API incident'))!.id}`)).body;
+      expect(check.triggerIncident).toMatchObject({ serviceId: page.cards[0]!.services[0]!.id, name: 'Shop API down', severity: 'MAJOR' });
+      // A second deploy changes nothing: the same page and services.
+      await ok(['deploy', '--force'], { SHOP_HEALTH_NAME: 'Shop health v2' });
+      const again = (await svc.call('GET', '/v1/status-pages')).body.entries as { id: string }[];
+      expect(again.map((p) => p.id)).toEqual(pages.map((p) => p.id));
+      expect((await svc.call('GET', '/v1/status-pages/services')).body.length).toBe(2);
+    } finally {
+      rmSync(path.join(project, '__checks__/status.check.ts'));
+    }
+    await ok(['deploy', '--force'], { SHOP_HEALTH_NAME: 'Shop health v2' });
+    expect((await svc.call('GET', '/v1/status-pages')).body.entries).toEqual([]);
+    expect((await svc.call('GET', '/v1/status-pages/services')).body.entries).toEqual([]);
   });
 
   it('a deploy while another runs gets 409 naming it; the CLI waits for it and then deploys', async () => {
