@@ -140,6 +140,11 @@ export async function insertDeployment(db: Sql, d: { accountId: string; logicalI
   return row;
 }
 
+/** Forgets a deployment (a synchronous deploy the body made fail: its 4xx answer leaves nothing behind). */
+export async function deleteDeployment(db: Sql, id: string): Promise<void> {
+  await db`delete from project_deployments where id = ${id}`;
+}
+
 export async function setProgress(db: Sql, id: string, progress: number): Promise<void> {
   await db`update project_deployments set progress = ${progress} where id = ${id} and status = 'RUNNING' and progress < ${progress}`;
 }

@@ -18,7 +18,7 @@ import { projectDeployments } from './deployments.js';
 import { IMPORT_ROUTES, importRoutes } from './imports.js';
 import { DEPLOY_ROUTES } from './kinds.js';
 import { Deployment, DeployResponse, DeployedProject, FINAL_STATUSES, ProjectInfo, ProjectSync } from './model.js';
-import { deleteProject, findDeployment, findProject, insertProject, listProjects, toDeployment, toProject, type DeploymentRow } from './repository.js';
+import { deleteDeployment, deleteProject, findDeployment, findProject, insertProject, listProjects, toDeployment, toProject, type DeploymentRow } from './repository.js';
 
 const tag = 'Projects';
 
@@ -108,8 +108,14 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
   }
 
   /** The outcome of a deployment the caller waited for, as the older CLIs' synchronous routes answer it. */
-  function synchronous(row: DeploymentRow) {
+  /**
+   * The answer of a synchronous deploy. One the body made fail is a 4xx that changes nothing: its deployment
+   * (kept for the asynchronous form, which clients follow by id) is forgotten. A server failure stays on record.
+   */
+  async function synchronous(row: DeploymentRow) {
     if (row.status === 'SUCCEEDED' && row.result) return { status: 200, body: row.result };
+    const refused = row.error?.code === 'PAYMENT_REQUIRED' || row.error?.code === 'VALIDATION_ERROR';
+    if (refused) await deleteDeployment(sql, row.id);
     throw new HttpError(row.error?.code === 'PAYMENT_REQUIRED' ? 402 : 400, row.error?.message ?? 'The deployment did not complete');
   }
 
@@ -198,7 +204,7 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
       handler: async ({ principal, query, body }) => {
         const outcome = await deploy(principal, query, body);
         if (outcome.dry) return { status: 200, body: outcome.dry };
-        return synchronous(await outcome.started!.done);
+        return await synchronous(await outcome.started!.done);
       },
     }),
     defineRoute({
@@ -297,7 +303,7 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
       handler: async ({ principal, params, query }) => {
         const outcome = await destroy(principal, params.logicalId, { ...query, dryRun: false });
         if (!outcome) throw new HttpError(404, `Project "${params.logicalId}" not found`);
-        return synchronous(await outcome.started!.done);
+        return await synchronous(await outcome.started!.done);
       },
     }),
     defineRoute({

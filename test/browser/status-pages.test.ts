@@ -35,7 +35,7 @@ describe('status pages in Chromium', () => {
     const search = await post('/v1/status-pages/services', { name: 'Search <img src=x onerror=alert(1)>' });
     await post('/v1/status-pages', {
       name: 'Shop status', url: 'shop', customDomain: 'status.shop.test', description: 'Live status of the shop and its APIs',
-      cards: [{ name: 'Shop', services: [{ id: api.id }, { id: pay.id }] }, { name: 'Discovery', services: [{ id: search.id }] }],
+      cards: [{ name: 'Shop', services: [{ id: api.id }, { id: pay.id }] }, { name: 'Discovery <svg onload=alert(2)>', services: [{ id: search.id }] }],
     });
     // 60 days of runs for the storefront and payments checks: a bad day for payments 12 days ago.
     const today = Math.floor(Date.now() / DAY) * DAY;
@@ -77,7 +77,7 @@ describe('status pages in Chromium', () => {
     await page.goto(url);
     return { page, requests, dialogs };
   }
-  const background = (page: Page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const background = (page: Page) => page.evaluate('getComputedStyle(document.body).backgroundColor') as Promise<string>;
 
   it('shows each service with its state, 90 daily bars and a response-time line, and the ongoing incident\'s timeline', async () => {
     const { page, requests, dialogs } = await open(browser, `${svc.url}/status/shop`, { viewport: { width: 1100, height: 1000 }, colorScheme: 'light' });
@@ -111,7 +111,7 @@ describe('status pages in Chromium', () => {
 
   it('fits a phone\'s width without sideways scrolling', async () => {
     const { page } = await open(browser, `${svc.url}/status/shop`, { viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
     expect(overflow).toBeLessThanOrEqual(0);
     expect(await page.locator('.subscribe-form button').isVisible()).toBe(true);
     await page.close();
