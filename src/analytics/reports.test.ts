@@ -10,7 +10,7 @@ import { generateRuns, type SeedCheck } from '../seed/generator.js';
 import { createSeedChecks, seedBulk } from '../seed/seeder.js';
 import { LOCATIONS } from '../model/checks.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
-import { expectRowsClose, metricOverWith, report, type OracleRequest } from '../../test/support/analytics-oracle.js';
+import { aggregate, expectRowsClose, fieldValue, metricOverWith, report, type OracleRequest } from '../../test/support/analytics-oracle.js';
 
 /**
  * Every report and summary answer is compared with the oracle (test/analytics/oracle.ts) over the
@@ -360,5 +360,87 @@ describe('summary against the oracle', () => {
     const { sql, params } = compileSummary(svc.defaultAccountId, ids, { from: seedTo - DAY, to: seedTo }, svc.deps.config.analytics, 'exact');
     const plan = await svc.deps.store.query<{ explain: string }>(`EXPLAIN projections = 1 ${sql}`, params);
     expect(plan.map((r) => r.explain).join('\n')).toContain('summary_by_time_v2');
+  });
+});
+
+/** `GET /v1/reporting` against the oracle: per check, whole window or per local calendar day. */
+describe('reporting', () => {
+  const round = (v: number, places: number) => Math.round(v * 10 ** places) / 10 ** places;
+  /** What a reporting aggregate should say about `items`, computed here from the generated runs. */
+  const figures = (items: ResultItem[]) => {
+    const passed = items.filter((r) => !r.hasFailures).length;
+    const times = items.map((r) => fieldValue(r, 'responseTime')).filter((v): v is number => v !== null);
+    return {
+      successRatio: round((100 * passed) / items.length, 4),
+      avg: round(aggregate(times, 'avg') ?? 0, 2),
+      p95: round(aggregate(times, 'p95') ?? 0, 2),
+      p99: round(aggregate(times, 'p99') ?? 0, 2),
+    };
+  };
+  const close = (got: Record<string, number>, want: Record<string, number>, what: string) => {
+    for (const k of Object.keys(want)) expect(got[k], `${what} ${k}`).toBeCloseTo(want[k]!, 1);
+  };
+  /** The UTC instant of local midnight of the day holding `ms` in `tz` (no zone moves its clocks at midnight here). */
+  const offset = (ms: number, tz: string) => {
+    const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(ms).map((x) => [x.type, Number(x.value)]));
+    return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!) - Math.floor(ms / 1000) * 1000;
+  };
+  const localMidnight = (ms: number, tz: string) => {
+    const local = ms + offset(ms, tz);
+    const midnightAsUtc = Math.floor(local / DAY) * DAY;
+    return midnightAsUtc - offset(midnightAsUtc - offset(midnightAsUtc, tz), tz);
+  };
+
+  it('answers every check over the window, as the runs say', async () => {
+    const w = { from: seedTo - 7 * DAY + 777, to: seedTo - 3_600_000 };
+    const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from - (w.from % 1000)), to: seconds(w.to) })}`);
+    expect(res.status, res.text).toBe(200);
+    const from = w.from - (w.from % 1000);
+    for (const check of checkOf.values()) {
+      const item = (res.body as { checkId: string; aggregate?: Record<string, number>; checkType: string; deactivated: boolean; tags: string[] }[]).find((i) => i.checkId === check.id)!;
+      expect(item).toMatchObject({ checkType: check.checkType, deactivated: false, tags: expect.arrayContaining(['seed']) });
+      const within = runs.get(check.id)!.filter((r) => Date.parse(r.startedAt) >= from && Date.parse(r.startedAt) < w.to);
+      close(item.aggregate!, figures(within), `${check.checkType} whole window`);
+    }
+  });
+
+  it('splits the window into local calendar days of a time zone, and filters by tag', async () => {
+    const tz = 'America/New_York';
+    const api = checkOf.get('api')!;
+    await svc.deps.sql`update checks set tags = array_append(tags, 'reporting-tagged') where id = ${api.id}`;
+    try {
+      const w = { from: seedTo - 10 * DAY - 4_321_000, to: seedTo - 4_000_000 };
+      const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from), to: seconds(w.to), granularity: 'day', timezone: tz, filterByTags: 'reporting-tagged' })}`);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.map((i: { checkId: string }) => i.checkId)).toEqual([api.id]);
+      const buckets = new Map<number, ResultItem[]>();
+      for (const r of runs.get(api.id)!) {
+        const t = Date.parse(r.startedAt);
+        if (t < w.from || t >= w.to) continue;
+        const b = localMidnight(t, tz);
+        buckets.set(b, [...(buckets.get(b) ?? []), r]);
+      }
+      const starts = [...buckets.keys()].sort((a, b) => a - b);
+      const got = res.body[0].aggregates as (Record<string, number> & { from: string; to: string })[];
+      expect(got.map((a) => a.from)).toEqual(starts.map((s) => new Date(Math.max(s, w.from)).toISOString()));
+      expect(got.map((a) => a.to)).toEqual(starts.map((s) => new Date(Math.min(w.to, localMidnight(s + 36 * 3_600_000, tz))).toISOString()));
+      got.forEach((a, i) => close(a, figures(buckets.get(starts[i]!)!), `day ${a.from}`));
+      expect(res.body[0].aggregate).toBeUndefined();
+    } finally {
+      await svc.deps.sql`update checks set tags = array_remove(tags, 'reporting-tagged') where id = ${api.id}`;
+    }
+  });
+
+  it('refuses windows it cannot split, zones that are not named, and a zone without granularity', async () => {
+    const bad = async (params: Record<string, string>, field: string) => {
+      const res = await svc.call('GET', `/v1/reporting?${query(params)}`);
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.attributes.errors.map((e: { field: string }) => e.field)).toContain(field);
+    };
+    await bad({ from: seconds(seedTo - 200 * DAY), to: seconds(seedTo), granularity: 'day' }, 'query.granularity');
+    await bad({ from: seconds(seedTo - 401 * DAY), to: seconds(seedTo), granularity: 'month' }, 'query.from');
+    await bad({ granularity: 'day', timezone: 'Mars/Olympus' }, 'query.timezone');
+    await bad({ timezone: 'Europe/Paris' }, 'query.timezone');
+    expect((await svc.call('GET', '/v1/reporting?quickRange=last7Days&deactivated=true')).body).toEqual([]);
   });
 });

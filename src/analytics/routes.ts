@@ -7,6 +7,7 @@ import { CATALOGS, INTEGER_COLUMNS, metadataOf, metricNames, resolveMetric, type
 import { runReport, sourcesHeader } from './report.js';
 import { MetricDescriptor, Report, reportQuery, SummaryBody, SummaryItem, SummaryQuery } from './schemas.js';
 import { summarize } from './summary.js';
+import { MAX_REPORTING_BUCKETS, MAX_REPORTING_DAYS, reporting, ReportingItem, ReportingQuery } from './reporting.js';
 
 const reportPath = (catalog: Catalog) => `/v1/analytics/${catalog.segment}/{id}`;
 
@@ -68,6 +69,20 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     ...reports,
+    defineRoute({
+      method: 'GET',
+      path: '/v1/reporting',
+      operationId: 'getReporting',
+      summary: 'Success ratio and response times of every check (or the tagged ones) over a window, whole or per calendar bucket',
+      description:
+        'Per check: successRatio (per cent of runs that passed, 4 decimals), avg, p95 and p99 response time (ms, exact, R7). ' +
+        'With granularity (day, week from Monday, month) in timezone (UTC by default): one aggregate per bucket with runs, ascending; ' +
+        `at most ${MAX_REPORTING_DAYS} days and ${MAX_REPORTING_BUCKETS} buckets. A check without runs has no aggregate.`,
+      tag,
+      access: 'read',
+      schema: { query: ReportingQuery, responses: { 200: Type.Array(ReportingItem) } },
+      handler: async ({ principal, query, context }) => ({ status: 200, body: await reporting(deps, principal.account.id, query, { context }) }),
+    }),
     defineRoute({
       method: 'GET',
       path: '/v1/analytics/metrics',
