@@ -7,6 +7,8 @@ import { CATALOGS, INTEGER_COLUMNS, metadataOf, metricNames, resolveMetric, type
 import { runReport, sourcesHeader } from './report.js';
 import { MetricDescriptor, Report, reportQuery, SummaryBody, SummaryItem, SummaryQuery } from './schemas.js';
 import { summarize } from './summary.js';
+import { archiveErrorGroup, ErrorGroup, errorGroups } from './error-groups.js';
+import { notFound } from '../http/errors.js';
 import { MAX_REPORTING_BUCKETS, MAX_REPORTING_DAYS, reporting, ReportingItem, ReportingQuery } from './reporting.js';
 
 const reportPath = (catalog: Catalog) => `/v1/analytics/${catalog.segment}/{id}`;
@@ -69,6 +71,7 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     ...reports,
+    ...errorGroupRoutes(deps),
     defineRoute({
       method: 'GET',
       path: '/v1/reporting',
@@ -104,6 +107,53 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
           describeMetrics(c).map((m) => (query.checkType ? m : { ...m, checkType: c.checkTypes[0], path: reportPath(c) })),
         ),
       }),
+    }),
+  ];
+}
+
+/** The anchor's error groups: all of the account's, one check's, one by id; PATCH archives. */
+function errorGroupRoutes(deps: Deps): AnyRoute[] {
+  const tag = 'Error groups';
+  const Page = Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }), page: Type.Integer({ minimum: 1, maximum: 100_000, default: 1 }) }, { additionalProperties: false });
+  const Id = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
+  const one = async (accountId: string, id: string) => {
+    const [group] = await errorGroups(deps, accountId, { id: id.toLowerCase(), limit: 1, page: 1 });
+    if (!group) throw notFound();
+    return group;
+  };
+  return [
+    defineRoute({
+      method: 'GET', path: '/v1/error-groups', operationId: 'listErrorGroups', summary: "The account's error groups, the latest failure first", tag, access: 'read',
+      description: 'Failed runs grouped per check by their error message with its variable parts masked (docs/analytics.md).',
+      schema: { query: Page, responses: { 200: Type.Array(ErrorGroup) } },
+      handler: async ({ principal, query }) => ({ status: 200, body: await errorGroups(deps, principal.account.id, query) }),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/error-groups/checks/{checkId}', operationId: 'listCheckErrorGroups', summary: "A check's error groups, the latest failure first", tag, access: 'read', errors: [404],
+      schema: { params: Type.Object({ checkId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }), query: Page, responses: { 200: Type.Array(ErrorGroup) } },
+      handler: async ({ principal, params, query }) => {
+        const [check] = await deps.sql`select 1 from checks where account_id = ${principal.account.id} and id = ${params.checkId}`;
+        if (!check) throw notFound();
+        return { status: 200, body: await errorGroups(deps, principal.account.id, { ...query, checkId: params.checkId.toLowerCase() }) };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/error-groups/{id}', operationId: 'getErrorGroup', summary: 'An error group', tag, access: 'read', errors: [404],
+      schema: { params: Id, responses: { 200: ErrorGroup } },
+      handler: async ({ principal, params }) => ({ status: 200, body: await one(principal.account.id, params.id) }),
+    }),
+    defineRoute({
+      method: 'PATCH', path: '/v1/error-groups/{id}', operationId: 'archiveErrorGroup', summary: 'Archive an error group for good or until it happens again (false unarchives)', tag, access: 'write', errors: [404],
+      schema: {
+        params: Id,
+        body: Type.Object({ archiveForEver: Type.Optional(Type.Boolean()), archivedUntilNextEvent: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        responses: { 200: ErrorGroup },
+      },
+      handler: async ({ principal, params, body }) => {
+        const group = await one(principal.account.id, params.id);
+        await archiveErrorGroup(deps.sql, principal.account.id, group, body);
+        return { status: 200, body: await one(principal.account.id, params.id) };
+      },
     }),
   ];
 }

@@ -17,6 +17,8 @@ import { isTerminal, recordSessionResult, sessionStatus } from './sessions.js';
 import { CHECK_RUNNERS } from './types/index.js';
 import { configureBrowserRuns, type BrowserSettings } from './types/browser.js';
 import { messageOf, type RunOutcome } from './types/common.js';
+import { maskSecretValues } from './interpolate.js';
+import { CHECK_TYPE_FACTS } from '../model/checks.js';
 import { registerRunner } from './health.js';
 import { LivePublisher } from '../live/publisher.js';
 import { adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt, type AdhocRecorder } from './adhoc.js';
@@ -85,6 +87,7 @@ export function nextRetry(check: RunnableCheck, job: RunJob, outcome: RunOutcome
 /** A run's outcome as the result item ingest stores. */
 export function resultItem(check: RunnableCheck, location: string, outcome: RunOutcome, attempts: number): ResultItem {
   return {
+    ...withError(check, outcome),
     checkId: check.id,
     checkType: check.checkType,
     runLocation: location,
@@ -96,8 +99,19 @@ export function resultItem(check: RunnableCheck, location: string, outcome: RunO
     aborted: false,
     attempts: Math.min(255, attempts),
     ...cleanMetrics(outcome.metrics),
-    ...outcome.detail,
   } as ResultItem;
+}
+
+/**
+ * The run's detail, with why it failed kept as its result object's first error (`errors[0].message`) when the
+ * object does not say already: error groups (docs/analytics.md) group failed runs by it.
+ */
+function withError(check: RunnableCheck, outcome: RunOutcome): Record<string, unknown> {
+  const key = CHECK_TYPE_FACTS[check.checkType].resultKey;
+  if (!outcome.hasFailures || !outcome.error || !key) return outcome.detail;
+  const current = (outcome.detail[key] ?? {}) as { errors?: unknown };
+  if (Array.isArray(current.errors) && current.errors.length) return outcome.detail;
+  return { ...outcome.detail, [key]: { ...current, errors: [{ message: maskSecretValues(outcome.error, check.secrets) }] } };
 }
 
 /** Metrics within what a result item holds (no NaN, no negative, ms within a day). */

@@ -1,0 +1,102 @@
+import { Type } from '@sinclair/typebox';
+import type { Sql } from '../storage/postgres.js';
+import type { Store } from '../storage/clickhouse/index.js';
+import type { QueryBudget } from '../platform/config.js';
+import { iso } from '../model/time.js';
+import { budgetSettings, withinBudget } from './budget.js';
+
+/**
+ * Error groups (docs/analytics.md): failed runs of a check grouped by their error message with its variable parts
+ * masked, kept by a materialized view (sql/clickhouse/0009_error_groups.sql) as runs land. An id is derived from
+ * the check and the message's hash (stable, no table of ids); archiving is kept in Postgres.
+ */
+
+export const ErrorGroup = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  checkId: Type.String({ format: 'uuid' }),
+  errorHash: Type.String(),
+  rawErrorMessage: Type.Union([Type.String(), Type.Null()], { description: 'The latest run\'s message as it was recorded' }),
+  cleanedErrorMessage: Type.String({ description: 'The message with URLs\' paths, UUIDs, times, long hex ids and numbers masked: what the group is keyed by' }),
+  firstSeen: Type.String({ format: 'date-time' }),
+  lastSeen: Type.String({ format: 'date-time' }),
+  archivedUntilNextEvent: Type.Boolean({ description: 'Archived: for good, or until a run fails with it again' }),
+  occurrences: Type.Integer({ description: 'Failed runs with this error' }),
+  locations: Type.Array(Type.String(), { description: 'Where they ran' }),
+  rootCauseAnalyses: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'Always empty: this service makes no root cause analyses' }),
+});
+
+interface GroupRow {
+  id: string;
+  checkId: string;
+  errorHash: string;
+  firstSeen: string;
+  lastSeen: string;
+  total: string | number;
+  cleaned: string;
+  raw: string;
+  locations: string[];
+}
+
+interface StateRow {
+  id: string;
+  archived_until_next_event: boolean;
+  archived_forever: boolean;
+  archived_at: Date | null;
+}
+
+const SELECT = `SELECT
+    UUIDNumToString(toFixedString(substring(SHA256(concat(toString(check_id), ':', error_hash)), 1, 16), 16)) AS id,
+    toString(check_id) AS checkId, error_hash AS errorHash,
+    toString(toUnixTimestamp64Milli(min(first_seen))) AS firstSeen, toString(toUnixTimestamp64Milli(max(last_seen))) AS lastSeen,
+    sum(occurrences) AS total, any(cleaned_message) AS cleaned, anyLast(raw_message) AS raw, arraySort(groupUniqArrayArray(locations)) AS locations
+  FROM check_error_groups
+  WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)}
+  GROUP BY check_id, error_hash`;
+
+type Deps = { sql: Sql; store: Store; config: { analytics: QueryBudget } };
+
+/** The account's error groups, newest last failure first: of one check, of all its checks, or one by id. */
+export async function errorGroups(deps: Deps, accountId: string, filter: { checkId?: string; id?: string; limit: number; page: number }) {
+  const checks = filter.checkId
+    ? await deps.sql<{ id: string }[]>`select id from checks where account_id = ${accountId} and id = ${filter.checkId}`
+    : await deps.sql<{ id: string }[]>`select id from checks where account_id = ${accountId}`;
+  if (!checks.length) return [];
+  const rows = await withinBudget(
+    deps.store.query<GroupRow>(
+      `SELECT * FROM (${SELECT}) ${filter.id ? 'WHERE id = {id:String}' : ''} ORDER BY lastSeen DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+      { accountId, checkIds: checks.map((c) => c.id), id: filter.id ?? '', limit: filter.limit, offset: (filter.page - 1) * filter.limit },
+      { settings: budgetSettings(deps.config.analytics), purpose: 'report' },
+    ),
+  );
+  const states = rows.length ? await deps.sql<StateRow[]>`select * from error_group_states where account_id = ${accountId} and id = any(${rows.map((r) => r.id)}::uuid[])` : [];
+  const stateOf = new Map(states.map((s) => [s.id, s]));
+  return rows.map((r) => {
+    const state = stateOf.get(r.id);
+    const lastSeen = Number(r.lastSeen);
+    // Archived until its next event: until a failure with it lands after the archiving.
+    const archived = state ? state.archived_forever || (state.archived_until_next_event && state.archived_at !== null && lastSeen <= state.archived_at.getTime()) : false;
+    return {
+      id: r.id,
+      checkId: r.checkId,
+      errorHash: r.errorHash,
+      rawErrorMessage: r.raw || null,
+      cleanedErrorMessage: r.cleaned,
+      firstSeen: iso(new Date(Number(r.firstSeen)))!,
+      lastSeen: iso(new Date(lastSeen))!,
+      archivedUntilNextEvent: archived,
+      occurrences: Number(r.total),
+      locations: r.locations,
+      rootCauseAnalyses: [],
+    };
+  });
+}
+
+/** Archives (for good, or until the next failure with it) or unarchives an error group of the account. */
+export async function archiveErrorGroup(sql: Sql, accountId: string, group: { id: string; checkId: string; errorHash: string }, change: { archiveForEver?: boolean; archivedUntilNextEvent?: boolean }): Promise<void> {
+  await sql`insert into error_group_states (id, account_id, check_id, error_hash, archived_until_next_event, archived_forever, archived_at)
+    values (${group.id}, ${accountId}, ${group.checkId}, ${group.errorHash}, ${change.archivedUntilNextEvent ?? false}, ${change.archiveForEver ?? false}, now())
+    on conflict (id) do update set
+      archived_until_next_event = coalesce(${change.archivedUntilNextEvent ?? null}, error_group_states.archived_until_next_event),
+      archived_forever = coalesce(${change.archiveForEver ?? null}, error_group_states.archived_forever),
+      archived_at = now(), updated_at = now()`;
+}
