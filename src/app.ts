@@ -24,6 +24,7 @@ import { checkRoutes } from './resources/checks/routes.js';
 import { dashboardRoutes } from './resources/dashboards/routes.js';
 import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
 import { statusPageRoutes } from './resources/status-pages/routes.js';
+import { testSessionErrorGroupRoutes } from './resources/test-sessions/error-groups.js';
 import { maintenanceRoutes } from './resources/maintenance-windows/maintenances.js';
 import { dashboardIncidentRoutes } from './resources/dashboards/incidents.js';
 import { badgeRoutes } from './status-pages/badges.js';
@@ -68,6 +69,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...dashboardIncidentRoutes(deps),
     ...badgeRoutes(deps),
     ...testSessionRoutes(deps),
+    ...testSessionErrorGroupRoutes(deps),
     ...dashboardRoutes(deps),
     ...checkRoutes(deps),
     ...checkGroupRoutes(deps),

@@ -26,7 +26,7 @@ SELECT
 FROM
 (
     SELECT account_id, check_id, started_at, run_location, msg_raw,
-        substring(trimBoth(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(
+        substringUTF8(trimBoth(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(replaceRegexpAll(
             msg_raw,
             '\x1b\\[[0-9\\x3b]*m', ''),
             '(https?://[^/\\s\'"<>]+)[^\\s\'"<>]*', '\\1/…'),
@@ -38,7 +38,7 @@ FROM
     FROM
     (
         SELECT account_id, check_id, started_at, run_location,
-            substring(coalesce(
+            substringUTF8(coalesce(
                 nullIf(JSONExtractString(detail, 'browserCheckResult', 'errors', 1, 'message'), ''),
                 nullIf(JSONExtractString(detail, 'multiStepCheckResult', 'errors', 1, 'message'), ''),
                 nullIf(JSONExtractString(detail, 'playwrightCheckResult', 'errors', 1, 'message'), ''),

@@ -4,7 +4,8 @@
 create table error_group_states (
   id uuid primary key,
   account_id uuid not null references accounts (id) on delete cascade,
-  check_id uuid not null references checks (id) on delete cascade,
+  -- The check of a check error group; null for a test-session error group.
+  check_id uuid references checks (id) on delete cascade,
   error_hash text not null,
   archived_until_next_event boolean not null default false,
   archived_forever boolean not null default false,

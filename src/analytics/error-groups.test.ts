@@ -105,4 +105,37 @@ describe('error groups', () => {
       rmSync(home, { recursive: true, force: true });
     }
   });
+
+  it('test sessions\' failures are grouped the same way, per account, with environments', async () => {
+    const run = async (environment: string, messages: string[]) => {
+      const created = await post('/next/test-sessions/create', { name: 'e2e', environment, testResults: messages.map((_, i) => ({ name: `t${i}` })) });
+      for (const [i, message] of messages.entries()) {
+        const res = await svc.call('POST', `/next/test-sessions/${created.testSessionId}/results/${created.testResults[i].testResultId}`, { body: { status: 'FAILED', metadata: { errors: [{ error: { message } }] } } });
+        expect(res.status, res.text).toBe(204);
+      }
+    };
+    await run('staging', ['Error: expect(received).toBe(expected) // 41 is not 42 at https://shop.example.test/api/items/77']);
+    await run('production', ['Error: expect(received).toBe(expected) // 40 is not 42 at https://shop.example.test/api/items/78', 'net::ERR_CONNECTION_REFUSED at http://127.0.0.1:9/']);
+    const groups = (await svc.call('GET', '/v1/test-session-error-groups?limit=100')).body as (Group & { environments: string[]; occurrences: number })[];
+    const expectation = groups.find((g) => g.cleanedErrorMessage.startsWith('Error: expect'))!;
+    expect(expectation).toMatchObject({
+      cleanedErrorMessage: 'Error: expect(received).toBe(expected) // <n> is not <n> at https://shop.example.test/…',
+      occurrences: 2, environments: ['production', 'staging'], archivedUntilNextEvent: false,
+    });
+    expect(groups).toHaveLength(2);
+    expect((await svc.call('GET', `/v1/test-session-error-groups/${expectation.id}`)).body).toEqual(expectation);
+    const archived = await svc.call('PATCH', `/v1/test-session-error-groups/${expectation.id}`, { body: { archiveForEver: true } });
+    expect(archived.body.archivedUntilNextEvent).toBe(true);
+    expect((await svc.call('GET', '/v1/test-session-error-groups', { key: other.key })).body).toEqual([]);
+    expect((await svc.call('GET', `/v1/test-session-error-groups/${expectation.id}`, { key: other.key })).status).toBe(404);
+  });
+
+  it('cleans messages outside ClickHouse exactly as the view does', async () => {
+    const { cleanErrorMessage } = await import('./error-groups.js');
+    // The same messages and answers as the view's in the first test.
+    expect(cleanErrorMessage('Timeout 30000ms exceeded while waiting for https://shop.example.test/cart?session=8c1f2e9d-1111-4222-8333-444455556666')).toBe('Timeout <n>ms exceeded while waiting for https://shop.example.test/…');
+    expect(cleanErrorMessage('expect(locator).toHaveText(expected) failed at 2026-11-20T10:00:00.123Z: got "3" for order 9f86d081884c7d65')).toBe('expect(locator).toHaveText(expected) failed at <time>: got "<n>" for order <id>');
+    expect(cleanErrorMessage('connect ECONNREFUSED 127.0.0.1:9')).toBe('connect ECONNREFUSED <n>.<n>.<n>.<n>:<n>');
+    expect(cleanErrorMessage('\u001b[31mred\u001b[39m  id a1b2c3d4-e5f6-4711-8899-aabbccddeeff  ')).toBe('red id <uuid>');
+  });
 });

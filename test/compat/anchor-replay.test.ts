@@ -52,6 +52,8 @@ interface Fixtures {
   dashboardIncident: { id: string; updateId: string };
   maintenance: { windowId: number; id: string; updateId: string };
   errorGroupId: string;
+  testSessionErrorGroupId: string;
+  projectId: string;
 }
 
 describe("the anchor API's examples replayed against every operation served", () => {
@@ -117,8 +119,17 @@ describe("the anchor API's examples replayed against every operation served", ()
       results: [{ id: randomUUID(), checkId: checks.api, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(now - 30_000).toISOString(), stoppedAt: new Date(now - 29_000).toISOString(), hasFailures: true, responseTime: 100, apiCheckResult: { requestError: 'connect ECONNREFUSED 127.0.0.1:9' } }],
     });
     const errorGroupId = (await waitFor(() => svc.call('GET', `/v1/error-groups/checks/${checks.api}`), (r) => r.body?.length > 0)).body[0].id;
+    // A Playwright reporter run that failed: its test-session error group. A deployed project.
+    const pw = await post('/next/test-sessions/create', { name: 'replay pw', testResults: [{ name: 't' }] });
+    await svc.call('POST', `/next/test-sessions/${pw.testSessionId}/results/${pw.testResults[0].testResultId}`, { body: { status: 'FAILED', metadata: { errors: [{ error: { message: 'boom 1' } }] } } });
+    const testSessionErrorGroupId = (await svc.call('GET', '/v1/test-session-error-groups')).body[0].id;
+    const deployed = await post('/v1/projects/deploy?dryRun=false&scheduleOnDeploy=false', { project: { logicalId: 'replay-project', name: 'replay' }, resources: [] });
+    await waitFor(() => svc.call('GET', `/v1/projects/replay-project/deployments/${deployed.id}`), (r) => r.body?.status === 'SUCCEEDED');
+    const projectId = (await svc.call('GET', '/next/projects/replay-project')).body.id;
     fx = {
       errorGroupId,
+      testSessionErrorGroupId,
+      projectId,
       dashboardNumericId: dashboard.id,
       status: { serviceId, pageId, incidentId: spIncident.id, updateId: spIncident.incidentUpdates[0].id, subscriptionId },
       dashboardIncident: { id: dashIncident.id, updateId: dashIncident.incidentUpdates[0].id },
@@ -147,6 +158,8 @@ describe("the anchor API's examples replayed against every operation served", ()
       }
       if (path.includes('check-groups') || path.startsWith('/v1/badges/groups')) return name === 'checkId' ? fx.groupedCheck : String(fx.groupId);
       if (path.startsWith('/v1/error-groups/{id}')) return fx.errorGroupId;
+      if (path.startsWith('/v1/test-session-error-groups/projects/')) return fx.projectId;
+      if (path.startsWith('/v1/test-session-error-groups/')) return fx.testSessionErrorGroupId;
       if (path.includes('/maintenances')) return name === 'id' ? String(fx.maintenance.windowId) : name === 'maintenanceId' ? fx.maintenance.id : fx.maintenance.updateId;
       if (path.startsWith('/v1/incidents')) return name === 'incidentId' || !path.includes('/updates') ? fx.dashboardIncident.id : fx.dashboardIncident.updateId;
       if (path.startsWith('/v1/status-pages/services')) return fx.status.serviceId;
@@ -275,7 +288,7 @@ describe("the anchor API's examples replayed against every operation served", ()
     const total = anchorOperations().length;
     console.info(`anchor operations served: ${served.size} of ${total}`);
     expect(total).toBe(194);
-    expect(served.size).toBeGreaterThanOrEqual(174);
+    expect(served.size).toBeGreaterThanOrEqual(178);
   });
 
   it('accepts every example request and answers in the anchor\'s shape (reads and writes)', async () => {
