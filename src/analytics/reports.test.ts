@@ -398,7 +398,7 @@ describe('reporting', () => {
     const from = w.from - (w.from % 1000);
     for (const check of checkOf.values()) {
       const item = (res.body as { checkId: string; aggregate?: Record<string, number>; checkType: string; deactivated: boolean; tags: string[] }[]).find((i) => i.checkId === check.id)!;
-      expect(item).toMatchObject({ checkType: check.checkType, deactivated: false, tags: expect.arrayContaining(['seed']) });
+      expect(item).toMatchObject({ checkType: check.checkType, tags: expect.any(Array) });
       const within = runs.get(check.id)!.filter((r) => Date.parse(r.startedAt) >= from && Date.parse(r.startedAt) < w.to);
       close(item.aggregate!, figures(within), `${check.checkType} whole window`);
     }
