@@ -39,6 +39,11 @@ export interface ReportRequest {
    * Unknown: the whole window is read.
    */
   locationRunsPerMinute?: number;
+  /**
+   * A part of a longer window whose report reads rollups (the report cache's reads): read the part the same way,
+   * merged partial aggregates and sketches whatever its length, so its buckets are the ones the whole window gives.
+   */
+  partOfMerged?: boolean;
 }
 
 export const PRECISIONS = ['auto', 'exact'] as const;
@@ -152,8 +157,8 @@ export function planReport(req: ReportRequest): ReportPlan {
   const parsed = parseRequest(req);
   if (parsed.mode === 'aggregated' && req.precision !== 'exact') {
     const sketches = [...partsRead(parsed.metrics).values()].some((parts) => parts.has('q'));
-    const sources = planSources(req.window.from, req.window.to, { bucketMs: parsed.bucketMs, sketches });
-    if (sources.rollups.length) return { source: 'rollups', parsed, sources };
+    const sources = planSources(req.window.from, req.window.to, { bucketMs: parsed.bucketMs, sketches, anyLength: req.partOfMerged });
+    if (sources.rollups.length || req.partOfMerged) return { source: 'rollups', parsed, sources };
     // Values from raw rows: finding the page first may spare most of them.
     const keys = pageKeysPlan(req, parsed);
     return { source: 'raw', parsed, pageKeys: keys && pageWorthFinding(req, keys) ? keys : undefined, pageCandidate: keys !== undefined };

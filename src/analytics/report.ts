@@ -9,7 +9,10 @@ import { withinBudget } from './budget.js';
 import { metadataOf, type Catalog } from './metrics.js';
 import { compileReport, type CompiledReport, type ReportRow } from './compiler.js';
 import type { Report, reportQuery } from './schemas.js';
-import { resolveWindow } from './windows.js';
+import { resolveWindow, type Window } from './windows.js';
+import { BucketCache, bucketedRows, pageOf } from './report-cache.js';
+import { Generations } from '../storage/generations.js';
+import type { Redis } from 'ioredis';
 import type { RequestContext } from '../http/route.js';
 
 export type ReportQuery = Static<ReturnType<typeof reportQuery>>;
@@ -93,15 +96,41 @@ export function planReport(
  * page's part of the window may pay, the check comes first: its volume decides (compiler, pageBounds).
  */
 export async function runReport(
-  deps: { sql: Sql; store: Store; config: { analytics: QueryBudget } },
+  deps: { sql: Sql; store: Store; redis?: Redis; config: { analytics: QueryBudget; redisPrefix: string; reportCache?: { enabled: boolean; maxBytes: number; closeAfterMs: number } } },
   catalog: Catalog,
   accountId: string,
   id: string,
   query: ReportQuery,
-  options: { context?: RequestContext; now?: number } = {},
-): Promise<{ report: Static<typeof Report>; tiers: string[]; pageTiers: string[] }> {
+  options: { context?: RequestContext; now?: number; noCache?: boolean } = {},
+): Promise<{ report: Static<typeof Report>; tiers: string[]; pageTiers: string[]; cache?: { hits: number; misses: number } }> {
   const now = options.now ?? Date.now();
   let { window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, now);
+  const settings = deps.config.reportCache;
+  if (settings?.enabled && deps.redis && !options.noCache && plan.mode === 'aggregated' && plan.bucketed) {
+    const bucketMs = Math.round(query.aggregationInterval! * 60_000);
+    const checkId = id.toLowerCase();
+    // Everything the rows depend on besides the window; reading whole buckets of any window, the same rows.
+    const key = JSON.stringify([catalog.segment, accountId, checkId, query.metrics, bucketMs, query.groupBy ?? null, query.filterByStatus ?? null, query.precision ?? 'auto']);
+    // The parts are read as the whole window is: from merged rollups and sketches when it reads rollups.
+    const partOfMerged = plan.tiers.length > 0;
+    const compute = async (w: Window) => {
+      const part = compileReport({
+        catalog, accountId, checkId, window: w, metrics: query.metrics, aggregationInterval: query.aggregationInterval, filterByStatus: query.filterByStatus,
+        groupBy: query.groupBy, limit: 100, page: 1, budget: deps.config.analytics, precision: query.precision, partOfMerged,
+      });
+      // Every row of the part, not a page of it: the page is cut once all parts are together.
+      const rows = await withinBudget(deps.store.query<ReportRow>(part.sql, { ...part.params, limit: 1_000_000_000, offset: 0 }, { settings: part.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));
+      return { rows, tiers: part.tiers };
+    };
+    const [check, cached] = await Promise.all([
+      findCheckRow(deps.sql, accountId, id),
+      bucketedRows({ cache: reportCache(settings.maxBytes), generations: new Generations(deps.redis, deps.config.redisPrefix), key, checkId, window, bucketMs, now, closeAfterMs: settings.closeAfterMs, compute }),
+    ]);
+    if (cached) {
+      const rows = pageOf(cached.rows, plan.groupBy !== undefined, query.limit, (query.page - 1) * query.limit);
+      return { ...shapeReport(catalog, id, check, window, plan, query, rows), tiers: cached.tiers, pageTiers: [], cache: { hits: cached.hits, misses: cached.misses } };
+    }
+  }
   const run = () =>
     withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params, { settings: plan.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));
   let check: CheckRow | undefined;
@@ -115,6 +144,11 @@ export async function runReport(
   } else {
     [check, rows] = await Promise.all([findCheckRow(deps.sql, accountId, id), run()]);
   }
+  return { ...shapeReport(catalog, id, check, window, plan, query, rows), tiers: plan.tiers, pageTiers: plan.pageTiers };
+}
+
+/** The answer around a report's rows: the check's own fields, 404 for no check of the account, 400 for another type. */
+function shapeReport(catalog: Catalog, id: string, check: CheckRow | undefined, window: Window, plan: CompiledReport, query: ReportQuery, rows: ReportRow[]) {
   if (!check) throw notFound();
   const checkType = check.check_type;
   if (!catalog.checkTypes.includes(checkType)) {
@@ -136,7 +170,14 @@ export async function runReport(
     pagination: { page: query.page, limit: query.limit },
     metadata: Object.fromEntries(plan.metrics.map((m) => [m.name, metadataOf(m)])),
   };
-  return { report, tiers: plan.tiers, pageTiers: plan.pageTiers };
+  return { report };
+}
+
+let cacheInstance: BucketCache | undefined;
+/** This process's cache of closed report buckets (one per process, sized by REPORT_CACHE_MB). */
+export function reportCache(maxBytes: number): BucketCache {
+  if (!cacheInstance || cacheInstance.maxBytes !== maxBytes) cacheInstance = new BucketCache(maxBytes);
+  return cacheInstance;
 }
 
 /**

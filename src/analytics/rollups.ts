@@ -222,9 +222,9 @@ export interface SourcePlan {
  * rows: the coarsest tier takes the part of the window its buckets cover whole, the next tier the edges left,
  * raw rows what no tier covers.
  */
-export function planSources(from: number, to: number, opts: { bucketMs?: number; sketches: boolean }): SourcePlan {
+export function planSources(from: number, to: number, opts: { bucketMs?: number; sketches: boolean; anyLength?: boolean }): SourcePlan {
   const { bucketMs } = opts;
-  if (opts.sketches && to - from < SKETCH_MIN_WINDOW_MS) return { rollups: [], raw: [{ from, to }] };
+  if (opts.sketches && !opts.anyLength && to - from < SKETCH_MIN_WINDOW_MS) return { rollups: [], raw: [{ from, to }] };
   const tiers = TIERS.filter((t) => (bucketMs === undefined || bucketMs % t.ms === 0) && (t.sketches || !opts.sketches));
   const plan: SourcePlan = { rollups: [], raw: [] };
   const split = (a: number, b: number, rest: readonly Tier[]) => {

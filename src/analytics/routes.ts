@@ -45,11 +45,14 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       schema: {
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
         query: reportQuery(catalog),
+        headers: Type.Object({ 'cache-control': Type.Optional(Type.String({ maxLength: 200, description: '`no-cache`: read every closed bucket now instead of from the report cache' })) }),
         responses: { 200: Report },
       },
-      handler: async ({ principal, params, query, context }) => {
-        const { report, tiers, pageTiers } = await runReport(deps, catalog, principal.account.id, params.id, query, { context });
-        return { status: 200, body: report, headers: sourcesHeader(tiers, pageTiers) };
+      handler: async ({ principal, params, query, headers, context }) => {
+        // `Cache-Control: no-cache` asks for every bucket read now (the cached path's answers are the same).
+        const noCache = /\bno-cache\b/i.test(headers['cache-control'] ?? '');
+        const { report, tiers, pageTiers, cache } = await runReport(deps, catalog, principal.account.id, params.id, query, { context, noCache });
+        return { status: 200, body: report, headers: { ...sourcesHeader(tiers, pageTiers), ...(cache ? { 'X-Analytics-Cache': `hits=${cache.hits}; misses=${cache.misses}` } : {}) } };
       },
     }),
   );

@@ -7,6 +7,8 @@ import { INGEST_QUEUE, JOB_VERSION, ROW_COLUMNS, type IngestJob, type ResultRow 
 import { runsOf, type Run } from '../model/runs.js';
 import { GroupCommit, tokenOf } from './group-commit.js';
 import { landedIds, ResultDedup } from './dedup.js';
+import { Generations } from '../storage/generations.js';
+import { clickHouseTimeMs } from '../model/time.js';
 
 /**
  * What the process assembly wires around the insert, so ingest knows nothing of check state or alerts.
@@ -80,6 +82,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
   const claims = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   claims.on('error', () => {});
   const dedup = new ResultDedup(claims, `${opts.redisPrefix}ingest:`);
+  const generations = new Generations(claims, opts.redisPrefix);
 
   async function insertGroup(group: Pending[]) {
     const landed = new Set<string>();
@@ -98,7 +101,18 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       }
       p.written = rows.length - before;
     }
-    if (!rows.length) return;
+    // Reports cache closed buckets by the versions of the days they cover (storage/generations.ts): every day the
+    // group's runs fall on is marked changed once the insert has landed, even runs that had landed before (a
+    // retry after a crash between the insert and the mark).
+    const touched = group.flatMap((p) => {
+      const check = p.columns.indexOf('check_id');
+      const at = p.columns.indexOf('started_at');
+      return p.job.data.rows.map((row) => ({ checkId: String(row[check]), at: clickHouseTimeMs(row[at]) }));
+    });
+    if (!rows.length) {
+      await generations.bump(touched);
+      return;
+    }
     const started = performance.now();
     await opts.store.insert('check_results', [...group[0].columns, 'in_maintenance'], rows, {
       purpose: 'ingest',
@@ -108,6 +122,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
         deduplicate_blocks_in_dependent_materialized_views: 1,
       },
     });
+    await generations.bump(touched);
     opts.onLanded?.(rows.length);
     opts.logger.debug({ batches: group.length, rows: rows.length, ms: Math.round(performance.now() - started) }, 'ingest insert');
   }

@@ -93,6 +93,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Per-query limits of analytics queries; a query past them answers 400 instead of starving the engine. */
   analytics: QueryBudget;
+  /** Closed buckets of bucketed reports kept in each API process (docs/analytics.md, "Report cache"). */
+  reportCache: { enabled: boolean; maxBytes: number; closeAfterMs: number };
   ingest: {
     maxBatchSize: number;
     /** Run the queue consumer inside the API process (always in embedded mode). */
@@ -295,6 +297,11 @@ export function loadConfig(env: Env = process.env): Config {
     analytics: {
       maxSeconds: int(env, 'ANALYTICS_MAX_QUERY_SECONDS', 30, 1, 3600),
       maxMemoryBytes: int(env, 'ANALYTICS_MAX_QUERY_MEMORY_MB', 1024, 1, 1_048_576) * 1024 * 1024,
+    },
+    reportCache: {
+      enabled: bool(env, 'REPORT_CACHE', true),
+      maxBytes: int(env, 'REPORT_CACHE_MB', 64, 1, 65_536) * 1024 * 1024,
+      closeAfterMs: int(env, 'REPORT_CACHE_CLOSE_AFTER_SECONDS', 300, 0, 86_400) * 1000,
     },
     ingest: {
       maxBatchSize: int(env, 'INGEST_MAX_BATCH', 1000, 1, 100_000),

@@ -1,0 +1,55 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Versions of what ClickHouse holds per check and UTC day (docs/analytics.md, "Report cache"): ingest bumps the
+ * (check, day) pairs of every batch after its insert has landed, late results for old days included; a cached
+ * report bucket remembers the versions of the days it covers when it was read, and is used only while they are
+ * unchanged. One Redis hash per check (`<prefix>rgen:<checkId>`, field = day number since the epoch), shared by
+ * every API and worker process. `epoch` is bumped by whatever changes results other than ingest (backfilling
+ * rollups): every cached bucket goes.
+ */
+export const DAY_MS = 86_400_000;
+/** A check's versions go a year after its last write (a cached bucket of an older day reads version 0 again: still valid). */
+const TTL_SECONDS = 400 * 86_400;
+
+export class Generations {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(checkId: string): string {
+    return `${this.prefix}rgen:${checkId}`;
+  }
+
+  /** Marks the days of `runs` (check id and start, epoch ms) as changed. One round trip. */
+  async bump(runs: Iterable<{ checkId: string; at: number }>): Promise<void> {
+    const days = new Map<string, Set<number>>();
+    for (const r of runs) {
+      const set = days.get(r.checkId) ?? new Set<number>();
+      set.add(Math.floor(r.at / DAY_MS));
+      days.set(r.checkId, set);
+    }
+    if (!days.size) return;
+    const pipeline = this.redis.pipeline();
+    for (const [checkId, set] of days) {
+      for (const day of set) pipeline.hincrby(this.key(checkId), String(day), 1);
+      pipeline.expire(this.key(checkId), TTL_SECONDS);
+    }
+    await pipeline.exec();
+  }
+
+  /** The versions of days `fromDay` to `toDay` (inclusive) of a check, and the global epoch; one round trip. */
+  async read(checkId: string, fromDay: number, toDay: number): Promise<{ epoch: number; days: Map<number, number> }> {
+    const fields = Array.from({ length: toDay - fromDay + 1 }, (_, i) => String(fromDay + i));
+    const [epochReply, daysReply] = (await this.redis.pipeline().get(`${this.prefix}rgen-epoch`).hmget(this.key(checkId), ...fields).exec()) ?? [];
+    if (epochReply?.[0] || daysReply?.[0]) throw (epochReply?.[0] ?? daysReply?.[0]) as Error;
+    const values = (daysReply?.[1] ?? []) as (string | null)[];
+    return { epoch: Number(epochReply?.[1] ?? 0), days: new Map(fields.map((f, i) => [Number(f), Number(values[i] ?? 0)])) };
+  }
+
+  /** Invalidates every cached bucket (after a backfill of rollups). */
+  async bumpEpoch(): Promise<void> {
+    await this.redis.incr(`${this.prefix}rgen-epoch`);
+  }
+}
