@@ -11,6 +11,8 @@ export interface LoadSpec {
   bodies?: () => string;
   connections: number;
   durationSeconds: number;
+  /** More request headers (a report asked with `cache-control: no-cache`). */
+  headers?: Record<string, string>;
 }
 
 export interface LoadResult {
@@ -55,7 +57,7 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
         method: spec.method,
         connections: spec.connections,
         duration: spec.durationSeconds,
-        headers: { ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}), ...(spec.body || spec.bodies ? { 'content-type': 'application/json' } : {}) },
+        headers: { ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}), ...(spec.body || spec.bodies ? { 'content-type': 'application/json' } : {}), ...spec.headers },
         body: spec.body,
         ...(spec.bodies ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: spec.bodies!() }) }] } : {}),
         timeout: 30,

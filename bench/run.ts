@@ -46,6 +46,7 @@ interface Scenario {
   floor?: FloorRequest;
   /** Report scenarios are held to the 32-connection scaling target. */
   report?: boolean;
+  headers?: Record<string, string>;
 }
 
 const seconds = (ms: number) => Math.round(ms / 10) / 100;
@@ -119,6 +120,10 @@ async function main() {
         '2. exact: multi-step, last30Days, p95+avg+availability, hourly, by location, precision=exact'),
       report('report-365d-daily-grouped', 'multistep-checks', multistep, `quickRange=last30Days&from=${yearFrom}&${grouped}&aggregationInterval=1440`,
         `2. year: multi-step, last 365 days (${PROFILE.yearDays} seeded), p95+avg+availability, daily, by location`),
+      // The same two with the report cache bypassed (every bucket read now), side by side in this run.
+      { ...s2, id: 'report-30d-hourly-grouped-uncached', title: `${s2.title}, Cache-Control: no-cache`, headers: { 'cache-control': 'no-cache' } },
+      { ...report('report-365d-daily-grouped-uncached', 'multistep-checks', multistep, `quickRange=last30Days&from=${yearFrom}&${grouped}&aggregationInterval=1440`,
+        `2. year: multi-step, last 365 days (${PROFILE.yearDays} seeded), p95+avg+availability, daily, by location, Cache-Control: no-cache`), headers: { 'cache-control': 'no-cache' } },
       report('report-icmp-7d-daily', 'icmp', icmp, 'quickRange=last7Days&metrics=latencyAvg_p99,packetLoss_avg&aggregationInterval=1440', '3. ICMP, last7Days, latencyAvg_p99+packetLoss_avg, daily'),
       summary('summary-100-last24Hours', 'last24Hours'),
       summary('summary-100-lastMonth', 'lastMonth'),
@@ -128,7 +133,7 @@ async function main() {
 
     log('warming up');
     for (const s of scenarios.filter((s) => s.floor)) {
-      await load({ url: svc.url, key, method: s.method, path: s.path, body: s.body, connections: 1, durationSeconds: 1 });
+      await load({ url: svc.url, key, method: s.method, path: s.path, body: s.body, headers: s.headers, connections: 1, durationSeconds: 1 });
       await svc.ask({ type: 'floor', request: s.floor!, runs: 5 });
     }
 
@@ -138,7 +143,7 @@ async function main() {
       let floor: ScenarioResult['floor'];
       for (const connections of PROFILE.levels) {
         await settle(svc);
-        const r = await load({ url: svc.url, key, method: s.method, path: s.path, body: s.body, connections, durationSeconds: PROFILE.seconds });
+        const r = await load({ url: svc.url, key, method: s.method, path: s.path, body: s.body, headers: s.headers, connections, durationSeconds: PROFILE.seconds });
         levels.push(summarize(r));
         log(`${s.id} c=${connections}: ${r.requestsPerSecond} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
         // The floor runs right after the 1-connection level, under the same conditions.

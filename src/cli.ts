@@ -12,6 +12,7 @@ import { createSeedChecks, seedBulk, totalRuns, type SeedPlan } from './seed/see
 import { closeDependencies, openDependencies } from './service.js';
 import { rollupDdl, rollupMigration, TIERS } from './analytics/rollups.js';
 import { backfillRollups } from './analytics/backfill.js';
+import { Generations } from './storage/generations.js';
 import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -181,6 +182,8 @@ async function backfill(values: Record<string, string | boolean | undefined>): P
     const started = performance.now();
     const result = await backfillRollups(deps.store, { ...range, onStart: (days) => bar.start(days, 0), onDay: () => bar.increment() });
     bar.stop();
+    // Reports read rollups: every cached bucket goes (storage/generations.ts).
+    await new Generations(deps.redis, config.redisPrefix).bumpEpoch();
     console.log(JSON.stringify({ ...result, seconds: Math.round((performance.now() - started) / 100) / 10 }));
   } finally {
     await closeDependencies(deps);
