@@ -170,7 +170,9 @@ function baseParams(req: ReportRequest, parsed: Parsed): QueryParams {
 /** Every row of the window (or of its page's part) read from check_results: raw metrics, and exact aggregates. */
 function compileFromRaw(req: ReportRequest, parsed: Parsed, page?: PageBounds): CompiledReport {
   const { metrics, mode, bucketMs, groupBy } = parsed;
-  const where = [...sourceScope(parsed), ...WINDOW, ...(page ? [page.narrow] : [])];
+  // Parts of the window (the report cache's edges): any of them; the primary key reads each range.
+  const ranges = req.ranges?.map((_, i) => `(started_at >= {r${i}from:DateTime64(3, 'UTC')} AND started_at < {r${i}to:DateTime64(3, 'UTC')})`);
+  const where = [...sourceScope(parsed), ...(ranges ? [`(${ranges.join(' OR ')})`] : WINDOW), ...(page ? [page.narrow] : [])];
   const select: string[] = [];
   const order: string[] = [];
   if (groupBy) {
@@ -207,7 +209,12 @@ function compileFromRaw(req: ReportRequest, parsed: Parsed, page?: PageBounds): 
     .join('\n');
   return {
     sql,
-    params: { ...baseParams(req, parsed), ...windowParams(req.window), ...page?.params },
+    params: {
+      ...baseParams(req, parsed),
+      ...windowParams(req.window),
+      ...Object.fromEntries((req.ranges ?? []).flatMap((r, i) => [[`r${i}from`, toClickHouseTime(r.from)], [`r${i}to`, toClickHouseTime(r.to)]])),
+      ...page?.params,
+    },
     settings: { ...budgetSettings(req.budget), ...REPORT_SETTINGS },
     mode,
     metrics,

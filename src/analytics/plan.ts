@@ -44,6 +44,8 @@ export interface ReportRequest {
    * merged partial aggregates and sketches whatever its length, so its buckets are the ones the whole window gives.
    */
   partOfMerged?: boolean;
+  /** Read only these parts of the window (the report cache's open edges, read together); at most 4. */
+  ranges?: readonly Window[];
 }
 
 export const PRECISIONS = ['auto', 'exact'] as const;
@@ -157,10 +159,12 @@ export function planReport(req: ReportRequest): ReportPlan {
   const parsed = parseRequest(req);
   if (parsed.mode === 'aggregated' && req.precision !== 'exact') {
     const sketches = [...partsRead(parsed.metrics).values()].some((parts) => parts.has('q'));
-    const sources = planSources(req.window.from, req.window.to, { bucketMs: parsed.bucketMs, sketches, anyLength: req.partOfMerged });
+    const opts = { bucketMs: parsed.bucketMs, sketches, anyLength: req.partOfMerged };
+    const parts = (req.ranges ?? [req.window]).map((r) => planSources(r.from, r.to, opts));
+    const sources: SourcePlan = { rollups: parts.flatMap((p) => p.rollups), raw: parts.flatMap((p) => p.raw) };
     if (sources.rollups.length || req.partOfMerged) return { source: 'rollups', parsed, sources };
-    // Values from raw rows: finding the page first may spare most of them.
-    const keys = pageKeysPlan(req, parsed);
+    // Values from raw rows: finding the page first may spare most of them (not for parts of a window).
+    const keys = req.ranges ? undefined : pageKeysPlan(req, parsed);
     return { source: 'raw', parsed, pageKeys: keys && pageWorthFinding(req, keys) ? keys : undefined, pageCandidate: keys !== undefined };
   }
   return { source: 'raw', parsed, pageCandidate: false };

@@ -113,10 +113,10 @@ export async function runReport(
     const key = JSON.stringify([catalog.segment, accountId, checkId, query.metrics, bucketMs, query.groupBy ?? null, query.filterByStatus ?? null, query.precision ?? 'auto']);
     // The parts are read as the whole window is: from merged rollups and sketches when it reads rollups.
     const partOfMerged = plan.tiers.length > 0;
-    const compute = async (w: Window) => {
+    const compute = async (w: Window, ranges?: Window[]) => {
       const part = compileReport({
         catalog, accountId, checkId, window: w, metrics: query.metrics, aggregationInterval: query.aggregationInterval, filterByStatus: query.filterByStatus,
-        groupBy: query.groupBy, limit: 100, page: 1, budget: deps.config.analytics, precision: query.precision, partOfMerged,
+        groupBy: query.groupBy, limit: 100, page: 1, budget: deps.config.analytics, precision: query.precision, partOfMerged, ranges,
       });
       // Every row of the part, not a page of it: the page is cut once all parts are together.
       const rows = await withinBudget(deps.store.query<ReportRow>(part.sql, { ...part.params, limit: 1_000_000_000, offset: 0 }, { settings: part.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));
