@@ -68,21 +68,21 @@ interface Row {
 
 const round = (v: number, places: number) => Math.round(v * 10 ** places) / 10 ** places;
 
-function isTimeZone(name: string): boolean {
+/** The zone's canonical IANA name (`europe/paris` → `Europe/Paris`, what ClickHouse knows), or undefined. */
+function canonicalZone(name: string): string | undefined {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
 /** The window and the rules on it: at most 400 days, at most 120 buckets. */
 export function reportingWindow(query: Query, now: number): Window & { granularity?: Granularity; tz: string } {
   const window = resolveWindow({ quickRange: RANGES[query.quickRange], from: query.from, to: query.to }, now);
-  const tz = query.timezone ?? 'UTC';
+  const tz = canonicalZone(query.timezone ?? 'UTC');
   const rules = new Rules();
-  rules.check(isTimeZone(tz), 'query.timezone', 'timezone', 'must be a named IANA time zone');
+  rules.check(tz !== undefined && !/^[+-]/.test(query.timezone ?? ''), 'query.timezone', 'timezone', 'must be a named IANA time zone');
   rules.check(query.timezone === undefined || query.granularity !== undefined, 'query.timezone', 'requires', 'is used with granularity');
   if (query.granularity) {
     const days = (window.to - window.from) / DAY;
@@ -91,7 +91,7 @@ export function reportingWindow(query: Query, now: number): Window & { granulari
     rules.check(Math.ceil(days / per) + 1 <= MAX_REPORTING_BUCKETS, 'query.granularity', 'buckets', `the window holds more than ${MAX_REPORTING_BUCKETS} ${query.granularity}s`);
   }
   rules.throwIfAny();
-  return { ...window, granularity: query.granularity, tz };
+  return { ...window, granularity: query.granularity, tz: tz! };
 }
 
 export async function reporting(

@@ -467,5 +467,10 @@ describe('reporting', () => {
     await bad({ granularity: 'day', timezone: 'Mars/Olympus' }, 'query.timezone');
     await bad({ timezone: 'Europe/Paris' }, 'query.timezone');
     expect((await svc.call('GET', '/v1/reporting?quickRange=last7Days&deactivated=true')).body).toEqual([]);
+    // A zone named in another case is the same zone.
+    const fixed = query({ from: seconds(seedTo - 7 * DAY), to: seconds(seedTo), granularity: 'day' });
+    const lower = await svc.call('GET', `/v1/reporting?${fixed}&timezone=europe/paris`);
+    expect(lower.status, lower.text).toBe(200);
+    expect(lower.body).toEqual((await svc.call('GET', `/v1/reporting?${fixed}&timezone=Europe/Paris`)).body);
   });
 });
