@@ -63,6 +63,53 @@ describe('report cache', () => {
     expect(dayOf(after.body, 'eu-west-1', at)!.availability).toBeCloseTo((100 * 2) / 3, 9);
     expect(after.body).toEqual((await ask(true)).body);
   });
+
+  const cacheHeader = (res: { headers: Headers }) => {
+    const [, hits, misses] = /^hits=(\d+); misses=(\d+)$/.exec(res.headers.get('x-analytics-cache') ?? '') ?? [];
+    return { hits: Number(hits), misses: Number(misses) };
+  };
+
+  it('keeps the partial first bucket while its start moves up to its first run, and reads it again past it', async () => {
+    // The first day's runs start at 00:01, 06:01, 12:01 and 18:01 (response times 100 to 103).
+    const day = today - 30 * DAY;
+    const at = (ms: number) => `/v1/analytics/api-checks/${checkId}?from=${Math.floor(ms / 1000)}&to=${to}&metrics=responseTime_avg,availability&aggregationInterval=1440&groupBy=runLocation&limit=100`;
+    const firstDay = (body: { series: { runLocation: string; data: { bucketStart: string; responseTime_avg: number }[] }[] }) =>
+      body.series.find((s) => s.runLocation === 'us-east-1')!.data.find((r) => r.bucketStart === new Date(day).toISOString());
+    const uncached = (path: string) => svc.call('GET', path, { headers: { 'cache-control': 'no-cache' } });
+    await svc.call('GET', at(day + 30_000));
+    const held = await svc.call('GET', at(day + 30_000));
+    expect(cacheHeader(held).misses).toBe(0);
+    // Up to the first run itself the edge holds the same runs: still answered from the cache.
+    const atRun = await svc.call('GET', at(day + 60_000));
+    expect(cacheHeader(atRun).misses).toBe(0);
+    expect(firstDay(atRun.body)!.responseTime_avg).toBe(101); // 00:01 (100) and 12:01 (102) ran in us-east-1
+    expect(atRun.body.series).toEqual((await uncached(at(day + 60_000))).body.series);
+    // A second later the 00:01 run is out: the edge is read again.
+    const past = await svc.call('GET', at(day + 61_000));
+    expect(cacheHeader(past).misses).toBe(1);
+    expect(firstDay(past.body)!.responseTime_avg).toBe(102);
+    expect(past.body.series).toEqual((await uncached(at(day + 61_000))).body.series);
+  });
+
+  it('keeps the open end of a rolling window until a run lands in it', async () => {
+    const rolling = `/v1/analytics/api-checks/${checkId}?quickRange=last7Days&metrics=responseTime_avg&aggregationInterval=1440&limit=100`;
+    const todayRow = (body: { series: { data: { bucketStart: string; responseTime_avg: number }[] }[] }) =>
+      body.series[0]!.data.find((r) => r.bucketStart === new Date(today).toISOString());
+    await svc.call('GET', rolling);
+    const held = await svc.call('GET', rolling);
+    expect(cacheHeader(held).misses).toBe(0);
+    expect(todayRow(held.body)).toBeUndefined();
+    const count = Number((await svc.call('GET', `/v1/check-results/${checkId}?limit=1`)).headers.get('x-total-count'));
+    const at = Math.max(today, Date.now() - 120_000);
+    await svc.call('POST', '/v1/check-results', {
+      body: { results: [{ id: randomUUID(), checkId, checkType: 'API', runLocation: 'us-east-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 300).toISOString(), hasFailures: false, responseTime: 300, statusCode: 200 }] },
+    });
+    await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}?limit=1`), (r) => Number(r.headers.get('x-total-count')) === count + 1);
+    const after = await svc.call('GET', rolling);
+    expect(cacheHeader(after).misses).toBeGreaterThanOrEqual(1);
+    expect(todayRow(after.body)!.responseTime_avg).toBe(300);
+    expect(after.body.series).toEqual((await svc.call('GET', rolling, { headers: { 'cache-control': 'no-cache' } })).body.series);
+  });
 });
 
 describe('the bucket cache itself', () => {
@@ -78,6 +125,17 @@ describe('the bucket cache itself', () => {
     // Another version is a miss.
     cache.set('c', 'v1', rows(1));
     expect(cache.get('c', 'v2')).toBeUndefined();
+  });
+
+  it('answers an open edge only while its moving bound stays between where it was read and its first run', () => {
+    const cache = new BucketCache(10_000);
+    cache.set('edge', 'v1', [{ b: 0, m0: 1 }], { at: 100, until: 160 });
+    expect(cache.get('edge', 'v1', 100)).toHaveLength(1);
+    expect(cache.get('edge', 'v1', 160)).toHaveLength(1);
+    expect(cache.get('edge', 'v1', 161)).toBeUndefined();
+    expect(cache.get('edge', 'v1', 99)).toBeUndefined();
+    expect(cache.get('edge', 'v1')).toBeUndefined();
+    expect(cache.get('edge', 'v2', 120)).toBeUndefined();
   });
 
   it('pages as the query does: by series and bucket, a limit per series from an offset, missing series last', () => {

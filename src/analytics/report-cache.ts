@@ -23,6 +23,8 @@ interface Entry {
   version: string;
   rows: ReportRow[];
   bytes: number;
+  /** An open edge's: the moving bound it was read at, and how far it may move (Edge). */
+  bound?: { at: number; until: number };
 }
 
 export class BucketCache {
@@ -33,9 +35,11 @@ export class BucketCache {
 
   constructor(readonly maxBytes: number) {}
 
-  get(key: string, version: string): ReportRow[] | undefined {
+  /** The rows kept under `key` at `version`; for an open edge, while `moving` is within the bound it was kept with. */
+  get(key: string, version: string, moving?: number): ReportRow[] | undefined {
     const entry = this.entries.get(key);
-    if (!entry || entry.version !== version) {
+    const outside = entry?.bound && (moving === undefined || moving < entry.bound.at || moving > entry.bound.until);
+    if (!entry || entry.version !== version || outside) {
       this.misses++;
       return undefined;
     }
@@ -46,7 +50,7 @@ export class BucketCache {
     return entry.rows;
   }
 
-  set(key: string, version: string, rows: ReportRow[]): void {
+  set(key: string, version: string, rows: ReportRow[], bound?: { at: number; until: number }): void {
     const old = this.entries.get(key);
     if (old) {
       this.bytes -= old.bytes;
@@ -55,7 +59,7 @@ export class BucketCache {
     // What the rows weigh in memory, roughly: their JSON text twice over (UTF-16), and the key.
     const bytes = 2 * (JSON.stringify(rows).length + key.length) + 64;
     if (bytes > this.maxBytes) return;
-    this.entries.set(key, { version, rows, bytes });
+    this.entries.set(key, { version, rows, bytes, bound });
     this.bytes += bytes;
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
@@ -74,17 +78,36 @@ const MAX_DAYS = 800;
 
 export interface CachedRows {
   rows: ReportRow[];
-  /** Closed buckets answered from the cache, and read now. */
+  /** Closed buckets and open edges answered from the cache, and read now. */
   hits: number;
   misses: number;
-  /** What the live parts read (rollup tiers), for X-Analytics-Sources. */
+  /** What the reads made now read (rollup tiers), for X-Analytics-Sources. */
   tiers: string[];
 }
 
 /**
- * Every row of a bucketed report's window (all series, all buckets; not paged), the closed buckets from the
- * cache where they are current. Undefined when the window holds fewer than two closed buckets: the caller
- * answers it live as it is. `compute` reads one window (whole buckets inside it) and says which tiers it read.
+ * An open edge of a window: the partial first bucket [window.from, first), whose start moves with a rolling
+ * window, or everything from the last closed bucket on [closedEnd, window.to), whose end moves. Its rows stay
+ * what they were read as while no batch lands on its days (the versions) and the moving bound crosses no run:
+ * the bound may move from where it was read (`at`) up to the first run at or after it (`until`), a run the
+ * edge then still holds (the start) or does not yet hold (the end).
+ */
+interface Edge {
+  kind: 'lead' | 'trail';
+  range: Window;
+  /** The bound that moves, and the days whose versions the entry is read at. */
+  moving: number;
+  fromDay: number;
+  toDay: number;
+  /** Undefined: not cached (an end past the days whose versions are read). */
+  cacheKey?: string;
+}
+
+/**
+ * Every row of a bucketed report's window (all series, all buckets; not paged), the closed buckets and the open
+ * edges from the cache where they are current. Undefined when the window holds fewer than two closed buckets:
+ * the caller answers it live as it is. `compute` reads one window (whole buckets inside it) and says which tiers
+ * it read; `firstRuns` says, for each range, when its first run started (any status), or null.
  */
 export async function bucketedRows(opts: {
   cache: BucketCache;
@@ -99,27 +122,49 @@ export async function bucketedRows(opts: {
   closeAfterMs: number;
   /** Reads a window (or only `ranges` of it: the open edges, in one query). */
   compute: (window: Window, ranges?: Window[]) => Promise<{ rows: ReportRow[]; tiers: string[] }>;
+  firstRuns: (ranges: Window[]) => Promise<(number | null)[]>;
 }): Promise<CachedRows | undefined> {
   const { window, bucketMs } = opts;
   const first = Math.ceil(window.from / bucketMs) * bucketMs;
   const closedEnd = Math.floor(Math.min(window.to, opts.now - opts.closeAfterMs) / bucketMs) * bucketMs;
   if (closedEnd - first < 2 * bucketMs) return undefined;
-  const fromDay = Math.floor(first / DAY_MS);
-  const toDay = Math.floor((closedEnd - 1) / DAY_MS);
+  const day = (ms: number) => Math.floor(ms / DAY_MS);
+  const edges: Edge[] = [];
+  if (window.from < first) {
+    edges.push({ kind: 'lead', range: { from: window.from, to: first }, moving: window.from, fromDay: day(first - bucketMs), toDay: day(first - 1) });
+  }
+  if (closedEnd < window.to) {
+    // The days a trailing edge can reach while its key (closedEnd) stays: one bucket and the closing delay on.
+    const toDay = day(closedEnd + bucketMs + opts.closeAfterMs) + 1;
+    edges.push({ kind: 'trail', range: { from: closedEnd, to: window.to }, moving: window.to, fromDay: day(closedEnd), toDay });
+  }
+  const fromDay = Math.min(day(first), ...edges.map((e) => e.fromDay));
+  const toDay = Math.max(day(closedEnd - 1), ...edges.map((e) => e.toDay));
   if (toDay - fromDay + 1 > MAX_DAYS) return undefined;
   // Versions first, then the reads: a batch landing meanwhile leaves what we keep stale, never the reverse.
   const { epoch, days } = await opts.generations.read(opts.checkId, fromDay, toDay);
-  const versionOf = (b: number) => {
+  const versionOf = (d0: number, d1: number) => {
     let sum = 0;
-    for (let d = Math.floor(b / DAY_MS); d <= Math.floor((b + bucketMs - 1) / DAY_MS); d++) sum += days.get(d) ?? 0;
+    for (let d = d0; d <= d1; d++) sum += days.get(d) ?? 0;
     return `${epoch}:${sum}`;
   };
+  const bucketVersion = (b: number) => versionOf(day(b), day(b + bucketMs - 1));
   const closed = new Map<number, ReportRow[] | undefined>();
   let hits = 0;
   for (let b = first; b < closedEnd; b += bucketMs) {
-    const rows = opts.cache.get(`${opts.key}|${b}`, versionOf(b));
+    const rows = opts.cache.get(`${opts.key}|${b}`, bucketVersion(b));
     closed.set(b, rows);
     if (rows) hits++;
+  }
+  const edgeRows = new Map<Edge, ReportRow[]>();
+  for (const edge of edges) {
+    if (edge.kind === 'trail' && window.to > (edge.toDay + 1) * DAY_MS) continue;
+    edge.cacheKey = `${opts.key}|${edge.kind}|${edge.kind === 'lead' ? edge.range.to : edge.range.from}`;
+    const rows = opts.cache.get(edge.cacheKey, versionOf(edge.fromDay, edge.toDay), edge.moving);
+    if (rows) {
+      edgeRows.set(edge, rows);
+      hits++;
+    }
   }
   // Missing buckets in contiguous runs, each read with one query.
   const runs: Window[] = [];
@@ -131,37 +176,51 @@ export async function bucketedRows(opts: {
   }
   // Too many holes: one read from the first to the last.
   const reads = runs.length > 4 ? [{ from: runs[0]!.from, to: runs[runs.length - 1]!.to }] : runs;
-  const edges: Window[] = [];
-  if (window.from < first) edges.push({ from: window.from, to: first });
-  if (closedEnd < window.to) edges.push({ from: closedEnd, to: window.to });
-  // The open edges in one read (the primary key reads both ranges), the closed holes one read each.
-  const results = await Promise.all([
+  const open = edges.filter((e) => !edgeRows.has(e));
+  const cacheable = open.filter((e) => e.cacheKey);
+  // The open edges in one read (the primary key reads both ranges), the closed holes one read each; with the
+  // edges' first runs at or after their moving bounds (how far the bound may move), when they are to be kept.
+  const [edgeRead, starts, ...results] = await Promise.all([
+    open.length ? opts.compute({ from: open[0]!.range.from, to: open[open.length - 1]!.range.to }, open.length > 1 ? open.map((e) => e.range) : undefined) : undefined,
+    cacheable.length ? opts.firstRuns(cacheable.map((e) => (e.kind === 'lead' ? e.range : { from: e.moving, to: (e.toDay + 1) * DAY_MS }))) : [],
     ...reads.map((w) => opts.compute(w)),
-    ...(edges.length ? [opts.compute({ from: edges[0]!.from, to: edges[edges.length - 1]!.to }, edges.length > 1 ? edges : undefined)] : []),
   ]);
   const tiers = new Set<string>();
-  const live: ReportRow[] = [];
+  edgeRead?.tiers.forEach((t) => tiers.add(t));
+  if (edgeRead) {
+    for (const edge of open) {
+      const rows = edgeRead.rows.filter((r) => Number(r.b) >= edge.range.from - (edge.range.from % bucketMs) && Number(r.b) < edge.range.to);
+      edgeRows.set(edge, rows);
+      const i = cacheable.indexOf(edge);
+      if (i < 0) continue;
+      const until = starts[i] ?? (edge.kind === 'lead' ? edge.range.to : (edge.toDay + 1) * DAY_MS);
+      opts.cache.set(edge.cacheKey!, versionOf(edge.fromDay, edge.toDay), rows, { at: edge.moving, until });
+    }
+  }
   results.forEach((result, i) => {
     result.tiers.forEach((t) => tiers.add(t));
-    if (i >= reads.length) {
-      live.push(...result.rows);
-      return;
-    }
     const w = reads[i]!;
     const byBucket = new Map<number, ReportRow[]>();
     for (const row of result.rows) {
       const b = Number(row.b);
-      byBucket.set(b, [...(byBucket.get(b) ?? []), row]);
+      const list = byBucket.get(b);
+      if (list) list.push(row);
+      else byBucket.set(b, [row]);
     }
     for (let b = w.from; b < w.to; b += bucketMs) {
       if (closed.get(b) && runs.length <= 4) continue;
       const rows = byBucket.get(b) ?? [];
       closed.set(b, rows);
-      opts.cache.set(`${opts.key}|${b}`, versionOf(b), rows);
+      opts.cache.set(`${opts.key}|${b}`, bucketVersion(b), rows);
     }
   });
-  const rows = [...live, ...[...closed.values()].flatMap((r) => r ?? [])];
-  return { rows, hits, misses: closed.size - hits, tiers: [...tiers] };
+  // In bucket order: the leading edge, the closed buckets, the trailing edge.
+  const lead = edges.find((e) => e.kind === 'lead');
+  const trail = edges.find((e) => e.kind === 'trail');
+  const rows: ReportRow[] = [...(lead ? edgeRows.get(lead)! : [])];
+  for (const bucket of closed.values()) if (bucket) for (const row of bucket) rows.push(row);
+  if (trail) rows.push(...[...edgeRows.get(trail)!].sort((x, y) => Number(x.b) - Number(y.b)));
+  return { rows, hits, misses: closed.size + edges.length - hits, tiers: [...tiers] };
 }
 
 /** ClickHouse's order of a series key: by value, NULL last. */
@@ -173,20 +232,21 @@ function compareKeys(a: unknown, b: unknown): number {
   return String(a) < String(b) ? -1 : 1;
 }
 
-/** The page of rows the report query would answer: ordered by series and bucket, `limit` per series from `offset`. */
+/**
+ * The page of rows the report query would answer: ordered by series and bucket, `limit` per series from `offset`.
+ * One pass when the rows come in bucket order (as bucketedRows gives them).
+ */
 export function pageOf(rows: ReportRow[], grouped: boolean, limit: number, offset: number): ReportRow[] {
-  const sorted = [...rows].sort((x, y) => (grouped ? compareKeys(x.g, y.g) : 0) || Number(x.b) - Number(y.b));
-  if (!grouped) return sorted.slice(offset, offset + limit);
-  const out: ReportRow[] = [];
-  let key: unknown = Symbol('none');
-  let index = 0;
-  for (const row of sorted) {
-    if (row.g !== key) {
-      key = row.g;
-      index = 0;
-    }
-    if (index >= offset && index < offset + limit) out.push(row);
-    index++;
+  let ordered = true;
+  for (let i = 1; i < rows.length && ordered; i++) ordered = Number(rows[i - 1]!.b) <= Number(rows[i]!.b);
+  const byBucket = ordered ? rows : [...rows].sort((x, y) => Number(x.b) - Number(y.b));
+  if (!grouped) return byBucket.slice(offset, offset + limit);
+  const series = new Map<unknown, { seen: number; page: ReportRow[] }>();
+  for (const row of byBucket) {
+    let s = series.get(row.g);
+    if (!s) series.set(row.g, (s = { seen: 0, page: [] }));
+    if (s.seen >= offset && s.seen < offset + limit) s.page.push(row);
+    s.seen++;
   }
-  return out;
+  return [...series.keys()].sort(compareKeys).flatMap((g) => series.get(g)!.page);
 }

@@ -5,9 +5,9 @@ import { findCheckRow, type CheckRow } from '../checks/repository.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
 import type { QueryBudget } from '../platform/config.js';
-import { withinBudget } from './budget.js';
+import { budgetSettings, withinBudget } from './budget.js';
 import { metadataOf, type Catalog } from './metrics.js';
-import { compileReport, type CompiledReport, type ReportRow } from './compiler.js';
+import { compileFirstRuns, compileReport, type CompiledReport, type ReportRow } from './compiler.js';
 import type { Report, reportQuery } from './schemas.js';
 import { resolveWindow, type Window } from './windows.js';
 import { BucketCache, bucketedRows, pageOf } from './report-cache.js';
@@ -113,18 +113,26 @@ export async function runReport(
     const key = JSON.stringify([catalog.segment, accountId, checkId, query.metrics, bucketMs, query.groupBy ?? null, query.filterByStatus ?? null, query.precision ?? 'auto']);
     // The parts are read as the whole window is: from merged rollups and sketches when it reads rollups.
     const partOfMerged = plan.tiers.length > 0;
+    let parts = 0;
+    const partId = () => options.context?.requestId && `${options.context.requestId}-${++parts}`;
     const compute = async (w: Window, ranges?: Window[]) => {
       const part = compileReport({
         catalog, accountId, checkId, window: w, metrics: query.metrics, aggregationInterval: query.aggregationInterval, filterByStatus: query.filterByStatus,
         groupBy: query.groupBy, limit: 100, page: 1, budget: deps.config.analytics, precision: query.precision, partOfMerged, ranges,
       });
       // Every row of the part, not a page of it: the page is cut once all parts are together.
-      const rows = await withinBudget(deps.store.query<ReportRow>(part.sql, { ...part.params, limit: 1_000_000_000, offset: 0 }, { settings: part.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));
+      // Parts run side by side: each its own query id (a server refuses a second query under a running one's id).
+      const rows = await withinBudget(deps.store.query<ReportRow>(part.sql, { ...part.params, limit: 1_000_000_000, offset: 0 }, { settings: part.settings, queryId: partId(), signal: options.context?.signal, purpose: 'report' }));
       return { rows, tiers: part.tiers };
+    };
+    const firstRuns = async (ranges: Window[]) => {
+      const { sql, params } = compileFirstRuns(accountId, checkId, ranges);
+      const [row] = await withinBudget(deps.store.query<Record<string, number | string | null>>(sql, params, { settings: budgetSettings(deps.config.analytics), queryId: partId(), signal: options.context?.signal, purpose: 'report' }));
+      return ranges.map((_, i) => (row?.[`f${i}`] === null || row?.[`f${i}`] === undefined ? null : Number(row[`f${i}`])));
     };
     const [check, cached] = await Promise.all([
       findCheckRow(deps.sql, accountId, id),
-      bucketedRows({ cache: reportCache(settings.maxBytes), generations: new Generations(deps.redis, deps.config.redisPrefix), key, checkId, window, bucketMs, now, closeAfterMs: settings.closeAfterMs, compute }),
+      bucketedRows({ cache: reportCache(settings.maxBytes), generations: new Generations(deps.redis, deps.config.redisPrefix), key, checkId, window, bucketMs, now, closeAfterMs: settings.closeAfterMs, compute, firstRuns }),
     ]);
     if (cached) {
       const rows = pageOf(cached.rows, plan.groupBy !== undefined, query.limit, (query.page - 1) * query.limit);
