@@ -346,20 +346,22 @@ export function compileSummary(
 }
 
 /**
- * When the first run of each range started (epoch ms; any status), or null: how far the report cache may let an
- * open edge's moving bound travel before the edge holds other runs (report-cache.ts). At most 4 ranges.
+ * When the first run of each range started, per check (epoch ms; any status; null for none): how far the report
+ * cache may let a window's moving bound travel before the window holds other runs (report-cache.ts). Checks
+ * without a run in any range have no row. At most 4 ranges.
  */
-export function compileFirstRuns(accountId: string, checkId: string, ranges: readonly Window[]): { sql: string; params: QueryParams } {
-  for (const id of [accountId, checkId]) if (!UUID.test(id)) throw new Error(`compileFirstRuns: not a UUID: ${JSON.stringify(id)}`);
+export function compileFirstRuns(accountId: string, checkIds: readonly string[], ranges: readonly Window[]): { sql: string; params: QueryParams } {
+  for (const id of [accountId, ...checkIds]) if (!UUID.test(id)) throw new Error(`compileFirstRuns: not a UUID: ${JSON.stringify(id)}`);
   if (!ranges.length || ranges.length > 4) throw new Error('compileFirstRuns: 1 to 4 ranges');
   const inRange = (i: number) => `started_at >= {r${i}from:DateTime64(3, 'UTC')} AND started_at < {r${i}to:DateTime64(3, 'UTC')}`;
   const firsts = ranges.map((_, i) => `if(countIf(${inRange(i)}) = 0, NULL, minIf(toUnixTimestamp64Milli(started_at), ${inRange(i)})) AS f${i}`);
   const sql = [
-    `SELECT ${firsts.join(', ')}`,
+    `SELECT toString(check_id) AS checkId, ${firsts.join(', ')}`,
     'FROM check_results',
-    `WHERE account_id = {accountId:UUID} AND check_id = {checkId:UUID} AND (${ranges.map((_, i) => `(${inRange(i)})`).join(' OR ')})`,
+    `WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND (${ranges.map((_, i) => `(${inRange(i)})`).join(' OR ')})`,
+    'GROUP BY check_id',
   ].join('\n');
-  const params: QueryParams = { accountId, checkId };
+  const params: QueryParams = { accountId, checkIds: [...checkIds] };
   ranges.forEach((r, i) => {
     params[`r${i}from`] = toClickHouseTime(r.from);
     params[`r${i}to`] = toClickHouseTime(r.to);

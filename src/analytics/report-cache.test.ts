@@ -110,6 +110,31 @@ describe('report cache', () => {
     expect(todayRow(after.body)!.responseTime_avg).toBe(300);
     expect(after.body.series).toEqual((await svc.call('GET', rolling, { headers: { 'cache-control': 'no-cache' } })).body.series);
   });
+
+  it("holds each check's summary until a run lands on its window; another check's batch leaves it held", async () => {
+    const other = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'other', request: { url: 'http://127.0.0.1:9/' } } })).body.id;
+    const summary = (noCache = false) => svc.call('POST', '/v1/analytics/checks?quickRange=last7Days', { body: { checkIds: [checkId, other] }, headers: noCache ? { 'cache-control': 'no-cache' } : {} });
+    const post = async (id: string, responseTime: number) => {
+      const total = async () => Number((await svc.call('GET', `/v1/check-results/${id}?limit=1`)).headers.get('x-total-count'));
+      const count = await total();
+      const at = Math.max(today, Date.now() - 60_000);
+      await svc.call('POST', '/v1/check-results', {
+        body: { results: [{ id: randomUUID(), checkId: id, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 100).toISOString(), hasFailures: true, responseTime, statusCode: 500 }] },
+      });
+      await waitFor(total, (n) => n === count + 1);
+    };
+    await summary();
+    const held = await summary();
+    expect(cacheHeader(held)).toEqual({ hits: 2, misses: 0 });
+    expect(held.body[1].availability).toBeNull();
+    await post(other, 700);
+    const after = await summary();
+    // Only the check the batch landed on is read again.
+    expect(cacheHeader(after)).toEqual({ hits: 1, misses: 1 });
+    expect(after.body[1]).toMatchObject({ checkId: other, availability: 0, responseTime_avg: 700 });
+    expect(after.body[0]).toEqual(held.body[0]);
+    expect(after.body).toEqual((await summary(true)).body);
+  });
 });
 
 describe('the bucket cache itself', () => {
@@ -129,13 +154,13 @@ describe('the bucket cache itself', () => {
 
   it('answers an open edge only while its moving bound stays between where it was read and its first run', () => {
     const cache = new BucketCache(10_000);
-    cache.set('edge', 'v1', [{ b: 0, m0: 1 }], { at: 100, until: 160 });
-    expect(cache.get('edge', 'v1', 100)).toHaveLength(1);
-    expect(cache.get('edge', 'v1', 160)).toHaveLength(1);
-    expect(cache.get('edge', 'v1', 161)).toBeUndefined();
-    expect(cache.get('edge', 'v1', 99)).toBeUndefined();
+    cache.set('edge', 'v1', [{ b: 0, m0: 1 }], [{ at: 100, until: 160 }]);
+    expect(cache.get('edge', 'v1', [100])).toHaveLength(1);
+    expect(cache.get('edge', 'v1', [160])).toHaveLength(1);
+    expect(cache.get('edge', 'v1', [161])).toBeUndefined();
+    expect(cache.get('edge', 'v1', [99])).toBeUndefined();
     expect(cache.get('edge', 'v1')).toBeUndefined();
-    expect(cache.get('edge', 'v2', 120)).toBeUndefined();
+    expect(cache.get('edge', 'v2', [120])).toBeUndefined();
   });
 
   it('pages as the query does: by series and bucket, a limit per series from an offset, missing series last', () => {

@@ -11,6 +11,12 @@ import type { Window } from './windows.js';
  * bucket without runs is known to be empty. Memory is bounded (least recently used go first).
  */
 
+/** A moving bound of a window as it was read (`at`), and the furthest it may move with the same runs inside. */
+export interface Bound {
+  at: number;
+  until: number;
+}
+
 export interface CacheStats {
   entries: number;
   bytes: number;
@@ -23,8 +29,8 @@ interface Entry {
   version: string;
   rows: ReportRow[];
   bytes: number;
-  /** An open edge's: the moving bound it was read at, and how far it may move (Edge). */
-  bound?: { at: number; until: number };
+  /** An open edge's (or a whole window's): each moving bound as it was read, and how far it may move (Edge). */
+  bounds?: Bound[];
 }
 
 export class BucketCache {
@@ -35,10 +41,11 @@ export class BucketCache {
 
   constructor(readonly maxBytes: number) {}
 
-  /** The rows kept under `key` at `version`; for an open edge, while `moving` is within the bound it was kept with. */
-  get(key: string, version: string, moving?: number): ReportRow[] | undefined {
+  /** The rows kept under `key` at `version`; for an open edge, while each `moving` bound is within the one it was kept with. */
+  get(key: string, version: string, moving: readonly number[] = []): ReportRow[] | undefined {
     const entry = this.entries.get(key);
-    const outside = entry?.bound && (moving === undefined || moving < entry.bound.at || moving > entry.bound.until);
+    const bounds = entry?.bounds ?? [];
+    const outside = bounds.length !== moving.length || bounds.some((b, i) => moving[i]! < b.at || moving[i]! > b.until);
     if (!entry || entry.version !== version || outside) {
       this.misses++;
       return undefined;
@@ -50,7 +57,7 @@ export class BucketCache {
     return entry.rows;
   }
 
-  set(key: string, version: string, rows: ReportRow[], bound?: { at: number; until: number }): void {
+  set(key: string, version: string, rows: ReportRow[], bounds?: Bound[]): void {
     const old = this.entries.get(key);
     if (old) {
       this.bytes -= old.bytes;
@@ -59,7 +66,7 @@ export class BucketCache {
     // What the rows weigh in memory, roughly: their JSON text twice over (UTF-16), and the key.
     const bytes = 2 * (JSON.stringify(rows).length + key.length) + 64;
     if (bytes > this.maxBytes) return;
-    this.entries.set(key, { version, rows, bytes, bound });
+    this.entries.set(key, { version, rows, bytes, bounds });
     this.bytes += bytes;
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
@@ -72,6 +79,8 @@ export class BucketCache {
     return { entries: this.entries.size, bytes: this.bytes, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
   }
 }
+
+const HOUR_MS = 3_600_000;
 
 /** The most days of versions one report reads (a longer window is answered live). */
 const MAX_DAYS = 800;
@@ -159,8 +168,10 @@ export async function bucketedRows(opts: {
   const edgeRows = new Map<Edge, ReportRow[]>();
   for (const edge of edges) {
     if (edge.kind === 'trail' && window.to > (edge.toDay + 1) * DAY_MS) continue;
-    edge.cacheKey = `${opts.key}|${edge.kind}|${edge.kind === 'lead' ? edge.range.to : edge.range.from}`;
-    const rows = opts.cache.get(edge.cacheKey, versionOf(edge.fromDay, edge.toDay), edge.moving);
+    // With the hour its moving bound is in: which rollup hours the edge reads (planSources) stay the same.
+    const hour = edge.kind === 'lead' ? Math.ceil(edge.moving / HOUR_MS) : Math.floor(edge.moving / HOUR_MS);
+    edge.cacheKey = `${opts.key}|${edge.kind}|${edge.kind === 'lead' ? edge.range.to : edge.range.from}|${hour}`;
+    const rows = opts.cache.get(edge.cacheKey, versionOf(edge.fromDay, edge.toDay), [edge.moving]);
     if (rows) {
       edgeRows.set(edge, rows);
       hits++;
@@ -194,7 +205,7 @@ export async function bucketedRows(opts: {
       const i = cacheable.indexOf(edge);
       if (i < 0) continue;
       const until = starts[i] ?? (edge.kind === 'lead' ? edge.range.to : (edge.toDay + 1) * DAY_MS);
-      opts.cache.set(edge.cacheKey!, versionOf(edge.fromDay, edge.toDay), rows, { at: edge.moving, until });
+      opts.cache.set(edge.cacheKey!, versionOf(edge.fromDay, edge.toDay), rows, [{ at: edge.moving, until }]);
     }
   }
   results.forEach((result, i) => {

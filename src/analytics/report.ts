@@ -125,11 +125,7 @@ export async function runReport(
       const rows = await withinBudget(deps.store.query<ReportRow>(part.sql, { ...part.params, limit: 1_000_000_000, offset: 0 }, { settings: part.settings, queryId: partId(), signal: options.context?.signal, purpose: 'report' }));
       return { rows, tiers: part.tiers };
     };
-    const firstRuns = async (ranges: Window[]) => {
-      const { sql, params } = compileFirstRuns(accountId, checkId, ranges);
-      const [row] = await withinBudget(deps.store.query<Record<string, number | string | null>>(sql, params, { settings: budgetSettings(deps.config.analytics), queryId: partId(), signal: options.context?.signal, purpose: 'report' }));
-      return ranges.map((_, i) => (row?.[`f${i}`] === null || row?.[`f${i}`] === undefined ? null : Number(row[`f${i}`])));
-    };
+    const firstRuns = async (ranges: Window[]) => (await firstRunsOf(deps, accountId, [checkId], ranges, partId())).get(checkId) ?? ranges.map(() => null);
     const [check, cached] = await Promise.all([
       findCheckRow(deps.sql, accountId, id),
       bucketedRows({ cache: reportCache(settings.maxBytes), generations: new Generations(deps.redis, deps.config.redisPrefix), key, checkId, window, bucketMs, now, closeAfterMs: settings.closeAfterMs, compute, firstRuns }),
@@ -179,6 +175,19 @@ function shapeReport(catalog: Catalog, id: string, check: CheckRow | undefined, 
     metadata: Object.fromEntries(plan.metrics.map((m) => [m.name, metadataOf(m)])),
   };
   return { report };
+}
+
+/** When the first run of each range started, per check (compileFirstRuns); a check without runs in them is absent. */
+export async function firstRunsOf(
+  deps: { store: Store; config: { analytics: QueryBudget } },
+  accountId: string,
+  checkIds: string[],
+  ranges: Window[],
+  queryId?: string,
+): Promise<Map<string, (number | null)[]>> {
+  const { sql, params } = compileFirstRuns(accountId, checkIds, ranges);
+  const rows = await withinBudget(deps.store.query<Record<string, number | string | null>>(sql, params, { settings: budgetSettings(deps.config.analytics), queryId, purpose: 'report' }));
+  return new Map(rows.map((row) => [String(row.checkId), ranges.map((_, i) => (row[`f${i}`] === null || row[`f${i}`] === undefined ? null : Number(row[`f${i}`])))]));
 }
 
 let cacheInstance: BucketCache | undefined;

@@ -342,12 +342,18 @@ describe('summary against the oracle', () => {
     };
   }
 
-  it.each(SUMMARY_RANGES.flatMap((r) => [[r, 'exact'], [r, 'auto']] as const))('%s (%s): one item per existing check, in request order', async (range, precision) => {
+  // Read now (Cache-Control: no-cache), then twice through the report cache (read, then held): each against the oracle.
+  it.each(SUMMARY_RANGES.flatMap((r) => [[r, 'exact'], [r, 'auto']] as const).flatMap((c) => [[...c, 'no-cache'], [...c, 'cached'], [...c, 'held']] as const))('%s (%s, %s): one item per existing check, in request order', async (range, precision, how) => {
     const ids = [...checkOf.values()].map((c) => c.id).reverse();
     const unknown = '00000000-0000-4000-8000-00000000abcd';
     const before = Date.now();
-    const res = await svc.call('POST', `/v1/analytics/checks?quickRange=${range}&precision=${precision}`, { body: { checkIds: [ids[0], unknown, 'not-a-uuid', ...ids, ids[1]] } });
+    const res = await svc.call('POST', `/v1/analytics/checks?quickRange=${range}&precision=${precision}`, {
+      body: { checkIds: [ids[0], unknown, 'not-a-uuid', ...ids, ids[1]] },
+      headers: how === 'no-cache' ? { 'cache-control': 'no-cache' } : {},
+    });
     const after = Date.now();
+    expect(res.headers.get('x-analytics-cache') === null).toBe(how === 'no-cache');
+    if (how === 'held') expect(res.headers.get('x-analytics-cache')).toMatch(/^hits=[1-9]/);
     expect(res.status, res.text).toBe(200);
     expect(res.body.map((i: { checkId: string }) => i.checkId)).toEqual(ids);
     const matches = [before, after].some((now) => {

@@ -28,6 +28,14 @@ function describeMetrics(catalog: Catalog) {
   });
 }
 
+/** `Cache-Control: no-cache` asks for an answer read now rather than from the report cache (the same answer). */
+const CacheControl = Type.Object({ 'cache-control': Type.Optional(Type.String({ maxLength: 200, description: '`no-cache`: read everything now instead of from the report cache' })) });
+
+/** What the report cache answered (hits) and what was read now (misses). */
+function cacheHeader(cache?: { hits: number; misses: number }): Record<string, string> {
+  return cache ? { 'X-Analytics-Cache': `hits=${cache.hits}; misses=${cache.misses}` } : {};
+}
+
 export function analyticsRoutes(deps: Deps): AnyRoute[] {
   const tag = 'Analytics';
   const reports = CATALOGS.map((catalog) =>
@@ -45,14 +53,14 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       schema: {
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
         query: reportQuery(catalog),
-        headers: Type.Object({ 'cache-control': Type.Optional(Type.String({ maxLength: 200, description: '`no-cache`: read every closed bucket now instead of from the report cache' })) }),
+        headers: CacheControl,
         responses: { 200: Report },
       },
       handler: async ({ principal, params, query, headers, context }) => {
         // `Cache-Control: no-cache` asks for every bucket read now (the cached path's answers are the same).
         const noCache = /\bno-cache\b/i.test(headers['cache-control'] ?? '');
         const { report, tiers, pageTiers, cache } = await runReport(deps, catalog, principal.account.id, params.id, query, { context, noCache });
-        return { status: 200, body: report, headers: { ...sourcesHeader(tiers, pageTiers), ...(cache ? { 'X-Analytics-Cache': `hits=${cache.hits}; misses=${cache.misses}` } : {}) } };
+        return { status: 200, body: report, headers: { ...sourcesHeader(tiers, pageTiers), ...cacheHeader(cache) } };
       },
     }),
   );
@@ -67,10 +75,11 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
         'Values that do not apply to a check type, or windows without runs, are null.',
       tag,
       access: 'read',
-      schema: { query: SummaryQuery, body: SummaryBody, responses: { 200: Type.Array(SummaryItem) } },
-      handler: async ({ principal, query, body, context }) => {
-        const { items, tiers } = await summarize(deps, principal.account.id, body.checkIds, query.quickRange, { precision: query.precision, context });
-        return { status: 200, body: items, headers: sourcesHeader(tiers) };
+      schema: { query: SummaryQuery, body: SummaryBody, headers: CacheControl, responses: { 200: Type.Array(SummaryItem) } },
+      handler: async ({ principal, query, body, headers, context }) => {
+        const noCache = /\bno-cache\b/i.test(headers['cache-control'] ?? '');
+        const { items, tiers, cache } = await summarize(deps, principal.account.id, body.checkIds, query.quickRange, { precision: query.precision, context, noCache });
+        return { status: 200, body: items, headers: { ...sourcesHeader(tiers), ...cacheHeader(cache) } };
       },
     }),
     ...reports,

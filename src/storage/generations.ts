@@ -41,11 +41,24 @@ export class Generations {
 
   /** The versions of days `fromDay` to `toDay` (inclusive) of a check, and the global epoch; one round trip. */
   async read(checkId: string, fromDay: number, toDay: number): Promise<{ epoch: number; days: Map<number, number> }> {
+    const { epoch, days } = await this.readMany([checkId], fromDay, toDay);
+    return { epoch, days: days.get(checkId)! };
+  }
+
+  /** The versions of days `fromDay` to `toDay` of several checks, and the global epoch; one round trip. */
+  async readMany(checkIds: readonly string[], fromDay: number, toDay: number): Promise<{ epoch: number; days: Map<string, Map<number, number>> }> {
     const fields = Array.from({ length: toDay - fromDay + 1 }, (_, i) => String(fromDay + i));
-    const [epochReply, daysReply] = (await this.redis.pipeline().get(`${this.prefix}rgen-epoch`).hmget(this.key(checkId), ...fields).exec()) ?? [];
-    if (epochReply?.[0] || daysReply?.[0]) throw (epochReply?.[0] ?? daysReply?.[0]) as Error;
-    const values = (daysReply?.[1] ?? []) as (string | null)[];
-    return { epoch: Number(epochReply?.[1] ?? 0), days: new Map(fields.map((f, i) => [Number(f), Number(values[i] ?? 0)])) };
+    const pipeline = this.redis.pipeline().get(`${this.prefix}rgen-epoch`);
+    for (const id of checkIds) pipeline.hmget(this.key(id), ...fields);
+    const replies = (await pipeline.exec()) ?? [];
+    const failed = replies.find(([err]) => err);
+    if (failed) throw failed[0] as Error;
+    const days = new Map<string, Map<number, number>>();
+    checkIds.forEach((id, c) => {
+      const values = (replies[c + 1]?.[1] ?? []) as (string | null)[];
+      days.set(id, new Map(fields.map((f, i) => [Number(f), Number(values[i] ?? 0)])));
+    });
+    return { epoch: Number(replies[0]?.[1] ?? 0), days };
   }
 
   /** Invalidates every cached bucket (after a backfill of rollups). */
