@@ -8,6 +8,8 @@ import { StringEnum } from '../http/schemas.js';
 import { toClickHouseTime } from '../model/time.js';
 import { budgetSettings, withinBudget } from './budget.js';
 import { resolveWindow, type QuickRange, type Window } from './windows.js';
+import { heldPerCheck } from './window-cache.js';
+import type { Redis } from 'ioredis';
 
 /**
  * `GET /v1/reporting` (the anchor's): per check of the account (or of `filterByTags`, activated or not), the
@@ -95,11 +97,11 @@ export function reportingWindow(query: Query, now: number): Window & { granulari
 }
 
 export async function reporting(
-  deps: { sql: Sql; store: Store; config: { analytics: QueryBudget } },
+  deps: { sql: Sql; store: Store; redis?: Redis; config: { analytics: QueryBudget; redisPrefix?: string; reportCache?: { enabled: boolean; maxBytes: number } } },
   accountId: string,
   query: Query,
-  options: { context?: RequestContext; now?: number } = {},
-): Promise<Item[]> {
+  options: { context?: RequestContext; now?: number; noCache?: boolean } = {},
+): Promise<{ items: Item[]; cache?: { hits: number; misses: number } }> {
   const window = reportingWindow(query, options.now ?? Date.now());
   const tags = query.filterByTags === undefined ? [] : Array.isArray(query.filterByTags) ? query.filterByTags : [query.filterByTags];
   const checks = await deps.sql<{ id: string; name: string; check_type: string; activated: boolean; tags: string[] }[]>`
@@ -107,33 +109,46 @@ export async function reporting(
       ${tags.length ? deps.sql`and tags && ${tags}::text[]` : deps.sql``}
       ${query.deactivated === undefined || query.deactivated === null ? deps.sql`` : deps.sql`and activated = ${!query.deactivated}`}
     order by name, id`;
-  if (!checks.length) return [];
+  if (!checks.length) return { items: [] };
   const bucket = window.granularity ? BUCKET_SQL[window.granularity] : { start: '{from:DateTime64(3, \'UTC\')}', next: '{to:DateTime64(3, \'UTC\')}' };
-  const rows = await withinBudget(
-    deps.store.query<Row>(
-      `SELECT checkId, toString(toUnixTimestamp64Milli(toDateTime64(b, 3))) AS bucket, toString(toUnixTimestamp64Milli(toDateTime64(${bucket.next}, 3))) AS next, runs, passed, avg, q
-       FROM (
-         SELECT toString(check_id) AS checkId, ${bucket.start} AS b, count() AS runs, countIf(NOT has_failures) AS passed,
-           avg(response_time) AS avg, quantilesExactInclusive(0.95, 0.99)(response_time) AS q
-         FROM check_results
-         WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)}
-           AND started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}
-         GROUP BY checkId, b
-       )
-       ORDER BY checkId, bucket`,
-      { accountId, checkIds: checks.map((c) => c.id), from: toClickHouseTime(window.from), to: toClickHouseTime(window.to), tz: window.tz },
-      { settings: budgetSettings(deps.config.analytics), queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' },
-    ),
-  );
-  const byCheck = new Map<string, Row[]>();
-  for (const r of rows) byCheck.set(r.checkId, [...(byCheck.get(r.checkId) ?? []), r]);
+  const read = async (ids: string[]) => {
+    const rows = await withinBudget(
+      deps.store.query<Row>(
+        `SELECT checkId, toString(toUnixTimestamp64Milli(toDateTime64(b, 3))) AS bucket, toString(toUnixTimestamp64Milli(toDateTime64(${bucket.next}, 3))) AS next, runs, passed, avg, q
+         FROM (
+           SELECT toString(check_id) AS checkId, ${bucket.start} AS b, count() AS runs, countIf(NOT has_failures) AS passed,
+             avg(response_time) AS avg, quantilesExactInclusive(0.95, 0.99)(response_time) AS q
+           FROM check_results
+           WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)}
+             AND started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}
+           GROUP BY checkId, b
+         )
+         ORDER BY checkId, bucket`,
+        { accountId, checkIds: ids, from: toClickHouseTime(window.from), to: toClickHouseTime(window.to), tz: window.tz },
+        { settings: budgetSettings(deps.config.analytics), queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' },
+      ),
+    );
+    const byCheck = new Map<string, Row[]>();
+    for (const r of rows) {
+      const list = byCheck.get(r.checkId);
+      if (list) list.push(r);
+      else byCheck.set(r.checkId, [r]);
+    }
+    return byCheck;
+  };
+  const ids = checks.map((c) => c.id);
+  const settings = deps.config.reportCache;
+  const held = settings?.enabled && deps.redis && !options.noCache
+    ? await heldPerCheck<Row>({ ...deps, redis: deps.redis, config: { ...deps.config, reportCache: settings } }, accountId, ['reporting', window.granularity ?? null, window.tz], ids, window, read)
+    : undefined;
+  const byCheck = held?.rows ?? (await read(ids));
   const figures = (r: Row) => ({
     successRatio: round((100 * Number(r.passed)) / Number(r.runs), 4),
     avg: round(r.avg ?? 0, 2),
     p95: round(r.q[0] ?? 0, 2),
     p99: round(r.q[1] ?? 0, 2),
   });
-  return checks.map((c) => {
+  const items = checks.map((c) => {
     const item: Item = { name: c.name, checkId: c.id, checkType: c.check_type, deactivated: !c.activated, tags: c.tags };
     const mine = byCheck.get(c.id) ?? [];
     if (window.granularity) {
@@ -145,5 +160,6 @@ export async function reporting(
     } else if (mine[0]) item.aggregate = figures(mine[0]);
     return item;
   });
+  return { items, ...(held ? { cache: { hits: held.hits, misses: held.misses } } : {}) };
 }
 

@@ -424,14 +424,18 @@ describe('reporting', () => {
 
   it('answers every check over the window, as the runs say', async () => {
     const w = { from: seedTo - 7 * DAY + 777, to: seedTo - 3_600_000 };
-    const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from - (w.from % 1000)), to: seconds(w.to) })}`);
-    expect(res.status, res.text).toBe(200);
-    const from = w.from - (w.from % 1000);
-    for (const check of checkOf.values()) {
-      const item = (res.body as { checkId: string; aggregate?: Record<string, number>; checkType: string; deactivated: boolean; tags: string[] }[]).find((i) => i.checkId === check.id)!;
-      expect(item).toMatchObject({ checkType: check.checkType, tags: expect.any(Array) });
-      const within = runs.get(check.id)!.filter((r) => Date.parse(r.startedAt) >= from && Date.parse(r.startedAt) < w.to);
-      close(item.aggregate!, figures(within), `${check.checkType} whole window`);
+    // Read now, then through the report cache (read, then held): each against the runs.
+    for (const how of ['no-cache', 'cached', 'held']) {
+      const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from - (w.from % 1000)), to: seconds(w.to) })}`, { headers: how === 'no-cache' ? { 'cache-control': 'no-cache' } : {} });
+      expect(res.status, res.text).toBe(200);
+      if (how === 'held') expect(res.headers.get('x-analytics-cache')).toBe(`hits=${checkOf.size}; misses=0`);
+      const from = w.from - (w.from % 1000);
+      for (const check of checkOf.values()) {
+        const item = (res.body as { checkId: string; aggregate?: Record<string, number>; checkType: string; deactivated: boolean; tags: string[] }[]).find((i) => i.checkId === check.id)!;
+        expect(item).toMatchObject({ checkType: check.checkType, tags: expect.any(Array) });
+        const within = runs.get(check.id)!.filter((r) => Date.parse(r.startedAt) >= from && Date.parse(r.startedAt) < w.to);
+        close(item.aggregate!, figures(within), `${check.checkType} whole window (${how})`);
+      }
     }
   });
 
@@ -441,22 +445,25 @@ describe('reporting', () => {
     await svc.deps.sql`update checks set tags = array_append(tags, 'reporting-tagged') where id = ${api.id}`;
     try {
       const w = { from: seedTo - 10 * DAY - 4_321_000, to: seedTo - 4_000_000 };
-      const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from), to: seconds(w.to), granularity: 'day', timezone: tz, filterByTags: 'reporting-tagged' })}`);
-      expect(res.status, res.text).toBe(200);
-      expect(res.body.map((i: { checkId: string }) => i.checkId)).toEqual([api.id]);
-      const buckets = new Map<number, ResultItem[]>();
-      for (const r of runs.get(api.id)!) {
-        const t = Date.parse(r.startedAt);
-        if (t < w.from || t >= w.to) continue;
-        const b = localMidnight(t, tz);
-        buckets.set(b, [...(buckets.get(b) ?? []), r]);
+      for (const how of ['no-cache', 'cached', 'held']) {
+        const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from), to: seconds(w.to), granularity: 'day', timezone: tz, filterByTags: 'reporting-tagged' })}`, { headers: how === 'no-cache' ? { 'cache-control': 'no-cache' } : {} });
+        expect(res.status, res.text).toBe(200);
+        expect(res.headers.get('x-analytics-cache') ?? 'none').toBe({ 'no-cache': 'none', cached: 'hits=0; misses=1', held: 'hits=1; misses=0' }[how]);
+        expect(res.body.map((i: { checkId: string }) => i.checkId)).toEqual([api.id]);
+        const buckets = new Map<number, ResultItem[]>();
+        for (const r of runs.get(api.id)!) {
+          const t = Date.parse(r.startedAt);
+          if (t < w.from || t >= w.to) continue;
+          const b = localMidnight(t, tz);
+          buckets.set(b, [...(buckets.get(b) ?? []), r]);
+        }
+        const starts = [...buckets.keys()].sort((a, b) => a - b);
+        const got = res.body[0].aggregates as (Record<string, number> & { from: string; to: string })[];
+        expect(got.map((a) => a.from)).toEqual(starts.map((s) => new Date(Math.max(s, w.from)).toISOString()));
+        expect(got.map((a) => a.to)).toEqual(starts.map((s) => new Date(Math.min(w.to, localMidnight(s + 36 * 3_600_000, tz))).toISOString()));
+        got.forEach((a, i) => close(a, figures(buckets.get(starts[i]!)!), `day ${a.from}`));
+        expect(res.body[0].aggregate).toBeUndefined();
       }
-      const starts = [...buckets.keys()].sort((a, b) => a - b);
-      const got = res.body[0].aggregates as (Record<string, number> & { from: string; to: string })[];
-      expect(got.map((a) => a.from)).toEqual(starts.map((s) => new Date(Math.max(s, w.from)).toISOString()));
-      expect(got.map((a) => a.to)).toEqual(starts.map((s) => new Date(Math.min(w.to, localMidnight(s + 36 * 3_600_000, tz))).toISOString()));
-      got.forEach((a, i) => close(a, figures(buckets.get(starts[i]!)!), `day ${a.from}`));
-      expect(res.body[0].aggregate).toBeUndefined();
     } finally {
       await svc.deps.sql`update checks set tags = array_remove(tags, 'reporting-tagged') where id = ${api.id}`;
     }

@@ -95,8 +95,12 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
         `at most ${MAX_REPORTING_DAYS} days and ${MAX_REPORTING_BUCKETS} buckets. A check without runs has no aggregate.`,
       tag,
       access: 'read',
-      schema: { query: ReportingQuery, responses: { 200: Type.Array(ReportingItem) } },
-      handler: async ({ principal, query, context }) => ({ status: 200, body: await reporting(deps, principal.account.id, query, { context }) }),
+      schema: { query: ReportingQuery, headers: CacheControl, responses: { 200: Type.Array(ReportingItem) } },
+      handler: async ({ principal, query, headers, context }) => {
+        const noCache = /\bno-cache\b/i.test(headers['cache-control'] ?? '');
+        const { items, cache } = await reporting(deps, principal.account.id, query, { context, noCache });
+        return { status: 200, body: items, headers: cacheHeader(cache) };
+      },
     }),
     defineRoute({
       method: 'GET',

@@ -7,12 +7,11 @@ import type { QueryPurpose } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
 import type { QueryBudget } from '../platform/config.js';
 import { withinBudget } from './budget.js';
-import { compileSummary, summaryQuantiles, type ReportRow, type SummaryRow } from './compiler.js';
+import { compileSummary, summaryQuantiles, type SummaryRow } from './compiler.js';
 import type { Redis } from 'ioredis';
 import type { QueryParams } from '../storage/clickhouse/store.js';
-import { DAY_MS, Generations } from '../storage/generations.js';
 import { planSources } from './rollups.js';
-import { firstRunsOf, reportCache } from './report.js';
+import { heldPerCheck } from './window-cache.js';
 import type { Precision } from './plan.js';
 import type { RequestContext } from '../http/route.js';
 import { SUMMARY_METRICS } from './metrics.js';
@@ -52,68 +51,6 @@ type SummaryDeps = {
   config: { analytics: QueryBudget; redisPrefix?: string; reportCache?: { enabled: boolean; maxBytes: number } };
 };
 
-const HOUR_MS = 3_600_000;
-/** The most days of versions one summary reads per check (a longer window is answered live). */
-const MAX_DAYS = 100;
-
-/**
- * The summary rows of `ids` over `window`, each check's from the report cache while it is current
- * (docs/analytics.md, "Report cache"): a check's answer is kept with the versions of the window's days and its
- * two moving bounds, and holds while no batch lands on those days and neither bound crosses a run of the check
- * (the start up to the first run at or after it, within the hour; the end up to the first run at or after it).
- * The key holds which rollup ranges the window reads, so a kept answer is one the query would give now.
- * Checks not held are read in one query, with their first runs. Undefined: the window is too long to cache.
- */
-async function cachedSummaryRows(
-  deps: SummaryDeps & { redis: Redis; config: { reportCache: { maxBytes: number } } },
-  accountId: string,
-  ids: string[],
-  window: Window,
-  precision: Precision,
-  run: (ids: string[]) => Promise<SummaryRow[]>,
-): Promise<{ rows: Map<string, SummaryRow>; hits: number; misses: number } | undefined> {
-  const day = (ms: number) => Math.floor(ms / DAY_MS);
-  const fromDay = day(window.from);
-  const toDay = day(window.to) + 1;
-  if (toDay - fromDay + 1 > MAX_DAYS) return undefined;
-  const split = precision === 'exact' ? [] : planSources(window.from, window.to, { sketches: true }).rollups.map((r) => [r.tier.id, r.from, r.to]);
-  const base = JSON.stringify(['summary', accountId, precision, split, fromDay, toDay]);
-  const cache = reportCache(deps.config.reportCache.maxBytes);
-  // Versions first, then the reads: a batch landing meanwhile leaves what we keep stale, never the reverse.
-  const { epoch, days } = await new Generations(deps.redis, deps.config.redisPrefix ?? '').readMany(ids, fromDay, toDay);
-  const versionOf = (id: string) => {
-    let sum = 0;
-    for (const v of days.get(id)!.values()) sum += v;
-    return `${epoch}:${sum}`;
-  };
-  const rows = new Map<string, SummaryRow>();
-  const missing: string[] = [];
-  for (const id of ids) {
-    const held = cache.get(`${base}|${id}`, versionOf(id), [window.from, window.to]);
-    if (!held) missing.push(id);
-    else if (held[0]) rows.set(id, held[0] as SummaryRow);
-  }
-  if (missing.length) {
-    const leadEnd = window.from + HOUR_MS;
-    const trailEnd = (toDay + 1) * DAY_MS;
-    const [read, firsts] = await Promise.all([
-      run(missing),
-      firstRunsOf(deps, accountId, missing, [{ from: window.from, to: leadEnd }, { from: window.to, to: trailEnd }]),
-    ]);
-    const byId = new Map(read.map((r) => [r.checkId, r]));
-    for (const id of missing) {
-      const row = byId.get(id);
-      if (row) rows.set(id, row);
-      const [lead, trail] = firsts.get(id) ?? [null, null];
-      cache.set(`${base}|${id}`, versionOf(id), row ? [row as ReportRow] : [], [
-        { at: window.from, until: lead ?? leadEnd },
-        { at: window.to, until: trail ?? trailEnd },
-      ]);
-    }
-  }
-  return { rows, hits: ids.length - missing.length, misses: missing.length };
-}
-
 /**
  * Summaries of several checks from one ClickHouse query, run while Postgres says which of the ids are
  * checks of the account. Items follow the request order; ids that name no check of the account are left out.
@@ -133,10 +70,15 @@ export async function summarize(
   const cacheSettings = deps.config.reportCache;
   const { redis } = deps;
   const cached = cacheSettings?.enabled && redis && !options.noCache
-    ? () => cachedSummaryRows({ ...deps, redis, config: { ...deps.config, reportCache: cacheSettings } }, accountId, ids, window, precision, (some) => {
-      const part = compileSummary(accountId, some, window, deps.config.analytics, precision);
-      return query(part.sql, part.params);
-    })
+    ? async () => {
+      // Which rollup ranges the window reads decide the arithmetic: part of the key.
+      const split = precision === 'exact' ? [] : planSources(window.from, window.to, { sketches: true }).rollups.map((r) => [r.tier.id, r.from, r.to]);
+      const held = await heldPerCheck<SummaryRow>({ ...deps, redis, config: { ...deps.config, reportCache: cacheSettings } }, accountId, ['summary', precision, split], ids, window, async (some) => {
+        const part = compileSummary(accountId, some, window, deps.config.analytics, precision);
+        return new Map((await query(part.sql, part.params)).map((r) => [r.checkId, [r]]));
+      });
+      return held && { rows: new Map([...held.rows].flatMap(([id, r]) => (r[0] ? [[id, r[0]] as const] : []))), hits: held.hits, misses: held.misses };
+    }
     : undefined;
   const [types, answer] = await Promise.all([
     checkTypesOf(deps.sql, accountId, ids),

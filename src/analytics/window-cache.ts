@@ -1,0 +1,74 @@
+import type { Redis } from 'ioredis';
+import type { Store } from '../storage/clickhouse/index.js';
+import type { QueryBudget } from '../platform/config.js';
+import { DAY_MS, Generations } from '../storage/generations.js';
+import type { ReportRow } from './compiler.js';
+import { firstRunsOf, reportCache } from './report.js';
+import type { Window } from './windows.js';
+
+const HOUR_MS = 3_600_000;
+/** The most days of versions one answer reads per check (a longer window is answered live). */
+const MAX_DAYS = 800;
+
+export interface HeldDeps {
+  store: Store;
+  redis: Redis;
+  config: { analytics: QueryBudget; redisPrefix?: string; reportCache: { maxBytes: number } };
+}
+
+/**
+ * Whole-window answers per check (the summary, `/v1/reporting`) from the report cache while they are current
+ * (docs/analytics.md, "Report cache"): a check's rows are kept with the versions of the window's days and its
+ * two moving bounds, and hold while no batch lands on those days and neither bound crosses a run of the check
+ * (the start up to the first run at or after it, within the hour; the end up to the first run at or after it).
+ * `key` holds everything else the rows depend on (for reads of rollups: which ranges the window reads, so a kept
+ * answer is the one the query would give now). Checks not held are read with one call of `read`, their first
+ * runs alongside. Undefined: the window is too long to cache.
+ */
+export async function heldPerCheck<T extends object>(
+  deps: HeldDeps,
+  accountId: string,
+  key: unknown[],
+  ids: string[],
+  window: Window,
+  read: (ids: string[]) => Promise<Map<string, T[]>>,
+): Promise<{ rows: Map<string, T[]>; hits: number; misses: number } | undefined> {
+  const day = (ms: number) => Math.floor(ms / DAY_MS);
+  const fromDay = day(window.from);
+  const toDay = day(window.to) + 1;
+  if (toDay - fromDay + 1 > MAX_DAYS) return undefined;
+  const base = JSON.stringify([...key, accountId, fromDay, toDay]);
+  const cache = reportCache(deps.config.reportCache.maxBytes);
+  // Versions first, then the reads: a batch landing meanwhile leaves what we keep stale, never the reverse.
+  const { epoch, days } = await new Generations(deps.redis, deps.config.redisPrefix ?? '').readMany(ids, fromDay, toDay);
+  const versionOf = (id: string) => {
+    let sum = 0;
+    for (const v of days.get(id)!.values()) sum += v;
+    return `${epoch}:${sum}`;
+  };
+  const rows = new Map<string, T[]>();
+  const missing: string[] = [];
+  for (const id of ids) {
+    const held = cache.get(`${base}|${id}`, versionOf(id), [window.from, window.to]);
+    if (held) rows.set(id, held as unknown as T[]);
+    else missing.push(id);
+  }
+  if (missing.length) {
+    const leadEnd = window.from + HOUR_MS;
+    const trailEnd = (toDay + 1) * DAY_MS;
+    const [read_, firsts] = await Promise.all([
+      read(missing),
+      firstRunsOf(deps, accountId, missing, [{ from: window.from, to: leadEnd }, { from: window.to, to: trailEnd }]),
+    ]);
+    for (const id of missing) {
+      const mine = read_.get(id) ?? [];
+      rows.set(id, mine);
+      const [lead, trail] = firsts.get(id) ?? [null, null];
+      cache.set(`${base}|${id}`, versionOf(id), mine as unknown as ReportRow[], [
+        { at: window.from, until: lead ?? leadEnd },
+        { at: window.to, until: trail ?? trailEnd },
+      ]);
+    }
+  }
+  return { rows, hits: ids.length - missing.length, misses: missing.length };
+}
