@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { LoadResult } from './load.js';
+import type { ReportCacheStats } from './protocol.js';
 
 type Level = Omit<LoadResult, 'samples'> & { ok: boolean };
 
@@ -57,6 +58,9 @@ export interface BenchResults {
   data: { wide: string; many: string; seeding: { wideRows: number; manyRows: number; seconds: number; rowsPerSecond: number } };
   scenarios: ScenarioResult[];
   ingest: IngestResult;
+  /** The same ingest load with the report cache (and ingest's marking of days) off, in the same run. */
+  ingestCacheOff?: IngestResult;
+  reportCache?: ReportCacheStats;
   service: { peakRssBytes: number };
   durationSeconds: number;
   targets: Target[];
@@ -126,8 +130,40 @@ export function evaluateTargets(r: BenchResults): Target[] {
     measured: best ? `${best.requestsPerSecond} req/s at ${best.connections} connections, p99 ${best.latencyMs.p99} ms` : 'failed',
     met: !!best && best.requestsPerSecond >= 3000 && best.latencyMs.p99 <= 20,
   });
+  targets.push(...reportCacheTargets(r));
   const gib = r.service.peakRssBytes / 2 ** 30;
   targets.push({ target: 'service RSS under all of it ≤ 1.5 GiB', measured: `peak ${gib.toFixed(2)} GiB`, met: gib <= 1.5 });
+  return targets;
+}
+
+/** Issue 28's targets: the report cache against the uncached path measured in the same run. */
+function reportCacheTargets(r: BenchResults): Target[] {
+  const byId = (id: string) => r.scenarios.find((s) => s.id === id);
+  const p50 = (id: string) => at(byId(id), 1);
+  const figure = (id: string) => `${p50(id)?.latencyMs.p50} ms`;
+  const within = (id: string, ms: number) => !!p50(id)?.ok && p50(id)!.latencyMs.p50 <= ms;
+  const targets: Target[] = [
+    { target: '28. scenario 2 through the report cache, 1 connection: p50 ≤ 5 ms', measured: `${figure('report-30d-hourly-grouped')} (no-cache ${figure('report-30d-hourly-grouped-uncached')})`, met: within('report-30d-hourly-grouped', 5) },
+    { target: '28. year scenario through the report cache: p50 ≤ 8 ms', measured: `${figure('report-365d-daily-grouped')} (no-cache ${figure('report-365d-daily-grouped-uncached')})`, met: within('report-365d-daily-grouped', 8) },
+    { target: '28. summary of 100 checks over 24 hours: p50 ≤ 5 ms', measured: `${figure('summary-100-last24Hours')} (no-cache ${figure('summary-100-last24Hours-uncached')})`, met: within('summary-100-last24Hours', 5) },
+    { target: '28. 24-hour raw page: p50 ≤ 3 ms', measured: figure('report-24h-raw'), met: within('report-24h-raw', 3) },
+    { target: '28. /v1/reporting, every check, 30 days: p50 ≤ 20 ms', measured: `${figure('reporting-30d')} (no-cache ${figure('reporting-30d-uncached')})`, met: within('reporting-30d', 20) },
+  ];
+  const top = (id: string) => { const s = byId(id); return s?.levels[s.levels.length - 1]; };
+  const cached = top('report-30d-hourly-grouped');
+  const uncached = top('report-30d-hourly-grouped-uncached');
+  if (cached && uncached) {
+    const ratio = cached.requestsPerSecond / uncached.requestsPerSecond;
+    targets.push({ target: `28. scenario 2 at ${cached.connections} connections: ≥ 3 × the uncached throughput`, measured: `${cached.requestsPerSecond} vs ${uncached.requestsPerSecond} req/s (× ${ratio.toFixed(1)})`, met: cached.ok && uncached.ok && ratio >= 3 });
+  }
+  if (r.ingestCacheOff) {
+    const ratio = r.ingest.landedPerSecond / r.ingestCacheOff.landedPerSecond;
+    targets.push({ target: '28. ingest landed with the report cache on ≥ 0.95 × off (same run)', measured: `${r.ingest.landedPerSecond} vs ${r.ingestCacheOff.landedPerSecond} results/s (× ${ratio.toFixed(3)})`, met: r.ingest.ok && r.ingestCacheOff.ok && ratio >= 0.95 });
+  }
+  if (r.reportCache) {
+    const c = r.reportCache;
+    targets.push({ target: '28. report cache memory within REPORT_CACHE_MB', measured: `${(c.bytes / 2 ** 20).toFixed(2)} MiB in ${c.entries} entries of ${c.maxBytes / 2 ** 20} MiB; ${c.hits} hits, ${c.misses} misses`, met: c.bytes <= c.maxBytes });
+  }
   return targets;
 }
 
@@ -162,6 +198,9 @@ export function renderTable(r: BenchResults): string {
       `max ${i.maxQueueWaiting} batches waiting (oldest ${i.maxOldestWaitingSeconds} s), ${i.lost} lost, ${i.failedBatches} failed batches; ` +
       `POST p50 ${i.post.latencyMs.p50} ms / p99 ${i.post.latencyMs.p99} ms; scenario 2 meanwhile p50 ${i.concurrentReport.latencyMs.p50} ms / p99 ${i.concurrentReport.latencyMs.p99} ms` +
       `${i.ok ? '' : ' — FAILED'}.`,
+    ...(r.ingestCacheOff
+      ? ['', `The same with the report cache off (ingest marks no days; scenario 2 read now): ${r.ingestCacheOff.acceptedPerSecond} results/s accepted, ${r.ingestCacheOff.landedPerSecond} landed, lag ${r.ingestCacheOff.lagAfterStopSeconds} s, ${r.ingestCacheOff.lost} lost; scenario 2 meanwhile p50 ${r.ingestCacheOff.concurrentReport.latencyMs.p50} ms.`]
+      : []),
     '',
     `Peak service RSS: ${(r.service.peakRssBytes / 2 ** 30).toFixed(2)} GiB.`,
     '',

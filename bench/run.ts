@@ -126,6 +126,9 @@ async function main() {
         `2. year: multi-step, last 365 days (${PROFILE.yearDays} seeded), p95+avg+availability, daily, by location, Cache-Control: no-cache`), headers: { 'cache-control': 'no-cache' } },
       report('report-icmp-7d-daily', 'icmp', icmp, 'quickRange=last7Days&metrics=latencyAvg_p99,packetLoss_avg&aggregationInterval=1440', '3. ICMP, last7Days, latencyAvg_p99+packetLoss_avg, daily'),
       summary('summary-100-last24Hours', 'last24Hours'),
+      { ...summary('summary-100-last24Hours-uncached', 'last24Hours'), title: '4. summary of 100 checks, last24Hours, Cache-Control: no-cache', headers: { 'cache-control': 'no-cache' } },
+      { id: 'reporting-30d', title: `7. GET /v1/reporting, every check of the account (${many.checks.length + 2}), last30Days`, method: 'GET', path: '/v1/reporting?quickRange=last30Days' },
+      { id: 'reporting-30d-uncached', title: `7. GET /v1/reporting, every check of the account (${many.checks.length + 2}), last30Days, Cache-Control: no-cache`, method: 'GET', path: '/v1/reporting?quickRange=last30Days', headers: { 'cache-control': 'no-cache' } },
       summary('summary-100-lastMonth', 'lastMonth'),
       { id: 'crud-get-check', title: '6. GET /v1/checks/{id}', method: 'GET', path: `/v1/checks/${apiCheck}` },
       { id: 'crud-create-browser', title: '6. POST /v1/checks/browser', method: 'POST', path: '/v1/checks/browser', body: JSON.stringify({ name: 'bench browser check', script: '// bench' }) },
@@ -153,9 +156,17 @@ async function main() {
       results.push({ id: s.id, title: s.title, method: s.method, path: s.path.replace(/\?.*/, ''), query: s.path.split('?')[1], report: !!s.report, levels, floor, saturated });
     }
 
+    const cache = await svc.ask({ type: 'reportCache' });
+    log(`report cache: ${cache.stats.entries} entries, ${(cache.stats.bytes / 2 ** 20).toFixed(2)} MiB of ${cache.stats.maxBytes / 2 ** 20} MiB, ${cache.stats.hits} hits, ${cache.stats.misses} misses`);
     log('ingest under report load');
     await settle(svc);
     const ingest = await ingestScenario(svc, key, apiCheck, s2);
+    // The same with the report cache off (ingest marks no days; scenario 2 read now), in this run.
+    log('ingest under report load, report cache off');
+    await svc.ask({ type: 'reportCache', enabled: false });
+    await settle(svc);
+    const ingestCacheOff = await ingestScenario(svc, key, apiCheck, s2);
+    await svc.ask({ type: 'reportCache', enabled: true });
 
     peakRss = Math.max(peakRss, (await svc.ask({ type: 'memory' })).peakRssBytes);
     const out: BenchResults = {
@@ -165,13 +176,15 @@ async function main() {
       data: { wide: `1 multi-step check (${PROFILE.yearDays} days) and 1 ICMP monitor (${WIDE.days} days), ${WIDE.locations} locations, every ${WIDE.frequency} min`, many: `${PROFILE.manyChecks} checks of mixed types, 4 locations, every 10 min, ${PROFILE.manyDays} days`, seeding },
       scenarios: results,
       ingest,
+      ingestCacheOff,
+      reportCache: cache.stats,
       service: { peakRssBytes: peakRss },
       durationSeconds: seconds(Date.now() - started),
       targets: [],
       ok: false,
     };
     out.targets = evaluateTargets(out);
-    out.ok = results.every((r) => r.levels.every((l) => l.ok)) && ingest.ok;
+    out.ok = results.every((r) => r.levels.every((l) => l.ok)) && ingest.ok && ingestCacheOff.ok;
     const dir = path.join(ROOT, 'bench/results');
     mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `${out.startedAt.replace(/[:.]/g, '-')}${quick ? '-quick' : ''}.json`);

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { CATALOGS } from '../src/analytics/metrics.js';
-import { planReport, type ReportQuery } from '../src/analytics/report.js';
+import { planReport, reportCache, type ReportQuery } from '../src/analytics/report.js';
 import { reportQuery } from '../src/analytics/schemas.js';
 import { planSummary } from '../src/analytics/summary.js';
 import type { QuickRange } from '../src/analytics/windows.js';
@@ -82,6 +82,11 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
         { accountId: msg.accountId, from: new Date(msg.from).toISOString().replace('T', ' ').slice(0, 23), to: new Date(msg.to).toISOString().replace('T', ' ').slice(0, 23) },
       );
       return { type: 'runs', runs: rows.map((r) => ({ checkId: r.checkId, startedAt: Number(r.startedAt), failed: Boolean(r.failed) })) };
+    }
+    case 'reportCache': {
+      const settings = service.deps.config.reportCache;
+      if (msg.enabled !== undefined) settings.enabled = msg.enabled;
+      return { type: 'reportCache', enabled: settings.enabled, stats: reportCache(settings.maxBytes).stats() };
     }
     case 'settle':
       // chdb runs parameterized queries one at a time, in order: once this one answers, every report

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
-import { BucketCache, pageOf } from './report-cache.js';
+import { BucketCache, pageOf, rawPage } from './report-cache.js';
+import type { Generations } from '../storage/generations.js';
 
 const DAY = 86_400_000;
 
@@ -135,9 +136,62 @@ describe('report cache', () => {
     expect(after.body[0]).toEqual(held.body[0]);
     expect(after.body).toEqual((await summary(true)).body);
   });
+
+  it('pages raw runs from the rows it keeps, moving with the window, until a run lands among them', async () => {
+    const day = today - 30 * DAY;
+    const raw = (fromMs: number) => `/v1/analytics/api-checks/${checkId}?from=${Math.floor(fromMs / 1000)}&to=${to}&metrics=responseTime&limit=3`;
+    const times = (body: { series: { data: { startedAt: string; responseTime: number }[] }[] }) => body.series[0]!.data.map((r) => [r.startedAt.slice(11, 16), r.responseTime]);
+    const uncached = async (path: string) => (await svc.call('GET', path, { headers: { 'cache-control': 'no-cache' } })).body;
+    await svc.call('GET', raw(day + 30_000));
+    const held = await svc.call('GET', raw(day + 30_000));
+    expect(cacheHeader(held)).toEqual({ hits: 1, misses: 0 });
+    expect(times(held.body)).toEqual([['00:01', 100], ['06:01', 101], ['12:01', 102]]);
+    // The window's start moves past the first run: the page moves with it, from the same rows.
+    const moved = await svc.call('GET', raw(day + 61_000));
+    expect(cacheHeader(moved)).toEqual({ hits: 1, misses: 0 });
+    expect(times(moved.body)).toEqual([['06:01', 101], ['12:01', 102], ['18:01', 103]]);
+    expect(moved.body).toEqual(await uncached(raw(day + 61_000)));
+    // A late run between them lands: the next page reads the rows again and holds it.
+    const count = Number((await svc.call('GET', `/v1/check-results/${checkId}?limit=1`)).headers.get('x-total-count'));
+    const at = day + 3 * 3_600_000;
+    await svc.call('POST', '/v1/check-results', {
+      body: { results: [{ id: randomUUID(), checkId, checkType: 'API', runLocation: 'us-east-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 100).toISOString(), hasFailures: false, responseTime: 555, statusCode: 200 }] },
+    });
+    await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}?limit=1`), (r) => Number(r.headers.get('x-total-count')) === count + 1);
+    const after = await svc.call('GET', raw(day + 61_000));
+    expect(cacheHeader(after)).toEqual({ hits: 0, misses: 1 });
+    expect(times(after.body)).toEqual([['03:00', 555], ['06:01', 101], ['12:01', 102]]);
+    expect(after.body).toEqual(await uncached(raw(day + 61_000)));
+  });
 });
 
 describe('the bucket cache itself', () => {
+  it('answers a raw page from kept rows that are not all of the window only while they fill the page', async () => {
+    const cache = new BucketCache(10_000_000);
+    const generations = { read: async () => ({ epoch: 0, days: new Map<number, number>() }) } as unknown as Generations;
+    // A run every second from t = 1,000,000 on, far more than a page and the spare rows.
+    const all = Array.from({ length: 5000 }, (_, i) => ({ t: 1_000_000 + i * 1000, m0: i }));
+    let reads = 0;
+    const ask = (from: number, to: number, offset = 0, limit = 100) =>
+      rawPage({
+        cache, generations, key: 'k', checkId: 'c', window: { from, to }, offset, limit,
+        read: async (count) => { reads++; return all.filter((r) => r.t >= from && r.t < to).slice(0, count); },
+        firstRuns: async () => [null],
+      });
+    const to = 1_000_000 + 5000 * 1000;
+    expect((await ask(1_000_000, to)).hit).toBe(false);
+    const moved = await ask(1_500_000, to + 500_000);
+    expect(moved.hit).toBe(true);
+    expect(moved.rows.map((r) => r.m0)).toEqual(Array.from({ length: 100 }, (_, i) => 500 + i));
+    // 1100 rows were kept: past them the page cannot be filled from them.
+    const past = await ask(2_050_000, to + 1_050_000);
+    expect(past.hit).toBe(false);
+    expect(past.rows[0]!.m0).toBe(1050);
+    // An earlier start is never answered from rows kept for a later one.
+    expect((await ask(2_000_000, to + 1_050_000)).hit).toBe(false);
+    expect(reads).toBe(3);
+  });
+
   it('keeps within its memory bound, dropping the least recently used', () => {
     const cache = new BucketCache(2000);
     const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ b: i, m0: i }));

@@ -31,6 +31,8 @@ interface Entry {
   bytes: number;
   /** An open edge's (or a whole window's): each moving bound as it was read, and how far it may move (Edge). */
   bounds?: Bound[];
+  /** What the entry's reader needs to know before it can ask for the versions (a raw page's days). */
+  meta?: unknown;
 }
 
 export class BucketCache {
@@ -57,7 +59,12 @@ export class BucketCache {
     return entry.rows;
   }
 
-  set(key: string, version: string, rows: ReportRow[], bounds?: Bound[]): void {
+  /** The entry's `meta`, unchecked (to learn which versions to read before `get`). */
+  peek(key: string): unknown {
+    return this.entries.get(key)?.meta;
+  }
+
+  set(key: string, version: string, rows: ReportRow[], bounds?: Bound[], meta?: unknown): void {
     const old = this.entries.get(key);
     if (old) {
       this.bytes -= old.bytes;
@@ -66,7 +73,7 @@ export class BucketCache {
     // What the rows weigh in memory, roughly: their JSON text twice over (UTF-16), and the key.
     const bytes = 2 * (JSON.stringify(rows).length + key.length) + 64;
     if (bytes > this.maxBytes) return;
-    this.entries.set(key, { version, rows, bytes, bounds });
+    this.entries.set(key, { version, rows, bytes, bounds, meta });
     this.bytes += bytes;
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
@@ -232,6 +239,80 @@ export async function bucketedRows(opts: {
   for (const bucket of closed.values()) if (bucket) for (const row of bucket) rows.push(row);
   if (trail) rows.push(...[...edgeRows.get(trail)!].sort((x, y) => Number(x.b) - Number(y.b)));
   return { rows, hits, misses: closed.size + edges.length - hits, tiers: [...tiers] };
+}
+
+/** A raw page's entry: the first rows of the window from `from`, and whether they are all of it. */
+interface RawMeta {
+  from: number;
+  to: number;
+  fromDay: number;
+  toDay: number;
+  complete: boolean;
+}
+
+/** Rows kept beyond the page, so that a rolling window's start can move past some runs before the next read. */
+const RAW_SPARE_ROWS = 1000;
+
+/**
+ * A page of raw rows (ordered by start, location, result id) from the report cache: the first rows of the window
+ * are kept, `offset + limit` and RAW_SPARE_ROWS more, with the versions of the days they span. A later request
+ * whose window starts no earlier and ends no earlier is answered from them while those versions hold and, after
+ * the rows before its start are dropped, enough rows remain to fill its page; when the kept rows were all the
+ * window held, its end must also stay before the next run (as an open edge's). Otherwise the rows are read again
+ * with one query (`read`, at most `count` rows from the window's start) beside the first run after the window.
+ */
+export async function rawPage(opts: {
+  cache: BucketCache;
+  generations: Generations;
+  key: string;
+  checkId: string;
+  window: Window;
+  offset: number;
+  limit: number;
+  read: (count: number) => Promise<ReportRow[]>;
+  firstRuns: (ranges: Window[]) => Promise<(number | null)[]>;
+}): Promise<{ rows: ReportRow[]; hit: boolean }> {
+  const { window, offset, limit } = opts;
+  const day = (ms: number) => Math.floor(ms / DAY_MS);
+  const key = `${opts.key}|raw|${day(window.from)}`;
+  const page = (rows: ReportRow[]) => {
+    // The first kept row at or after the window's start (rows are in start order).
+    let lo = 0;
+    let hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (Number(rows[mid]!.t) < window.from) lo = mid + 1;
+      else hi = mid;
+    }
+    return rows.slice(lo);
+  };
+  const meta = opts.cache.peek(key) as RawMeta | undefined;
+  if (meta && window.from >= meta.from && window.to >= meta.to) {
+    const { epoch, days } = await opts.generations.read(opts.checkId, meta.fromDay, meta.toDay);
+    let sum = 0;
+    for (const v of days.values()) sum += v;
+    const kept = opts.cache.get(key, `${epoch}:${sum}`, meta.complete ? [window.to] : []);
+    if (kept) {
+      const rows = page(kept);
+      if (meta.complete || rows.length >= offset + limit) return { rows: rows.slice(offset, offset + limit).filter((r) => Number(r.t) < window.to), hit: true };
+    }
+  }
+  // Read again: versions first (of the days the window may hold), then the rows.
+  const fromDay = day(window.from);
+  const lastDay = day(window.to) + 1;
+  if (lastDay - fromDay + 1 > MAX_DAYS) return { rows: (await opts.read(offset + limit)).slice(offset), hit: false };
+  const { epoch, days } = await opts.generations.read(opts.checkId, fromDay, lastDay);
+  const count = offset + limit + RAW_SPARE_ROWS;
+  const after = { from: window.to, to: (lastDay + 1) * DAY_MS };
+  const [rows, [next]] = await Promise.all([opts.read(count), opts.firstRuns([after])]);
+  const complete = rows.length < count;
+  // The days the kept rows span (all of the window's when they are all of it).
+  const toDay = complete ? lastDay : day(Number(rows[rows.length - 1]!.t));
+  let sum = 0;
+  for (let d = fromDay; d <= toDay; d++) sum += days.get(d) ?? 0;
+  const meta_: RawMeta = { from: window.from, to: window.to, fromDay, toDay, complete };
+  opts.cache.set(key, `${epoch}:${sum}`, rows, complete ? [{ at: window.to, until: next ?? after.to }] : [], meta_);
+  return { rows: rows.slice(offset, offset + limit), hit: false };
 }
 
 /** ClickHouse's order of a series key: by value, NULL last. */

@@ -10,7 +10,7 @@ import { metadataOf, type Catalog } from './metrics.js';
 import { compileFirstRuns, compileReport, type CompiledReport, type ReportRow } from './compiler.js';
 import type { Report, reportQuery } from './schemas.js';
 import { resolveWindow, type Window } from './windows.js';
-import { BucketCache, bucketedRows, pageOf } from './report-cache.js';
+import { BucketCache, bucketedRows, pageOf, rawPage } from './report-cache.js';
 import { Generations } from '../storage/generations.js';
 import type { Redis } from 'ioredis';
 import type { RequestContext } from '../http/route.js';
@@ -134,6 +134,20 @@ export async function runReport(
       const rows = pageOf(cached.rows, plan.groupBy !== undefined, query.limit, (query.page - 1) * query.limit);
       return { ...shapeReport(catalog, id, check, window, plan, query, rows), tiers: cached.tiers, pageTiers: [], cache: { hits: cached.hits, misses: cached.misses } };
     }
+  }
+  // Raw runs of one series (by start); grouped raw pages are paged per series and read live.
+  if (settings?.enabled && deps.redis && !options.noCache && plan.mode === 'raw' && !plan.groupBy) {
+    const checkId = id.toLowerCase();
+    const key = JSON.stringify([catalog.segment, accountId, checkId, query.metrics, query.filterByStatus ?? null]);
+    const rawPlan = plan;
+    const read = (count: number) =>
+      withinBudget(deps.store.query<ReportRow>(rawPlan.sql, { ...rawPlan.params, limit: count, offset: 0 }, { settings: rawPlan.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));
+    const firstRuns = async (ranges: Window[]) => (await firstRunsOf(deps, accountId, [checkId], ranges)).get(checkId) ?? ranges.map(() => null);
+    const [check, page] = await Promise.all([
+      findCheckRow(deps.sql, accountId, id),
+      rawPage({ cache: reportCache(settings.maxBytes), generations: new Generations(deps.redis, deps.config.redisPrefix), key, checkId, window, offset: (query.page - 1) * query.limit, limit: query.limit, read, firstRuns }),
+    ]);
+    return { ...shapeReport(catalog, id, check, window, plan, query, page.rows), tiers: [], pageTiers: [], cache: { hits: page.hit ? 1 : 0, misses: page.hit ? 0 : 1 } };
   }
   const run = () =>
     withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params, { settings: plan.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));

@@ -36,6 +36,8 @@ export interface IngestWorkerOptions {
   onLanded?: (rows: number) => void;
   /** Runs after ClickHouse accepted a batch and before the job completes (fault-injection point for tests). */
   afterInsert?: (job: Job<IngestJob>) => Promise<void> | void;
+  /** Whether landed batches mark their days for the report cache (REPORT_CACHE; asked per batch). Default: yes. */
+  markDays?: () => boolean;
 }
 
 const KNOWN_COLUMNS = new Set<string>(ROW_COLUMNS);
@@ -109,8 +111,9 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       const at = p.columns.indexOf('started_at');
       return p.job.data.rows.map((row) => ({ checkId: String(row[check]), at: clickHouseTimeMs(row[at]) }));
     });
+    const mark = opts.markDays?.() ?? true;
     if (!rows.length) {
-      await generations.bump(touched);
+      if (mark) await generations.bump(touched);
       return;
     }
     const started = performance.now();
@@ -122,7 +125,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
         deduplicate_blocks_in_dependent_materialized_views: 1,
       },
     });
-    await generations.bump(touched);
+    if (mark) await generations.bump(touched);
     opts.onLanded?.(rows.length);
     opts.logger.debug({ batches: group.length, rows: rows.length, ms: Math.round(performance.now() - started) }, 'ingest insert');
   }
