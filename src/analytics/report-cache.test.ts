@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
-import { BucketCache, pageOf, rawPage } from './report-cache.js';
+import { BucketCache, bucketedRows, pageOf, rawPage } from './report-cache.js';
 import type { Generations } from '../storage/generations.js';
 
 const DAY = 86_400_000;
@@ -166,6 +166,31 @@ describe('report cache', () => {
 });
 
 describe('the bucket cache itself', () => {
+  it('reads what many requests miss at once only once: the others wait for it', async () => {
+    const cache = new BucketCache(10_000_000);
+    const generations = { read: async () => ({ epoch: 0, days: new Map<number, number>() }) } as unknown as Generations;
+    const HOUR = 3_600_000;
+    const reads: string[] = [];
+    const ask = (now: number) =>
+      bucketedRows({
+        cache, generations, key: 'k', checkId: 'c', window: { from: now - 24 * HOUR, to: now }, bucketMs: HOUR, now, closeAfterMs: 0,
+        compute: async (w, ranges) => {
+          reads.push(ranges ? 'edges' : 'buckets');
+          await new Promise((r) => setTimeout(r, 20));
+          const rows = [];
+          for (let b = Math.floor(w.from / HOUR) * HOUR; b < w.to; b += HOUR) rows.push({ b, m0: 1 });
+          return { rows, tiers: [] };
+        },
+        firstRuns: async (ranges) => ranges.map(() => null),
+      });
+    const now = Date.UTC(2026, 10, 20, 12, 30);
+    // Eight requests a millisecond apart: one reads the closed buckets and the edges, seven wait and share them.
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => ask(now + i)));
+    expect(reads.sort()).toEqual(['buckets', 'edges']);
+    for (const a of answers) expect(a!.rows).toEqual(answers[0]!.rows);
+    expect(answers.slice(1).every((a) => a!.misses === 0)).toBe(true);
+  });
+
   it('answers a raw page from kept rows that are not all of the window only while they fill the page', async () => {
     const cache = new BucketCache(10_000_000);
     const generations = { read: async () => ({ epoch: 0, days: new Map<number, number>() }) } as unknown as Generations;

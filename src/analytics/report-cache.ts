@@ -41,7 +41,30 @@ export class BucketCache {
   private hits = 0;
   private misses = 0;
 
+  /** Reads under way, by the keys they will set: a request missing the same entry waits for it instead of reading too. */
+  private readonly reads = new Map<string, Promise<void>>();
+
   constructor(readonly maxBytes: number) {}
+
+  /**
+   * The reads under way of any of `keys`, to wait for; undefined (synchronously) when there are none, so that a
+   * caller finding none marks its own read before anything else runs.
+   */
+  readsOf(keys: readonly string[]): Promise<unknown> | undefined {
+    const pending = [...new Set(keys.map((k) => this.reads.get(k)).filter((p): p is Promise<void> => p !== undefined))];
+    return pending.length ? Promise.all(pending) : undefined;
+  }
+
+  /** Marks a read of `keys` under way until the returned function is called (whatever the read's outcome). */
+  beginRead(keys: readonly string[]): () => void {
+    let done!: () => void;
+    const promise = new Promise<void>((resolve) => (done = resolve));
+    for (const k of keys) this.reads.set(k, promise);
+    return () => {
+      for (const k of keys) if (this.reads.get(k) === promise) this.reads.delete(k);
+      done();
+    };
+  }
 
   /** The rows kept under `key` at `version`; for an open edge, while each `moving` bound is within the one it was kept with. */
   get(key: string, version: string, moving: readonly number[] = []): ReportRow[] | undefined {
@@ -184,6 +207,28 @@ export async function bucketedRows(opts: {
       hits++;
     }
   }
+  // What another request is reading now: wait for it, then take it if current (an edge: if it covers this bound).
+  const waiting = edges.filter((e) => e.cacheKey && !edgeRows.has(e));
+  const bucketKey = (b: number) => `${opts.key}|${b}`;
+  const missingBuckets = [...closed].filter(([, rows]) => !rows).map(([b]) => b);
+  const underWay = opts.cache.readsOf([...waiting.map((e) => e.cacheKey!), ...missingBuckets.map(bucketKey)]);
+  if (underWay) {
+    await underWay;
+    for (const b of missingBuckets) {
+      const rows = opts.cache.get(bucketKey(b), bucketVersion(b));
+      if (rows) {
+        closed.set(b, rows);
+        hits++;
+      }
+    }
+    for (const edge of waiting) {
+      const rows = opts.cache.get(edge.cacheKey!, versionOf(edge.fromDay, edge.toDay), [edge.moving]);
+      if (rows) {
+        edgeRows.set(edge, rows);
+        hits++;
+      }
+    }
+  }
   // Missing buckets in contiguous runs, each read with one query.
   const runs: Window[] = [];
   for (const [b, rows] of closed) {
@@ -198,40 +243,47 @@ export async function bucketedRows(opts: {
   const cacheable = open.filter((e) => e.cacheKey);
   // The open edges in one read (the primary key reads both ranges), the closed holes one read each; with the
   // edges' first runs at or after their moving bounds (how far the bound may move), when they are to be kept.
-  const [edgeRead, starts, ...results] = await Promise.all([
-    open.length ? opts.compute({ from: open[0]!.range.from, to: open[open.length - 1]!.range.to }, open.length > 1 ? open.map((e) => e.range) : undefined) : undefined,
-    cacheable.length ? opts.firstRuns(cacheable.map((e) => (e.kind === 'lead' ? e.range : { from: e.moving, to: (e.toDay + 1) * DAY_MS }))) : [],
-    ...reads.map((w) => opts.compute(w)),
-  ]);
+  const readBuckets = [...closed].filter(([, rows]) => !rows).map(([b]) => bucketKey(b));
+  const release = opts.cache.beginRead([...cacheable.map((e) => e.cacheKey!), ...readBuckets]);
   const tiers = new Set<string>();
-  edgeRead?.tiers.forEach((t) => tiers.add(t));
-  if (edgeRead) {
-    for (const edge of open) {
-      const rows = edgeRead.rows.filter((r) => Number(r.b) >= edge.range.from - (edge.range.from % bucketMs) && Number(r.b) < edge.range.to);
-      edgeRows.set(edge, rows);
-      const i = cacheable.indexOf(edge);
-      if (i < 0) continue;
-      const until = starts[i] ?? (edge.kind === 'lead' ? edge.range.to : (edge.toDay + 1) * DAY_MS);
-      opts.cache.set(edge.cacheKey!, versionOf(edge.fromDay, edge.toDay), rows, [{ at: edge.moving, until }]);
+  try {
+    const [edgeRead, starts, ...results] = await Promise.all([
+      open.length ? opts.compute({ from: open[0]!.range.from, to: open[open.length - 1]!.range.to }, open.length > 1 ? open.map((e) => e.range) : undefined) : undefined,
+      cacheable.length ? opts.firstRuns(cacheable.map((e) => (e.kind === 'lead' ? e.range : { from: e.moving, to: (e.toDay + 1) * DAY_MS }))) : [],
+      ...reads.map((w) => opts.compute(w)),
+    ]);
+    edgeRead?.tiers.forEach((t) => tiers.add(t));
+    if (edgeRead) {
+      for (const edge of open) {
+        const rows = edgeRead.rows.filter((r) => Number(r.b) >= edge.range.from - (edge.range.from % bucketMs) && Number(r.b) < edge.range.to);
+        edgeRows.set(edge, rows);
+        const i = cacheable.indexOf(edge);
+        if (i < 0) continue;
+        const until = starts[i] ?? (edge.kind === 'lead' ? edge.range.to : (edge.toDay + 1) * DAY_MS);
+        opts.cache.set(edge.cacheKey!, versionOf(edge.fromDay, edge.toDay), rows, [{ at: edge.moving, until }]);
+      }
     }
+    results.forEach((result, i) => {
+      result.tiers.forEach((t) => tiers.add(t));
+      const w = reads[i]!;
+      const byBucket = new Map<number, ReportRow[]>();
+      for (const row of result.rows) {
+        const b = Number(row.b);
+        const list = byBucket.get(b);
+        if (list) list.push(row);
+        else byBucket.set(b, [row]);
+      }
+      for (let b = w.from; b < w.to; b += bucketMs) {
+        if (closed.get(b) && runs.length <= 4) continue;
+        const rows = byBucket.get(b) ?? [];
+        closed.set(b, rows);
+        opts.cache.set(`${opts.key}|${b}`, bucketVersion(b), rows);
+      }
+    });
+  } finally {
+    // What waited for these reads finds them kept now (or reads them itself).
+    release();
   }
-  results.forEach((result, i) => {
-    result.tiers.forEach((t) => tiers.add(t));
-    const w = reads[i]!;
-    const byBucket = new Map<number, ReportRow[]>();
-    for (const row of result.rows) {
-      const b = Number(row.b);
-      const list = byBucket.get(b);
-      if (list) list.push(row);
-      else byBucket.set(b, [row]);
-    }
-    for (let b = w.from; b < w.to; b += bucketMs) {
-      if (closed.get(b) && runs.length <= 4) continue;
-      const rows = byBucket.get(b) ?? [];
-      closed.set(b, rows);
-      opts.cache.set(`${opts.key}|${b}`, bucketVersion(b), rows);
-    }
-  });
   // In bucket order: the leading edge, the closed buckets, the trailing edge.
   const lead = edges.find((e) => e.kind === 'lead');
   const trail = edges.find((e) => e.kind === 'trail');
@@ -286,33 +338,45 @@ export async function rawPage(opts: {
     }
     return rows.slice(lo);
   };
-  const meta = opts.cache.peek(key) as RawMeta | undefined;
-  if (meta && window.from >= meta.from && window.to >= meta.to) {
+  const held = async () => {
+    const meta = opts.cache.peek(key) as RawMeta | undefined;
+    if (!meta || window.from < meta.from || window.to < meta.to) return undefined;
     const { epoch, days } = await opts.generations.read(opts.checkId, meta.fromDay, meta.toDay);
     let sum = 0;
     for (const v of days.values()) sum += v;
     const kept = opts.cache.get(key, `${epoch}:${sum}`, meta.complete ? [window.to] : []);
-    if (kept) {
-      const rows = page(kept);
-      if (meta.complete || rows.length >= offset + limit) return { rows: rows.slice(offset, offset + limit).filter((r) => Number(r.t) < window.to), hit: true };
-    }
+    const rows = kept && page(kept);
+    return rows && (meta.complete || rows.length >= offset + limit) ? rows.slice(offset, offset + limit).filter((r) => Number(r.t) < window.to) : undefined;
+  };
+  let rows = await held();
+  // Another request reading these rows now: wait for it, then try them.
+  const underWay = rows ? undefined : opts.cache.readsOf([key]);
+  if (underWay) {
+    await underWay;
+    rows = await held();
   }
+  if (rows) return { rows, hit: true };
   // Read again: versions first (of the days the window may hold), then the rows.
   const fromDay = day(window.from);
   const lastDay = day(window.to) + 1;
   if (lastDay - fromDay + 1 > MAX_DAYS) return { rows: (await opts.read(offset + limit)).slice(offset), hit: false };
-  const { epoch, days } = await opts.generations.read(opts.checkId, fromDay, lastDay);
-  const count = offset + limit + RAW_SPARE_ROWS;
-  const after = { from: window.to, to: (lastDay + 1) * DAY_MS };
-  const [rows, [next]] = await Promise.all([opts.read(count), opts.firstRuns([after])]);
-  const complete = rows.length < count;
-  // The days the kept rows span (all of the window's when they are all of it).
-  const toDay = complete ? lastDay : day(Number(rows[rows.length - 1]!.t));
-  let sum = 0;
-  for (let d = fromDay; d <= toDay; d++) sum += days.get(d) ?? 0;
-  const meta_: RawMeta = { from: window.from, to: window.to, fromDay, toDay, complete };
-  opts.cache.set(key, `${epoch}:${sum}`, rows, complete ? [{ at: window.to, until: next ?? after.to }] : [], meta_);
-  return { rows: rows.slice(offset, offset + limit), hit: false };
+  const release = opts.cache.beginRead([key]);
+  try {
+    const { epoch, days } = await opts.generations.read(opts.checkId, fromDay, lastDay);
+    const count = offset + limit + RAW_SPARE_ROWS;
+    const after = { from: window.to, to: (lastDay + 1) * DAY_MS };
+    const [read, [next]] = await Promise.all([opts.read(count), opts.firstRuns([after])]);
+    const complete = read.length < count;
+    // The days the kept rows span (all of the window's when they are all of it).
+    const toDay = complete ? lastDay : day(Number(read[read.length - 1]!.t));
+    let sum = 0;
+    for (let d = fromDay; d <= toDay; d++) sum += days.get(d) ?? 0;
+    const meta: RawMeta = { from: window.from, to: window.to, fromDay, toDay, complete };
+    opts.cache.set(key, `${epoch}:${sum}`, read, complete ? [{ at: window.to, until: next ?? after.to }] : [], meta);
+    return { rows: read.slice(offset, offset + limit), hit: false };
+  } finally {
+    release();
+  }
 }
 
 /** ClickHouse's order of a series key: by value, NULL last. */

@@ -47,27 +47,42 @@ export async function heldPerCheck<T extends object>(
     return `${epoch}:${sum}`;
   };
   const rows = new Map<string, T[]>();
-  const missing: string[] = [];
-  for (const id of ids) {
-    const held = cache.get(`${base}|${id}`, versionOf(id), [window.from, window.to]);
-    if (held) rows.set(id, held as unknown as T[]);
-    else missing.push(id);
+  const lookUp = (some: string[]) => {
+    const missing: string[] = [];
+    for (const id of some) {
+      const held = cache.get(`${base}|${id}`, versionOf(id), [window.from, window.to]);
+      if (held) rows.set(id, held as unknown as T[]);
+      else missing.push(id);
+    }
+    return missing;
+  };
+  let missing = lookUp(ids);
+  // Checks another request is reading now: wait for them, then take what covers this window.
+  const underWay = cache.readsOf(missing.map((id) => `${base}|${id}`));
+  if (underWay) {
+    await underWay;
+    missing = lookUp(missing);
   }
   if (missing.length) {
-    const leadEnd = window.from + HOUR_MS;
-    const trailEnd = (toDay + 1) * DAY_MS;
-    const [read_, firsts] = await Promise.all([
-      read(missing),
-      firstRunsOf(deps, accountId, missing, [{ from: window.from, to: leadEnd }, { from: window.to, to: trailEnd }]),
-    ]);
-    for (const id of missing) {
-      const mine = read_.get(id) ?? [];
-      rows.set(id, mine);
-      const [lead, trail] = firsts.get(id) ?? [null, null];
-      cache.set(`${base}|${id}`, versionOf(id), mine as unknown as ReportRow[], [
-        { at: window.from, until: lead ?? leadEnd },
-        { at: window.to, until: trail ?? trailEnd },
+    const release = cache.beginRead(missing.map((id) => `${base}|${id}`));
+    try {
+      const leadEnd = window.from + HOUR_MS;
+      const trailEnd = (toDay + 1) * DAY_MS;
+      const [read_, firsts] = await Promise.all([
+        read(missing),
+        firstRunsOf(deps, accountId, missing, [{ from: window.from, to: leadEnd }, { from: window.to, to: trailEnd }]),
       ]);
+      for (const id of missing) {
+        const mine = read_.get(id) ?? [];
+        rows.set(id, mine);
+        const [lead, trail] = firsts.get(id) ?? [null, null];
+        cache.set(`${base}|${id}`, versionOf(id), mine as unknown as ReportRow[], [
+          { at: window.from, until: lead ?? leadEnd },
+          { at: window.to, until: trail ?? trailEnd },
+        ]);
+      }
+    } finally {
+      release();
     }
   }
   return { rows, hits: ids.length - missing.length, misses: missing.length };
