@@ -10,8 +10,8 @@ export type ServiceMessage =
   | { type: 'state'; checkId?: string }
   | { type: 'memory' }
   | { type: 'settle' }
-  /** The report cache's figures; `enabled` turns it (and ingest's marking of days) on or off first. */
-  | { type: 'reportCache'; enabled?: boolean }
+  /** The report cache's figures; `markDays` turns ingest's marking of days on or off first (the cache stays on). */
+  | { type: 'reportCache'; markDays?: boolean }
   /** Every stored run of the account started in [from, to) (epoch ms): for the runner bench's slot accounting. */
   | { type: 'runs'; accountId: string; from: number; to: number };
 
@@ -35,7 +35,7 @@ export type ServiceReply =
   | ({ type: 'state'; rows: number; queue: QueueState } & Memory)
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' }
-  | { type: 'reportCache'; enabled: boolean; stats: ReportCacheStats }
+  | { type: 'reportCache'; markDays: boolean; stats: ReportCacheStats }
   | { type: 'runs'; runs: { checkId: string; startedAt: number; failed: boolean }[] };
 
 export interface ReportCacheStats {

@@ -58,8 +58,8 @@ export interface BenchResults {
   data: { wide: string; many: string; seeding: { wideRows: number; manyRows: number; seconds: number; rowsPerSecond: number } };
   scenarios: ScenarioResult[];
   ingest: IngestResult;
-  /** The same ingest load with the report cache (and ingest's marking of days) off, in the same run. */
-  ingestCacheOff?: IngestResult;
+  /** The same ingest load with ingest's marking of days for the report cache off and on, alternating, in the same run. */
+  ingestMarking?: { markDays: boolean; result: IngestResult }[];
   reportCache?: ReportCacheStats;
   service: { peakRssBytes: number };
   durationSeconds: number;
@@ -156,9 +156,18 @@ function reportCacheTargets(r: BenchResults): Target[] {
     const ratio = cached.requestsPerSecond / uncached.requestsPerSecond;
     targets.push({ target: `28. scenario 2 at ${cached.connections} connections: ≥ 3 × the uncached throughput`, measured: `${cached.requestsPerSecond} vs ${uncached.requestsPerSecond} req/s (× ${ratio.toFixed(1)})`, met: cached.ok && uncached.ok && ratio >= 3 });
   }
-  if (r.ingestCacheOff) {
-    const ratio = r.ingest.landedPerSecond / r.ingestCacheOff.landedPerSecond;
-    targets.push({ target: '28. ingest landed with the report cache on ≥ 0.95 × off (same run)', measured: `${r.ingest.landedPerSecond} vs ${r.ingestCacheOff.landedPerSecond} results/s (× ${ratio.toFixed(3)})`, met: r.ingest.ok && r.ingestCacheOff.ok && ratio >= 0.95 });
+  if (r.ingestMarking) {
+    const rounds = [{ markDays: true, result: r.ingest }, ...r.ingestMarking];
+    const mean = (on: boolean) => {
+      const some = rounds.filter((m) => m.markDays === on).map((m) => m.result.landedPerSecond);
+      return Math.round(some.reduce((a, b) => a + b, 0) / some.length);
+    };
+    const ratio = mean(true) / mean(false);
+    targets.push({
+      target: '28. ingest landed with days marked for the report cache ≥ 0.95 × without (same run, rounds alternating)',
+      measured: `${mean(true)} vs ${mean(false)} results/s landed (× ${ratio.toFixed(3)}; rounds ${rounds.map((m) => `${m.markDays ? 'on' : 'off'} ${m.result.landedPerSecond}`).join(', ')})`,
+      met: rounds.every((m) => m.result.ok) && ratio >= 0.95,
+    });
   }
   if (r.reportCache) {
     const c = r.reportCache;
@@ -198,8 +207,8 @@ export function renderTable(r: BenchResults): string {
       `max ${i.maxQueueWaiting} batches waiting (oldest ${i.maxOldestWaitingSeconds} s), ${i.lost} lost, ${i.failedBatches} failed batches; ` +
       `POST p50 ${i.post.latencyMs.p50} ms / p99 ${i.post.latencyMs.p99} ms; scenario 2 meanwhile p50 ${i.concurrentReport.latencyMs.p50} ms / p99 ${i.concurrentReport.latencyMs.p99} ms` +
       `${i.ok ? '' : ' — FAILED'}.`,
-    ...(r.ingestCacheOff
-      ? ['', `The same with the report cache off (ingest marks no days; scenario 2 read now): ${r.ingestCacheOff.acceptedPerSecond} results/s accepted, ${r.ingestCacheOff.landedPerSecond} landed, lag ${r.ingestCacheOff.lagAfterStopSeconds} s, ${r.ingestCacheOff.lost} lost; scenario 2 meanwhile p50 ${r.ingestCacheOff.concurrentReport.latencyMs.p50} ms.`]
+    ...(r.ingestMarking
+      ? ['', `The same load again with ingest marking days for the report cache off / on / off: ${r.ingestMarking.map((m) => `${m.result.landedPerSecond} landed/s (${m.markDays ? 'on' : 'off'}, lag ${m.result.lagAfterStopSeconds} s, ${m.result.lost} lost)`).join(', ')}.`]
       : []),
     '',
     `Peak service RSS: ${(r.service.peakRssBytes / 2 ** 30).toFixed(2)} GiB.`,

@@ -85,8 +85,8 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
     }
     case 'reportCache': {
       const settings = service.deps.config.reportCache;
-      if (msg.enabled !== undefined) settings.enabled = msg.enabled;
-      return { type: 'reportCache', enabled: settings.enabled, stats: reportCache(settings.maxBytes).stats() };
+      if (msg.markDays !== undefined) settings.markDays = msg.markDays;
+      return { type: 'reportCache', markDays: settings.markDays !== false, stats: reportCache(settings.maxBytes).stats() };
     }
     case 'settle':
       // chdb runs parameterized queries one at a time, in order: once this one answers, every report

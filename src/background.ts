@@ -70,7 +70,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
     insertMaxRows: config.ingest.insertMaxRows,
     afterInsert: opts.afterInsert,
     onLanded: opts.metrics && ((rows) => opts.metrics!.ingestLanded.inc(rows)),
-    markDays: () => config.reportCache.enabled,
+    markDays: () => config.reportCache.enabled && config.reportCache.markDays !== false,
   });
   const scheduler = config.runner.scheduler
     ? startScheduler({ sql, queues, logger, metrics: opts.metrics, tickMs: config.runner.tickMs, lookaheadMs: config.runner.lookaheadMs, reconcileMs: config.runner.reconcileMs })

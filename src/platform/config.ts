@@ -94,7 +94,8 @@ export interface Config {
   /** Per-query limits of analytics queries; a query past them answers 400 instead of starving the engine. */
   analytics: QueryBudget;
   /** Closed buckets of bucketed reports kept in each API process (docs/analytics.md, "Report cache"). */
-  reportCache: { enabled: boolean; maxBytes: number; closeAfterMs: number };
+  /** `markDays: false` stops ingest marking days while the cache stays on: only the bench sets it, to measure what marking costs. */
+  reportCache: { enabled: boolean; maxBytes: number; closeAfterMs: number; markDays?: boolean };
   ingest: {
     maxBatchSize: number;
     /** Run the queue consumer inside the API process (always in embedded mode). */
