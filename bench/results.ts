@@ -157,14 +157,15 @@ function reportCacheTargets(r: BenchResults): Target[] {
     targets.push({ target: `28. scenario 2 at ${cached.connections} connections: ≥ 3 × the uncached throughput`, measured: `${cached.requestsPerSecond} vs ${uncached.requestsPerSecond} req/s (× ${ratio.toFixed(1)})`, met: cached.ok && uncached.ok && ratio >= 3 });
   }
   if (r.ingestMarking) {
-    const rounds = [{ markDays: true, result: r.ingest }, ...r.ingestMarking];
+    // The rounds run for this comparison only (the first ingest round, before them, warms the engine up).
+    const rounds = r.ingestMarking;
     const mean = (on: boolean) => {
       const some = rounds.filter((m) => m.markDays === on).map((m) => m.result.landedPerSecond);
       return Math.round(some.reduce((a, b) => a + b, 0) / some.length);
     };
     const ratio = mean(true) / mean(false);
     targets.push({
-      target: '28. ingest landed with days marked for the report cache ≥ 0.95 × without (same run, rounds alternating)',
+      target: '28. ingest landed with days marked for the report cache ≥ 0.95 × without (same run, rounds off, on, on, off)',
       measured: `${mean(true)} vs ${mean(false)} results/s landed (× ${ratio.toFixed(3)}; rounds ${rounds.map((m) => `${m.markDays ? 'on' : 'off'} ${m.result.landedPerSecond}`).join(', ')})`,
       met: rounds.every((m) => m.result.ok) && ratio >= 0.95,
     });
@@ -208,7 +209,7 @@ export function renderTable(r: BenchResults): string {
       `POST p50 ${i.post.latencyMs.p50} ms / p99 ${i.post.latencyMs.p99} ms; scenario 2 meanwhile p50 ${i.concurrentReport.latencyMs.p50} ms / p99 ${i.concurrentReport.latencyMs.p99} ms` +
       `${i.ok ? '' : ' — FAILED'}.`,
     ...(r.ingestMarking
-      ? ['', `The same load again with ingest marking days for the report cache off / on / off: ${r.ingestMarking.map((m) => `${m.result.landedPerSecond} landed/s (${m.markDays ? 'on' : 'off'}, lag ${m.result.lagAfterStopSeconds} s, ${m.result.lost} lost)`).join(', ')}.`]
+      ? ['', `The same load again with ingest marking days for the report cache off, on, on, off: ${r.ingestMarking.map((m) => `${m.result.landedPerSecond} landed/s (${m.markDays ? 'on' : 'off'}, lag ${m.result.lagAfterStopSeconds} s, ${m.result.lost} lost)`).join(', ')}.`]
       : []),
     '',
     `Peak service RSS: ${(r.service.peakRssBytes / 2 ** 30).toFixed(2)} GiB.`,
