@@ -57,6 +57,13 @@ function windowParams(window: Window) {
   return { from: toClickHouseTime(window.from), to: toClickHouseTime(window.to) };
 }
 
+/** Range i of a request's ranges (`r{i}from`, `r{i}to`: rangeParams) on raw rows. */
+const inRange = (i: number) => `started_at >= {r${i}from:DateTime64(3, 'UTC')} AND started_at < {r${i}to:DateTime64(3, 'UTC')}`;
+
+function rangeParams(ranges: readonly Window[] = []): QueryParams {
+  return Object.fromEntries(ranges.flatMap((r, i) => [[`r${i}from`, toClickHouseTime(r.from)], [`r${i}to`, toClickHouseTime(r.to)]]));
+}
+
 function metricExpression(m: ParsedMetric): string {
   switch (m.kind) {
     case 'run':
@@ -171,7 +178,7 @@ function baseParams(req: ReportRequest, parsed: Parsed): QueryParams {
 function compileFromRaw(req: ReportRequest, parsed: Parsed, page?: PageBounds): CompiledReport {
   const { metrics, mode, bucketMs, groupBy } = parsed;
   // Parts of the window (the report cache's edges): any of them; the primary key reads each range.
-  const ranges = req.ranges?.map((_, i) => `(started_at >= {r${i}from:DateTime64(3, 'UTC')} AND started_at < {r${i}to:DateTime64(3, 'UTC')})`);
+  const ranges = req.ranges?.map((_, i) => `(${inRange(i)})`);
   const where = [...sourceScope(parsed), ...(ranges ? [`(${ranges.join(' OR ')})`] : WINDOW), ...(page ? [page.narrow] : [])];
   const select: string[] = [];
   const order: string[] = [];
@@ -212,7 +219,7 @@ function compileFromRaw(req: ReportRequest, parsed: Parsed, page?: PageBounds): 
     params: {
       ...baseParams(req, parsed),
       ...windowParams(req.window),
-      ...Object.fromEntries((req.ranges ?? []).flatMap((r, i) => [[`r${i}from`, toClickHouseTime(r.from)], [`r${i}to`, toClickHouseTime(r.to)]])),
+      ...rangeParams(req.ranges),
       ...page?.params,
     },
     settings: { ...budgetSettings(req.budget), ...REPORT_SETTINGS },
@@ -353,7 +360,6 @@ export function compileSummary(
 export function compileFirstRuns(accountId: string, checkIds: readonly string[], ranges: readonly Window[]): { sql: string; params: QueryParams } {
   for (const id of [accountId, ...checkIds]) if (!UUID.test(id)) throw new Error(`compileFirstRuns: not a UUID: ${JSON.stringify(id)}`);
   if (!ranges.length || ranges.length > 4) throw new Error('compileFirstRuns: 1 to 4 ranges');
-  const inRange = (i: number) => `started_at >= {r${i}from:DateTime64(3, 'UTC')} AND started_at < {r${i}to:DateTime64(3, 'UTC')}`;
   const firsts = ranges.map((_, i) => `if(countIf(${inRange(i)}) = 0, NULL, minIf(toUnixTimestamp64Milli(started_at), ${inRange(i)})) AS f${i}`);
   const sql = [
     `SELECT toString(check_id) AS checkId, ${firsts.join(', ')}`,
@@ -361,10 +367,5 @@ export function compileFirstRuns(accountId: string, checkIds: readonly string[],
     `WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND (${ranges.map((_, i) => `(${inRange(i)})`).join(' OR ')})`,
     'GROUP BY check_id',
   ].join('\n');
-  const params: QueryParams = { accountId, checkIds: [...checkIds] };
-  ranges.forEach((r, i) => {
-    params[`r${i}from`] = toClickHouseTime(r.from);
-    params[`r${i}to`] = toClickHouseTime(r.to);
-  });
-  return { sql, params };
+  return { sql, params: { accountId, checkIds: [...checkIds], ...rangeParams(ranges) } };
 }

@@ -1,6 +1,6 @@
-import { DAY_MS, type Generations } from '../storage/generations.js';
+import { DAY_MS, Generations } from '../storage/generations.js';
 import type { ReportRow } from './compiler.js';
-import type { Window } from './windows.js';
+import { HOUR_MS, type Window } from './windows.js';
 
 /**
  * Closed buckets of bucketed reports, kept in this process (docs/analytics.md, "Report cache"). A report's window
@@ -110,10 +110,8 @@ export class BucketCache {
   }
 }
 
-const HOUR_MS = 3_600_000;
-
-/** The most days of versions one report reads (a longer window is answered live). */
-const MAX_DAYS = 800;
+/** The most days of versions one cached answer reads (a longer window is answered live). */
+export const MAX_DAYS = 800;
 
 export interface CachedRows {
   rows: ReportRow[];
@@ -182,11 +180,7 @@ export async function bucketedRows(opts: {
   if (toDay - fromDay + 1 > MAX_DAYS) return undefined;
   // Versions first, then the reads: a batch landing meanwhile leaves what we keep stale, never the reverse.
   const { epoch, days } = await opts.generations.read(opts.checkId, fromDay, toDay);
-  const versionOf = (d0: number, d1: number) => {
-    let sum = 0;
-    for (let d = d0; d <= d1; d++) sum += days.get(d) ?? 0;
-    return `${epoch}:${sum}`;
-  };
+  const versionOf = (d0: number, d1: number) => Generations.versionOf(epoch, days, d0, d1);
   const bucketVersion = (b: number) => versionOf(day(b), day(b + bucketMs - 1));
   const closed = new Map<number, ReportRow[] | undefined>();
   let hits = 0;
@@ -342,9 +336,7 @@ export async function rawPage(opts: {
     const meta = opts.cache.peek(key) as RawMeta | undefined;
     if (!meta || window.from < meta.from || window.to < meta.to) return undefined;
     const { epoch, days } = await opts.generations.read(opts.checkId, meta.fromDay, meta.toDay);
-    let sum = 0;
-    for (const v of days.values()) sum += v;
-    const kept = opts.cache.get(key, `${epoch}:${sum}`, meta.complete ? [window.to] : []);
+    const kept = opts.cache.get(key, Generations.versionOf(epoch, days, meta.fromDay, meta.toDay), meta.complete ? [window.to] : []);
     const rows = kept && page(kept);
     return rows && (meta.complete || rows.length >= offset + limit) ? rows.slice(offset, offset + limit).filter((r) => Number(r.t) < window.to) : undefined;
   };
@@ -369,10 +361,8 @@ export async function rawPage(opts: {
     const complete = read.length < count;
     // The days the kept rows span (all of the window's when they are all of it).
     const toDay = complete ? lastDay : day(Number(read[read.length - 1]!.t));
-    let sum = 0;
-    for (let d = fromDay; d <= toDay; d++) sum += days.get(d) ?? 0;
     const meta: RawMeta = { from: window.from, to: window.to, fromDay, toDay, complete };
-    opts.cache.set(key, `${epoch}:${sum}`, read, complete ? [{ at: window.to, until: next ?? after.to }] : [], meta);
+    opts.cache.set(key, Generations.versionOf(epoch, days, fromDay, toDay), read, complete ? [{ at: window.to, until: next ?? after.to }] : [], meta);
     return { rows: read.slice(offset, offset + limit), hit: false };
   } finally {
     release();

@@ -3,6 +3,7 @@ import { badRequest, notFound } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
 import { findCheckRow, type CheckRow } from '../checks/repository.js';
 import type { Store } from '../storage/clickhouse/index.js';
+import type { QueryParams } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
 import type { QueryBudget } from '../platform/config.js';
 import { budgetSettings, withinBudget } from './budget.js';
@@ -106,48 +107,49 @@ export async function runReport(
   const now = options.now ?? Date.now();
   let { window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, now);
   const settings = deps.config.reportCache;
-  if (settings?.enabled && deps.redis && !options.noCache && plan.mode === 'aggregated' && plan.bucketed) {
-    const bucketMs = Math.round(query.aggregationInterval! * 60_000);
+  if (settings?.enabled && deps.redis && !options.noCache) {
     const checkId = id.toLowerCase();
-    // Everything the rows depend on besides the window; reading whole buckets of any window, the same rows.
-    const key = JSON.stringify([catalog.segment, accountId, checkId, query.metrics, bucketMs, query.groupBy ?? null, query.filterByStatus ?? null, query.precision ?? 'auto']);
-    // The parts are read as the whole window is: from merged rollups and sketches when it reads rollups.
-    const partOfMerged = plan.tiers.length > 0;
+    const cache = reportCache(settings.maxBytes);
+    const generations = new Generations(deps.redis, deps.config.redisPrefix);
+    // Parts run side by side: each its own query id (a server refuses a second query under a running one's id).
     let parts = 0;
     const partId = () => options.context?.requestId && `${options.context.requestId}-${++parts}`;
-    const compute = async (w: Window, ranges?: Window[]) => {
-      const part = compileReport({
-        catalog, accountId, checkId, window: w, metrics: query.metrics, aggregationInterval: query.aggregationInterval, filterByStatus: query.filterByStatus,
-        groupBy: query.groupBy, limit: 100, page: 1, budget: deps.config.analytics, precision: query.precision, partOfMerged, ranges,
-      });
-      // Every row of the part, not a page of it: the page is cut once all parts are together.
-      // Parts run side by side: each its own query id (a server refuses a second query under a running one's id).
-      const rows = await withinBudget(deps.store.query<ReportRow>(part.sql, { ...part.params, limit: 1_000_000_000, offset: 0 }, { settings: part.settings, queryId: partId(), signal: options.context?.signal, purpose: 'report' }));
-      return { rows, tiers: part.tiers };
-    };
     const firstRuns = async (ranges: Window[]) => (await firstRunsOf(deps, accountId, [checkId], ranges, partId())).get(checkId) ?? ranges.map(() => null);
-    const [check, cached] = await Promise.all([
-      findCheckRow(deps.sql, accountId, id),
-      bucketedRows({ cache: reportCache(settings.maxBytes), generations: new Generations(deps.redis, deps.config.redisPrefix), key, checkId, window, bucketMs, now, closeAfterMs: settings.closeAfterMs, compute, firstRuns }),
-    ]);
-    if (cached) {
-      const rows = pageOf(cached.rows, plan.groupBy !== undefined, query.limit, (query.page - 1) * query.limit);
-      return { ...shapeReport(catalog, id, check, window, plan, query, rows), tiers: cached.tiers, pageTiers: [], cache: { hits: cached.hits, misses: cached.misses } };
+    const readRows = (sql: string, params: QueryParams, settings: Record<string, number>) =>
+      withinBudget(deps.store.query<ReportRow>(sql, params, { settings, queryId: partId(), signal: options.context?.signal, purpose: 'report' }));
+    if (plan.mode === 'aggregated' && plan.bucketed) {
+      const bucketMs = Math.round(query.aggregationInterval! * 60_000);
+      // Everything the rows depend on besides the window; reading whole buckets of any window, the same rows.
+      const key = JSON.stringify([catalog.segment, accountId, checkId, query.metrics, bucketMs, query.groupBy ?? null, query.filterByStatus ?? null, query.precision ?? 'auto']);
+      // The parts are read as the whole window is: from merged rollups and sketches when it reads rollups.
+      const partOfMerged = plan.tiers.length > 0;
+      const compute = async (w: Window, ranges?: Window[]) => {
+        const part = compileReport({
+          catalog, accountId, checkId, window: w, metrics: query.metrics, aggregationInterval: query.aggregationInterval, filterByStatus: query.filterByStatus,
+          groupBy: query.groupBy, limit: 100, page: 1, budget: deps.config.analytics, precision: query.precision, partOfMerged, ranges,
+        });
+        // Every row of the part, not a page of it: the page is cut once all parts are together.
+        return { rows: await readRows(part.sql, { ...part.params, limit: 1_000_000_000, offset: 0 }, part.settings), tiers: part.tiers };
+      };
+      const [check, cached] = await Promise.all([
+        findCheckRow(deps.sql, accountId, id),
+        bucketedRows({ cache, generations, key, checkId, window, bucketMs, now, closeAfterMs: settings.closeAfterMs, compute, firstRuns }),
+      ]);
+      if (cached) {
+        const rows = pageOf(cached.rows, plan.groupBy !== undefined, query.limit, (query.page - 1) * query.limit);
+        return { ...shapeReport(catalog, id, check, window, plan, query, rows), tiers: cached.tiers, pageTiers: [], cache: { hits: cached.hits, misses: cached.misses } };
+      }
+    } else if (plan.mode === 'raw' && !plan.groupBy) {
+      // Raw runs of one series (by start); grouped raw pages are paged per series and read live.
+      const key = JSON.stringify([catalog.segment, accountId, checkId, query.metrics, query.filterByStatus ?? null]);
+      const { sql, params, settings: engine } = plan;
+      const read = (count: number) => readRows(sql, { ...params, limit: count, offset: 0 }, engine);
+      const [check, page] = await Promise.all([
+        findCheckRow(deps.sql, accountId, id),
+        rawPage({ cache, generations, key, checkId, window, offset: (query.page - 1) * query.limit, limit: query.limit, read, firstRuns }),
+      ]);
+      return { ...shapeReport(catalog, id, check, window, plan, query, page.rows), tiers: [], pageTiers: [], cache: { hits: page.hit ? 1 : 0, misses: page.hit ? 0 : 1 } };
     }
-  }
-  // Raw runs of one series (by start); grouped raw pages are paged per series and read live.
-  if (settings?.enabled && deps.redis && !options.noCache && plan.mode === 'raw' && !plan.groupBy) {
-    const checkId = id.toLowerCase();
-    const key = JSON.stringify([catalog.segment, accountId, checkId, query.metrics, query.filterByStatus ?? null]);
-    const rawPlan = plan;
-    const read = (count: number) =>
-      withinBudget(deps.store.query<ReportRow>(rawPlan.sql, { ...rawPlan.params, limit: count, offset: 0 }, { settings: rawPlan.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));
-    const firstRuns = async (ranges: Window[]) => (await firstRunsOf(deps, accountId, [checkId], ranges)).get(checkId) ?? ranges.map(() => null);
-    const [check, page] = await Promise.all([
-      findCheckRow(deps.sql, accountId, id),
-      rawPage({ cache: reportCache(settings.maxBytes), generations: new Generations(deps.redis, deps.config.redisPrefix), key, checkId, window, offset: (query.page - 1) * query.limit, limit: query.limit, read, firstRuns }),
-    ]);
-    return { ...shapeReport(catalog, id, check, window, plan, query, page.rows), tiers: [], pageTiers: [], cache: { hits: page.hit ? 1 : 0, misses: page.hit ? 0 : 1 } };
   }
   const run = () =>
     withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params, { settings: plan.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));

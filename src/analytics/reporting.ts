@@ -136,12 +136,7 @@ export async function reporting(
     }
     return byCheck;
   };
-  const ids = checks.map((c) => c.id);
-  const settings = deps.config.reportCache;
-  const held = settings?.enabled && deps.redis && !options.noCache
-    ? await heldPerCheck<Row>({ ...deps, redis: deps.redis, config: { ...deps.config, reportCache: settings } }, accountId, ['reporting', window.granularity ?? null, window.tz], ids, window, read)
-    : undefined;
-  const byCheck = held?.rows ?? (await read(ids));
+  const { rows: byCheck, cache } = await heldPerCheck<Row>(deps, accountId, ['reporting', window.granularity ?? null, window.tz], checks.map((c) => c.id), window, read, options.noCache);
   const figures = (r: Row) => ({
     successRatio: round((100 * Number(r.passed)) / Number(r.runs), 4),
     avg: round(r.avg ?? 0, 2),
@@ -160,6 +155,6 @@ export async function reporting(
     } else if (mine[0]) item.aggregate = figures(mine[0]);
     return item;
   });
-  return { items, ...(held ? { cache: { hits: held.hits, misses: held.misses } } : {}) };
+  return { items, ...(cache ? { cache } : {}) };
 }
 

@@ -31,6 +31,9 @@ function describeMetrics(catalog: Catalog) {
 /** `Cache-Control: no-cache` asks for an answer read now rather than from the report cache (the same answer). */
 const CacheControl = Type.Object({ 'cache-control': Type.Optional(Type.String({ maxLength: 200, description: '`no-cache`: read everything now instead of from the report cache' })) });
 
+/** Whether the request asks for an answer read now (`Cache-Control: no-cache`). */
+const noCacheAsked = (headers: { 'cache-control'?: string }) => /\bno-cache\b/i.test(headers['cache-control'] ?? '');
+
 /** What the report cache answered (hits) and what was read now (misses). */
 function cacheHeader(cache?: { hits: number; misses: number }): Record<string, string> {
   return cache ? { 'X-Analytics-Cache': `hits=${cache.hits}; misses=${cache.misses}` } : {};
@@ -57,9 +60,7 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
         responses: { 200: Report },
       },
       handler: async ({ principal, params, query, headers, context }) => {
-        // `Cache-Control: no-cache` asks for every bucket read now (the cached path's answers are the same).
-        const noCache = /\bno-cache\b/i.test(headers['cache-control'] ?? '');
-        const { report, tiers, pageTiers, cache } = await runReport(deps, catalog, principal.account.id, params.id, query, { context, noCache });
+        const { report, tiers, pageTiers, cache } = await runReport(deps, catalog, principal.account.id, params.id, query, { context, noCache: noCacheAsked(headers) });
         return { status: 200, body: report, headers: { ...sourcesHeader(tiers, pageTiers), ...cacheHeader(cache) } };
       },
     }),
@@ -77,8 +78,7 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: SummaryQuery, body: SummaryBody, headers: CacheControl, responses: { 200: Type.Array(SummaryItem) } },
       handler: async ({ principal, query, body, headers, context }) => {
-        const noCache = /\bno-cache\b/i.test(headers['cache-control'] ?? '');
-        const { items, tiers, cache } = await summarize(deps, principal.account.id, body.checkIds, query.quickRange, { precision: query.precision, context, noCache });
+        const { items, tiers, cache } = await summarize(deps, principal.account.id, body.checkIds, query.quickRange, { precision: query.precision, context, noCache: noCacheAsked(headers) });
         return { status: 200, body: items, headers: { ...sourcesHeader(tiers), ...cacheHeader(cache) } };
       },
     }),
@@ -97,8 +97,7 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: ReportingQuery, headers: CacheControl, responses: { 200: Type.Array(ReportingItem) } },
       handler: async ({ principal, query, headers, context }) => {
-        const noCache = /\bno-cache\b/i.test(headers['cache-control'] ?? '');
-        const { items, cache } = await reporting(deps, principal.account.id, query, { context, noCache });
+        const { items, cache } = await reporting(deps, principal.account.id, query, { context, noCache: noCacheAsked(headers) });
         return { status: 200, body: items, headers: cacheHeader(cache) };
       },
     }),

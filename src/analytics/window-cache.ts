@@ -4,16 +4,13 @@ import type { QueryBudget } from '../platform/config.js';
 import { DAY_MS, Generations } from '../storage/generations.js';
 import type { ReportRow } from './compiler.js';
 import { firstRunsOf, reportCache } from './report.js';
-import type { Window } from './windows.js';
-
-const HOUR_MS = 3_600_000;
-/** The most days of versions one answer reads per check (a longer window is answered live). */
-const MAX_DAYS = 800;
+import { MAX_DAYS } from './report-cache.js';
+import { HOUR_MS, type Window } from './windows.js';
 
 export interface HeldDeps {
   store: Store;
-  redis: Redis;
-  config: { analytics: QueryBudget; redisPrefix?: string; reportCache: { maxBytes: number } };
+  redis?: Redis;
+  config: { analytics: QueryBudget; redisPrefix?: string; reportCache?: { enabled: boolean; maxBytes: number } };
 }
 
 /**
@@ -23,7 +20,8 @@ export interface HeldDeps {
  * (the start up to the first run at or after it, within the hour; the end up to the first run at or after it).
  * `key` holds everything else the rows depend on (for reads of rollups: which ranges the window reads, so a kept
  * answer is the one the query would give now). Checks not held are read with one call of `read`, their first
- * runs alongside. Undefined: the window is too long to cache.
+ * runs alongside. With the cache off (REPORT_CACHE, `noCache`) or a window too long to cache, every check is read
+ * (and `cache` is absent).
  */
 export async function heldPerCheck<T extends object>(
   deps: HeldDeps,
@@ -32,20 +30,18 @@ export async function heldPerCheck<T extends object>(
   ids: string[],
   window: Window,
   read: (ids: string[]) => Promise<Map<string, T[]>>,
-): Promise<{ rows: Map<string, T[]>; hits: number; misses: number } | undefined> {
+  noCache = false,
+): Promise<{ rows: Map<string, T[]>; cache?: { hits: number; misses: number } }> {
   const day = (ms: number) => Math.floor(ms / DAY_MS);
   const fromDay = day(window.from);
   const toDay = day(window.to) + 1;
-  if (toDay - fromDay + 1 > MAX_DAYS) return undefined;
+  const settings = deps.config.reportCache;
+  if (!settings?.enabled || !deps.redis || noCache || toDay - fromDay + 1 > MAX_DAYS) return { rows: await read(ids) };
   const base = JSON.stringify([...key, accountId, fromDay, toDay]);
-  const cache = reportCache(deps.config.reportCache.maxBytes);
+  const cache = reportCache(settings.maxBytes);
   // Versions first, then the reads: a batch landing meanwhile leaves what we keep stale, never the reverse.
   const { epoch, days } = await new Generations(deps.redis, deps.config.redisPrefix ?? '').readMany(ids, fromDay, toDay);
-  const versionOf = (id: string) => {
-    let sum = 0;
-    for (const v of days.get(id)!.values()) sum += v;
-    return `${epoch}:${sum}`;
-  };
+  const versionOf = (id: string) => Generations.versionOf(epoch, days.get(id)!, fromDay, toDay);
   const rows = new Map<string, T[]>();
   const lookUp = (some: string[]) => {
     const missing: string[] = [];
@@ -85,5 +81,5 @@ export async function heldPerCheck<T extends object>(
       release();
     }
   }
-  return { rows, hits: ids.length - missing.length, misses: missing.length };
+  return { rows, cache: { hits: ids.length - missing.length, misses: missing.length } };
 }

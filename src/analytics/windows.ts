@@ -6,7 +6,7 @@ export type QuickRange = (typeof QUICK_RANGES)[number];
 /** The summary endpoint takes the contract's shorter list. */
 export const SUMMARY_RANGES = ['last24Hours', 'last7Days', 'thisWeek', 'lastWeek', 'lastMonth'] as const;
 
-const HOUR_MS = 3_600_000;
+export const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 /** A half-open window [from, to) in epoch milliseconds. */

@@ -61,6 +61,13 @@ export class Generations {
     return { epoch: Number(replies[0]?.[1] ?? 0), days };
   }
 
+  /** The version of days `fromDay` to `toDay` as read (`read`/one check of `readMany`): the epoch and their sum. */
+  static versionOf(epoch: number, days: Map<number, number>, fromDay: number, toDay: number): string {
+    let sum = 0;
+    for (let d = fromDay; d <= toDay; d++) sum += days.get(d) ?? 0;
+    return `${epoch}:${sum}`;
+  }
+
   /** Invalidates every cached bucket (after a backfill of rollups). */
   async bumpEpoch(): Promise<void> {
     await this.redis.incr(`${this.prefix}rgen-epoch`);
