@@ -163,6 +163,19 @@ describe('report cache', () => {
     expect(times(after.body)).toEqual([['03:00', 555], ['06:01', 101], ['12:01', 102]]);
     expect(after.body).toEqual(await uncached(raw(day + 61_000)));
   });
+
+  it('refuses a Cache-Control header it cannot read with a 400 naming it, on every cached route', async () => {
+    const headers = { 'cache-control': `no-cache, ${'x'.repeat(200)}` };
+    const asks = [
+      svc.call('GET', path.replace('{id}', checkId), { headers }),
+      svc.call('POST', '/v1/analytics/checks?quickRange=last7Days', { body: { checkIds: [checkId] }, headers }),
+      svc.call('GET', '/v1/reporting?quickRange=last7Days', { headers }),
+    ];
+    for (const res of await Promise.all(asks)) {
+      expect(res.status, res.text).toBe(400);
+      expect(JSON.stringify(res.body)).toContain('cache-control');
+    }
+  });
 });
 
 describe('the bucket cache itself', () => {
