@@ -9,13 +9,18 @@ import { toClickHouseTime } from '../model/time.js';
 import { budgetSettings, withinBudget } from './budget.js';
 import { resolveWindow, type QuickRange, type Window } from './windows.js';
 import { heldPerCheck } from './window-cache.js';
+import { PRECISIONS, type Precision } from './plan.js';
+import { part, sketchAt, SKETCH_MIN_WINDOW_MS, TIERS, type Part, type SourcePlan } from './rollups.js';
+import { unionOfSources } from './sources.js';
+import type { QueryParams } from '../storage/clickhouse/store.js';
 import type { Redis } from 'ioredis';
 
 /**
  * `GET /v1/reporting` (the anchor's): per check of the account (or of `filterByTags`, activated or not), the
  * window's success ratio, mean, p95 and p99 response time; with `granularity`, one aggregate per calendar day,
- * week (from Monday) or month in `timezone` (UTC by default), ascending, buckets without runs left out. Read from
- * the runs themselves (exact percentiles, R7 as everywhere: docs/analytics.md).
+ * week (from Monday) or month in `timezone` (UTC by default), ascending, buckets without runs left out. Windows of
+ * 32 days or less are read from the runs (exact percentiles, R7 as everywhere: docs/analytics.md); longer ones from
+ * the daily rollup where its UTC days lie inside the zone's buckets (reportingSources).
  */
 
 const RANGES = { last24Hrs: 'last24Hours', last7Days: 'last7Days', last30Days: 'last30Days', thisWeek: 'thisWeek', thisMonth: 'thisMonth', lastWeek: 'lastWeek', lastMonth: 'lastMonth' } as const satisfies Record<string, QuickRange>;
@@ -25,11 +30,21 @@ const DAY = 86_400_000;
 export const MAX_REPORTING_DAYS = 400;
 export const MAX_REPORTING_BUCKETS = 120;
 
-/** The bucket of each granularity and the start of the next one, in the zone (fixed text: an allow-list). */
-const BUCKET_SQL: Record<Granularity, { start: string; next: string }> = {
-  day: { start: 'toStartOfDay(started_at, {tz:String})', next: 'toStartOfDay(addHours(b, 36), {tz:String})' },
-  week: { start: 'toStartOfWeek(started_at, 1, {tz:String})', next: 'toStartOfWeek(addHours(b, 180), 1, {tz:String})' },
-  month: { start: 'toDateTime(toStartOfMonth(started_at, {tz:String}), {tz:String})', next: 'toDateTime(toStartOfMonth(addDays(b, 40), {tz:String}), {tz:String})' },
+/**
+ * The start of the bucket holding time column `t` in the zone, as a DateTime there (fixed text: an allow-list),
+ * and the start of the next bucket after the one starting at `b`. toStartOfWeek/Month give a Date, which is made
+ * the zone's midnight (toDateTime64 of a Date alone would be UTC's).
+ */
+const BUCKET_SQL: Record<Granularity, { start: (t: string) => string; next: (b: string) => string }> = {
+  day: { start: (t) => `toStartOfDay(${t}, {tz:String})`, next: (b) => `toStartOfDay(addHours(${b}, 36), {tz:String})` },
+  week: {
+    start: (t) => `toDateTime(toStartOfWeek(${t}, 1, {tz:String}), {tz:String})`,
+    next: (b) => `toDateTime(toStartOfWeek(addHours(${b}, 180), 1, {tz:String}), {tz:String})`,
+  },
+  month: {
+    start: (t) => `toDateTime(toStartOfMonth(${t}, {tz:String}), {tz:String})`,
+    next: (b) => `toDateTime(toStartOfMonth(addDays(${b}, 40), {tz:String}), {tz:String})`,
+  },
 };
 
 export const ReportingQuery = Type.Object(
@@ -41,6 +56,13 @@ export const ReportingQuery = Type.Object(
     deactivated: Type.Optional(Type.Boolean({ description: 'true: only deactivated checks; false: only activated ones; left out: all' })),
     granularity: Type.Optional(StringEnum(GRANULARITIES)),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$' })),
+    precision: StringEnum(PRECISIONS, {
+      default: 'auto',
+      description:
+        'auto: over windows longer than 32 days, the whole UTC days inside a bucket of the zone are read from the daily rollup ' +
+        '(percentiles from DDSketch sketches, within 1% of a value between the two nearest ranks) and the rest from the runs; ' +
+        'shorter windows read every run. exact: every run is read and percentiles are exact (R7).',
+    }),
   },
   { additionalProperties: false },
 );
@@ -96,12 +118,104 @@ export function reportingWindow(query: Query, now: number): Window & { granulari
   return { ...window, granularity: query.granularity, tz: tz! };
 }
 
+/** Labels the calendar bucket (day, week from Monday, month) holding an instant in the zone: equal within one bucket. */
+function bucketLabeller(granularity: Granularity | undefined, tz: string): (ms: number) => string {
+  if (!granularity) return () => '';
+  const format = new Intl.DateTimeFormat('en-US', { timeZone: tz, year: 'numeric', month: 'numeric', day: 'numeric' });
+  return (ms) => {
+    const p = Object.fromEntries(format.formatToParts(ms).map((x) => [x.type, x.value]));
+    if (granularity === 'month') return `${p.year}-${p.month}`;
+    const date = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day)) / DAY;
+    // 1970-01-01, day 0, was a Thursday: Monday-based weekday (date + 3) mod 7.
+    return String(granularity === 'day' ? date : date - ((((date + 3) % 7) + 7) % 7));
+  };
+}
+
+/**
+ * Where a reporting window's rows come from. Over windows longer than SKETCH_MIN_WINDOW_MS (32 days; shorter ones
+ * read the runs as fast, and stay exact: rollups.ts), each whole UTC day lying inside one bucket of the zone is read
+ * from the daily rollup (its sketches merge into the bucket's percentiles) and the rest (the window's ragged ends,
+ * the UTC days a bucket boundary of the zone cuts) from the runs. `exact`: every run.
+ */
+export function reportingSources(window: Window & { granularity?: Granularity; tz: string }, precision: Precision): SourcePlan {
+  if (precision === 'exact' || window.to - window.from < SKETCH_MIN_WINDOW_MS) return { rollups: [], raw: [{ from: window.from, to: window.to }] };
+  const tier = TIERS.find((t) => t.id === 'day')!;
+  const label = bucketLabeller(window.granularity, window.tz);
+  const plan: SourcePlan = { rollups: [], raw: [] };
+  let at = window.from;
+  for (let day = Math.ceil(window.from / DAY) * DAY; day + DAY <= window.to; day += DAY) {
+    if (label(day) !== label(day + DAY - 1)) continue;
+    if (at < day) plan.raw.push({ from: at, to: day });
+    const last = plan.rollups[plan.rollups.length - 1];
+    if (last && last.to === day) last.to = day + DAY;
+    else plan.rollups.push({ tier, from: day, to: day + DAY });
+    at = day + DAY;
+  }
+  if (at < window.to) plan.raw.push({ from: at, to: window.to });
+  return plan;
+}
+
+/**
+ * The reporting query for some checks: per check and bucket (its start in epoch seconds, `b`; 0 without
+ * granularity) the runs, passed runs, mean response time and its p95 and p99. Raw runs alone: exact percentiles
+ * (R7); with rollup ranges in the plan, every source's partial aggregates merged (sources.ts) and percentiles from
+ * the merged sketches.
+ */
+export function compileReporting(
+  accountId: string,
+  checkIds: readonly string[],
+  window: Window & { granularity?: Granularity; tz: string },
+  plan: SourcePlan,
+): { sql: string; params: QueryParams } {
+  const bucket = window.granularity ? BUCKET_SQL[window.granularity] : undefined;
+  const bucketOf = (t: string) => (bucket ? `toUnixTimestamp(${bucket.start(t)})` : 'toUInt32(0)');
+  const scope = ['account_id = {accountId:UUID}', 'check_id IN {checkIds:Array(UUID)}'];
+  let inner: string;
+  let params: QueryParams = {};
+  if (!plan.rollups.length) {
+    inner = [
+      `SELECT toString(check_id) AS checkId, ${bucketOf('started_at')} AS b, count() AS n_runs, countIf(NOT has_failures) AS n_passed,`,
+      '  avg(response_time) AS a, quantilesExactInclusive(0.95, 0.99)(response_time) AS qs',
+      'FROM check_results',
+      `WHERE ${[...scope, "started_at >= {from:DateTime64(3, 'UTC')}", "started_at < {to:DateTime64(3, 'UTC')}"].join(' AND ')}`,
+      'GROUP BY checkId, b',
+    ].join('\n');
+    params = { from: toClickHouseTime(window.from), to: toClickHouseTime(window.to) };
+  } else {
+    const union = unionOfSources({
+      where: scope,
+      keys: [
+        { alias: 'checkId', rollup: 'toString(check_id)', raw: 'toString(check_id)' },
+        { alias: 'b', rollup: bucketOf('bucket'), raw: bucketOf('started_at') },
+      ],
+      columns: new Map([['response_time', new Set<Part>(['n', 'sum', 'q'])]]),
+      plan,
+    });
+    const none = `sum(${part('response_time', 'n')}) = 0`;
+    inner = [
+      'SELECT checkId, b, sum(runs) AS n_runs, sum(passed) AS n_passed,',
+      `  if(${none}, NULL, sum(${part('response_time', 'sum')}) / sum(${part('response_time', 'n')})) AS a,`,
+      `  if(${none}, [], [${[0.95, 0.99].map((l) => sketchAt(part('response_time', 'q'), l)).join(', ')}]) AS qs`,
+      `FROM ${union.sql}`,
+      'GROUP BY checkId, b',
+    ].join('\n');
+    params = union.params;
+  }
+  const next = bucket ? `toString(toUnixTimestamp(${bucket.next('toDateTime(b, {tz:String})')}) * 1000)` : "'0'";
+  const sql = [
+    `SELECT checkId, toString(b * 1000) AS bucket, ${next} AS next, n_runs AS runs, n_passed AS passed, a AS avg, qs AS q`,
+    `FROM (\n${inner}\n)`,
+    'ORDER BY checkId, b',
+  ].join('\n');
+  return { sql, params: { ...params, accountId, checkIds: [...checkIds], tz: window.tz } };
+}
+
 export async function reporting(
   deps: { sql: Sql; store: Store; redis?: Redis; config: { analytics: QueryBudget; redisPrefix?: string; reportCache?: { enabled: boolean; maxBytes: number } } },
   accountId: string,
   query: Query,
   options: { context?: RequestContext; now?: number; noCache?: boolean } = {},
-): Promise<{ items: Item[]; cache?: { hits: number; misses: number } }> {
+): Promise<{ items: Item[]; tiers: string[]; cache?: { hits: number; misses: number } }> {
   const window = reportingWindow(query, options.now ?? Date.now());
   const tags = query.filterByTags === undefined ? [] : Array.isArray(query.filterByTags) ? query.filterByTags : [query.filterByTags];
   const checks = await deps.sql<{ id: string; name: string; check_type: string; activated: boolean; tags: string[] }[]>`
@@ -109,24 +223,17 @@ export async function reporting(
       ${tags.length ? deps.sql`and tags && ${tags}::text[]` : deps.sql``}
       ${query.deactivated === undefined || query.deactivated === null ? deps.sql`` : deps.sql`and activated = ${!query.deactivated}`}
     order by name, id`;
-  if (!checks.length) return { items: [] };
-  const bucket = window.granularity ? BUCKET_SQL[window.granularity] : { start: '{from:DateTime64(3, \'UTC\')}', next: '{to:DateTime64(3, \'UTC\')}' };
+  if (!checks.length) return { items: [], tiers: [] };
+  const plan = reportingSources(window, query.precision ?? 'auto');
   const read = async (ids: string[]) => {
+    const { sql, params } = compileReporting(accountId, ids, window, plan);
     const rows = await withinBudget(
-      deps.store.query<Row>(
-        `SELECT checkId, toString(toUnixTimestamp64Milli(toDateTime64(b, 3))) AS bucket, toString(toUnixTimestamp64Milli(toDateTime64(${bucket.next}, 3))) AS next, runs, passed, avg, q
-         FROM (
-           SELECT toString(check_id) AS checkId, ${bucket.start} AS b, count() AS runs, countIf(NOT has_failures) AS passed,
-             avg(response_time) AS avg, quantilesExactInclusive(0.95, 0.99)(response_time) AS q
-           FROM check_results
-           WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)}
-             AND started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}
-           GROUP BY checkId, b
-         )
-         ORDER BY checkId, bucket`,
-        { accountId, checkIds: ids, from: toClickHouseTime(window.from), to: toClickHouseTime(window.to), tz: window.tz },
-        { settings: budgetSettings(deps.config.analytics), queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' },
-      ),
+      deps.store.query<Row>(sql, params, {
+        settings: budgetSettings(deps.config.analytics),
+        queryId: options.context?.requestId,
+        signal: options.context?.signal,
+        purpose: 'report',
+      }),
     );
     const byCheck = new Map<string, Row[]>();
     for (const r of rows) {
@@ -136,7 +243,17 @@ export async function reporting(
     }
     return byCheck;
   };
-  const { rows: byCheck, cache } = await heldPerCheck<Row>(deps, accountId, ['reporting', window.granularity ?? null, window.tz], checks.map((c) => c.id), window, read, options.noCache);
+  // Which ranges the rollup serves decide the arithmetic (sketches or exact ranks): part of the key, as the summary's.
+  const split = plan.rollups.map((r) => [r.from, r.to]);
+  const { rows: byCheck, cache } = await heldPerCheck<Row>(
+    deps,
+    accountId,
+    ['reporting', window.granularity ?? null, window.tz, split],
+    checks.map((c) => c.id),
+    window,
+    read,
+    options.noCache,
+  );
   const figures = (r: Row) => ({
     successRatio: round((100 * Number(r.passed)) / Number(r.runs), 4),
     avg: round(r.avg ?? 0, 2),
@@ -155,6 +272,6 @@ export async function reporting(
     } else if (mine[0]) item.aggregate = figures(mine[0]);
     return item;
   });
-  return { items, ...(cache ? { cache } : {}) };
+  return { items, tiers: plan.rollups.length ? ['day'] : [], ...(cache ? { cache } : {}) };
 }
 

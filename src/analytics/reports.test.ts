@@ -10,7 +10,7 @@ import { generateRuns, type SeedCheck } from '../seed/generator.js';
 import { createSeedChecks, seedBulk } from '../seed/seeder.js';
 import { LOCATIONS } from '../model/checks.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
-import { aggregate, expectRowsClose, fieldValue, metricOverWith, report, type OracleRequest } from '../../test/support/analytics-oracle.js';
+import { aggregate, expectRowsClose, fieldValue, metricOverWith, report, sketchBounds, type OracleRequest } from '../../test/support/analytics-oracle.js';
 
 /**
  * Every report and summary answer is compared with the oracle (test/analytics/oracle.ts) over the
@@ -466,6 +466,81 @@ describe('reporting', () => {
       }
     } finally {
       await svc.deps.sql`update checks set tags = array_remove(tags, 'reporting-tagged') where id = ${api.id}`;
+    }
+  });
+
+  /** The start of the local calendar day, week (from Monday) or month holding `ms` in `tz`. */
+  const localStart = (ms: number, tz: string, granularity: 'day' | 'week' | 'month') => {
+    const midnight = localMidnight(ms, tz);
+    if (granularity === 'day') return midnight;
+    const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: tz, year: 'numeric', month: 'numeric', day: 'numeric' }).formatToParts(ms).map((x) => [x.type, Number(x.value)]));
+    const date = Date.UTC(p.year!, p.month! - 1, p.day!) / DAY;
+    const back = granularity === 'week' ? (date + 3) % 7 : p.day! - 1;
+    return localMidnight(midnight - back * DAY + 12 * 3_600_000, tz);
+  };
+
+  it('over more than 32 days reads the daily rollup where its days lie inside the zone\'s buckets: exact counts and means, percentiles within the sketch bound', async () => {
+    const w = { from: seedTo - 34 * DAY - 4_321_000, to: seedTo - 4_000_000 };
+    for (const [granularity, tz] of [['week', 'Asia/Kolkata'], ['month', 'America/New_York'], [undefined, 'UTC']] as const) {
+      // Each run's bucket, computed once per quarter hour (the zones' boundaries fall on whole or half hours).
+      const memo = new Map<number, number>();
+      const bucketOf = (t: number) => {
+        const slot = Math.floor(t / 900_000);
+        if (!memo.has(slot)) memo.set(slot, granularity ? localStart(slot * 900_000, tz, granularity) : w.from);
+        return memo.get(slot)!;
+      };
+      const bucketsOf = new Map<string, Map<number, ResultItem[]>>();
+      for (const check of checkOf.values()) {
+        const buckets = new Map<number, ResultItem[]>();
+        for (const r of runs.get(check.id)!) {
+          const t = Date.parse(r.startedAt);
+          if (t < w.from || t >= w.to) continue;
+          const b = bucketOf(t);
+          const list = buckets.get(b);
+          if (list) list.push(r);
+          else buckets.set(b, [r]);
+        }
+        bucketsOf.set(check.id, buckets);
+      }
+      let first: unknown;
+      for (const how of ['no-cache', 'cached', 'held', 'exact']) {
+        const params = { from: seconds(w.from), to: seconds(w.to), granularity, timezone: granularity && tz, precision: how === 'exact' ? 'exact' : undefined };
+        const res = await svc.call('GET', `/v1/reporting?${query(params)}`, { headers: how === 'no-cache' ? { 'cache-control': 'no-cache' } : {} });
+        const where = `${granularity ?? 'whole window'} in ${tz} (${how})`;
+        expect(res.status, res.text).toBe(200);
+        expect(res.headers.get('x-analytics-sources'), where).toBe(how === 'exact' ? 'raw' : 'rollup:day');
+        if (how === 'no-cache') first = res.body;
+        else if (how !== 'exact') expectSameAnswer(res.body, first, where);
+        if (how === 'held') expect(res.headers.get('x-analytics-cache')).toMatch(/^hits=\d+; misses=0$/);
+        for (const check of checkOf.values()) {
+          const item = (res.body as { checkId: string; aggregate?: Record<string, number>; aggregates?: (Record<string, number> & { from: string; to: string })[] }[]).find((i) => i.checkId === check.id)!;
+          const buckets = bucketsOf.get(check.id)!;
+          const starts = [...buckets.keys()].sort((a, b) => a - b);
+          type Figures = Record<'successRatio' | 'avg' | 'p95' | 'p99', number> & { from: string; to: string };
+          const got: Figures[] = granularity ? (item.aggregates as Figures[]) : [{ ...(item.aggregate as Figures), from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString() }];
+          expect(got.map((a) => a.from), `${check.checkType} ${where}`).toEqual(starts.map((s) => new Date(Math.max(s, w.from)).toISOString()));
+          if (granularity) {
+            const next = (s: number) => localStart(s + (granularity === 'week' ? 8 : 32) * DAY, tz, granularity);
+            expect(got.map((a) => a.to), `${check.checkType} ${where}`).toEqual(starts.map((s) => new Date(Math.min(w.to, next(s))).toISOString()));
+          }
+          got.forEach((a, i) => {
+            const items = buckets.get(starts[i]!)!;
+            const want = figures(items);
+            const what = `${check.checkType} ${where} from ${a.from}`;
+            expect(a.successRatio, what).toBe(want.successRatio);
+            expect(a.avg, what).toBeCloseTo(want.avg, 1);
+            const times = items.map((r) => fieldValue(r, 'responseTime')).filter((v): v is number => v !== null);
+            for (const [k, p] of [['p95', 0.95], ['p99', 0.99]] as const) {
+              if (how === 'exact' || !times.length) expect(a[k], `${what} ${k}`).toBeCloseTo(want[k], 1);
+              else {
+                const { lo, hi } = sketchBounds(times, p, SKETCH_ACCURACY)!;
+                expect(a[k], `${what} ${k}`).toBeGreaterThanOrEqual(lo - 0.005);
+                expect(a[k], `${what} ${k}`).toBeLessThanOrEqual(hi + 0.005);
+              }
+            }
+          });
+        }
+      }
     }
   });
 

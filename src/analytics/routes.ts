@@ -90,15 +90,16 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       operationId: 'getReporting',
       summary: 'Success ratio and response times of every check (or the tagged ones) over a window, whole or per calendar bucket',
       description:
-        'Per check: successRatio (per cent of runs that passed, 4 decimals), avg, p95 and p99 response time (ms, exact, R7). ' +
+        'Per check: successRatio (per cent of runs that passed, 4 decimals), avg, p95 and p99 response time (ms; exact, R7, over ' +
+        'windows of 32 days or less and with precision=exact; longer windows read the daily rollup where it fits, see precision). ' +
         'With granularity (day, week from Monday, month) in timezone (UTC by default): one aggregate per bucket with runs, ascending; ' +
         `at most ${MAX_REPORTING_DAYS} days and ${MAX_REPORTING_BUCKETS} buckets. A check without runs has no aggregate.`,
       tag,
       access: 'read',
       schema: { query: ReportingQuery, headers: CacheControl, responses: { 200: Type.Array(ReportingItem) } },
       handler: async ({ principal, query, headers, context }) => {
-        const { items, cache } = await reporting(deps, principal.account.id, query, { context, noCache: noCacheAsked(headers) });
-        return { status: 200, body: items, headers: cacheHeader(cache) };
+        const { items, tiers, cache } = await reporting(deps, principal.account.id, query, { context, noCache: noCacheAsked(headers) });
+        return { status: 200, body: items, headers: { ...sourcesHeader(tiers), ...cacheHeader(cache) } };
       },
     }),
     defineRoute({

@@ -20,7 +20,7 @@ export interface UnionSpec {
 
 /**
  * One FROM subquery holding, per key, the partial aggregates of every source of the plan: rollup rows
- * as stored (one SELECT per tier range) and raw rows aggregated to the same shape (one SELECT over all
+ * as stored (one SELECT per tier, over its ranges) and raw rows aggregated to the same shape (one SELECT over all
  * raw ranges), UNION ALL. The caller merges them: sums of counts and sums, min of mins, max of maxes, and
  * the -Merge of variance and sketch states.
  */
@@ -28,9 +28,16 @@ export function unionOfSources(spec: UnionSpec): { sql: string; params: QueryPar
   const params: QueryParams = {};
   const measures = [...spec.columns].flatMap(([column, parts]) => [...parts].map((p) => ({ column, p })));
   const selects: string[] = [];
+  // One SELECT per tier, its ranges OR'd (a reporting window split by a zone's calendar has one range per bucket).
+  const tiers = new Map<string, { table: string; ranges: string[] }>();
   spec.plan.rollups.forEach((r, i) => {
     params[`r${i}from`] = toClickHouseTime(r.from).slice(0, 19);
     params[`r${i}to`] = toClickHouseTime(r.to).slice(0, 19);
+    const tier = tiers.get(r.tier.id) ?? { table: r.tier.table, ranges: [] };
+    tier.ranges.push(`(bucket >= {r${i}from:DateTime('UTC')} AND bucket < {r${i}to:DateTime('UTC')})`);
+    tiers.set(r.tier.id, tier);
+  });
+  for (const { table, ranges } of tiers.values()) {
     const list = [
       ...spec.keys.map((k) => `${k.rollup} AS ${k.alias}`),
       'runs',
@@ -38,9 +45,8 @@ export function unionOfSources(spec: UnionSpec): { sql: string; params: QueryPar
       'retried',
       ...measures.map(({ column, p }) => part(column, p)),
     ];
-    const where = [...spec.where, `bucket >= {r${i}from:DateTime('UTC')}`, `bucket < {r${i}to:DateTime('UTC')}`];
-    selects.push(`SELECT ${list.join(', ')} FROM ${r.tier.table} WHERE ${where.join(' AND ')}`);
-  });
+    selects.push(`SELECT ${list.join(', ')} FROM ${table} WHERE ${[...spec.where, ranges.length === 1 ? ranges[0].slice(1, -1) : `(${ranges.join(' OR ')})`].join(' AND ')}`);
+  }
   if (spec.plan.raw.length) {
     const ranges = spec.plan.raw.map((r, i) => {
       params[`w${i}from`] = toClickHouseTime(r.from);
