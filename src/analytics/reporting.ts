@@ -140,19 +140,36 @@ function bucketLabeller(granularity: Granularity | undefined, tz: string): (ms: 
 export function reportingSources(window: Window & { granularity?: Granularity; tz: string }, precision: Precision): SourcePlan {
   if (precision === 'exact' || window.to - window.from < SKETCH_MIN_WINDOW_MS) return { rollups: [], raw: [{ from: window.from, to: window.to }] };
   const tier = TIERS.find((t) => t.id === 'day')!;
-  const label = bucketLabeller(window.granularity, window.tz);
   const plan: SourcePlan = { rollups: [], raw: [] };
   let at = window.from;
-  for (let day = Math.ceil(window.from / DAY) * DAY; day + DAY <= window.to; day += DAY) {
-    if (label(day) !== label(day + DAY - 1)) continue;
-    if (at < day) plan.raw.push({ from: at, to: day });
-    const last = plan.rollups[plan.rollups.length - 1];
-    if (last && last.to === day) last.to = day + DAY;
-    else plan.rollups.push({ tier, from: day, to: day + DAY });
-    at = day + DAY;
+  for (const r of wholeDays(window.granularity, window.tz, Math.ceil(window.from / DAY), Math.floor(window.to / DAY))) {
+    if (at < r.from) plan.raw.push({ from: at, to: r.from });
+    plan.rollups.push({ tier, ...r });
+    at = r.to;
   }
   if (at < window.to) plan.raw.push({ from: at, to: window.to });
   return plan;
+}
+
+/** Recent answers of wholeDays: a rolling window asks the same days again and again (its planning costs ms). */
+const WHOLE_DAYS = new Map<string, { from: number; to: number }[]>();
+
+/** The UTC days of [firstDay, endDay) (day numbers) lying inside one bucket of the zone, as contiguous ranges in ms. */
+function wholeDays(granularity: Granularity | undefined, tz: string, firstDay: number, endDay: number): { from: number; to: number }[] {
+  const key = `${granularity}|${tz}|${firstDay}|${endDay}`;
+  const known = WHOLE_DAYS.get(key);
+  if (known) return known;
+  const label = bucketLabeller(granularity, tz);
+  const ranges: { from: number; to: number }[] = [];
+  for (let day = firstDay * DAY; day < endDay * DAY; day += DAY) {
+    if (label(day) !== label(day + DAY - 1)) continue;
+    const last = ranges[ranges.length - 1];
+    if (last && last.to === day) last.to = day + DAY;
+    else ranges.push({ from: day, to: day + DAY });
+  }
+  if (WHOLE_DAYS.size >= 256) WHOLE_DAYS.delete(WHOLE_DAYS.keys().next().value!);
+  WHOLE_DAYS.set(key, ranges);
+  return ranges;
 }
 
 /**
@@ -243,8 +260,9 @@ export async function reporting(
     }
     return byCheck;
   };
-  // Which ranges the rollup serves decide the arithmetic (sketches or exact ranks): part of the key, as the summary's.
-  const split = plan.rollups.map((r) => [r.from, r.to]);
+  // Which days the rollup serves decide the arithmetic (sketches or exact ranks): part of the key, as the summary's.
+  // With the zone and granularity (also in the key) the first and the end day say which (wholeDays).
+  const split = plan.rollups.length ? [Math.ceil(window.from / DAY), Math.floor(window.to / DAY)] : [];
   const { rows: byCheck, cache } = await heldPerCheck<Row>(
     deps,
     accountId,
