@@ -1,7 +1,9 @@
 /** Messages between the bench (bench/run.ts) and the service under test (bench/service.ts). */
 export type FloorRequest =
   | { kind: 'report'; segment: string; accountId: string; checkId: string; query: string }
-  | { kind: 'summary'; accountId: string; checkIds: string[]; quickRange: string };
+  | { kind: 'summary'; accountId: string; checkIds: string[]; quickRange: string }
+  /** A page of error groups (100) of the account or one check: from the view, or grouped from the runs by its query. */
+  | { kind: 'errorGroups'; accountId: string; checkId?: string; source: 'view' | 'runs' };
 
 export type ServiceMessage =
   | { type: 'floor'; request: FloorRequest; runs: number }

@@ -47,6 +47,8 @@ interface Scenario {
   /** Report scenarios are held to the 32-connection scaling target. */
   report?: boolean;
   headers?: Record<string, string>;
+  /** Connection levels when not the profile's (a scenario slow enough that 32 connections only queue). */
+  levels?: number[];
 }
 
 const seconds = (ms: number) => Math.round(ms / 10) / 100;
@@ -131,7 +133,20 @@ async function main() {
       { ...summary('summary-100-last24Hours-uncached', 'last24Hours'), title: '4. summary of 100 checks, last24Hours, Cache-Control: no-cache', headers: { 'cache-control': 'no-cache' } },
       { id: 'reporting-30d', title: `7. GET /v1/reporting, every check of the account (${many.checks.length + 2}), last30Days`, method: 'GET', path: '/v1/reporting?quickRange=last30Days' },
       { id: 'reporting-30d-uncached', title: `7. GET /v1/reporting, every check of the account (${many.checks.length + 2}), last30Days, Cache-Control: no-cache`, method: 'GET', path: '/v1/reporting?quickRange=last30Days', headers: { 'cache-control': 'no-cache' } },
+      // Longer than 32 days: the daily rollup serves whole UTC days inside the zone's weeks (auto) or every run is read
+      // (exact); both uncached, one connection (the exact one takes seconds).
+      ...(['auto', 'exact'] as const).map((precision): Scenario => ({
+        id: `reporting-90d-weekly-${precision}-uncached`,
+        title: `7. GET /v1/reporting, every check (${many.checks.length + 2}), 90 days, weekly in America/New_York, precision=${precision}, Cache-Control: no-cache`,
+        method: 'GET',
+        path: `/v1/reporting?from=${Math.floor(Date.now() / 1000) - 90 * 86_400}&to=${Math.floor(Date.now() / 1000)}&granularity=week&timezone=America/New_York&precision=${precision}`,
+        headers: { 'cache-control': 'no-cache' },
+        levels: [1],
+      })),
       summary('summary-100-lastMonth', 'lastMonth'),
+      // Error groups (of every check, and of the multi-step check's 90 or 365 days of failures) read from the view.
+      { id: 'error-groups-account', title: `8. GET /v1/error-groups, every check (${many.checks.length + 2}), limit 100`, method: 'GET', path: '/v1/error-groups?limit=100', floor: { kind: 'errorGroups', accountId, source: 'view' } },
+      { id: 'error-groups-check', title: `8. GET /v1/error-groups/checks/{id}, multi-step (${PROFILE.yearDays} days), limit 100`, method: 'GET', path: `/v1/error-groups/checks/${multistep}?limit=100`, floor: { kind: 'errorGroups', accountId, checkId: multistep, source: 'view' } },
       { id: 'crud-get-check', title: '6. GET /v1/checks/{id}', method: 'GET', path: `/v1/checks/${apiCheck}` },
       { id: 'crud-create-browser', title: '6. POST /v1/checks/browser', method: 'POST', path: '/v1/checks/browser', body: JSON.stringify({ name: 'bench browser check', script: '// bench' }) },
     ];
@@ -146,7 +161,7 @@ async function main() {
     for (const s of scenarios) {
       const levels = [];
       let floor: ScenarioResult['floor'];
-      for (const connections of PROFILE.levels) {
+      for (const connections of s.levels ?? PROFILE.levels) {
         await settle(svc);
         const r = await load({ url: svc.url, key, method: s.method, path: s.path, body: s.body, headers: s.headers, connections, durationSeconds: PROFILE.seconds });
         levels.push(summarize(r));
@@ -156,6 +171,17 @@ async function main() {
       }
       const saturated = s.floor ? await measureSaturated(svc, s) : undefined;
       results.push({ id: s.id, title: s.title, method: s.method, path: s.path.replace(/\?.*/, ''), query: s.path.split('?')[1], report: !!s.report, levels, floor, saturated });
+    }
+
+    // The alternative to the error groups' view: the same groups computed from the runs at read time.
+    const errorGroups: NonNullable<BenchResults['errorGroups']> = [];
+    for (const [id, checkId] of [['error-groups-account', undefined], ['error-groups-check', multistep]] as const) {
+      const view = results.find((r) => r.id === id)?.floor;
+      await settle(svc);
+      const f = await svc.ask({ type: 'floor', request: { kind: 'errorGroups', accountId, checkId, source: 'runs' }, runs: 5 });
+      const runs = { storeMs: latencyStats(f.wallMs).p50, engineMs: latencyStats(f.engineMs).p50, rowsRead: f.rowsRead };
+      errorGroups.push({ id, view: view ? { storeMs: view.storeMs.p50, engineMs: view.engineMs.p50, rowsRead: view.rowsRead } : undefined, runs });
+      log(`${id} grouped from the runs: store p50 ${runs.storeMs} ms (engine ${runs.engineMs} ms), rows read ${runs.rowsRead}`);
     }
 
     const cache = await svc.ask({ type: 'reportCache' });
@@ -184,6 +210,7 @@ async function main() {
       scenarios: results,
       ingest,
       ingestMarking,
+      errorGroups,
       reportCache: cache.stats,
       service: { peakRssBytes: peakRss },
       durationSeconds: seconds(Date.now() - started),

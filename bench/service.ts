@@ -8,6 +8,8 @@ import { CATALOGS } from '../src/analytics/metrics.js';
 import { planReport, reportCache, type ReportQuery } from '../src/analytics/report.js';
 import { reportQuery } from '../src/analytics/schemas.js';
 import { planSummary } from '../src/analytics/summary.js';
+import { compileErrorGroups } from '../src/analytics/error-groups.js';
+import { budgetSettings } from '../src/analytics/budget.js';
 import type { QuickRange } from '../src/analytics/windows.js';
 import { loadConfig } from '../src/platform/config.js';
 import { findCheckRow } from '../src/checks/repository.js';
@@ -21,6 +23,7 @@ const { store } = service.deps;
 
 /** The same validation and planning the report route runs (the check's volume included), so the floor runs the same SQL. */
 async function compile(req: FloorRequest) {
+  if (req.kind === 'errorGroups') return compileErrorGroupsFloor(req);
   if (req.kind === 'summary') return planSummary(req.accountId, req.checkIds, req.quickRange as QuickRange, service.deps.config.analytics);
   const catalog = CATALOGS.find((c) => c.segment === req.segment)!;
   const schema = reportQuery(catalog);
@@ -29,6 +32,21 @@ async function compile(req: FloorRequest) {
   if (!plan.pageCandidate) return plan;
   const check = await findCheckRow(service.deps.sql, req.accountId, req.checkId);
   return planReport(catalog, req.accountId, req.checkId, query, service.deps.config.analytics, Date.now(), check).plan;
+}
+
+/**
+ * The error-groups route's query (the view's groups of the account's checks, or of one), or the same groups computed
+ * from the runs when the request asks: the view's own SELECT (from system.tables) over the account's runs in its place.
+ */
+async function compileErrorGroupsFloor(req: Extract<FloorRequest, { kind: 'errorGroups' }>) {
+  const ids = req.checkId ? [req.checkId] : (await service.deps.sql<{ id: string }[]>`select id from checks where account_id = ${req.accountId}`).map((c) => c.id);
+  const { sql, params } = compileErrorGroups(req.accountId, ids, { limit: 100, page: 1 });
+  const settings = budgetSettings(service.deps.config.analytics);
+  if (req.source === 'view') return { sql, params, settings };
+  const [view] = await store.query<{ q: string }>("SELECT as_select AS q FROM system.tables WHERE database = currentDatabase() AND name = 'check_error_groups_mv'", {});
+  const runs = view.q.replace(/FROM\s+(\w+\.)?check_results\b/, 'FROM (SELECT * FROM check_results WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)})');
+  if (runs === view.q) throw new Error('the error groups view reads no check_results');
+  return { sql: sql.replace('FROM check_error_groups', `FROM (${runs})`), params, settings };
 }
 
 function memory() {

@@ -4,6 +4,7 @@ import type { Store } from '../storage/clickhouse/index.js';
 import type { QueryBudget } from '../platform/config.js';
 import { iso } from '../model/time.js';
 import { budgetSettings, withinBudget } from './budget.js';
+import type { QueryParams } from '../storage/clickhouse/store.js';
 
 /**
  * Error groups (docs/analytics.md): failed runs of a check grouped by their error message with its variable parts
@@ -55,19 +56,22 @@ const SELECT = `SELECT
 
 type Deps = { sql: Sql; store: Store; config: { analytics: QueryBudget } };
 
+/** The query of a page of error groups of some checks of the account (one by id when `id` is set); the bench runs it too. */
+export function compileErrorGroups(accountId: string, checkIds: string[], filter: { id?: string; limit: number; page: number }): { sql: string; params: QueryParams } {
+  return {
+    sql: `SELECT * FROM (${SELECT}) ${filter.id ? 'WHERE id = {id:String}' : ''} ORDER BY lastSeen DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+    params: { accountId, checkIds, id: filter.id ?? '', limit: filter.limit, offset: (filter.page - 1) * filter.limit },
+  };
+}
+
 /** The account's error groups, newest last failure first: of one check, of all its checks, or one by id. */
 export async function errorGroups(deps: Deps, accountId: string, filter: { checkId?: string; id?: string; limit: number; page: number }) {
   const checks = filter.checkId
     ? await deps.sql<{ id: string }[]>`select id from checks where account_id = ${accountId} and id = ${filter.checkId}`
     : await deps.sql<{ id: string }[]>`select id from checks where account_id = ${accountId}`;
   if (!checks.length) return [];
-  const rows = await withinBudget(
-    deps.store.query<GroupRow>(
-      `SELECT * FROM (${SELECT}) ${filter.id ? 'WHERE id = {id:String}' : ''} ORDER BY lastSeen DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
-      { accountId, checkIds: checks.map((c) => c.id), id: filter.id ?? '', limit: filter.limit, offset: (filter.page - 1) * filter.limit },
-      { settings: budgetSettings(deps.config.analytics), purpose: 'report' },
-    ),
-  );
+  const { sql, params } = compileErrorGroups(accountId, checks.map((c) => c.id), filter);
+  const rows = await withinBudget(deps.store.query<GroupRow>(sql, params, { settings: budgetSettings(deps.config.analytics), purpose: 'report' }));
   const states = rows.length ? await deps.sql<StateRow[]>`select * from error_group_states where account_id = ${accountId} and id = any(${rows.map((r) => r.id)}::uuid[])` : [];
   const stateOf = new Map(states.map((s) => [s.id, s]));
   return rows.map((r) => {

@@ -1,5 +1,6 @@
 import type { CheckType } from '../model/checks.js';
 import type { ResultItem } from '../ingest/schemas.js';
+import type { ResultDetailKey } from '../model/results.js';
 import { deriveSeed, Random } from './random.js';
 
 export interface SeedCheck {
@@ -33,6 +34,40 @@ const MEDIAN_MS = {
   GRPC: 90,
   HEARTBEAT: 200,
 } satisfies Record<CheckType, number>;
+
+/** Where a failed run of each type says why (the anchor's result object; none for heartbeats). */
+const RESULT_KEY = {
+  API: 'apiCheckResult',
+  URL: 'apiCheckResult',
+  BROWSER: 'browserCheckResult',
+  MULTI_STEP: 'multiStepCheckResult',
+  PLAYWRIGHT: 'playwrightCheckResult',
+  AGENTIC: 'agenticCheckResult',
+  TCP: 'tcpCheckResult',
+  DNS: 'dnsCheckResult',
+  ICMP: 'icmpCheckResult',
+  SSL: 'sslCheckResult',
+  GRPC: 'grpcCheckResult',
+  TRACEROUTE: 'tracerouteCheckResult',
+  HEARTBEAT: undefined,
+} as const satisfies Record<CheckType, ResultDetailKey | undefined>;
+
+/**
+ * Why a failed run failed, as a runner words it: three kinds of failure, each with the parts that vary between
+ * runs (times, counts, URLs' paths, ids) that error groups mask. Chosen from the run's own figures, so the random
+ * stream (and every other figure of the seed) is what it was before runs carried errors.
+ */
+function failureMessage(location: string, startedAt: number, duration: number): string {
+  const id = (startedAt / 1000).toString(16).padStart(12, '0');
+  switch (Math.floor(duration) % 3) {
+    case 0:
+      return `Timeout ${Math.round(duration)}ms exceeded while waiting for https://shop.test/orders/${id}?from=${location}`;
+    case 1:
+      return `Expected status 200 but received 503 from https://shop.test/api/cart/${Math.floor(duration) % 97} after ${Math.round(duration)} ms`;
+    default:
+      return `Error: connect ECONNREFUSED 127.0.0.1:${8000 + (Math.floor(duration) % 1000)} at ${new Date(startedAt).toISOString()}`;
+  }
+}
 
 const BURST_START = 0.004;
 const BURST_CONTINUE = 0.8;
@@ -172,5 +207,7 @@ function makeRun(rnd: Random, check: SeedCheck, location: string, startedAt: num
       throw new Error(`no synthetic runs for ${String(unhandled)} checks`);
     }
   }
+  const key = RESULT_KEY[check.checkType];
+  if (failing && key) (item as Record<string, unknown>)[key] = { errors: [{ message: failureMessage(location, startedAt, duration) }] };
   return item;
 }
