@@ -204,6 +204,45 @@ describe('the bucket cache itself', () => {
     expect(answers.slice(1).every((a) => a!.misses === 0)).toBe(true);
   });
 
+  it("answers a window's closed buckets with one lookup while none of their days changed, and reads again only a changed day's", async () => {
+    const cache = new BucketCache(10_000_000);
+    const days = new Map<number, number>();
+    const generations = { read: async () => ({ epoch: 0, days }) } as unknown as Generations;
+    const HOUR = 3_600_000;
+    let value = 1;
+    const reads: { from: number; to: number }[] = [];
+    const now = Date.UTC(2026, 10, 20, 12, 30);
+    const ask = () =>
+      bucketedRows({
+        cache, generations, key: 'k', checkId: 'c', window: { from: now - 48 * HOUR, to: now }, bucketMs: HOUR, now, closeAfterMs: 0,
+        compute: async (w, ranges) => {
+          if (!ranges) reads.push(w);
+          const rows = [];
+          for (let b = Math.floor(w.from / HOUR) * HOUR; b < w.to; b += HOUR) rows.push({ b, m0: value });
+          return { rows, tiers: [] };
+        },
+        firstRuns: async (ranges) => ranges.map(() => null),
+      });
+    const first = (await ask())!;
+    expect(first.rows).toHaveLength(49);
+    const before = cache.stats();
+    const second = (await ask())!;
+    // The same kept rows (and the same page of them): one lookup for the 47 closed buckets, one per edge.
+    expect(second.rows).toBe(first.rows);
+    expect(pageOf(second.rows, false, 10, 5)).toBe(pageOf(first.rows, false, 10, 5));
+    expect(second.misses).toBe(0);
+    expect(cache.stats().hits - before.hits).toBeLessThanOrEqual(3);
+    // A batch lands on the day before: its buckets in the window are read again, with what they hold now.
+    const changed = Math.floor((now - 30 * HOUR) / DAY);
+    days.set(changed, 1);
+    value = 2;
+    reads.length = 0;
+    const third = (await ask())!;
+    expect(reads).toEqual([{ from: Math.max(changed * DAY, now - 48 * HOUR + 1800_000), to: (changed + 1) * DAY }]);
+    expect(third.misses).toBe(reads[0]!.to / HOUR - reads[0]!.from / HOUR);
+    for (const row of third.rows) expect(row.m0, new Date(Number(row.b)).toISOString()).toBe(Math.floor(Number(row.b) / DAY) === changed && Number(row.b) >= reads[0]!.from ? 2 : 1);
+  });
+
   it('answers a raw page from kept rows that are not all of the window only while they fill the page', async () => {
     const cache = new BucketCache(10_000_000);
     const generations = { read: async () => ({ epoch: 0, days: new Map<number, number>() }) } as unknown as Generations;
