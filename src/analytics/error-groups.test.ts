@@ -89,6 +89,13 @@ describe('error groups', () => {
     const forever = await waitFor(() => svc.call('GET', `/v1/error-groups/${expectation.id}`), (r) => r.body.occurrences === 2);
     expect(forever.body.archivedUntilNextEvent).toBe(true);
     expect((await svc.call('PATCH', `/v1/error-groups/${randomUUID()}`, { body: { archiveForEver: true } })).status).toBe(404);
+    // A body it cannot read is a 400 naming the field, and the group stays as it was.
+    for (const body of [{ archiveForEver: 'yes' }, { archiveForEver: false, archived: true }]) {
+      const refused = await svc.call('PATCH', `/v1/error-groups/${expectation.id}`, { body });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.body.attributes.errors.length, refused.text).toBeGreaterThan(0);
+    }
+    expect((await svc.call('GET', `/v1/error-groups/${expectation.id}`)).body.archivedUntilNextEvent).toBe(true);
 
     // The anchor CLI's `checks get` lists the active ones.
     const home = mkdtempSync(path.join(os.tmpdir(), 'error-groups-'));

@@ -554,6 +554,8 @@ describe('reporting', () => {
     await bad({ from: seconds(seedTo - 401 * DAY), to: seconds(seedTo), granularity: 'month' }, 'query.from');
     await bad({ granularity: 'day', timezone: 'Mars/Olympus' }, 'query.timezone');
     await bad({ timezone: 'Europe/Paris' }, 'query.timezone');
+    await bad({ quickRange: 'last7Days', precision: 'rough' }, 'query.precision');
+    await bad({ quickRange: 'lastFortnight' }, 'query.quickRange');
     expect((await svc.call('GET', '/v1/reporting?quickRange=last7Days&deactivated=true')).body).toEqual([]);
     // A zone named in another case is the same zone.
     const fixed = query({ from: seconds(seedTo - 7 * DAY), to: seconds(seedTo), granularity: 'day' });
