@@ -1,0 +1,365 @@
+import type { Readable } from 'node:stream';
+import { Type, type Static } from '@sinclair/typebox';
+import { HttpError, notFound, unauthorized } from '../http/errors.js';
+import { defineRoute, type AnyRoute, type RateLimitRule } from '../http/route.js';
+import { StringEnum } from '../http/schemas.js';
+import { AGENT_PROTOCOL, compareVersions } from '../model/agent.js';
+import { CHECK_TYPES } from '../model/checks.js';
+import { RESULT_DETAIL_KEYS } from '../model/results.js';
+import { locationOfKey, registerAgent, touchAgent, type AgentLocation } from '../private-locations/index.js';
+import { bounded, loadRunnable, resultItem, RUN_METRIC_KEYS, RUN_TIMING_KEYS, RunBook, scheduledResultId, verdict, type RunOutcome } from '../runners/index.js';
+import type { Deps } from '../storage/deps.js';
+import { adhocRecorder } from '../test-sessions/index.js';
+import { toRow } from '../ingest/index.js';
+import { AgentLeases, decodeLease } from './leases.js';
+import { plainAddress } from './static-ips.js';
+
+/** Every call of an agent names its key: one location's key never reaches another location's runs. */
+const AuthHeaders = Type.Object({ authorization: Type.Optional(Type.String({ maxLength: 300, description: 'Bearer pl_… (a key of the private location)' })) });
+
+/**
+ * Agents call often (leases, reports): a generous bucket per location key (per credential sent, checked or not),
+ * never an account's API limit, and never one that a caller with junk keys can use up for everyone.
+ */
+const AGENT_RATE: RateLimitRule = { points: 30_000, windowSeconds: 60, bucket: 'agents', perCredential: true };
+
+/** What every agent route shares: its tag, no API key (the location key is checked by the route), the agents' limit. */
+const AGENT_ROUTE = { tag: 'Agents', access: 'public', rateLimit: AGENT_RATE } as const;
+
+const AgentId = Type.String({ format: 'uuid', description: 'The agent\'s own id, kept in its data folder' });
+const Version = Type.String({ pattern: '^\\d{1,4}\\.\\d{1,4}\\.\\d{1,4}$', description: 'The agent\'s version' });
+
+const RegisterBody = Type.Object(
+  {
+    protocol: Type.Integer({ minimum: 1, maximum: 1000, description: 'The protocol the agent speaks' }),
+    agentId: AgentId,
+    version: Version,
+    capabilities: Type.Array(StringEnum(CHECK_TYPES), { uniqueItems: true, maxItems: CHECK_TYPES.length, description: 'The check types it can run' }),
+    concurrency: Type.Integer({ minimum: 1, maximum: 10 }),
+    egressIps: Type.Optional(Type.Array(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }] }), { maxItems: 16, description: 'Where its checks\' connections come from, when the service cannot see it (NAT)' })),
+  },
+  { additionalProperties: false },
+);
+
+const LeaseBody = Type.Object(
+  {
+    agentId: AgentId,
+    max: Type.Integer({ minimum: 1, maximum: 10, description: 'Runs the agent can start now' }),
+    waitSeconds: Type.Integer({ minimum: 0, maximum: 20, default: 10, description: 'How long to wait for a first run' }),
+  },
+  { additionalProperties: false },
+);
+
+const LeaseId = Type.String({ minLength: 8, maxLength: 600, pattern: '^[A-Za-z0-9_-]+$' });
+
+const RenewBody = Type.Object({ agentId: AgentId, leaseIds: Type.Array(LeaseId, { maxItems: 20 }) }, { additionalProperties: false });
+
+const EPOCH_MS = { minimum: 0, maximum: 8_640_000_000_000 };
+const Outcome = Type.Object(
+  {
+    startedAt: Type.Number(EPOCH_MS),
+    stoppedAt: Type.Number(EPOCH_MS),
+    hasFailures: Type.Boolean(),
+    hasErrors: Type.Boolean(),
+    isDegraded: Type.Boolean(),
+    metrics: Type.Partial(
+      Type.Object(
+        Object.fromEntries(
+          RUN_METRIC_KEYS.map((k) => [k, k === 'timings' ? Type.Partial(Type.Object(Object.fromEntries(RUN_TIMING_KEYS.map((t) => [t, Type.Number()])), { additionalProperties: false })) : Type.Number()]),
+        ),
+        { additionalProperties: false },
+      ),
+    ),
+    detail: Type.Partial(Type.Object(Object.fromEntries(RESULT_DETAIL_KEYS.map((k) => [k, Type.Record(Type.String(), Type.Unknown())])), { additionalProperties: false })),
+    networkError: Type.Optional(Type.Boolean()),
+    error: Type.Optional(Type.String({ maxLength: 20_000 })),
+  },
+  { additionalProperties: false, description: 'What one run found (the runner\'s outcome)' },
+);
+
+const OutcomesBody = Type.Object(
+  { agentId: AgentId, outcomes: Type.Array(Type.Object({ leaseId: LeaseId, outcome: Outcome }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
+
+const MadeBody = Type.Object(
+  {
+    agentId: AgentId,
+    results: Type.Array(
+      Type.Object(
+        {
+          checkId: Type.String({ format: 'uuid' }),
+          location: Type.String({ minLength: 1, maxLength: 64 }),
+          slot: Type.Integer(EPOCH_MS),
+          periodMs: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 86_400_000, description: "The check's period when the run was made" })),
+          outcome: Outcome,
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 500 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const LeaseParams = Type.Object({ leaseId: LeaseId }, { additionalProperties: false });
+const FileParams = Type.Object({ leaseId: LeaseId, kind: StringEnum(['screenshots', 'traces', 'videos'] as const) }, { additionalProperties: false });
+
+/** A run leased to an agent, as the agent receives it: the job, the check with its secret values, the result id. */
+const LeaseReply = Type.Object({
+  leaseId: Type.String(),
+  expiresAt: Type.String({ format: 'date-time' }),
+  run: Type.Record(Type.String(), Type.Unknown(), { description: 'The run: check, location, slot, attempt, source, period' }),
+  check: Type.Record(Type.String(), Type.Unknown(), { description: 'The check as it runs: group settings applied, variables and secret values resolved' }),
+  resultId: Type.String({ format: 'uuid' }),
+  assetBase: Type.Optional(Type.String()),
+});
+
+/** How far ahead of the service's clock an agent's may be. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/** A run's times as an agent could have measured them: started since `earliest`, stopped after it started, none ahead of now. */
+function plausibleTimes(o: { startedAt: number; stoppedAt: number }, earliest: number): boolean {
+  const latest = Date.now() + CLOCK_SKEW_MS;
+  return o.startedAt >= earliest && o.startedAt <= latest && o.stoppedAt >= o.startedAt && o.stoppedAt <= latest && o.stoppedAt - o.startedAt <= 86_400_000;
+}
+
+/** An agent's last-seen stamp is written at most this often per agent and process. */
+const TOUCH_EVERY_MS = 5000;
+
+/** The most a run's file may be (the same limit as the service's own runners). */
+const FILE_LIMIT_BYTES = 50 * 1024 * 1024;
+/** Results made while cut off are taken back this far (the agent's buffer keeps at most a week). */
+const MADE_MAX_AGE_MS = 7 * 86_400_000;
+
+/**
+ * The agent protocol (docs/agent.md), version 1: an agent registers, leases its location's runs, renews the
+ * leases while it runs them, reports each outcome once, uploads the files a run keeps, and hands over the
+ * results it made while it could not reach the service. Every call carries a key of the location.
+ */
+export function agentRoutes(deps: Deps): AnyRoute[] {
+  const { sql, config, logger } = deps;
+  const book = new RunBook({ sql, queues: deps.queues, redis: deps.redis, redisPrefix: config.redisPrefix, ingest: deps.ingest, logger, metrics: deps.metrics, recordAdhoc: adhocRecorder(sql) });
+  const leases = new AgentLeases(deps.queues, book, { leaseMs: config.agents.leaseMs, maxWaitMs: config.agents.maxWaitMs }, logger, deps.metrics);
+  const settings = config.agents;
+
+  async function locationOf(headers: Static<typeof AuthHeaders>): Promise<AgentLocation> {
+    const auth = headers.authorization;
+    if (!auth) throw unauthorized('missing-credentials');
+    const m = /^Bearer (pl_[0-9a-f]{16,128})$/.exec(auth);
+    if (!m) throw unauthorized(auth.startsWith('Bearer ') ? 'invalid-key' : 'not-bearer');
+    const location = await locationOfKey(sql, m[1]!);
+    if (!location) throw unauthorized('invalid-key');
+    return location;
+  }
+
+  /**
+   * The agent must have registered with this location (again after the service forgot it, or a key change). Its
+   * last-seen stamp is written at most every few seconds per agent and process, not on every call.
+   */
+  const recent = new Map<string, { at: number; capabilities: Set<string> }>();
+  async function seen(location: AgentLocation, agentId: string, address: string): Promise<Set<string>> {
+    const key = `${location.id}|${agentId}`;
+    const known = recent.get(key);
+    if (known && Date.now() - known.at < TOUCH_EVERY_MS) return known.capabilities;
+    const capabilities = await touchAgent(sql, location.id, agentId, address ? plainAddress(address) : null);
+    if (!capabilities) {
+      recent.delete(key);
+      throw new HttpError(409, 'This agent is not registered with this location: register first', { reason: 'not-registered' });
+    }
+    if (recent.size > 10_000) recent.clear();
+    recent.set(key, { at: Date.now(), capabilities: new Set(capabilities) });
+    return recent.get(key)!.capabilities;
+  }
+
+  async function leaseOf(location: AgentLocation, leaseId: string) {
+    const lease = decodeLease(leaseId);
+    if (!lease || !(await leases.holding(location, lease.jobId, lease.token))) throw new HttpError(409, 'This lease no longer holds its run', { reason: 'lease-lost' });
+    return lease;
+  }
+
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/v1/agent/register',
+      operationId: 'registerAgent',
+      summary: 'An agent says who it is: its id, version, the check types it runs, how many at once',
+      ...AGENT_ROUTE,
+      errors: [400, 401, 409, 503],
+      schema: {
+        headers: AuthHeaders,
+        body: RegisterBody,
+        responses: {
+          200: Type.Object({
+            protocol: Type.Integer(),
+            agentId: Type.String(),
+            location: Type.Object({ id: Type.String(), slugName: Type.String() }),
+            leaseSeconds: Type.Integer({ description: 'A lease lapses unless renewed within this' }),
+            minAgentVersion: Type.String(),
+            isOutdated: Type.Boolean(),
+          }),
+        },
+      },
+      handler: async ({ headers, body, context }) => {
+        const location = await locationOf(headers);
+        if (body.protocol !== AGENT_PROTOCOL) throw new HttpError(409, `This service speaks agent protocol ${AGENT_PROTOCOL}, not ${body.protocol}: install the agent of this service's version`, { reason: 'protocol' });
+        const ok = await registerAgent(sql, location.id, { id: body.agentId, version: body.version, capabilities: body.capabilities, concurrency: body.concurrency, address: context.client.address ? plainAddress(context.client.address) : null, egressIps: body.egressIps ?? [] });
+        if (!ok) throw new HttpError(409, 'This agent id belongs to another location: give each agent its own data folder', { reason: 'agent-id-taken' });
+        recent.delete(`${location.id}|${body.agentId}`);
+        const isOutdated = compareVersions(body.version, settings.minVersion) < 0;
+        logger.info({ agentId: body.agentId, location: location.slugName, version: body.version, isOutdated }, 'agent registered');
+        return {
+          status: 200,
+          body: { protocol: AGENT_PROTOCOL, agentId: body.agentId, location: { id: location.id, slugName: location.slugName }, leaseSeconds: Math.round(settings.leaseMs / 1000), minAgentVersion: settings.minVersion, isOutdated },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/agent/leases',
+      operationId: 'leaseAgentRuns',
+      summary: "Up to `max` of the location's due runs, each under a lease; waits up to `waitSeconds` for a first",
+      description: 'A leased run carries the check with its secret values: they are given only for a lease, and the agent keeps them in memory only.',
+      ...AGENT_ROUTE,
+      errors: [400, 401, 409, 503],
+      schema: { headers: AuthHeaders, body: LeaseBody, responses: { 200: Type.Object({ leases: Type.Array(LeaseReply) }) } },
+      handler: async ({ headers, body, context }) => {
+        const location = await locationOf(headers);
+        const capabilities = await seen(location, body.agentId, context.client.address);
+        const taken = await leases.take(location, body.agentId, capabilities, body.max, body.waitSeconds * 1000, context.signal);
+        return {
+          status: 200,
+          body: { leases: taken.map((l) => ({ leaseId: l.leaseId, expiresAt: new Date(l.expiresAt).toISOString(), run: l.run, check: l.check, resultId: l.resultId, ...(l.assetBase ? { assetBase: l.assetBase } : {}) })) },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/agent/leases/renew',
+      operationId: 'renewAgentLeases',
+      summary: 'Extends the leases of runs the agent is still making; lost ones went to another agent',
+      ...AGENT_ROUTE,
+      errors: [400, 401, 409, 503],
+      schema: { headers: AuthHeaders, body: RenewBody, responses: { 200: Type.Object({ renewed: Type.Array(Type.String()), lost: Type.Array(Type.String()) }) } },
+      handler: async ({ headers, body, context }) => {
+        const location = await locationOf(headers);
+        await seen(location, body.agentId, context.client.address);
+        return { status: 200, body: await leases.renew(location, body.leaseIds) };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/agent/outcomes',
+      operationId: 'reportAgentOutcomes',
+      summary: 'What leased runs found: each taken once (a repeat is answered `duplicate`, a lapsed lease `lost`)',
+      ...AGENT_ROUTE,
+      bodyLimitBytes: 32 * 1024 * 1024,
+      errors: [400, 401, 409, 503],
+      schema: {
+        headers: AuthHeaders,
+        body: OutcomesBody,
+        responses: {
+          200: Type.Object({
+            outcomes: Type.Array(
+              Type.Object({ leaseId: Type.String(), state: StringEnum(['done', 'duplicate', 'lost', 'gone', 'refused'] as const, { description: 'refused: its times are not a run this agent could have made now' }) }),
+            ),
+          }),
+        },
+      },
+      handler: async ({ headers, body, context }) => {
+        const location = await locationOf(headers);
+        await seen(location, body.agentId, context.client.address);
+        // Together: the results of one report go to ingest in one batch.
+        const outcomes = await Promise.all(
+          body.outcomes.map(async ({ leaseId, outcome }) => {
+            if (!plausibleTimes(outcome, Date.now() - MADE_MAX_AGE_MS)) return { leaseId, state: 'refused' as const };
+            const done = await leases.complete(location, leaseId, outcome as RunOutcome);
+            if (done.state === 'lost') logger.warn({ agentId: body.agentId, location: location.slugName }, 'an agent reported a run its lease no longer held; not taken');
+            return { leaseId, state: done.state };
+          }),
+        );
+        return { status: 200, body: { outcomes } };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/v1/agent/leases/{leaseId}/files/{kind}',
+      operationId: 'uploadAgentRunFile',
+      summary: 'A file a leased run keeps (screenshot, trace, video), stored for its account; answers its key',
+      ...AGENT_ROUTE,
+      errors: [400, 401, 409, 413, 503],
+      rawBody: { mediaType: 'application/octet-stream', maxBytes: FILE_LIMIT_BYTES },
+      schema: { headers: AuthHeaders, params: FileParams, responses: { 201: Type.Object({ key: Type.String(), size: Type.Integer() }) } },
+      handler: async ({ headers, params, body }) => {
+        const location = await locationOf(headers);
+        await leaseOf(location, params.leaseId);
+        const stored = await deps.blobs.put(location.accountId, params.kind, body as Readable, FILE_LIMIT_BYTES);
+        return { status: 201, body: { key: stored.key, size: stored.size } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/agent/leases/{leaseId}/bundle',
+      operationId: 'downloadAgentRunBundle',
+      summary: "The code bundle of a leased run's Playwright check suite",
+      ...AGENT_ROUTE,
+      contentType: 'application/gzip',
+      errors: [400, 401, 404, 409, 503],
+      schema: { headers: AuthHeaders, params: LeaseParams, responses: { 200: Type.String({ description: 'The bundle (tar.gz)' }) } },
+      handler: async ({ headers, params }) => {
+        const location = await locationOf(headers);
+        const lease = await leaseOf(location, params.leaseId);
+        const run = await leases.runOf(location, lease.jobId);
+        const check = run && (await loadRunnable(sql, run.accountId, [run.checkId])).get(run.checkId);
+        const key = typeof check?.data.codeBundlePath === 'string' ? check.data.codeBundlePath : undefined;
+        const bundle = key ? await deps.blobs.open(location.accountId, key) : undefined;
+        if (!bundle) throw notFound();
+        return { status: 200, body: bundle.stream, headers: { 'content-type': 'application/gzip', 'content-length': String(bundle.size) } };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/agent/made',
+      operationId: 'deliverAgentBufferedResults',
+      summary: 'Results an agent made on its own while cut off from the service, with their original times',
+      description: 'One result per check, slot and location is kept: a slot the service also ran, or a batch sent twice, lands once.',
+      ...AGENT_ROUTE,
+      bodyLimitBytes: 64 * 1024 * 1024,
+      errors: [400, 401, 409, 503],
+      schema: {
+        headers: AuthHeaders,
+        body: MadeBody,
+        responses: { 200: Type.Object({ accepted: Type.Integer(), refused: Type.Array(Type.Object({ index: Type.Integer(), reason: Type.String() })) }) },
+      },
+      handler: async ({ headers, body, context }) => {
+        const location = await locationOf(headers);
+        await seen(location, body.agentId, context.client.address);
+        const checks = await loadRunnable(sql, location.accountId, [...new Set(body.results.map((r) => r.checkId))]);
+        const now = Date.now();
+        const refused: { index: number; reason: string }[] = [];
+        const rows = [];
+        for (const [index, r] of body.results.entries()) {
+          const check = checks.get(r.checkId);
+          const reason = !check
+            ? 'no such check in this account'
+            : r.location !== location.slugName || !check.locations.includes(location.slugName)
+              ? 'the check does not run in this location'
+              : r.slot > now || r.slot < now - MADE_MAX_AGE_MS || r.outcome.startedAt < r.slot - 60_000 || !plausibleTimes(r.outcome, r.slot - 60_000)
+                ? 'the slot or its start is not a time this agent could have run it'
+                : undefined;
+          if (reason) {
+            refused.push({ index, reason });
+            continue;
+          }
+          const outcome = bounded(r.outcome as RunOutcome);
+          const resultId = scheduledResultId(r.checkId, r.slot, location.slugName);
+          rows.push({ resultId, slot: r.slot, periodMs: r.periodMs, row: toRow(location.accountId, resultId, resultItem(check!, location.slugName, outcome, 1)) });
+          book.count(location.slugName, verdict(outcome));
+        }
+        await book.ingestMade(location.accountId, rows);
+        if (rows.length) logger.info({ agentId: body.agentId, location: location.slugName, results: rows.length, refused: refused.length }, 'results an agent made while cut off taken');
+        return { status: 200, body: { accepted: rows.length, refused } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,107 @@
+import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadAgentConfig } from '../../platform/config.js';
+import type { RunnableCheck } from '../definitions.js';
+import type { RunJob } from '../jobs.js';
+import { DiskBuffer, type MadeResult } from './buffer.js';
+import { ScheduleMemory } from './memory.js';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'agent-unit-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const made = (i: number, pad = 0): MadeResult => ({ checkId: `c${i}`, location: 'office', slot: 1_800_000_000_000 + i * 60_000, outcome: { i, pad: 'x'.repeat(pad) } });
+
+describe("the agent's disk buffer", () => {
+  it('keeps results across a restart and delivers each once, oldest first', async () => {
+    const dir = tmp();
+    const first = new DiskBuffer(dir, 1024 * 1024);
+    first.add([made(1), made(2)]);
+    first.add([made(3)]);
+    first.close();
+    // A kill -9 mid-write leaves half a line: it is no result.
+    const [segment] = readdirSync(path.join(dir, 'buffer'));
+    appendFileSync(path.join(dir, 'buffer', segment!), '{"checkId":"c4","loc');
+    const again = new DiskBuffer(dir, 1024 * 1024);
+    const got: string[] = [];
+    expect(await again.drain(async (rs) => void got.push(...rs.map((r) => r.checkId)))).toBe(3);
+    expect(got).toEqual(['c1', 'c2', 'c3']);
+    expect(again.stats).toMatchObject({ results: 0, bytes: 0, dropped: 0 });
+    expect(await again.drain(async () => expect.unreachable())).toBe(0);
+  });
+
+  it('keeps what it could not deliver for the next try', async () => {
+    const buffer = new DiskBuffer(tmp(), 1024 * 1024);
+    buffer.add([made(1), made(2), made(3)]);
+    await expect(buffer.drain(async () => Promise.reject(new Error('unreachable')))).rejects.toThrow('unreachable');
+    expect(buffer.stats.results).toBe(3);
+    const got: MadeResult[] = [];
+    await buffer.drain(async (rs) => void got.push(...rs), 2);
+    expect(got.map((r) => r.checkId)).toEqual(['c1', 'c2', 'c3']);
+  });
+
+  it('stays under its size limit by dropping the oldest results, and counts them', async () => {
+    const buffer = new DiskBuffer(tmp(), 3 * 1024 * 1024);
+    // 1 MiB segments of ~100 KiB results: 40 results are about 4 MiB, a third more than the limit.
+    for (let i = 0; i < 40; i++) buffer.add([made(i, 100 * 1024)]);
+    expect(buffer.stats.bytes).toBeLessThanOrEqual(3 * 1024 * 1024);
+    expect(buffer.stats.dropped).toBeGreaterThan(0);
+    expect(buffer.stats.dropped + buffer.stats.results).toBe(40);
+    const got: MadeResult[] = [];
+    await buffer.drain(async (rs) => void got.push(...rs));
+    // What is left is the newest, in order.
+    expect(got.map((r) => r.checkId)).toEqual(Array.from({ length: got.length }, (_, k) => `c${40 - got.length + k}`));
+  });
+});
+
+describe("the agent's memory of its schedule", () => {
+  const check = { id: 'c1', checkType: 'API' } as RunnableCheck;
+  const run = (slot: number, extra: Partial<RunJob> = {}): RunJob => ({ v: 1, accountId: 'a', checkId: 'c1', location: 'office', slot, attempt: 1, source: 'SCHEDULER', periodMs: 10_000, ...extra });
+
+  it('hands out each next slot once, skips slots more than a period late, and ignores runs that are not scheduled', () => {
+    const memory = new ScheduleMemory();
+    memory.remember(run(100_000), check, 100_000);
+    memory.remember(run(0, { source: 'TRIGGER_API', periodMs: undefined }), check, 100_000);
+    expect(memory.size).toBe(1);
+    expect(memory.due(105_000)).toEqual([]);
+    expect(memory.due(110_500).map((d) => d.run.slot)).toEqual([110_000]);
+    expect(memory.due(110_900)).toEqual([]);
+    // Cut off for a while: the latest due slot runs, not a burst of the missed ones.
+    expect(memory.due(155_000).map((d) => d.run.slot)).toEqual([150_000]);
+    // A lease of an older slot never moves it back.
+    memory.remember(run(120_000), check, 156_000);
+    expect(memory.due(160_100).map((d) => d.run.slot)).toEqual([160_000]);
+  });
+
+  it('forgets a check not leased for three periods', () => {
+    const memory = new ScheduleMemory();
+    memory.remember(run(0), check, 0);
+    memory.forgetStale(80_000);
+    expect(memory.size).toBe(1);
+    memory.forgetStale(91_000);
+    expect(memory.size).toBe(0);
+  });
+});
+
+describe("the agent's settings", () => {
+  const key = `pl_${'a'.repeat(48)}`;
+  it('are the anchor agent\'s names, with their defaults', () => {
+    const c = loadAgentConfig({ API_KEY: key, API_URL: 'https://monitoring.example.com/' });
+    expect(c).toMatchObject({ apiKey: key, apiUrl: 'https://monitoring.example.com', jobConcurrency: 1, healthPort: 0, offlineAfterMs: 15_000, bufferMaxBytes: 256 * 1024 * 1024 });
+  });
+  it('refuse what would not work, naming the setting', () => {
+    expect(() => loadAgentConfig({ API_URL: 'https://x.test' })).toThrow(ConfigError);
+    expect(() => loadAgentConfig({ API_KEY: 'mk_abc', API_URL: 'https://x.test' })).toThrow(/API_KEY/);
+    expect(() => loadAgentConfig({ API_KEY: key })).toThrow(/API_URL/);
+    expect(() => loadAgentConfig({ API_KEY: key, API_URL: 'https://x.test', JOB_CONCURRENCY: '11' })).toThrow(/JOB_CONCURRENCY/);
+    expect(() => loadAgentConfig({ API_KEY: key, API_URL: 'https://x.test', EGRESS_IPS: 'nope' })).toThrow(/EGRESS_IPS/);
+  });
+});

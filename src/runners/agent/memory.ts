@@ -1,0 +1,55 @@
+import type { RunnableCheck } from '../definitions.js';
+import type { RunJob } from '../jobs.js';
+
+/** A scheduled check this agent ran lately: enough to go on running it on schedule while cut off. */
+interface Remembered {
+  run: RunJob;
+  check: RunnableCheck;
+  periodMs: number;
+  /** The latest slot run (or handed out) for it. */
+  lastSlot: number;
+  /** When it was last leased from the service. */
+  leasedAt: number;
+}
+
+/**
+ * The agent's memory of its share of the schedule: each scheduled run it leases leaves the check's definition
+ * (with its secret values: kept in memory only, never written) and the slot. While the service is unreachable,
+ * `due` hands out the slots that come due, one per check and period, from those definitions. A check not leased
+ * for three of its periods is forgotten (deleted, moved to another agent, or deactivated).
+ */
+export class ScheduleMemory {
+  private readonly checks = new Map<string, Remembered>();
+
+  remember(run: RunJob, check: RunnableCheck, now = Date.now()): void {
+    if (run.source !== 'SCHEDULER' || !run.periodMs || run.adhocId) return;
+    const key = `${run.checkId}|${run.location}`;
+    const known = this.checks.get(key);
+    this.checks.set(key, { run, check, periodMs: run.periodMs, lastSlot: Math.max(run.slot, known?.lastSlot ?? 0), leasedAt: now });
+  }
+
+  /** Forgets checks not leased for three periods (only while the service answers: its silence is not a change). */
+  forgetStale(now = Date.now()): void {
+    for (const [key, r] of this.checks) if (now - r.leasedAt > 3 * r.periodMs + 60_000) this.checks.delete(key);
+  }
+
+  get size(): number {
+    return this.checks.size;
+  }
+
+  /**
+   * The runs due by `now` from memory: each check's next slots after the last one run. A slot more than a period
+   * late is skipped (the next is as close), as the service's runners do.
+   */
+  due(now = Date.now()): { run: RunJob; check: RunnableCheck }[] {
+    const out: { run: RunJob; check: RunnableCheck }[] = [];
+    for (const r of this.checks.values()) {
+      let next = r.lastSlot + r.periodMs;
+      if (next > now) continue;
+      while (next + r.periodMs <= now) next += r.periodMs;
+      r.lastSlot = next;
+      out.push({ run: { ...r.run, slot: next, attempt: 1, firstStartedAt: undefined }, check: r.check });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { GroupCommit, toRow } from '../ingest/index.js';
+import { LivePublisher } from '../live/index.js';
+import { ingestJob, slotSpan, type ResultQueue, type ResultRow } from '../model/results.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { Sql } from '../storage/postgres.js';
+import type { Queues } from '../storage/queues.js';
+import { adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt, type AdhocRecorder } from './adhoc.js';
+import { loadRunnable, locationQueues } from './definitions.js';
+import { enqueueRuns, type RunJob } from './jobs.js';
+import type { TakenRun } from './port.js';
+import { nameUuid, scheduledResultId } from './result-ids.js';
+import { bounded, nextRetry, resultItem } from './runner.js';
+import { isTerminal, recordSessionResult, sessionStatus } from './sessions.js';
+import { messageOf, type RunOutcome } from './types/common.js';
+
+export interface RunBookOptions {
+  sql: Sql;
+  queues: Queues;
+  /** Live messages (run starts and results of `checkly test`) go out through this connection. */
+  redis: Redis;
+  redisPrefix: string;
+  ingest: ResultQueue;
+  logger: Logger;
+  metrics?: Metrics;
+  /** Records an ad-hoc run's final result in its test session (wired by the process assembly). */
+  recordAdhoc?: AdhocRecorder;
+}
+
+/** Why a run is not made: it came too late, its session ended, its check went away or was deactivated. */
+export interface Skipped {
+  skipped: string;
+}
+
+/**
+ * The service's side of every run, wherever it executes: `prepare` reads what a run needs (the check as it is
+ * now, with its secrets; the ad-hoc run's definition) and says when it is not to be made; `finish` takes what
+ * the run found: a retry per the retryStrategy, else the result to ingest (grouped with the results ending
+ * together), its check session, its test session and live messages.
+ */
+export class RunBook {
+  private readonly sink: GroupCommit<Sunk>;
+  private readonly live: LivePublisher;
+
+  constructor(private readonly opts: RunBookOptions) {
+    this.sink = new GroupCommit<Sunk>(
+      async (group) => {
+        const byAccount = new Map<string, Sunk[]>();
+        for (const item of group) byAccount.set(item.accountId, [...(byAccount.get(item.accountId) ?? []), item]);
+        for (const [accountId, items] of byAccount) {
+          const spans = Object.fromEntries(items.flatMap((i) => (i.span ? [[i.resultId, i.span]] : [])));
+          await opts.ingest.enqueue(ingestJob(randomUUID(), accountId, items.map((i) => i.row), spans));
+        }
+      },
+      () => 1,
+      1000,
+    );
+    this.live = new LivePublisher(opts.redis, opts.redisPrefix);
+  }
+
+  /** Counts a run's outcome on `runner_runs_total`. */
+  count(location: string, outcome: string): void {
+    this.opts.metrics?.runs.inc({ location, outcome });
+  }
+
+  /** Live messages are a view of what is also kept: one that cannot go out is logged, never retried. */
+  private publish(topic: string, payload: unknown): Promise<void> {
+    return this.live.publish(topic, payload).catch((err: unknown) => this.opts.logger.warn({ err: messageOf(err), topic }, 'could not publish a live message'));
+  }
+
+  /**
+   * What a run needs to execute, or why it is not made. An ad-hoc run's start is announced here. A run given
+   * a `lease` (an agent's) takes a result id made from it, so that `reload` finds the same one later.
+   */
+  async prepare(run: RunJob, lease?: string, now = Date.now()): Promise<TakenRun | Skipped> {
+    const { sql } = this.opts;
+    if (run.adhocId) {
+      const row = await findAdhocRun(sql, run.adhocId);
+      if (!row || !(await startAdhocAttempt(sql, row.id))) return this.skip(run, row ? row.status : 'gone');
+      const check = await adhocRunnable(sql, row);
+      await this.publish(adhocTopic(row, 'run-start'), {});
+      return {
+        run,
+        check,
+        resultId: this.resultIdOf(run, lease, row.test_result_id),
+        ...(row.test_session_id ? { assetBase: `/v1/test-sessions/${row.test_session_id}/results/${row.test_result_id}/assets` } : {}),
+      };
+    }
+    if (run.source === 'SCHEDULER') {
+      const lateMs = now - run.slot;
+      // A run far past its slot is not worth making: the next slot is as close. Counted, never silent.
+      if (lateMs > Math.max(60_000, run.periodMs ?? 60_000) && run.attempt === 1) {
+        this.opts.logger.warn({ checkId: run.checkId, location: run.location, lateSeconds: Math.round(lateMs / 1000) }, 'run too late to make; skipped');
+        this.count(run.location, 'expired');
+        return { skipped: 'expired' };
+      }
+      if (run.attempt === 1) this.opts.metrics?.runLateness.observe({ location: run.location }, Math.max(0, lateMs) / 1000);
+    }
+    if (run.sessionId) {
+      const status = await sessionStatus(sql, run.sessionId);
+      if (!status || isTerminal(status)) return this.skip(run, status ?? 'gone');
+    }
+    const check = (await loadRunnable(sql, run.accountId, [run.checkId])).get(run.checkId);
+    if (!check || (run.source === 'SCHEDULER' && !check.activated)) return this.skip(run, check ? 'deactivated' : 'deleted');
+    return { run, check, resultId: this.resultIdOf(run, lease) };
+  }
+
+  private resultIdOf(run: RunJob, lease: string | undefined, announced?: string): string {
+    if (announced && run.attempt === 1) return announced;
+    if (run.source === 'SCHEDULER' && !run.adhocId) return scheduledResultId(run.checkId, run.slot, run.origin ?? run.location);
+    return lease ? nameUuid(`lease|${lease}`) : randomUUID();
+  }
+
+  /**
+   * A leased run again, when its agent reports what it found (maybe to another process of the service): the
+   * check as it is now and the result id `prepare` gave it. Undefined when the check or ad-hoc run is gone.
+   */
+  async reload(run: RunJob, lease: string): Promise<TakenRun | undefined> {
+    const { sql } = this.opts;
+    if (run.adhocId) {
+      const row = await findAdhocRun(sql, run.adhocId);
+      if (!row) return undefined;
+      return { run, check: await adhocRunnable(sql, row), resultId: this.resultIdOf(run, lease, row.test_result_id) };
+    }
+    const check = (await loadRunnable(sql, run.accountId, [run.checkId])).get(run.checkId);
+    return check ? { run, check, resultId: this.resultIdOf(run, lease) } : undefined;
+  }
+
+  private skip(run: RunJob, why: string): Skipped {
+    this.count(run.location, 'skipped');
+    return { skipped: why };
+  }
+
+  /** Takes what a run found: a retry, or its final result (ingest, check session, test session, live). */
+  async finish(taken: TakenRun, found: RunOutcome): Promise<Record<string, unknown>> {
+    const outcome = bounded(found);
+    return taken.run.adhocId ? this.finishAdhoc(taken, outcome) : this.finishRun(taken, outcome);
+  }
+
+  private async retry(taken: TakenRun, outcome: RunOutcome, sameLocationOnly: boolean): Promise<Record<string, unknown> | undefined> {
+    const { run, check } = taken;
+    const firstStartedAt = run.firstStartedAt ?? outcome.startedAt;
+    const retry = nextRetry(check, { ...run, firstStartedAt }, outcome);
+    if (!retry) return undefined;
+    const location = sameLocationOnly ? run.location : retry.location;
+    const queue = (await locationQueues(this.opts.sql, run.accountId, [location])).get(location);
+    if (!queue) return undefined;
+    const next: RunJob = { ...run, location, attempt: run.attempt + 1, firstStartedAt, ...(location !== run.location || run.origin ? { origin: run.origin ?? run.location } : {}) };
+    await enqueueRuns(this.opts.queues, [{ job: next, queue, startAt: Date.now() + retry.delayMs }]);
+    this.count(run.location, 'retry');
+    return { retry: location, inMs: retry.delayMs };
+  }
+
+  private async finishRun(taken: TakenRun, outcome: RunOutcome): Promise<Record<string, unknown>> {
+    const { run, check, resultId } = taken;
+    const retried = await this.retry(taken, outcome, false);
+    if (retried) return retried;
+    const item = resultItem(check, run.location, outcome, run.attempt);
+    const span = run.source === 'SCHEDULER' ? slotSpan(run.slot, run.periodMs) : undefined;
+    await this.sink.add({ accountId: run.accountId, resultId, row: toRow(run.accountId, resultId, item), span });
+    this.count(run.location, verdict(outcome));
+    if (run.sessionId) {
+      await recordSessionResult(this.opts.sql, run.sessionId, {
+        checkResultId: resultId,
+        runLocation: run.location,
+        resultType: 'FINAL',
+        hasErrors: outcome.hasErrors,
+        hasFailures: outcome.hasFailures,
+        isDegraded: outcome.isDegraded,
+        aborted: false,
+        responseTime: item.responseTime ?? null,
+        startedAt: item.startedAt,
+        stoppedAt: item.stoppedAt,
+        attempts: run.attempt,
+        ...(outcome.error ? { error: outcome.error } : {}),
+      });
+    }
+    return { resultId, failed: outcome.hasFailures };
+  }
+
+  private async finishAdhoc(taken: TakenRun, outcome: RunOutcome): Promise<Record<string, unknown>> {
+    const { run, resultId } = taken;
+    const row = await findAdhocRun(this.opts.sql, run.adhocId!);
+    if (!row) return this.skip(run, 'gone') as unknown as Record<string, unknown>;
+    const attemptResult = adhocResult(row, resultId, outcome, run.attempt);
+    const retried = await this.retry(taken, outcome, true);
+    if (retried) {
+      await this.publish(adhocTopic(row, 'result'), { result: attemptResult, resultType: 'ATTEMPT' });
+      return retried;
+    }
+    // The final result keeps the id the session announced for this check.
+    const result = { ...adhocResult(row, row.test_result_id, outcome, run.attempt) };
+    if (!(await finishAdhocRun(this.opts.sql, row.id, result))) return this.skip(run, 'cancelled') as unknown as Record<string, unknown>;
+    this.count(run.location, verdict(outcome));
+    await this.opts.recordAdhoc?.(row, result);
+    await this.publish(adhocTopic(row, 'result'), { result, resultType: 'FINAL', ...(row.test_session_id ? { testResultId: row.test_result_id } : {}) });
+    return { resultId: row.test_result_id, failed: outcome.hasFailures };
+  }
+
+  /** Results of runs made while their agent was cut off: ingested as they are, one per check, slot and location. */
+  async ingestMade(accountId: string, made: { resultId: string; row: ResultRow; slot: number; periodMs: number | undefined }[]): Promise<void> {
+    await Promise.all(made.map((m) => this.sink.add({ accountId, resultId: m.resultId, row: m.row, span: slotSpan(m.slot, m.periodMs) })));
+  }
+}
+
+/** A result on its way to ingest, with the span its scheduled slot's other runs may have started in. */
+interface Sunk {
+  accountId: string;
+  resultId: string;
+  row: ResultRow;
+  span?: [number, number];
+}
+
+/** The outcome a run is counted as. */
+export function verdict(outcome: RunOutcome): 'error' | 'failed' | 'degraded' | 'passed' {
+  return outcome.hasErrors ? 'error' : outcome.hasFailures ? 'failed' : outcome.isDegraded ? 'degraded' : 'passed';
+}
