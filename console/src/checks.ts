@@ -1,0 +1,85 @@
+/** What the console knows of check types: their path segments in the API (the same the API documents). */
+export const CHECK_SEGMENTS: Record<string, string> = {
+  API: 'api', BROWSER: 'browser', MULTI_STEP: 'multistep', HEARTBEAT: 'heartbeat', TCP: 'tcp', ICMP: 'icmp', DNS: 'dns', URL: 'url',
+  SSL: 'ssl', PLAYWRIGHT: 'playwright', TRACEROUTE: 'traceroute', GRPC: 'grpc', AGENTIC: 'agentic',
+};
+
+/** The report route of each type (`/v1/analytics/<segment>/{id}`). */
+export const REPORT_SEGMENTS: Record<string, string> = {
+  API: 'api-checks', BROWSER: 'browser-checks', MULTI_STEP: 'multistep-checks', HEARTBEAT: 'heartbeat-checks', TCP: 'tcp-checks', ICMP: 'icmp',
+  DNS: 'dns', URL: 'url-monitors', SSL: 'ssl', PLAYWRIGHT: 'playwright-checks', TRACEROUTE: 'traceroute', GRPC: 'grpc-checks', AGENTIC: 'agentic-checks',
+};
+
+/** A check's runs over a window as the timeline answers them: in columns, one entry per bucket. */
+export interface TimelineItem {
+  checkId: string;
+  inMaintenance: boolean;
+  total: { runs: number; failed: number; degraded: number; responseTimeP95: number | null; latencyP95: number | null };
+  from: string;
+  bucketSeconds: number;
+  runs: number[];
+  failed: number[];
+  degraded: number[];
+  maintenanceBuckets: number[];
+}
+
+/** One bucket of a timeline, as the strip and the bars draw it. */
+export interface Bucket {
+  from: string;
+  runs: number;
+  failed: number;
+  degraded: number;
+  inMaintenance: boolean;
+}
+
+/** The timeline's columns as buckets, oldest first. */
+export function bucketsOf(t: TimelineItem): Bucket[] {
+  const start = Date.parse(t.from);
+  const maintained = new Set(t.maintenanceBuckets);
+  return t.runs.map((runs, i) => ({ from: new Date(start + i * t.bucketSeconds * 1000).toISOString(), runs, failed: t.failed[i] ?? 0, degraded: t.degraded[i] ?? 0, inMaintenance: maintained.has(i) }));
+}
+
+export interface CheckResult {
+  id: string;
+  checkId: string;
+  name?: string;
+  hasFailures: boolean;
+  hasErrors: boolean;
+  isDegraded: boolean;
+  runLocation: string;
+  startedAt: string;
+  stoppedAt: string;
+  responseTime: number | null;
+  attempts?: number;
+  resultType?: string;
+  apiCheckResult?: Record<string, unknown> | null;
+  browserCheckResult?: Record<string, unknown> | null;
+  multiStepCheckResult?: Record<string, unknown> | null;
+  playwrightCheckResult?: Record<string, unknown> | null;
+  tracerouteCheckResult?: Record<string, unknown> | null;
+  grpcCheckResult?: Record<string, unknown> | null;
+  sslCheckResult?: Record<string, unknown> | null;
+  agenticCheckResult?: Record<string, unknown> | null;
+}
+
+export const resultState = (r: Pick<CheckResult, 'hasFailures' | 'hasErrors' | 'isDegraded'>) =>
+  r.hasFailures || r.hasErrors ? ('failing' as const) : r.isDegraded ? ('degraded' as const) : ('passing' as const);
+
+/** Windows a person picks from, and a custom one in the address. */
+export const RANGES: Record<string, { label: string; ms: number }> = {
+  '1h': { label: '1 hour', ms: 3_600_000 },
+  '6h': { label: '6 hours', ms: 6 * 3_600_000 },
+  '24h': { label: '24 hours', ms: 24 * 3_600_000 },
+  '7d': { label: '7 days', ms: 7 * 86_400_000 },
+  '30d': { label: '30 days', ms: 30 * 86_400_000 },
+};
+
+export function windowOf(query: URLSearchParams, now = Date.now()): { from: number; to: number; key: string } {
+  const from = Date.parse(query.get('from') ?? '');
+  const to = Date.parse(query.get('to') ?? '');
+  if (!Number.isNaN(from) && !Number.isNaN(to) && from < to) return { from, to, key: 'custom' };
+  const key = query.get('range') && RANGES[query.get('range')!] ? query.get('range')! : '24h';
+  // Rounded to the minute, so a window stays the same across renders within it.
+  const end = Math.ceil(now / 60_000) * 60_000;
+  return { from: end - RANGES[key]!.ms, to: end, key };
+}
