@@ -15,7 +15,7 @@ describe('bootstrap', () => {
       expect(first.generatedKey).toMatch(/^mk_/);
       const res = await fetch(`${first.url}/v1/account`, { headers: { authorization: `Bearer ${first.generatedKey}` } });
       expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ id: first.defaultAccountId, role: 'admin' });
+      expect(await res.json()).toMatchObject({ id: first.defaultAccountId, role: 'ADMIN' });
     } finally {
       await first.close();
     }
@@ -37,7 +37,7 @@ describe('bootstrap', () => {
     try {
       expect(svc.generatedKey).toBeUndefined();
       const res = await svc.call('GET', '/v1/account');
-      expect(res.body).toMatchObject({ id: svc.defaultAccountId, role: 'admin' });
+      expect(res.body).toMatchObject({ id: svc.defaultAccountId, role: 'ADMIN' });
     } finally {
       await svc.stop();
     }

@@ -66,7 +66,7 @@ export function anchorAccount(account: Account) {
     runtimeId: account.runtimeId,
     ...PLAN,
     addons: {},
-    settings: {},
+    settings: { badgesEnabled: account.badgesEnabled },
     alertSettings: account.alertSettings,
     features: [] as string[],
   };

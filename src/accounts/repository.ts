@@ -1,18 +1,8 @@
 import { transaction, type Sql } from '../storage/postgres.js';
+import { KEY_ROLE_AS, type Account, type AccountRole, type Principal } from '../model/accounts.js';
 import { generateApiKey, hashSecret, keySuffix, type Role } from '../model/secrets.js';
 
-export interface Account {
-  id: string;
-  name: string;
-  isDefault: boolean;
-  rateLimitPoints: number | null;
-  rateLimitWindowSeconds: number | null;
-  /** Runtime of checks that name none. */
-  runtimeId: string;
-  /** What a check with useGlobalAlertSettings alerts by. */
-  alertSettings: Record<string, unknown>;
-  browserCheckLimit: number | null;
-}
+export type { Account, AccountRole, Principal } from '../model/accounts.js';
 
 export interface CreatedKey {
   id: string;
@@ -22,14 +12,7 @@ export interface CreatedKey {
   role: Role;
 }
 
-/** What a valid key resolves to for one request. */
-export interface Principal {
-  keyId: string;
-  account: Account;
-  role: Role;
-}
-
-interface AccountRow {
+export interface AccountRow {
   id: string;
   name: string;
   is_default: boolean;
@@ -38,6 +21,8 @@ interface AccountRow {
   runtime_id: string;
   alert_settings: Record<string, unknown>;
   browser_check_limit: number | null;
+  badges_enabled: boolean;
+  require_two_factor: boolean;
 }
 
 /** An API key as lists show it: never the key, only its last characters. */
@@ -48,6 +33,25 @@ export interface ApiKeyRow {
   role: Role;
   created_at: Date;
   revoked_at: Date | null;
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  /** The email of the person who made it (null: made by a key or the CLI). */
+  created_by: string | null;
+}
+
+/** A person's own key (it acts with the person's role in each account they are a member of). */
+export interface UserKeyRow {
+  id: string;
+  name: string;
+  key_suffix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export function toAccountRow(row: AccountRow): Account {
+  return toAccount(row);
 }
 
 function toAccount(row: AccountRow): Account {
@@ -60,12 +64,20 @@ function toAccount(row: AccountRow): Account {
     runtimeId: row.runtime_id,
     alertSettings: row.alert_settings,
     browserCheckLimit: row.browser_check_limit ?? null,
+    badgesEnabled: row.badges_enabled ?? false,
+    requireTwoFactor: row.require_two_factor ?? false,
   };
 }
 
 export async function createAccount(sql: Sql, name: string, isDefault = false): Promise<Account> {
   const [row] = await sql<AccountRow[]>`insert into accounts (name, is_default) values (${name}, ${isDefault}) returning *`;
   return toAccount(row);
+}
+
+/** The account the service made at first start. */
+export async function defaultAccount(sql: Sql): Promise<Account | undefined> {
+  const [row] = await sql<AccountRow[]>`select * from accounts where is_default`;
+  return row ? toAccount(row) : undefined;
 }
 
 export async function findAccount(sql: Sql, id: string): Promise<Account | undefined> {
@@ -99,12 +111,16 @@ export async function setBrowserCheckLimit(sql: Sql, accountId: string, max: num
   await sql`update accounts set browser_check_limit = ${max}, updated_at = now() where id = ${accountId}`;
 }
 
+export async function setBadgesEnabled(sql: Sql, accountId: string, enabled: boolean): Promise<void> {
+  await sql`update accounts set badges_enabled = ${enabled}, updated_at = now() where id = ${accountId}`;
+}
+
 export async function createApiKey(
   sql: Sql,
-  opts: { accountId: string; role: Role; name?: string; rawKey?: string },
+  opts: { accountId: string; role: Role; name?: string; rawKey?: string; createdByUserId?: string | null },
 ): Promise<CreatedKey> {
   const key = opts.rawKey ?? generateApiKey();
-  const id = await transaction(sql, (tx) => insertKey(tx, key, opts.accountId, opts.role, opts.name ?? 'api key'));
+  const id = await transaction(sql, (tx) => insertKey(tx, key, opts.accountId, opts.role, opts.name ?? 'api key', opts.createdByUserId ?? null));
   return { id, key, accountId: opts.accountId, role: opts.role };
 }
 
@@ -120,8 +136,8 @@ export async function revokeApiKey(sql: Sql, keyId: string): Promise<void> {
 /** One page of the keys that are members of an account, and how many there are. */
 export async function listApiKeys(sql: Sql, accountId: string, limit: number, offset: number) {
   const [rows, [{ n }]] = await Promise.all([
-    sql<ApiKeyRow[]>`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, m.role
-      from memberships m join api_keys k on k.id = m.api_key_id
+    sql<ApiKeyRow[]>`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, k.last_used_at, k.expires_at, u.email as created_by, m.role
+      from memberships m join api_keys k on k.id = m.api_key_id left join users u on u.id = k.created_by_user_id
       where m.account_id = ${accountId}
       order by k.created_at, k.id limit ${limit} offset ${offset}`,
     sql<{ n: number }[]>`select count(*)::int as n from memberships where account_id = ${accountId}`,
@@ -130,8 +146,8 @@ export async function listApiKeys(sql: Sql, accountId: string, limit: number, of
 }
 
 export async function findApiKey(sql: Sql, accountId: string, keyId: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await sql<ApiKeyRow[]>`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, m.role
-    from api_keys k join memberships m on m.api_key_id = k.id
+  const [row] = await sql<ApiKeyRow[]>`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, k.last_used_at, k.expires_at, u.email as created_by, m.role
+    from api_keys k join memberships m on m.api_key_id = k.id left join users u on u.id = k.created_by_user_id
     where k.id = ${keyId} and m.account_id = ${accountId}`;
   return row;
 }
@@ -144,24 +160,72 @@ export async function findOwnApiKey(sql: Sql, accountId: string, keyId: string):
 }
 
 /**
- * Resolves a raw key and the account it asks for. `undefined` means the key is unknown or revoked (401);
- * 'forbidden' means the key is valid but not a member of the requested account (403).
+ * Resolves a raw key and the account it asks for. `undefined` means the key is unknown, revoked or expired (401);
+ * 'forbidden' means the key is valid but may not act for the requested account (403). A service key acts with its
+ * membership's role; a user's key with its user's role as a member now (so it stops when the user leaves or is
+ * demoted). The key's last use is stamped at most once a minute, off the request's path.
  */
 export async function resolvePrincipal(
   sql: Sql,
   rawKey: string,
   requestedAccountId: string | undefined,
 ): Promise<Principal | 'forbidden' | undefined> {
-  const [row] = await sql<(AccountRow & { key_id: string; role: Role | null })[]>`
-    select k.id as key_id, m.role, a.*
+  const [row] = await sql<(AccountRow & { key_id: string; key_name: string; user_id: string | null; user_email: string | null; user_totp: Date | null; key_role: Role | null; member_role: AccountRole | null; last_used_at: Date | null })[]>`
+    select k.id as key_id, k.name as key_name, k.user_id, u.email as user_email, u.totp_enabled_at as user_totp, k.last_used_at, m.role as key_role, am.role as member_role, a.*
     from api_keys k
-    left join memberships m on m.api_key_id = k.id
+    left join users u on u.id = k.user_id
+    left join memberships m on k.user_id is null and m.api_key_id = k.id
       and m.account_id = coalesce(${requestedAccountId ?? null}::uuid, k.default_account_id)
-    left join accounts a on a.id = m.account_id
-    where k.key_hash = ${hashSecret(rawKey)} and k.revoked_at is null`;
+    left join account_members am on k.user_id is not null and am.user_id = k.user_id
+      and am.account_id = coalesce(${requestedAccountId ?? null}::uuid, k.default_account_id)
+    left join accounts a on a.id = coalesce(m.account_id, am.account_id)
+    where k.key_hash = ${hashSecret(rawKey)} and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())`;
   if (!row) return undefined;
-  if (!row.role) return 'forbidden';
-  return { keyId: row.key_id, role: row.role, account: toAccount(row) };
+  const role = row.member_role ?? (row.key_role ? KEY_ROLE_AS[row.key_role] : null);
+  // A person's key is refused where the account requires a second factor they have not turned on.
+  if (!role || (row.user_id && row.require_two_factor && !row.user_totp)) return 'forbidden';
+  if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
+    sql`update api_keys set last_used_at = now() where id = ${row.key_id}`.catch(() => undefined);
+  }
+  return {
+    keyId: row.key_id,
+    userId: row.user_id,
+    sessionId: null,
+    role,
+    account: toAccount(row),
+    actor: row.user_id ? { type: 'user', id: row.user_id, name: row.user_email ?? '' } : { type: 'key', id: row.key_id, name: row.key_name },
+  };
+}
+
+/** The accounts a principal may act for: a service key's memberships, or its user's. */
+export async function accountsOf(sql: Sql, principal: Principal): Promise<Account[]> {
+  if (principal.userId) {
+    const rows = await sql<AccountRow[]>`select a.* from account_members m join accounts a on a.id = m.account_id
+      where m.user_id = ${principal.userId} order by a.created_at, a.id`;
+    return rows.map(toAccount);
+  }
+  return principal.keyId ? accountsOfKey(sql, principal.keyId) : [];
+}
+
+export async function createUserKey(sql: Sql, k: { userId: string; accountId: string; name: string; key: string; expiresAt: Date | null }): Promise<UserKeyRow> {
+  const [row] = await sql<UserKeyRow[]>`insert into api_keys (name, key_hash, key_suffix, default_account_id, user_id, created_by_user_id, expires_at)
+    values (${k.name}, ${hashSecret(k.key)}, ${keySuffix(k.key)}, ${k.accountId}, ${k.userId}, ${k.userId}, ${k.expiresAt})
+    returning id, name, key_suffix, created_at, last_used_at, expires_at, revoked_at`;
+  return row!;
+}
+
+export async function listUserKeys(sql: Sql, userId: string): Promise<UserKeyRow[]> {
+  return sql<UserKeyRow[]>`select id, name, key_suffix, created_at, last_used_at, expires_at, revoked_at from api_keys where user_id = ${userId} order by created_at, id`;
+}
+
+export async function revokeUserKey(sql: Sql, userId: string, id: string): Promise<boolean> {
+  const rows = await sql`update api_keys set revoked_at = now() where id = ${id} and user_id = ${userId} and revoked_at is null returning 1`;
+  return rows.length > 0;
+}
+
+/** Sets whether the account's members must have a second factor. */
+export async function setRequireTwoFactor(sql: Sql, accountId: string, required: boolean): Promise<void> {
+  await sql`update accounts set require_two_factor = ${required}, updated_at = now() where id = ${accountId}`;
 }
 
 export interface BootstrapResult {
@@ -197,9 +261,9 @@ export async function bootstrap(sql: Sql, bootstrapKey: string | undefined): Pro
   });
 }
 
-async function insertKey(tx: Sql, key: string, accountId: string, role: Role, name: string): Promise<string> {
-  const [row] = await tx<{ id: string }[]>`insert into api_keys (name, key_hash, key_suffix, default_account_id)
-    values (${name}, ${hashSecret(key)}, ${keySuffix(key)}, ${accountId}) returning id`;
+async function insertKey(tx: Sql, key: string, accountId: string, role: Role, name: string, createdByUserId: string | null = null): Promise<string> {
+  const [row] = await tx<{ id: string }[]>`insert into api_keys (name, key_hash, key_suffix, default_account_id, created_by_user_id)
+    values (${name}, ${hashSecret(key)}, ${keySuffix(key)}, ${accountId}, ${createdByUserId}) returning id`;
   await tx`insert into memberships (api_key_id, account_id, role) values (${row.id}, ${accountId}, ${role})`;
   return row.id;
 }

@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import type { AccountRole, Principal } from '../model/accounts.js';
+import type { Sql } from '../storage/postgres.js';
+import { toAccountRow, type AccountRow } from './repository.js';
+import { newToken, tokenHash } from './users.js';
+
+/**
+ * Browser sessions (docs/people.md): the cookie holds a random token, the row its hash, a CSRF token, when it was
+ * last used and when it ends whatever happens. A session is made at each sign-in (a new token: never one the browser
+ * had before), ended at sign-out and, but for the one that changed it, at a password change.
+ */
+export interface SessionSettings {
+  /** Unused this long, a session ends. */
+  idleMs: number;
+  /** Used or not, a session ends this long after sign-in. */
+  absoluteMs: number;
+}
+
+export async function createSession(db: Sql, userId: string, settings: SessionSettings, meta: { address?: string; userAgent?: string }): Promise<{ id: string; token: string; csrfToken: string }> {
+  const { raw, hash } = newToken();
+  const csrfToken = randomBytes(24).toString('base64url');
+  const [row] = await db<{ id: string }[]>`insert into user_sessions (user_id, token_hash, csrf_token, expires_at, address, user_agent)
+    values (${userId}, ${hash}, ${csrfToken}, ${new Date(Date.now() + settings.absoluteMs)}, ${meta.address ?? null}, ${(meta.userAgent ?? '').slice(0, 512)})
+    returning id`;
+  return { id: row!.id, token: raw, csrfToken };
+}
+
+/**
+ * A live session's principal in the account it asks for (else the user's first account): undefined when the
+ * session is unknown, ended, idle too long or past its end; 'forbidden' when the user is no member of that account.
+ * Where the account requires a second factor the user has not turned on, the principal says so (`secondFactorMissing`)
+ * and reaches only the person's own settings. Its last use is stamped at most once a minute.
+ */
+export async function resolveSession(db: Sql, token: string, requestedAccountId: string | undefined, settings: SessionSettings): Promise<(Principal & { csrfToken: string }) | 'forbidden' | undefined> {
+  // One round trip, as a key's: the session, its person, and their membership of the account asked for (or their first).
+  const [row] = await db<(Partial<AccountRow> & { session_id: string; user_id: string; csrf_token: string; last_seen_at: Date; email: string; totp_enabled_at: Date | null; member_role: AccountRole | null })[]>`
+    select s.id as session_id, s.user_id, s.csrf_token, s.last_seen_at, u.email, u.totp_enabled_at, m.role as member_role, a.*
+    from user_sessions s
+    join users u on u.id = s.user_id
+    left join lateral (
+      select am.account_id, am.role from account_members am
+      where am.user_id = s.user_id and (${requestedAccountId ?? null}::uuid is null or am.account_id = ${requestedAccountId ?? null}::uuid)
+      order by am.created_at, am.account_id limit 1
+    ) m on true
+    left join accounts a on a.id = m.account_id
+    where s.token_hash = ${tokenHash(token)} and s.ended_at is null and s.expires_at > now()
+      and s.last_seen_at > ${new Date(Date.now() - settings.idleMs)}`;
+  if (!row) return undefined;
+  if (!row.member_role || !row.id) return 'forbidden';
+  if (Date.now() - row.last_seen_at.getTime() > 60_000) db`update user_sessions set last_seen_at = now() where id = ${row.session_id}`.catch(() => undefined);
+  return {
+    account: toAccountRow(row as AccountRow),
+    role: row.member_role,
+    keyId: null,
+    userId: row.user_id,
+    sessionId: row.session_id,
+    actor: { type: 'user', id: row.user_id, name: row.email },
+    csrfToken: row.csrf_token,
+    ...(row.require_two_factor && !row.totp_enabled_at ? { secondFactorMissing: true } : {}),
+  };
+}
+
+export async function endSession(db: Sql, id: string): Promise<void> {
+  await db`update user_sessions set ended_at = now() where id = ${id} and ended_at is null`;
+}
+
+/** Ends every live session of the user but `except` (a password change keeps the one that made it). */
+export async function endUserSessions(db: Sql, userId: string, except?: string): Promise<void> {
+  await db`update user_sessions set ended_at = now() where user_id = ${userId} and ended_at is null and (${except ?? null}::uuid is null or id <> ${except ?? null}::uuid)`;
+}
+
+/** Ends the session a cookie holds; its CSRF token, to check the sign-out came from this service's pages. */
+export async function sessionByToken(db: Sql, token: string): Promise<{ id: string; csrf_token: string } | undefined> {
+  const [row] = await db<{ id: string; csrf_token: string }[]>`select id, csrf_token from user_sessions
+    where token_hash = ${tokenHash(token)} and ended_at is null and expires_at > now()`;
+  return row;
+}
