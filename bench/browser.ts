@@ -15,9 +15,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/platform/config.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
-import { processTree, treeMemory } from '../src/runners/browser/sandbox.js';
-import { configureBrowserRuns, runBrowserCheck } from '../src/runners/types/browser.js';
-import type { RunnableCheck } from '../src/runners/definitions.js';
+import { processTree, treeMemory } from '../src/runners/index.js';
+import { configureBrowserRuns, runBrowserCheck } from '../src/runners/index.js';
+import type { RunnableCheck } from '../src/runners/index.js';
 import { ROOT } from './harness.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '12' }, concurrency: { type: 'string', default: '1,2,4' } } });

@@ -1,10 +1,14 @@
 /** What every bench run shares: its own database, Redis prefix and data directory, the CLI, the service under test. */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dropDatabase } from '../src/storage/postgres.js';
+import { deleteKeysWithPrefix } from '../src/storage/redis.js';
 import type { ServiceMessage, ServiceReply } from './protocol.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -30,6 +34,13 @@ export function benchEnvironment() {
   };
   delete env.CLICKHOUSE_URL;
   return { runId, dataDir, env };
+}
+
+/** Removes what benchEnvironment made: the database, the Redis keys under the prefix, the data directory. */
+export async function removeBenchEnvironment(env: NodeJS.ProcessEnv, dataDir: string): Promise<void> {
+  await dropDatabase(env.DATABASE_URL!);
+  await deleteKeysWithPrefix(env.REDIS_URL!, env.REDIS_PREFIX!);
+  rmSync(dataDir, { recursive: true, force: true });
 }
 
 /** The CLI, as a user runs it; stdout is the command's answer, stderr (progress bars) passes through. */
@@ -98,3 +109,25 @@ export async function settle(svc: ServiceUnderTest): Promise<void> {
   await svc.ask({ type: 'settle' });
   await new Promise((r) => setTimeout(r, 250));
 }
+
+/** A target for runner benches: answers every path 200 at once and counts the requests. */
+export async function startCountingTarget(): Promise<{ url: string; hits: () => number; close: () => void }> {
+  let hits = 0;
+  const target = createServer((req, res) => {
+    hits++;
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+  });
+  target.keepAliveTimeout = 5000;
+  await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(target.address() as AddressInfo).port}`, hits: () => hits, close: () => void target.close() };
+}
+
+/** utime + stime of a process, in seconds. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The value at quantile q of an ascending list (NaN when empty). */
+export const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);

@@ -6,13 +6,11 @@
  *
  *   npm run bench:projects -- [--checks 500] [--groups 50] [--rounds 3]
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { dropDatabase } from '../src/storage/postgres.js';
-import { deleteKeysWithPrefix } from '../src/storage/redis.js';
-import { benchEnvironment, ROOT, runCli, ServiceUnderTest } from './harness.js';
+import { benchEnvironment, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest } from './harness.js';
 
 const { values } = parseArgs({ options: { checks: { type: 'string', default: '500' }, groups: { type: 'string', default: '50' }, rounds: { type: 'string', default: '3' } } });
 const CHECKS = Number(values.checks);
@@ -121,9 +119,7 @@ async function main() {
   } finally {
     clearInterval(sampler);
     await svc.stop();
-    await dropDatabase(env.DATABASE_URL!);
-    await deleteKeysWithPrefix(env.REDIS_URL!, env.REDIS_PREFIX!);
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeBenchEnvironment(env, dataDir);
   }
   const result = { at: new Date().toISOString(), checks: CHECKS, groups: GROUPS, rounds, peakRssMb: Math.round(peakRss / 1024 / 1024) };
   const dir = path.join(ROOT, 'bench/results');

@@ -7,17 +7,15 @@
  *   npm run bench:runners -- [--checks 10000] [--minutes 10]
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { phaseOf } from '../src/runners/schedule.js';
+import { phaseOf } from '../src/runners/index.js';
 import { LOCATIONS } from '../src/model/checks.js';
-import { benchEnvironment, ROOT, runCli, ServiceUnderTest } from './harness.js';
+import { benchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, quantile, startCountingTarget } from './harness.js';
 
 const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '10' }, locations: { type: 'string', default: '4' } } });
 const CHECKS = Number(values.checks);
@@ -25,25 +23,11 @@ const MINUTES = Number(values.minutes);
 const LOCATION_COUNT = Math.min(LOCATIONS.length, Math.max(1, Number(values.locations)));
 const PERIOD = 60_000;
 
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN);
 
-/** utime + stime of a process, in seconds. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 async function main() {
-  // The target: answers every path 200 at once.
-  let hits = 0;
-  const target = createServer((req, res) => {
-    hits++;
-    req.resume();
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-  });
-  target.keepAliveTimeout = 5000;
-  await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
-  const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  const target = await startCountingTarget();
+  const targetUrl = target.url;
 
   const { env, dataDir } = benchEnvironment();
   env.RUNNER_LOCATIONS = LOCATIONS.slice(0, LOCATION_COUNT).join(',');
@@ -83,7 +67,7 @@ async function main() {
     const pid = svc.child.pid!;
     await new Promise((r) => setTimeout(r, start - Date.now()));
     const cpuStart = cpuSeconds(pid);
-    const hitsStart = hits;
+    const hitsStart = target.hits();
     let peakRss = 0;
     let maxWaiting = 0;
     let maxLag = 0;
@@ -96,7 +80,7 @@ async function main() {
     }, 2000);
     await new Promise((r) => setTimeout(r, end - Date.now()));
     const cpu = cpuSeconds(pid) - cpuStart;
-    const requests = hits - hitsStart;
+    const requests = target.hits() - hitsStart;
     clearInterval(sampler);
     // Let the last slots' results land.
     await new Promise((r) => setTimeout(r, 20_000));

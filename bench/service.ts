@@ -4,15 +4,15 @@
  * state and memory. Only the bench starts this file.
  */
 import { readFileSync } from 'node:fs';
-import { CATALOGS } from '../src/analytics/metrics.js';
-import { planReport, reportCache, type ReportQuery } from '../src/analytics/report.js';
-import { reportQuery } from '../src/analytics/schemas.js';
-import { planSummary } from '../src/analytics/summary.js';
-import { compileErrorGroups } from '../src/analytics/error-groups.js';
-import { budgetSettings } from '../src/analytics/budget.js';
-import type { QuickRange } from '../src/analytics/windows.js';
+import { CATALOGS } from '../src/analytics/index.js';
+import { planReport, reportCache, type ReportQuery } from '../src/analytics/index.js';
+import { reportQuery } from '../src/analytics/index.js';
+import { planSummary } from '../src/analytics/index.js';
+import { compileErrorGroups } from '../src/analytics/index.js';
+import { budgetSettings } from '../src/analytics/index.js';
+import type { QuickRange } from '../src/analytics/index.js';
 import { loadConfig } from '../src/platform/config.js';
-import { findCheckRow } from '../src/checks/repository.js';
+import { findCheckRow } from '../src/checks/index.js';
 import { compileValidator } from '../src/http/validation.js';
 import { createLogger } from '../src/platform/logger.js';
 import { startService } from '../src/service.js';

@@ -4,47 +4,52 @@ import zlib from 'node:zlib';
 import compress from 'koa-compress';
 import Koa, { type Middleware } from 'koa';
 import type { Deps } from './storage/deps.js';
-import { authenticate } from './http/auth.js';
+import { authenticate, serviceOrigin, type Resolvers } from './http/auth.js';
+import { type AuditSink, auditWrites } from './http/audit.js';
+import type { Logger } from './platform/logger.js';
 import { jsonBody } from './http/body.js';
 import { errorMiddleware, HttpError } from './http/errors.js';
 import { buildOpenApi } from './http/openapi.js';
-import { checkSessionRoutes, runnerResourceRoutes } from './runners/routes.js';
+import { checkSessionRoutes, runnerResourceRoutes } from './runners/index.js';
 import { RateLimits } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { type AnyRoute, koaPath } from './http/route.js';
 import { compileResponseValidator } from './http/validation.js';
 import { compileRouteInput } from './http/invoke.js';
-import { ingestRoutes } from './ingest/routes.js';
-import { accountRoutes } from './resources/accounts/routes.js';
-import { analyticsRoutes } from './analytics/routes.js';
+import { ingestRoutes } from './ingest/index.js';
+import { accountRoutes, authRoutes, memberRoutes, recordAudit, resolvePrincipal, resolveSession } from './accounts/index.js';
+import { analyticsRoutes } from './analytics/index.js';
 import { opsRoutes } from './ops/routes.js';
-import { alertChannelRoutes } from './resources/alert-channels/routes.js';
-import { checkGroupRoutes } from './resources/check-groups/routes.js';
-import { checkRoutes } from './resources/checks/routes.js';
-import { dashboardRoutes } from './resources/dashboards/routes.js';
-import { maintenanceWindowRoutes } from './resources/maintenance-windows/routes.js';
-import { statusPageRoutes } from './resources/status-pages/routes.js';
-import { testSessionErrorGroupRoutes } from './resources/test-sessions/error-groups.js';
-import { maintenanceRoutes } from './resources/maintenance-windows/maintenances.js';
-import { dashboardIncidentRoutes } from './resources/dashboards/incidents.js';
-import { badgeRoutes } from './status-pages/badges.js';
-import { statusPages } from './status-pages/pages.js';
-import { testSessionRoutes } from './resources/test-sessions/routes.js';
-import { variableRoutes } from './resources/variables/routes.js';
-import { runtimeRoutes } from './resources/runtimes/routes.js';
-import { locationRoutes } from './resources/locations/routes.js';
-import { checkStatusRoutes } from './state/routes.js';
-import { snippetRoutes } from './resources/snippets/routes.js';
-import { privateLocationRoutes } from './resources/private-locations/routes.js';
-import { clientCertificateRoutes } from './resources/client-certificates/routes.js';
-import { triggerRoutes } from './resources/triggers/routes.js';
-import { alertRoutes } from './alerts/routes.js';
-import { heartbeatRoutes } from './heartbeats/routes.js';
-import { dashboardPages } from './dashboards/routes.js';
-import { prometheusRoutes } from './analytics/prometheus.js';
+import { alertChannelRoutes } from './alerts/index.js';
+import { checkGroupRoutes } from './checks/index.js';
+import { checkRoutes } from './checks/index.js';
+import { dashboardRoutes } from './dashboards/index.js';
+import { maintenanceWindowRoutes } from './status-pages/index.js';
+import { statusPageRoutes } from './status-pages/index.js';
+import { customDomainRoutes } from './resources/index.js';
+import { testSessionErrorGroupRoutes } from './test-sessions/index.js';
+import { maintenanceRoutes } from './status-pages/index.js';
+import { dashboardIncidentRoutes } from './dashboards/index.js';
+import { badgeRoutes } from './status-pages/index.js';
+import { statusPages } from './status-pages/index.js';
+import { testSessionRoutes } from './test-sessions/index.js';
+import { variableRoutes } from './resources/index.js';
+import { runtimeRoutes } from './resources/index.js';
+import { locationRoutes } from './resources/index.js';
+import { checkStatusRoutes } from './state/index.js';
+import { snippetRoutes } from './resources/index.js';
+import { privateLocationRoutes } from './private-locations/index.js';
+import { agentRoutes, staticIpRoutes } from './agents/index.js';
+import { clientCertificateRoutes } from './resources/index.js';
+import { triggerRoutes } from './resources/index.js';
+import { alertRoutes } from './alerts/index.js';
+import { heartbeatRoutes } from './heartbeats/index.js';
+import { dashboardPages } from './dashboards/index.js';
+import { prometheusRoutes } from './analytics/index.js';
 import { apiReference } from './ops/docs.js';
-import { projectRoutes } from './projects/routes.js';
-import { storageRoutes } from './projects/storage-routes.js';
+import { consolePages } from './console/index.js';
+import { projectRoutes } from './projects/index.js';
+import { storageRoutes } from './projects/index.js';
 import { httpMetrics, metricsEndpoint } from './ops/metrics-http.js';
 
 export interface AppOptions {
@@ -62,10 +67,13 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
   return [
     ...opsRoutes(deps, getDocument),
     ...accountRoutes(deps),
+    ...authRoutes(deps),
+    ...memberRoutes(deps),
     ...variableRoutes(deps),
     ...maintenanceWindowRoutes(deps),
     ...maintenanceRoutes(deps),
     ...statusPageRoutes(deps),
+    ...customDomainRoutes(deps),
     ...dashboardIncidentRoutes(deps),
     ...badgeRoutes(deps),
     ...testSessionRoutes(deps),
@@ -79,6 +87,8 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...checkStatusRoutes(deps),
     ...snippetRoutes(deps),
     ...privateLocationRoutes(deps),
+    ...agentRoutes(deps),
+    ...staticIpRoutes(deps),
     ...clientCertificateRoutes(deps),
     ...triggerRoutes(deps),
     ...checkSessionRoutes(deps),
@@ -115,15 +125,23 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
       body: route.rawBody ? ctx.req : ctx.request.body,
       hasBody,
     });
-    // A client that hangs up before the answer aborts the work that honours the signal (analytics queries).
+    // A client that hangs up before the answer aborts the work that honours the signal (analytics queries). The
+    // response's close says so; the request's would also fire once its body was read through, or let go by a route.
     const aborted = new AbortController();
     const onClose = () => {
       if (!ctx.res.writableEnded) aborted.abort();
     };
-    ctx.req.once('close', onClose);
+    ctx.res.once('close', onClose);
     let reply;
     try {
-      reply = await route.handler({ ...(input as Omit<Parameters<AnyRoute['handler']>[0], 'principal' | 'context'>), principal: ctx.state.principal, context: { requestId: ctx.state.requestId as string, signal: aborted.signal } });
+      reply = await route.handler({ ...(input as Omit<Parameters<AnyRoute['handler']>[0], 'principal' | 'context'>), principal: ctx.state.principal, context: {
+          requestId: ctx.state.requestId as string,
+          signal: aborted.signal,
+          method: ctx.method,
+          cookie: (name) => ctx.cookies.get(name),
+          client: { address: ctx.ip, userAgent: ctx.get('user-agent'), secure: ctx.secure, origin: serviceOrigin(ctx) },
+        },
+      });
     } catch (err) {
       // The client hung up and its query was stopped: nobody gets an answer, and nothing failed (nginx's 499).
       if (aborted.signal.aborted) {
@@ -132,12 +150,15 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
       }
       throw err;
     } finally {
-      ctx.req.off('close', onClose);
+      ctx.res.off('close', onClose);
     }
     // A stream or bytes (events, a download) are not JSON: only JSON answers are checked against their schema.
     if (!(reply.body instanceof Stream) && !Buffer.isBuffer(reply.body)) checkResponse.get(reply.status)?.(reply.body);
     ctx.status = reply.status;
     if (reply.headers) ctx.set(reply.headers);
+    for (const c of reply.cookies ?? []) {
+      ctx.cookies.set(c.name, c.value, { httpOnly: true, sameSite: c.sameSite ?? 'lax', secure: ctx.secure, path: '/', overwrite: true, ...(c.maxAgeMs !== undefined ? { maxAge: c.maxAgeMs } : {}), ...(c.value === null ? { maxAge: 0 } : {}) });
+    }
     // Events go out as they are written: compression would hold them back.
     if (reply.streaming) ctx.compress = false;
     if (reply.body !== undefined) ctx.body = reply.body;
@@ -149,12 +170,15 @@ function largerBodies(routes: AnyRoute[]): Map<string, number> {
   return new Map(routes.filter((r) => r.bodyLimitBytes !== undefined && !r.path.includes('{')).map((r) => [r.path, r.bodyLimitBytes!]));
 }
 
-export function buildRouter(routes: AnyRoute[], sql: Deps['sql'], rateLimits: RateLimits, options: AppOptions): Router {
+export function buildRouter(routes: AnyRoute[], resolvers: Resolvers, rateLimits: RateLimits, options: AppOptions & { audit?: { sink: AuditSink; logger: Logger } }): Router {
   const router = new Router();
   for (const route of routes) {
     const chain: Middleware[] = [];
     if (route.access !== 'public') {
-      chain.push(authenticate(sql, route.access), rateLimits.middleware(route.operationId, route.rateLimit));
+      // Outside authentication: a write its role refused is recorded too (authenticate names the principal first).
+      if (options.audit && route.method !== 'GET') chain.push(auditWrites(route, options.audit.sink, options.audit.logger));
+      chain.push(authenticate(resolvers, route.access, route.personal ?? false));
+      chain.push(rateLimits.middleware(route.operationId, route.rateLimit));
     } else if (route.rateLimit) {
       chain.push(rateLimits.middleware(route.operationId, route.rateLimit));
     }
@@ -169,7 +193,15 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   const routes = allRoutes(deps, () => document);
   document = buildOpenApi(routes, API_INFO);
   const rateLimits = new RateLimits(deps.redis, deps.config.redisPrefix, deps.config.rateLimit);
-  const router = buildRouter(routes, deps.sql, rateLimits, options);
+  const { sql, config } = deps;
+  const sessions = { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs };
+  const resolvers: Resolvers = {
+    key: (key, account) => resolvePrincipal(sql, key, account),
+    session: (token, account) => resolveSession(sql, token, account, sessions),
+    publicUrl: () => config.publicUrl,
+  };
+  const audit = { sink: (entry: Parameters<AuditSink>[0]) => recordAudit(sql, entry), logger: deps.logger };
+  const router = buildRouter(routes, resolvers, rateLimits, { ...options, audit });
 
   const app = new Koa();
   app.silent = true;
@@ -178,13 +210,16 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   // Answers of 1 KiB or more go out compressed to clients that take it (gzip, deflate or br): dashboard
   // pages and data, reports, lists. Error bodies are compressed like any other.
   app.use(compress({ threshold: 1024, br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }, gzip: { level: 6 } }));
-  app.use(errorMiddleware(deps.logger));
+  // Outside the error middleware: a thrown error is counted with the status it answered (a 400, a 503), not
+  // with Koa's default 404 of a context no one set a status on yet.
   app.use(httpMetrics(deps.metrics));
+  app.use(errorMiddleware(deps.logger));
   // Pages and operator endpoints outside the API description: /metrics, /docs, rendered dashboards.
   app.use(metricsEndpoint(deps.metrics, deps.config.metricsToken));
-  app.use(apiReference());
+  app.use(apiReference(() => document));
   app.use(dashboardPages(deps, rateLimits));
   app.use(statusPages(deps, rateLimits));
+  app.use(consolePages(deps.config.publicUrl));
   app.use(jsonBody(deps.config.bodyLimitBytes, largerBodies(routes)));
   app.use(router.routes());
   app.use(router.allowedMethods());

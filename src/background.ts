@@ -1,20 +1,23 @@
-import { DeliveryQueue, startDeliveryWorker, undeliveredNotifications } from './alerts/deliveries.js';
-import { sweepHeartbeats } from './heartbeats/pings.js';
-import { startIngestWorker, type IngestHooks, type IngestWorkerOptions } from './ingest/worker.js';
+import { alertLocationChange, DeliveryQueue, locationMessage, startDeliveryWorker, startLocationAlertWorker, undeliveredNotifications } from './alerts/index.js';
+import { availabilityChanges, markAvailability } from './private-locations/index.js';
+import { sweepHeartbeats } from './heartbeats/index.js';
+import { startIngestWorker, type IngestHooks, type IngestWorkerOptions } from './ingest/index.js';
 import type { ResultQueue } from './model/results.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
 import type { Metrics } from './platform/metrics.js';
 import type { OutboundPolicy } from './platform/outbound.js';
-import { startRunner } from './runners/runner.js';
-import { adhocRecorder } from './resources/test-sessions/live.js';
-import { startScheduler } from './runners/scheduler.js';
-import { applyBatch, pausedRunIds, tickStates } from './state/apply.js';
+import { localPort, startRunner } from './runners/index.js';
+import { adhocRecorder } from './test-sessions/index.js';
+import { startScheduler } from './runners/index.js';
+import { applyBatch, logStateEvents, pausedRunIds, tickStates } from './state/index.js';
+import { checkIncidentHooks } from './status-pages/index.js';
 import type { Store } from './storage/clickhouse/store.js';
 import type { Sql } from './storage/postgres.js';
 import type { Queues } from './storage/queues.js';
 import { RUN_ASSET_KINDS, type BlobStore } from './storage/blobs.js';
-import { sendDueMail } from './status-pages/mail.js';
+import { sendDueMail } from './status-pages/index.js';
+import { sendDuePeopleMail, sweepAudit } from './accounts/index.js';
 
 /** The queue whose job scheduler makes one sweep per interval, however many processes run background work. */
 export const SWEEP_QUEUE = 'state-sweeps';
@@ -23,6 +26,12 @@ export const STATUS_MAIL_QUEUE = 'status-page-mail';
 /** Run assets past ASSET_RETENTION_DAYS are removed hourly. */
 export const ASSET_SWEEP_QUEUE = 'asset-sweeps';
 const ASSET_SWEEP_INTERVAL_MS = 3_600_000;
+/** Invitations and password resets that fell due are mailed every STATE_SWEEP_INTERVAL_MS. */
+export const PEOPLE_MAIL_QUEUE = 'people-mail';
+/** Audit entries past AUDIT_RETENTION_DAYS are removed hourly. */
+export const AUDIT_SWEEP_QUEUE = 'audit-sweeps';
+/** Private locations that lost their agents (or got one back) are looked for every STATE_SWEEP_INTERVAL_MS. */
+export const AGENT_SWEEP_QUEUE = 'agent-sweeps';
 
 export interface BackgroundOptions {
   config: Config;
@@ -56,7 +65,8 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
     ? {
         pausedRuns: (accountId, runs) => pausedRunIds(sql, accountId, runs),
         async landed(accountId, runs) {
-          const { notifications } = await applyBatch(sql, accountId, runs);
+          const { notifications, events } = await applyBatch(sql, accountId, runs, checkIncidentHooks);
+          logStateEvents(logger, events);
           await deliveries.enqueue(notifications);
         },
       }
@@ -76,28 +86,30 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
     ? startScheduler({ sql, queues, logger, metrics: opts.metrics, tickMs: config.runner.tickMs, lookaheadMs: config.runner.lookaheadMs, reconcileMs: config.runner.reconcileMs })
     : undefined;
   const runner = config.runner.inProcess
-    ? startRunner({
-        sql,
-        queues,
-        redisUrl: config.redisUrl,
-        redisPrefix: config.redisPrefix,
-        ingest: opts.ingest,
-        policy: opts.outbound,
-        logger,
-        metrics: opts.metrics,
-        locations: config.runner.locations,
-        concurrency: config.runner.concurrency,
-        recordAdhoc: adhocRecorder(sql),
-        browser: { concurrency: config.runner.browserConcurrency, memoryBytes: config.runner.browserMemoryBytes },
-        blobs: opts.blobs,
-      })
+    ? startRunner(
+        localPort({
+          sql,
+          queues,
+          redisUrl: config.redisUrl,
+          redisPrefix: config.redisPrefix,
+          ingest: opts.ingest,
+          logger,
+          metrics: opts.metrics,
+          locations: config.runner.locations,
+          concurrency: config.runner.concurrency,
+          recordAdhoc: adhocRecorder(sql),
+          blobs: opts.blobs,
+        }),
+        { policy: opts.outbound, logger, browser: { concurrency: config.runner.browserConcurrency, memoryBytes: config.runner.browserMemoryBytes } },
+      )
     : undefined;
   const deliveryWorker = startDeliveryWorker(queues, { sql, logger, config: config.alerts, outbound: opts.outbound, publicUrl: () => config.publicUrl });
   const sweep = !config.alerts.stateEvaluation
     ? undefined
     : await queues.every(SWEEP_QUEUE, config.alerts.sweepIntervalMs, async (now) => {
       const missed = await sweepHeartbeats(sql, opts.ingest, now);
-      const notifications = await tickStates(sql, now);
+      const { notifications, events } = await tickStates(sql, now, checkIncidentHooks);
+      logStateEvents(logger, events);
       await deliveries.enqueue([...notifications, ...(await undeliveredNotifications(sql, now))]);
       return { missed, notifications: notifications.length };
     });
@@ -119,12 +131,32 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
       retryBaseMs: config.alerts.retryBaseMs,
     }, logger),
   );
+  const peopleMail = await queues.every(PEOPLE_MAIL_QUEUE, config.alerts.sweepIntervalMs, () =>
+    sendDuePeopleMail(sql, { smtpUrl: config.alerts.smtpUrl, from: config.alerts.emailFrom, attempts: config.alerts.deliveryAttempts, retryBaseMs: config.alerts.retryBaseMs }, logger),
+  );
+  const locationAlerts = startLocationAlertWorker(queues, { sql, logger, config: config.alerts, outbound: opts.outbound });
+  const agentSweep = await queues.every(AGENT_SWEEP_QUEUE, config.alerts.sweepIntervalMs, async () => {
+    const changes = await availabilityChanges(sql, config.agents.unavailableMs);
+    for (const change of changes) {
+      const channels = await alertLocationChange(queues, sql, change, locationMessage(change, config.agents.unavailableMs, config.publicUrl), config.alerts);
+      await markAvailability(sql, change);
+      const line = { privateLocation: change.slugName, accountId: change.accountId, lastAgentAt: change.lastAgentAt?.toISOString() ?? null, channels };
+      if (change.unavailable) logger.warn(line, 'private location has no agent: its checks are not running');
+      else logger.info(line, 'private location has an agent again');
+    }
+    return { changes: changes.length };
+  });
+  const auditSweep = await queues.every(AUDIT_SWEEP_QUEUE, ASSET_SWEEP_INTERVAL_MS, async () => {
+    const removed = await sweepAudit(sql, config.people.auditRetentionDays);
+    if (removed) logger.info({ removed, retentionDays: config.people.auditRetentionDays }, 'audit entries past their retention removed');
+    return { removed };
+  });
   return {
     async close() {
       // Together: each finishes the job it holds (the ingest worker its batch, before the store closes under it).
       await scheduler?.close();
       await runner?.close();
-      await Promise.all([sweep && queues.closeWorker(sweep), assetSweep && queues.closeWorker(assetSweep), queues.closeWorker(statusMail), ingestWorker.close(), deliveryWorker.close()]);
+      await Promise.all([sweep && queues.closeWorker(sweep), assetSweep && queues.closeWorker(assetSweep), queues.closeWorker(statusMail), queues.closeWorker(peopleMail), queues.closeWorker(auditSweep), queues.closeWorker(agentSweep), queues.closeWorker(locationAlerts), ingestWorker.close(), deliveryWorker.close()]);
     },
   };
 }

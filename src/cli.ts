@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ROLES, type Role } from './model/secrets.js';
-import { bootstrap, createAccount, createApiKey, findAccount, revokeApiKey, setAccountRateLimit, setBrowserCheckLimit } from './accounts/repository.js';
+import { addMember, bootstrap, createAccount, createApiKey, ensureUser, findAccount, revokeApiKey, setAccountRateLimit, setBrowserCheckLimit, signInLink } from './accounts/index.js';
+import { ACCOUNT_ROLES, type AccountRole } from './model/accounts.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { migrate } from './storage/migrator.js';
 import { Presets, SingleBar } from 'cli-progress';
@@ -10,8 +11,8 @@ import type { SeedCheck } from './seed/generator.js';
 import { createChecksOverHttp, HttpClient, seedOverHttp } from './seed/http.js';
 import { createSeedChecks, seedBulk, totalRuns, type SeedPlan } from './seed/seeder.js';
 import { closeDependencies, openDependencies } from './service.js';
-import { rollupDdl, rollupMigration, TIERS } from './analytics/rollups.js';
-import { backfillRollups } from './analytics/backfill.js';
+import { rollupDdl, rollupMigration, TIERS } from './analytics/index.js';
+import { backfillRollups } from './analytics/index.js';
 import { Generations } from './storage/generations.js';
 import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 
@@ -24,6 +25,10 @@ Commands:
                                             create an API key (role: ${ROLES.join(', ')}; default read-write);
                                             prints the key once
   revoke-key --id KEY_ID                    revoke an API key
+  create-user --email EMAIL [--role ROLE] [--account ID] [--name NAME]
+                                            make a person a member (role: ${ACCOUNT_ROLES.join(', ')}; default
+                                            OWNER; account: the default one) and print a one-time sign-in link
+                                            (valid 24 hours; PUBLIC_URL names where it points)
   set-rate-limit --account ID --points N --window SECONDS
                                             give an account its own rate limit (--points 0 restores the default)
   set-browser-limit --account ID (--max N | --unlimited)
@@ -77,6 +82,7 @@ async function run(argv: string[]): Promise<void> {
     args: rest,
     options: {
       name: { type: 'string' },
+      email: { type: 'string' },
       account: { type: 'string' },
       role: { type: 'string' },
       id: { type: 'string' },
@@ -125,6 +131,28 @@ async function run(argv: string[]): Promise<void> {
         return createApiKey(sql, { accountId, role, name: values.name });
       });
       console.log(created.key);
+      return;
+    }
+    case 'create-user': {
+      const email = required(values, 'email').trim();
+      if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 320) throw new UsageError('--email must be an email address');
+      const role = ((values.role as string | undefined) ?? 'OWNER').toUpperCase() as AccountRole;
+      if (!ACCOUNT_ROLES.includes(role)) throw new UsageError(`--role must be one of ${ACCOUNT_ROLES.join(', ')}`);
+      const config = loadConfig();
+      const link = await withDatabase(async (sql) => {
+        let accountId = values.account as string | undefined;
+        if (!accountId) {
+          // Before the service's first start the default account is made here, as the start would make it.
+          const first = await bootstrap(sql, config.bootstrapApiKey);
+          if (first.generatedKey) console.log(`Created the default account; its admin API key (shown once): ${first.generatedKey}`);
+          accountId = first.account.id;
+        }
+        await requireAccount(sql, accountId);
+        const user = await ensureUser(sql, email, (values.name as string | undefined) ?? '');
+        await addMember(sql, accountId, user.id, role);
+        return signInLink(sql, config.publicUrl ?? `http://localhost:${config.port}`, user.id);
+      });
+      console.log(`${email} is ${role} of the account. Sign in once, within 24 hours, with:\n${link}`);
       return;
     }
     case 'revoke-key': {

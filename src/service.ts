@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { createApp, type AppOptions } from './app.js';
 import type { Deps } from './storage/deps.js';
 import { answerClientError } from './http/errors.js';
-import { bootstrap } from './accounts/repository.js';
+import { bootstrap, resolvePrincipal } from './accounts/index.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
-import { IngestQueue } from './ingest/queue.js';
+import { IngestQueue } from './ingest/index.js';
 import { Queues } from './storage/queues.js';
 import { Metrics } from './platform/metrics.js';
 import { OutboundPolicy } from './platform/outbound.js';
-import type { IngestWorkerOptions } from './ingest/worker.js';
+import type { IngestWorkerOptions } from './ingest/index.js';
 import { startBackgroundWork } from './background.js';
 import { createStore, type Store } from './storage/clickhouse/index.js';
 import { applyClickhouseDdl } from './storage/clickhouse/ddl.js';
@@ -18,10 +18,12 @@ import { migrate } from './storage/migrator.js';
 import { ambientSql, checkPostgres, connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
 import { connectRedis } from './storage/redis.js';
 import { openBlobStore } from './storage/blobs.js';
-import { deploysSettled } from './projects/deployments.js';
-import { attachLiveBroker } from './live/broker.js';
+import { deploysSettled } from './projects/index.js';
+import { attachLiveBroker } from './live/index.js';
 import { serviceSecret } from './storage/service-secrets.js';
 import { instrumentStore } from './storage/clickhouse/instrumented.js';
+import { LOCATIONS } from './model/checks.js';
+import { locationRunCounts, privateLocationQueues } from './runners/index.js';
 
 export interface RunningService {
   deps: Deps;
@@ -49,6 +51,7 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
   const queues = new Queues(config.redisUrl, config.redisPrefix, logger);
   const ingest = new IngestQueue(queues, config.redisPrefix);
   const metrics = new Metrics(() => ingest.stats());
+  queues.instrument(metrics);
   try {
     store = instrumentStore(createStore(config), metrics);
     await store.ping();
@@ -58,9 +61,11 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
     throw new UnreachableError(`Cannot open ${clickhouseName}: ${(err as Error).message}`);
   }
   let sql: Sql | undefined;
+  let asideSql: Sql | undefined;
   try {
     await ensureDatabase(config.databaseUrl);
-    sql = ambientSql(connectPostgres(config.databaseUrl));
+    sql = ambientSql(connectPostgres(config.databaseUrl, config.postgres.poolSize), config.postgres.acquireTimeoutMs);
+    asideSql = connectPostgres(config.databaseUrl, 2);
     const applied = await migrate(sql);
     if (applied.length) logger.info({ versions: applied }, 'applied Postgres migrations');
     await applyClickhouseDdl(store, config.clickhouse).catch((err: Error) => {
@@ -68,15 +73,22 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
     });
   } catch (err) {
     await sql?.end({ timeout: 1 });
+    await asideSql?.end({ timeout: 1 });
     redis.disconnect();
     await queues.close();
     await store.close();
     throw err;
   }
   const outbound = new OutboundPolicy(config.outbound, OutboundPolicy.ownEndpointsOf(config));
+  // Own endpoints named by host name (a compose network's `redis`): refused on what the names resolve to.
+  await outbound.watchOwnNames().ready;
+  const runSql = sql;
+  metrics.countLocationRuns(async () =>
+    locationRunCounts(queues, [...LOCATIONS.map((l) => ({ location: l, slug: l })), ...(await privateLocationQueues(runSql))]),
+  );
   const sessionSecret = await serviceSecret(sql, 'dashboard-sessions');
   const blobs = openBlobStore(config.projects);
-  return { config, sql, redis, store, logger, queues, ingest, metrics, outbound, sessionSecret, blobs };
+  return { config, sql, asideSql: asideSql!, redis, store, logger, queues, ingest, metrics, outbound, sessionSecret, blobs };
 }
 
 export async function closeDependencies(deps: Deps): Promise<void> {
@@ -84,7 +96,7 @@ export async function closeDependencies(deps: Deps): Promise<void> {
   await deploysSettled();
   deps.blobs.close?.();
   await deps.queues.close().catch(() => {});
-  await Promise.allSettled([deps.sql.end({ timeout: 5 }), deps.redis.quit(), deps.store.close()]);
+  await Promise.allSettled([deps.sql.end({ timeout: 5 }), deps.asideSql.end({ timeout: 5 }), deps.redis.quit(), deps.store.close()]);
 }
 
 export interface ServiceOptions extends AppOptions {
@@ -108,7 +120,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const { port } = server.address() as AddressInfo;
   deps.outbound.addOwnEndpoint({ host: '127.0.0.1', port });
   // Live results over MQTT on WebSocket at /mqtt, on this same port.
-  const live = await attachLiveBroker(server, { sql: deps.sql, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
+  const live = await attachLiveBroker(server, { resolvePrincipal: (key, account) => resolvePrincipal(deps.sql, key, account), redis: deps.redis, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger, trustProxy: config.trustProxy });
   config.publicUrl ??= `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -3,7 +3,7 @@
 // mode the API process runs this work itself.
 import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { startBackgroundWork } from '../src/background.js';
-import { IngestQueue } from '../src/ingest/queue.js';
+import { IngestQueue } from '../src/ingest/index.js';
 import { Queues } from '../src/storage/queues.js';
 import { openBlobStore } from '../src/storage/blobs.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
@@ -29,6 +29,7 @@ async function main() {
   const queues = new Queues(config.redisUrl, config.redisPrefix, logger);
   const ingest = new IngestQueue(queues, config.redisPrefix);
   const outbound = new OutboundPolicy(config.outbound, OutboundPolicy.ownEndpointsOf(config));
+  await outbound.watchOwnNames().ready;
   const blobs = openBlobStore(config.projects);
   const worker = await startBackgroundWork({ config, sql, store, logger, queues, ingest, outbound, blobs });
   logger.info({ concurrency: config.ingest.workerConcurrency }, 'ingest worker, alert deliveries and state sweeper started');

@@ -7,10 +7,10 @@ import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
 import { Metrics } from '../src/platform/metrics.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
-import { IngestQueue } from '../src/ingest/queue.js';
-import { privateLocationOfKey } from '../src/runners/definitions.js';
-import { startRunner } from '../src/runners/runner.js';
-import { adhocRecorder } from '../src/resources/test-sessions/live.js';
+import { IngestQueue } from '../src/ingest/index.js';
+import { privateLocationOfKey } from '../src/runners/index.js';
+import { localPort, startRunner } from '../src/runners/index.js';
+import { adhocRecorder } from '../src/test-sessions/index.js';
 import { connectPostgres, checkPostgres } from '../src/storage/postgres.js';
 import { openBlobStore } from '../src/storage/blobs.js';
 import { Queues } from '../src/storage/queues.js';
@@ -34,12 +34,14 @@ async function main() {
   const queues = new Queues(config.redisUrl, config.redisPrefix, logger);
   const ingest = new IngestQueue(queues, config.redisPrefix);
   const policy = new OutboundPolicy(config.outbound, OutboundPolicy.ownEndpointsOf(config));
-  const runner = startRunner({
-    sql, queues, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, ingest, policy, logger, metrics: new Metrics(),
-    locations, concurrency: config.runner.concurrency, recordAdhoc: adhocRecorder(sql),
-    browser: { concurrency: config.runner.browserConcurrency, memoryBytes: config.runner.browserMemoryBytes },
-    blobs: openBlobStore(config.projects),
-  });
+  await policy.watchOwnNames().ready;
+  const runner = startRunner(
+    localPort({
+      sql, queues, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, ingest, logger, metrics: new Metrics(),
+      locations, concurrency: config.runner.concurrency, recordAdhoc: adhocRecorder(sql), blobs: openBlobStore(config.projects),
+    }),
+    { policy, logger, browser: { concurrency: config.runner.browserConcurrency, memoryBytes: config.runner.browserMemoryBytes } },
+  );
   const stop = async (signal: string) => {
     logger.info({ signal }, 'runner stopping');
     await runner.close();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tickStates } from '../state/apply.js';
 import { DeliveryQueue } from './deliveries.js';
 import { sweepHeartbeats } from '../heartbeats/pings.js';
+import { checkIncidentHooks } from '../status-pages/incidents.js';
 import { startHttpReceiver, startSmtpSink } from '../../test/support/receivers.js';
 import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
 
@@ -86,6 +87,10 @@ describe('alerts delivered through the alert channels', () => {
     expect((await alertsOf(check.id)).map((a) => a.alertType)).toEqual(['ALERT_RECOVERY', 'ALERT_FAILURE']);
     const sent = await waitFor(() => notifications(`&alertChannelId=${channel.id}`), (n) => n.every((x) => x.status === 'SUCCESS') && n.length === 2);
     expect(sent[0]).toMatchObject({ status: 'SUCCESS', notificationResult: 'HTTP 200 {"ok":true}' });
+    // Filtered by check: this check's deliveries only.
+    const other = await apiCheck('Other API');
+    expect((await notifications(`&checkId=${check.id}`)).map((x) => x.checkAlertId).sort()).toEqual(sent.map((x) => x.checkAlertId).sort());
+    expect(await notifications(`&checkId=${other.id}`)).toEqual([]);
   });
 
   it('webhooks follow their method, headers, query parameters and template', async () => {
@@ -139,7 +144,7 @@ describe('alerts delivered through the alert channels', () => {
     // Reminders fall due with time: sweeps a minute, two and three minutes on (the sweeper's own step, run early).
     const deliveries = new DeliveryQueue(svc.deps.queues, svc.deps.config.alerts);
     const notified = [];
-    for (const minutes of [1, 2, 3]) notified.push(...(await tickStates(svc.deps.sql, Date.now() + minutes * 60_000 + 1000)));
+    for (const minutes of [1, 2, 3]) notified.push(...(await tickStates(svc.deps.sql, Date.now() + minutes * 60_000 + 1000, checkIncidentHooks)).notifications);
     expect(notified).toHaveLength(2);
     await deliveries.enqueue(notified);
     expect((await alertsOf(check.id)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE_REMAIN', 'ALERT_FAILURE_REMAIN', 'ALERT_FAILURE']);
@@ -223,6 +228,13 @@ describe('alerts delivered through the alert channels', () => {
     expect(recovery).toMatchObject({ alertType: 'ALERT_RECOVERY', incidentId: failure.incidentId });
     const [closed] = await svc.deps.sql`select resolved_at from incidents where id = ${failure.incidentId}`;
     expect(closed.resolved_at).not.toBeNull();
+
+    // An operator tailing the log at the default level reads each of these, with its ids and an ISO time.
+    const lines = svc.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.checkId === check.id);
+    const said = lines.map((l) => [l.event, l.msg]);
+    expect(said).toEqual([['check.state', 'check failing'], ['incident.opened', 'incident opened'], ['check.state', 'check recovered'], ['incident.resolved', 'incident resolved']]);
+    expect(lines[0]).toMatchObject({ level: 30, check: 'Incident', alertType: 'ALERT_FAILURE', alertId: failure.id, notifications: 0, time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect(lines[1]).toMatchObject({ incidentId: failure.incidentId });
   });
 
   it('a maintenance window silences alerts (recorded as silenced) and pauses checks (runs flagged)', async () => {

@@ -150,7 +150,7 @@ export function startDeliveryWorker(
       throw err;
     }
   }
-  const worker = queues.worker<DeliveryJob>(DELIVERY_QUEUE, process, { concurrency: opts.concurrency ?? 4, label: 'delivery' });
+  const worker = queues.worker<DeliveryJob>(DELIVERY_QUEUE, process, { concurrency: opts.concurrency ?? 4, label: 'delivery', describe: (data) => ({ notificationId: data.notificationId }) });
   return {
     async close() {
       await queues.closeWorker(worker);

@@ -1,6 +1,7 @@
 import type { ALERT_TYPES } from '../model/alerts.js';
 import type { CHECK_TYPES } from '../model/checks.js';
 import type { Sql } from '../storage/postgres.js';
+import type { ChannelType } from '../model/alerts.js';
 
 /** An alert with its check's name and type. */
 export interface AlertRow {
@@ -23,7 +24,7 @@ export interface AlertRow {
 /** A delivery of an alert to a channel, with the channel's config and the alert's check. */
 export interface NotificationRow {
   id: string;
-  channel_type: 'EMAIL' | 'WEBHOOK' | 'SLACK' | 'SMS';
+  channel_type: ChannelType;
   status: 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
   config: Record<string, unknown>;
   notification_result: string | null;
@@ -47,6 +48,8 @@ export interface AlertFilter {
 /** Which deliveries to list: to one channel, failed or not, created in [from, to) (epoch ms) when given. */
 export interface NotificationFilter {
   alertChannelId?: number;
+  /** Deliveries of this check's alerts. */
+  checkId?: string;
   /** true: deliveries that failed every attempt; false: the others. */
   hasFailures?: boolean;
   from?: number;
@@ -71,6 +74,7 @@ export async function listAlertRows(db: Sql, accountId: string, filter: AlertFil
 export async function listNotificationRows(db: Sql, accountId: string, filter: NotificationFilter, limit: number, offset: number) {
   const where = db`n.account_id = ${accountId}
     ${filter.alertChannelId !== undefined ? db`and n.alert_channel_id = ${filter.alertChannelId}` : db``}
+    ${filter.checkId !== undefined ? db`and n.alert_id in (select id from check_alerts where account_id = ${accountId} and check_id = ${filter.checkId})` : db``}
     ${filter.hasFailures === true ? db`and n.status = 'FAILURE'` : filter.hasFailures === false ? db`and n.status <> 'FAILURE'` : db``}
     ${filter.from !== undefined ? db`and n.created_at >= ${new Date(filter.from)}` : db``}
     ${filter.to !== undefined ? db`and n.created_at < ${new Date(filter.to)}` : db``}`;

@@ -8,10 +8,12 @@ import { defineRoute, type AnyRoute } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { parseWindow, TimeParam } from '../http/time.js';
 import { CHECK_TYPES } from '../model/checks.js';
-import { findCheckRow } from '../checks/repository.js';
+import { findCheckRow } from '../checks/index.js';
 import type { Sql } from '../storage/postgres.js';
 import { ALERT_TYPES } from '../model/alerts.js';
 import { listAlertRows, listNotificationRows, type AlertRow } from './repository.js';
+import { CHANNEL_TYPES } from '../model/alerts.js';
+import { may } from '../model/accounts.js';
 
 const Window = {
   from: Type.Optional({ ...TimeParam, description: 'Created at or after this time (unix seconds or ISO 8601)' }),
@@ -44,7 +46,7 @@ const Attempt = Type.Object({ at: Type.String({ format: 'date-time' }), ok: Type
 const AlertNotification = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
-    type: StringEnum(['EMAIL', 'WEBHOOK', 'SLACK', 'SMS'] as const),
+    type: StringEnum(CHANNEL_TYPES),
     status: StringEnum(['IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const, { description: 'FAILURE: every attempt failed' }),
     alertConfig: Type.Object({}, { additionalProperties: true, description: "The channel's configuration" }),
     notificationResult: Nullable(Type.String({ description: 'What the far end said to the latest attempt' })),
@@ -131,6 +133,7 @@ export function alertRoutes({ sql }: Deps): AnyRoute[] {
             ...PageQuery.properties,
             ...Window,
             alertChannelId: Type.Optional(PositiveId),
+            checkId: Type.Optional(Type.String({ format: 'uuid', description: "Deliveries of this check's alerts (our addition)" })),
             hasFailures: Type.Optional(Type.Boolean({ description: 'true: deliveries that failed every attempt; false: the others' })),
           },
           { additionalProperties: false },
@@ -139,14 +142,14 @@ export function alertRoutes({ sql }: Deps): AnyRoute[] {
       },
       handler: async ({ principal, query }) => {
         const { from, to } = parseWindow(query);
-        const filter = { alertChannelId: query.alertChannelId, hasFailures: query.hasFailures, from, to };
+        const filter = { alertChannelId: query.alertChannelId, checkId: query.checkId?.toLowerCase(), hasFailures: query.hasFailures, from, to };
         const { rows, total } = await listNotificationRows(sql, principal.account.id, filter, query.limit, pageOffset(query));
         const body = rows.map((r) => ({
           id: r.id,
           type: r.channel_type,
           status: r.status,
           // The channel's config as a read of the channel shows it (write-only values empty).
-          alertConfig: maskChannelConfig(r.channel_type, r.config, principal.role !== 'read-only'),
+          alertConfig: maskChannelConfig(r.channel_type, r.config, may(principal.role, 'write')),
           notificationResult: r.notification_result,
           timestamp: r.sent_at?.toISOString() ?? r.attempts.at(-1)?.at ?? null,
           attempts: r.attempts,

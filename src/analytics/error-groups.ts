@@ -38,7 +38,7 @@ interface GroupRow {
   locations: string[];
 }
 
-interface StateRow {
+export interface StateRow {
   id: string;
   archived_until_next_event: boolean;
   archived_forever: boolean;
@@ -72,7 +72,7 @@ export async function errorGroups(deps: Deps, accountId: string, filter: { check
   if (!checks.length) return [];
   const { sql, params } = compileErrorGroups(accountId, checks.map((c) => c.id), filter);
   const rows = await withinBudget(deps.store.query<GroupRow>(sql, params, { settings: budgetSettings(deps.config.analytics), purpose: 'report' }));
-  const states = rows.length ? await deps.sql<StateRow[]>`select * from error_group_states where account_id = ${accountId} and id = any(${rows.map((r) => r.id)}::uuid[])` : [];
+  const states = await errorGroupStates(deps.sql, accountId, rows.map((r) => r.id));
   const stateOf = new Map(states.map((s) => [s.id, s]));
   return rows.map((r) => {
     const state = stateOf.get(r.id);
@@ -120,4 +120,10 @@ export function cleanErrorMessage(raw: string): string {
     .replace(/\s+/g, ' ')
     .trim()
     .slice(0, 1000);
+}
+
+/** What the account decided about these groups (archived until the next failure, or for good). */
+export async function errorGroupStates(sql: Sql, accountId: string, ids: readonly string[]): Promise<StateRow[]> {
+  if (!ids.length) return [];
+  return sql<StateRow[]>`select * from error_group_states where account_id = ${accountId} and id = any(${ids as string[]}::uuid[])`;
 }

@@ -1,4 +1,4 @@
-import { CHECK_TYPES, type CheckType } from '../model/checks.js';
+import { CHECK_TYPES, type CheckType, type CheckTypeFacts } from '../model/checks.js';
 
 /** The anchor API's metric units. */
 export const UNITS = ['milliseconds', 'score', 'count', 'percentage'] as const;
@@ -42,15 +42,15 @@ export const AGGREGATES: Record<Suffix, { sql: string; label: string }> = {
 
 /**
  * The columns of the summary (POST /v1/analytics/checks): each metric, the aggregates it reports and the
- * check types whose runs carry it (other types answer null). The query, the reply schema and the mapping
+ * headline of the check types whose runs carry it (CHECK_TYPE_FACTS; other types answer null). The query, the reply schema and the mapping
  * from one to the other are all derived from this table.
  */
 export const SUMMARY_METRICS = [
-  { name: 'responseTime', column: 'response_time', suffixes: ['avg', 'p50', 'p95', 'p99'], checkTypes: ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'AGENTIC', 'GRPC'] },
-  { name: 'latency', column: 'latency_avg', suffixes: ['avg', 'p50', 'p95', 'p99'], checkTypes: ['ICMP'] },
-  { name: 'packetLoss', column: 'packet_loss', suffixes: ['avg', 'p95', 'p99'], checkTypes: ['ICMP'] },
-  { name: 'hopCount', column: 'hop_count', suffixes: ['avg'], checkTypes: ['TRACEROUTE'] },
-] as const satisfies readonly { name: string; column: string; suffixes: readonly ('avg' | QuantileSuffix)[]; checkTypes: readonly CheckType[] }[];
+  { name: 'responseTime', column: 'response_time', suffixes: ['avg', 'p50', 'p95', 'p99'], headline: 'responseTime' },
+  { name: 'latency', column: 'latency_avg', suffixes: ['avg', 'p50', 'p95', 'p99'], headline: 'latency' },
+  { name: 'packetLoss', column: 'packet_loss', suffixes: ['avg', 'p95', 'p99'], headline: 'latency' },
+  { name: 'hopCount', column: 'hop_count', suffixes: ['avg'], headline: 'hopCount' },
+] as const satisfies readonly { name: string; column: string; suffixes: readonly ('avg' | QuantileSuffix)[]; headline: NonNullable<CheckTypeFacts['headline']> }[];
 
 /** Every summary field after availability, in table order: `responseTime_avg`, ... */
 export const SUMMARY_FIELDS = SUMMARY_METRICS.flatMap((m) => m.suffixes.map((s) => `${m.name}_${s}` as const));

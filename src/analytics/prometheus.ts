@@ -3,23 +3,13 @@ import { Gauge, Registry } from 'prom-client';
 import { summarize } from './summary.js';
 import type { Deps } from '../storage/deps.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
+import { checksWithStatus } from '../checks/index.js';
 
 const DAY = 86_400_000;
 /** Every check of the account is exported; the summary reads them 100 at a time. */
 const CHUNK = 100;
 const LABELS = ['check_id', 'check_name', 'check_type', 'activated', 'muted', 'tags'] as const;
 
-interface Row {
-  id: string;
-  name: string;
-  check_type: string;
-  activated: boolean;
-  muted: boolean;
-  tags: string[];
-  has_failures: boolean | null;
-  has_errors: boolean | null;
-  is_degraded: boolean | null;
-}
 
 /**
  * The account's checks as Prometheus gauges, for the user's own scraper (Grafana and the like), like the
@@ -27,9 +17,7 @@ interface Row {
  * from the analytics store. Text exposition format 0.0.4; label values are escaped by prom-client.
  */
 export async function checkMetrics(deps: Deps, accountId: string, now = Date.now()): Promise<{ text: string; contentType: string }> {
-  const rows = await deps.sql<Row[]>`select c.id, c.name, c.check_type, c.activated, c.muted, c.tags, s.has_failures, s.has_errors, s.is_degraded
-    from checks c left join check_statuses s on s.check_id = c.id
-    where c.account_id = ${accountId} order by c.created_at, c.id`;
+  const rows = await checksWithStatus(deps.sql, accountId);
   const registry = new Registry();
   const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames: LABELS, registers: [registry] });
   const status = gauge('monitoring_check_status', 'Last result of the check: 1 passing, 0 failing (absent before its first result)');

@@ -1,7 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import { badRequest, notFound } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
-import { findCheckRow, type CheckRow } from '../checks/repository.js';
+import { findCheckRow, findCheckWithGroupSchedule, type CheckRow } from '../checks/index.js';
+import { effectiveSchedule, type GroupSchedule } from '../checks/index.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { QueryParams } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
@@ -15,6 +16,7 @@ import { BucketCache, bucketedRows, pageOf, rawPage } from './report-cache.js';
 import { Generations } from '../storage/generations.js';
 import type { Redis } from 'ioredis';
 import type { RequestContext } from '../http/route.js';
+import { figure, percentage } from '../model/figures.js';
 
 export type ReportQuery = Static<ReturnType<typeof reportQuery>>;
 type Row = Record<string, string | number | boolean | null>;
@@ -29,7 +31,10 @@ function shapeRow(plan: CompiledReport, row: ReportRow): Row {
     out.bucketStart = new Date(row.b!).toISOString();
   }
   plan.metrics.forEach((m, i) => {
-    out[m.name] = (row[`m${i}`] as number | null | undefined) ?? null;
+    // One rounding for every figure (model/figures.ts): no float noise, and no value stays null.
+    const value = row[`m${i}`] as number | boolean | string | null | undefined;
+    const unit = metadataOf(m).unit;
+    out[m.name] = typeof value === 'number' ? (unit === 'percentage' || unit === 'score' ? percentage(value) : figure(value)) : (value ?? null);
   });
   return out;
 }
@@ -50,15 +55,13 @@ export function toSeries(plan: CompiledReport, rows: ReportRow[]): Static<typeof
 }
 
 /**
- * Runs per minute in each location of a check, from its configuration: every `frequency` minutes (or every
- * `frequencyOffset` seconds at frequency 0) in every location when it runs in parallel, otherwise in one
- * location at a time.
+ * Runs per minute in each location of a check, from its effective schedule (its group's settings laid over its
+ * own): one per period in every location when it runs in parallel, otherwise in one location at a time.
  */
-export function locationRunsPerMinute(check: Pick<CheckRow, 'frequency' | 'data'>): number {
-  const data = check.data as { frequencyOffset?: number; runParallel?: boolean; locations?: string[] | null; privateLocations?: string[] | null };
-  const perMinute = check.frequency > 0 ? 1 / check.frequency : 60 / (data.frequencyOffset ?? 10);
-  const locations = (data.locations?.length ?? 0) + (data.privateLocations?.length ?? 0);
-  return data.runParallel ? perMinute : perMinute / Math.max(1, locations);
+export function locationRunsPerMinute(check: Parameters<typeof effectiveSchedule>[0], group?: GroupSchedule | null): number {
+  const schedule = effectiveSchedule(check, group);
+  const perMinute = 60_000 / schedule.periodMs;
+  return schedule.runParallel ? perMinute : perMinute / Math.max(1, schedule.locations);
 }
 
 /** The window and compiled query of a report request; the bench runs exactly this on the store. */
@@ -69,7 +72,7 @@ export function planReport(
   query: ReportQuery,
   budget: QueryBudget,
   now = Date.now(),
-  check?: Pick<CheckRow, 'frequency' | 'data'>,
+  check?: Pick<CheckRow, 'frequency' | 'data'> & { group_schedule?: GroupSchedule | null },
 ) {
   const window = resolveWindow(query, now);
   if (!UUID.test(id)) throw notFound();
@@ -86,7 +89,7 @@ export function planReport(
     page: query.page,
     budget,
     precision: query.precision,
-    locationRunsPerMinute: check && locationRunsPerMinute(check),
+    locationRunsPerMinute: check && locationRunsPerMinute(check, check.group_schedule),
   });
   return { window, plan };
 }
@@ -156,9 +159,10 @@ export async function runReport(
   let check: CheckRow | undefined;
   let rows: ReportRow[] = [];
   if (plan.pageCandidate) {
-    check = await findCheckRow(deps.sql, accountId, id);
-    if (check && catalog.checkTypes.includes(check.check_type)) {
-      ({ window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, now, check));
+    const scheduled = await findCheckWithGroupSchedule(deps.sql, accountId, id);
+    check = scheduled;
+    if (scheduled && catalog.checkTypes.includes(scheduled.check_type)) {
+      ({ window, plan } = planReport(catalog, accountId, id, query, deps.config.analytics, now, scheduled));
       rows = await run();
     }
   } else {

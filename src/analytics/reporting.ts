@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { figure, percentage } from '../model/figures.js';
 import type { Sql } from '../storage/postgres.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { QueryBudget } from '../platform/config.js';
@@ -90,7 +91,6 @@ interface Row {
   q: (number | null)[];
 }
 
-const round = (v: number, places: number) => Math.round(v * 10 ** places) / 10 ** places;
 
 /** The zone's canonical IANA name (`europe/paris` → `Europe/Paris`, what ClickHouse knows), or undefined. */
 function canonicalZone(name: string): string | undefined {
@@ -273,10 +273,10 @@ export async function reporting(
     options.noCache,
   );
   const figures = (r: Row) => ({
-    successRatio: round((100 * Number(r.passed)) / Number(r.runs), 4),
-    avg: round(r.avg ?? 0, 2),
-    p95: round(r.q[0] ?? 0, 2),
-    p99: round(r.q[1] ?? 0, 2),
+    successRatio: percentage((100 * Number(r.passed)) / Number(r.runs)) ?? 0,
+    avg: figure(r.avg ?? 0) ?? 0,
+    p95: figure(r.q[0] ?? 0) ?? 0,
+    p99: figure(r.q[1] ?? 0) ?? 0,
   });
   const items = checks.map((c) => {
     const item: Item = { name: c.name, checkId: c.id, checkType: c.check_type, deactivated: !c.activated, tags: c.tags };

@@ -239,3 +239,38 @@ describe('metric catalogs', () => {
     expect(doc.paths['/v1/analytics/checks'].post.requestBody).toBeDefined();
   });
 });
+
+describe('figures', () => {
+  it('are rounded one way everywhere: 2 decimals, percentages 4, checked against the same runs computed here', async () => {
+    const check = await create('api', { name: 'noisy figures', request: { url: 'https://api.example.test/noise' } });
+    const now = Date.now();
+    // Times whose average and percentiles are float noise in binary (29.705399999999997 and the like), and 1 failure in 3.
+    const times = [10.1, 20.2, 30.3, 29.7054, 33.333, 12.34567];
+    const results = times.map((responseTime, i) => ({
+      checkId: check, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(now - (i + 1) * 60_000).toISOString(),
+      stoppedAt: new Date(now - (i + 1) * 60_000 + 100).toISOString(), hasFailures: i % 3 === 0, responseTime,
+    }));
+    expect((await svc.call('POST', '/v1/check-results', { body: { results } })).status).toBe(202);
+    for (let i = 0; i < 200; i++) {
+      const n = Number((await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {c:UUID}', { c: check }))[0]!.n);
+      if (n === times.length) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const decimals = (v: number) => (String(v).split('.')[1] ?? '').length;
+    const avg = times.reduce((a, b) => a + b, 0) / times.length;
+    const sorted = [...times].sort((a, b) => a - b);
+    const rank = 0.95 * (sorted.length - 1);
+    const p95 = sorted[Math.floor(rank)]! + (sorted[Math.ceil(rank)]! - sorted[Math.floor(rank)]!) * (rank - Math.floor(rank));
+    const ratio = (100 * 4) / 6;
+
+    const summary = (await svc.call('POST', '/v1/analytics/checks?quickRange=last24Hours', { body: { checkIds: [check] } })).body[0];
+    expect(summary.responseTime_avg).toBe(Math.round(avg * 100) / 100);
+    expect(summary.responseTime_p95).toBe(Math.round(p95 * 100) / 100);
+    expect(summary.availability).toBe(Math.round(ratio * 10_000) / 10_000);
+    const rep = (await report(`/v1/analytics/api-checks/${check}?quickRange=last24Hours&metrics=responseTime_avg,responseTime_p95,availability`)).body;
+    const row = rep.series[0].data[0];
+    expect(row).toMatchObject({ responseTime_avg: summary.responseTime_avg, responseTime_p95: summary.responseTime_p95, availability: summary.availability });
+    for (const v of [summary.responseTime_avg, summary.responseTime_p95, summary.responseTime_p99, row.responseTime_avg]) expect(decimals(v), String(v)).toBeLessThanOrEqual(2);
+    expect(decimals(summary.availability)).toBeLessThanOrEqual(4);
+  });
+});

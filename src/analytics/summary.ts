@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import { UUID } from '../http/ids.js';
-import type { CheckType } from '../model/checks.js';
-import { checkTypesOf } from '../checks/repository.js';
+import { CHECK_TYPE_FACTS, type CheckType } from '../model/checks.js';
+import { checkTypesOf } from '../checks/index.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { QueryPurpose } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
@@ -14,6 +14,7 @@ import { heldPerCheck } from './window-cache.js';
 import type { Precision } from './plan.js';
 import type { RequestContext } from '../http/route.js';
 import { SUMMARY_METRICS } from './metrics.js';
+import { figure, percentage } from '../model/figures.js';
 import type { SummaryItem } from './schemas.js';
 import { resolveQuickRange, type QuickRange, type Window } from './windows.js';
 
@@ -21,16 +22,17 @@ type Item = Static<typeof SummaryItem>;
 
 /** One item from its row (absent when the window has no runs), reading each field where SUMMARY_METRICS put it. */
 function toItem(checkId: string, checkType: CheckType, row: SummaryRow | undefined): Item {
-  const item: Record<string, unknown> = { checkId, checkType, availability: row?.availability ?? null };
+  const item: Record<string, unknown> = { checkId, checkType, availability: percentage(row?.availability) };
   SUMMARY_METRICS.forEach((m, i) => {
-    const applies = (m.checkTypes as readonly CheckType[]).includes(checkType);
+    const applies = CHECK_TYPE_FACTS[checkType].headline === m.headline;
     const quantiles = summaryQuantiles(i);
     for (const suffix of m.suffixes) {
       let value: number | null = null;
       if (applies && row) {
         value = suffix === 'avg' ? (row[`s${i}_avg`] as number | null) : ((row[`s${i}_q`] as (number | null)[])[quantiles.indexOf(suffix)] ?? null);
       }
-      item[`${m.name}_${suffix}`] = value;
+      // Packet loss is a percentage: 4 decimals, as in reports.
+      item[`${m.name}_${suffix}`] = m.name === 'packetLoss' ? percentage(value) : figure(value);
     }
   });
   return item as Item;

@@ -1,5 +1,6 @@
 import type { GroupData } from './group-schemas.js';
 import type { EnvVar } from '../model/variables.js';
+import { periodOf } from '../model/checks.js';
 
 type CheckFields = Record<string, unknown>;
 
@@ -49,4 +50,38 @@ export function applyGroupSettings(check: CheckFields, group: GroupData): CheckF
     };
   }
   return out;
+}
+
+/** What a group's settings say of when its checks run (any of it may be unset). */
+export interface GroupSchedule {
+  frequency?: number | null;
+  runParallel?: boolean | null;
+  locations?: readonly string[] | null;
+  privateLocations?: readonly string[] | null;
+}
+
+/** When and where a check runs: its period, whether every location runs each slot, and how many locations. */
+export interface Schedule {
+  periodMs: number;
+  runParallel: boolean;
+  locations: number;
+}
+
+/**
+ * A check's effective schedule, its own settings with its group's laid over them as applyGroupSettings does (the
+ * group's frequency when it sets one, its runParallel when set, its locations when it names any). The one rule
+ * the scheduler (slots), the reports (runs per location and minute) and every other reader use.
+ */
+export function effectiveSchedule(
+  check: { frequency: number; data: { frequencyOffset?: number; runParallel?: boolean; locations?: readonly string[] | null; privateLocations?: readonly string[] | null } },
+  group?: GroupSchedule | null,
+): Schedule {
+  const frequency = group?.frequency ? group.frequency : check.frequency;
+  const groupLocations = (group?.locations?.length ?? 0) + (group?.privateLocations?.length ?? 0);
+  const locations = groupLocations || (check.data.locations?.length ?? 0) + (check.data.privateLocations?.length ?? 0);
+  return {
+    periodMs: periodOf(frequency, check.data.frequencyOffset),
+    runParallel: group?.runParallel ?? check.data.runParallel ?? false,
+    locations,
+  };
 }

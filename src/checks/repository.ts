@@ -6,12 +6,13 @@ import type { GroupData } from './group-schemas.js';
 import { Rules } from '../http/rules.js';
 import { frequencyOffsetProblem, SEGMENT_OF, type CheckType } from '../model/checks.js';
 import { withReadDefaults } from './schemas.js';
-import { applyGroupSettings } from './group-settings.js';
+import { applyGroupSettings, type GroupSchedule } from './group-settings.js';
 import { maskSecrets, type EnvVar } from '../model/variables.js';
 import { checkChannelsExist } from './subscriptions.js';
 import { checkReferences, type References } from './references.js';
 import { graceMs, periodMs, type HeartbeatSettings } from '../model/heartbeats.js';
 import { iso } from '../model/time.js';
+import type { ChannelType } from '../model/alerts.js';
 
 export type CheckInput = Record<string, unknown> & {
   name: string;
@@ -47,7 +48,7 @@ interface ChannelRow {
   check_id: string;
   alert_channel_id: number;
   activated: boolean;
-  type: string;
+  type: ChannelType;
   config: Record<string, unknown>;
 }
 
@@ -103,28 +104,31 @@ export async function updateCheck(db: Sql, id: string, data: CheckInput): Promis
     where id = ${id}`;
 }
 
+type ChannelGroups = { email: { address: string }[]; webhook: Record<string, unknown>[]; slack: { url: string }[]; sms: { number: string; name: string }[] };
+
+/** Where each channel kind goes in the anchor's `alertChannels` of a check: one entry per kind, or it does not compile. */
+const CHANNEL_GROUPS: Record<ChannelType, (out: ChannelGroups, c: Record<string, unknown>, revealHeaders: boolean) => void> = {
+  EMAIL: (out, c) => out.email.push({ address: c.address as string }),
+  SLACK: (out, c) => out.slack.push({ url: c.url as string }),
+  SMS: (out, c) => out.sms.push({ number: c.number as string, name: c.name as string }),
+  WEBHOOK: (out, c, revealHeaders) => {
+    const headers = ((c.headers ?? []) as { key: string; value: string; locked?: boolean; secret?: boolean }[]).map((h) => ({
+      key: h.key,
+      value: h.secret || !revealHeaders ? '' : h.value,
+      locked: h.locked ?? false,
+    }));
+    out.webhook.push({ url: c.url, name: c.name, method: c.method, headers, queryParameters: c.queryParameters });
+  },
+  // The anchor's alertChannels has no place for these (its subscriptions do): they are listed there only.
+  PAGERDUTY: () => undefined,
+  OPSGENIE: () => undefined,
+};
+
 /** The check's channels as the anchor shows them; webhook header values only to keys that may write, never a secret one. */
-function groupChannels(rows: ChannelRow[], revealHeaders: boolean) {
-  const out = {
-    email: [] as { address: string }[],
-    webhook: [] as Record<string, unknown>[],
-    slack: [] as { url: string }[],
-    sms: [] as { number: string; name: string }[],
-  };
+function groupChannels(rows: ChannelRow[], revealHeaders: boolean): ChannelGroups {
+  const out: ChannelGroups = { email: [], webhook: [], slack: [], sms: [] };
   for (const r of rows) {
-    if (!r.activated) continue;
-    const c = r.config;
-    if (r.type === 'EMAIL') out.email.push({ address: c.address as string });
-    else if (r.type === 'SLACK') out.slack.push({ url: c.url as string });
-    else if (r.type === 'SMS') out.sms.push({ number: c.number as string, name: c.name as string });
-    else if (r.type === 'WEBHOOK') {
-      const headers = ((c.headers ?? []) as { key: string; value: string; locked?: boolean; secret?: boolean }[]).map((h) => ({
-        key: h.key,
-        value: h.secret || !revealHeaders ? '' : h.value,
-        locked: h.locked ?? false,
-      }));
-      out.webhook.push({ url: c.url, name: c.name, method: c.method, headers, queryParameters: c.queryParameters });
-    }
+    if (r.activated) CHANNEL_GROUPS[r.type]?.(out, r.config, revealHeaders);
   }
   return out;
 }
@@ -187,6 +191,16 @@ export async function findCheckRow(db: Sql, accountId: string, id: string, lock 
   return row;
 }
 
+/** The check with what its group's settings say of its schedule (null when it has no group). */
+export async function findCheckWithGroupSchedule(db: Sql, accountId: string, id: string): Promise<(CheckRow & { group_schedule: GroupSchedule | null }) | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const [row] = await db<(CheckRow & { group_schedule: GroupSchedule | null })[]>`select c.*,
+      case when g.id is null then null else jsonb_build_object('frequency', g.data->'frequency', 'runParallel', g.data->'runParallel',
+        'locations', g.data->'locations', 'privateLocations', g.data->'privateLocations') end as group_schedule
+    from checks c left join check_groups g on g.id = c.group_id where c.id = ${id} and c.account_id = ${accountId}`;
+  return row;
+}
+
 /** The type of each of `ids` that names a check of the account; ids that do not are absent. */
 export async function checkTypesOf(db: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, CheckType>> {
   const wellFormed = [...new Set(ids.filter((id) => UUID.test(id)))];
@@ -194,6 +208,16 @@ export async function checkTypesOf(db: Sql, accountId: string, ids: readonly str
   const rows = await db<{ id: string; check_type: CheckType }[]>`select id, check_type from checks
     where account_id = ${accountId} and id = any(${wellFormed}::uuid[])`;
   return new Map(rows.map((r) => [r.id, r.check_type]));
+}
+
+/** The checks' tags with their groups' (what maintenance windows match), for the checks of the account among `ids`. */
+export async function checkTagsOf(db: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, string[]>> {
+  const wellFormed = [...new Set(ids.filter((id) => UUID.test(id)))];
+  if (!wellFormed.length) return new Map();
+  const rows = await db<{ id: string; tags: string[]; group_tags: string[] | null }[]>`select c.id, c.tags, g.data->'tags' as group_tags
+    from checks c left join check_groups g on g.id = c.group_id
+    where c.account_id = ${accountId} and c.id = any(${wellFormed}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, [...r.tags, ...(r.group_tags ?? [])]]));
 }
 
 export interface CheckFilter {
@@ -239,4 +263,42 @@ export async function listCheckRows(db: Sql, accountId: string, filter: CheckFil
 
 export async function deleteCheck(db: Sql, accountId: string, id: string): Promise<void> {
   await db`delete from checks where id = ${id} and account_id = ${accountId}`;
+}
+
+/** The next ping is due `period + grace` after `from` (a ping, or the check being saved). */
+export async function expectPing(db: Sql, accountId: string, checkId: string, heartbeat: HeartbeatSettings, from: number): Promise<void> {
+  const deadline = new Date(from + periodMs(heartbeat) + graceMs(heartbeat));
+  await db`insert into heartbeat_deadlines (check_id, account_id, next_deadline_at) values (${checkId}, ${accountId}, ${deadline})
+    on conflict (check_id) do update set next_deadline_at = excluded.next_deadline_at`;
+}
+
+/** Whether the account has the check. */
+export async function checkExists(db: Sql, accountId: string, id: string): Promise<boolean> {
+  const rows = await db`select 1 from checks where account_id = ${accountId} and id = ${id}`;
+  return rows.length > 0;
+}
+
+/** The account's checks that can run (all but heartbeats), deactivated ones too, oldest first. */
+export async function runnableCheckIds(db: Sql, accountId: string): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`select id from checks where account_id = ${accountId} and check_type <> 'HEARTBEAT' order by created_at, id`;
+  return rows.map((r) => r.id);
+}
+
+export interface CheckWithStatus {
+  id: string;
+  name: string;
+  check_type: string;
+  activated: boolean;
+  muted: boolean;
+  tags: string[];
+  has_failures: boolean | null;
+  has_errors: boolean | null;
+  is_degraded: boolean | null;
+}
+
+/** Every check of the account with its current status (none before its first result), oldest first. */
+export async function checksWithStatus(db: Sql, accountId: string): Promise<CheckWithStatus[]> {
+  return db<CheckWithStatus[]>`select c.id, c.name, c.check_type, c.activated, c.muted, c.tags, s.has_failures, s.has_errors, s.is_degraded
+    from checks c left join check_statuses s on s.check_id = c.id
+    where c.account_id = ${accountId} order by c.created_at, c.id`;
 }

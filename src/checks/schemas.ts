@@ -1,4 +1,4 @@
-import { OptionalKind, Type, type TProperties, type TSchema } from '@sinclair/typebox';
+import { OptionalKind, Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 import { IGNORED_PREFIX, IgnoredField, Nullable, NumberEnum, StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES, CREATABLE_TYPES, FREQUENCIES, LOCATIONS, RUNTIME_IDS, type TypeSegment } from '../model/checks.js';
 
@@ -105,7 +105,7 @@ const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2
 
 export const ApiRequest = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute, or a path the group apiCheckDefaults.url prefixes' }),
+    url: Type.String({ minLength: 1, maxLength: 2048, format: 'http-url-template', description: 'An http(s) URL, or a path the group apiCheckDefaults.url prefixes; `{{VARIABLE}}`s are filled in at run time' }),
     method: StringEnum(['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OPTIONS'] as const, { default: 'GET' }),
     followRedirects: Type.Boolean({ default: true }),
     skipSSL: Type.Boolean({ default: false }),
@@ -120,7 +120,7 @@ export const ApiRequest = Type.Object(
   { additionalProperties: false },
 );
 
-const UrlRequest = Type.Object(
+export const UrlRequest = Type.Object(
   {
     method: StringEnum(['GET'] as const, { default: 'GET' }),
     url: HttpUrl,
@@ -132,10 +132,10 @@ const UrlRequest = Type.Object(
   { additionalProperties: false },
 );
 
-const TcpRequest = Type.Object(
+export const TcpRequest = Type.Object(
   {
     hostname: Type.Optional(Hostname),
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'The host as the anchor also takes it; give hostname or url' })),
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, format: 'host-or-url', description: 'The host as the anchor also takes it; give hostname or url' })),
     port: Type.Integer({ minimum: 1, maximum: 65535 }),
     data: Type.Optional(Nullable(Str(65536))),
     assertions: Assertions,
@@ -145,7 +145,7 @@ const TcpRequest = Type.Object(
   { additionalProperties: false, anyOf: [{ required: ['hostname'] }, { required: ['url'] }] },
 );
 
-const DnsRequest = Type.Object(
+export const DnsRequest = Type.Object(
   {
     hostname: Type.Optional(Hostname),
     query: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'The name to resolve (the anchor\'s field); give hostname or query' })),
@@ -158,7 +158,7 @@ const DnsRequest = Type.Object(
   { additionalProperties: false, anyOf: [{ required: ['hostname'] }, { required: ['query'] }] },
 );
 
-const IcmpRequest = Type.Object(
+export const IcmpRequest = Type.Object(
   {
     hostname: Hostname,
     ipFamily: Nullable(IpFamily),
@@ -168,11 +168,11 @@ const IcmpRequest = Type.Object(
   { additionalProperties: false },
 );
 
-const SslRequest = Type.Object(
+export const SslRequest = Type.Object(
   {
     sslConfig: Type.Object(
       {
-        hostname: Type.String({ minLength: 1, maxLength: 2048, pattern: '^[^\\x00-\\x1f\\x7f]*$' }),
+        hostname: Type.String({ minLength: 1, maxLength: 2048, format: 'host-or-url', description: 'The host whose certificate is checked (a URL gives its host)' }),
         port: Type.Integer({ minimum: 1, maximum: 65535, default: 443 }),
         serverName: Type.Optional(Nullable(Type.String({ maxLength: 2048, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: 'SNI name; empty or null uses hostname' }))),
         ipFamily: IpFamily,
@@ -190,9 +190,9 @@ const SslRequest = Type.Object(
   { additionalProperties: false },
 );
 
-const TracerouteRequest = Type.Object(
+export const TracerouteRequest = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'Host name, IP or URL to trace' }),
+    url: Type.String({ minLength: 1, maxLength: 2048, format: 'host-or-url', description: 'Host name, IP or URL to trace' }),
     protocol: Type.Optional(Nullable(StringEnum(['TCP', 'ICMP', 'UDP', 'SCTP'] as const))),
     port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
     ipFamily: Type.Optional(Nullable(IpFamily)),
@@ -205,9 +205,9 @@ const TracerouteRequest = Type.Object(
   { additionalProperties: false },
 );
 
-const GrpcRequest = Type.Object(
+export const GrpcRequest = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048 }),
+    url: Type.String({ minLength: 1, maxLength: 2048, format: 'host-or-url', description: 'Host name, IP or URL of the gRPC server' }),
     port: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.String({ pattern: '^[0-9]{1,5}$' })])),
     ipFamily: Type.Optional(Nullable(IpFamily)),
     skipSSL: Type.Boolean({ default: false }),
@@ -223,7 +223,7 @@ const GrpcRequest = Type.Object(
           bfbsContent: Type.Optional(Nullable(Str(1_000_000))),
           serviceDefinition: Type.Optional(Nullable(StringEnum(['REFLECTION', 'PROTO_FILE', ''] as const))),
           method: Type.Optional(Nullable(Str(1024))),
-          protoContent: Type.Optional(Nullable(Str(1_000_000))),
+          protoContent: Type.Optional(Nullable(Str(262_144))),
           message: Type.Optional(Nullable(Str(1_000_000))),
         },
         { additionalProperties: false },
@@ -236,6 +236,12 @@ const GrpcRequest = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/**
+ * A type's request as the runners read it from a stored check: the create schema's fields and types (so a field
+ * renamed or retyped there is one here), each optional (a check stored before a field existed lacks it).
+ */
+export type StoredRequest<S extends TSchema> = Partial<Static<S>>;
 
 const TimeUnit = StringEnum(['seconds', 'minutes', 'hours', 'days'] as const);
 export const Heartbeat = Type.Object(

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { Rules } from '../http/rules.js';
 import type { Sql } from '../storage/postgres.js';
 
@@ -56,4 +57,17 @@ export async function subscribeToChannels(db: Sql, accountId: string, subscriber
     select c.id, ${id}, true from alert_channels c
     where c.account_id = ${accountId} ${onlyAuto ? db`and c.auto_subscribe` : db``}
       and not exists (select 1 from alert_subscriptions s where s.alert_channel_id = c.id and s.${db(column)} = ${id})`;
+}
+
+/** `?autoAssignAlerts` on check and group writes (default true, as the anchor has it). */
+export function autoAssignQuery(subject: 'check' | 'group') {
+  return Type.Object(
+    {
+      autoAssignAlerts: Type.Boolean({
+        default: true,
+        description: `Subscribe the ${subject} to every alert channel of the account it is not subscribed to yet`,
+      }),
+    },
+    { additionalProperties: false },
+  );
 }

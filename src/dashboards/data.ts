@@ -1,5 +1,5 @@
-import { budgetSettings } from '../analytics/budget.js';
-import { summarize } from '../analytics/summary.js';
+import { budgetSettings } from '../analytics/index.js';
+import { summarize } from '../analytics/index.js';
 import type { Deps } from '../storage/deps.js';
 import { toClickHouseTime, fromClickHouseTime } from '../model/time.js';
 import type { PublishedDashboard } from './lookup.js';

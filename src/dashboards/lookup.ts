@@ -1,4 +1,4 @@
-import type { DashboardBody } from '../resources/dashboards/schemas.js';
+import type { DashboardBody } from './schemas.js';
 import type { Sql } from '../storage/postgres.js';
 
 /** A dashboard as the viewer pages need it. */
@@ -34,10 +34,11 @@ export async function dashboardByUrl(sql: Sql, customUrl: string): Promise<Publi
   return row && toDashboard(row);
 }
 
-/** The dashboard whose customDomain is the request's host. */
+/** The dashboard whose customDomain is the request's host, once its account verified the domain. */
 export async function dashboardByDomain(sql: Sql, host: string): Promise<PublishedDashboard | undefined> {
-  const [row] = await sql<Row[]>`select id, dashboard_id, account_id, data, created_at, updated_at from dashboards
-    where lower(custom_domain) = ${host.toLowerCase()}`;
+  const [row] = await sql<Row[]>`select d.id, d.dashboard_id, d.account_id, d.data, d.created_at, d.updated_at from dashboards d
+    join domain_claims c on c.account_id = d.account_id and c.domain = lower(d.custom_domain)
+    where lower(d.custom_domain) = ${host.toLowerCase()} and c.verified_at is not null`;
   return row && toDashboard(row);
 }
 

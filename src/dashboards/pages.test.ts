@@ -2,20 +2,24 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quantile } from '../../test/support/analytics-oracle.js';
-import { createOtherTenant, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { createOtherTenant, startTestService, verifyDomain, waitFor, type TestService } from '../../test/support/service.js';
+import { startDnsTarget } from '../../test/support/targets.js';
 import type { DashboardView } from './data.js';
 
 /** The rendered dashboards over HTTP: what a page and its data document hold, private access, caching. */
 describe('rendered dashboards', () => {
   let svc: TestService;
   let other: { accountId: string; key: string };
+  let dns: Awaited<ReturnType<typeof startDnsTarget>>;
 
   beforeAll(async () => {
-    svc = await startTestService({ STATE_SWEEP_INTERVAL_MS: '100', TRUST_PROXY: 'true' });
+    dns = await startDnsTarget({});
+    svc = await startTestService({ STATE_SWEEP_INTERVAL_MS: '100', TRUST_PROXY: 'true', DOMAIN_DNS_SERVERS: `127.0.0.1:${dns.udpPort}` });
     other = await createOtherTenant(svc);
   }, 60_000);
   afterAll(async () => {
     await svc?.stop();
+    dns?.close();
   });
 
   const post = async (path: string, body: unknown, key?: string) => {
@@ -134,6 +138,8 @@ describe('rendered dashboards', () => {
 
   it('serves a dashboard at / of its customDomain, and nothing at / of another host', async () => {
     await dashboard({ customUrl: 'domain-one', customDomain: 'status.shop.example.test', tags: ['api'] });
+    // Served there once the account proved the domain (a TXT record).
+    expect((await verifyDomain(svc, dns, 'status.shop.example.test')).status).toBe(200);
     const own = await viewAs('status.shop.example.test', '/');
     expect(own.status).toBe(200);
     expect(own.text).toContain('<span class="check-name">Payments API</span>');

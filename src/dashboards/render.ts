@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
-import type { DashboardBody } from '../resources/dashboards/schemas.js';
-import type { StoredItem } from '../ingest/repository.js';
+import type { DashboardBody } from './schemas.js';
+import type { StoredItem } from '../ingest/index.js';
 import { RESULT_DETAIL_KEYS } from '../model/results.js';
 import { responseTimeChart } from './chart.js';
 import { WINDOWS, type CheckView, type DashboardView, type Status } from './data.js';

@@ -1,247 +1,180 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Context, Middleware } from 'koa';
-import { koaBody } from 'koa-body';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
 import type { Deps } from '../storage/deps.js';
-import { HttpError } from '../http/errors.js';
-import { UUID } from '../http/ids.js';
-import type { RateLimits } from '../http/rate-limit.js';
-import { staticFiles } from '../http/static-files.js';
-import { readResult } from '../ingest/repository.js';
-import { keptAssetsOf } from '../model/results.js';
-import { cookieName, LOGIN_RULE, matchKey, SESSION_SECONDS, sessionToken, validSession } from './access.js';
-import { TtlCache } from './cache.js';
-import { sanitizeCss } from './css.js';
-import { buildDashboardView, type DashboardView, type Status } from './data.js';
-import { dashboardByDomain, dashboardByUrl, type PublishedDashboard } from './lookup.js';
-import { renderDashboard, renderLogin, renderMessage, renderRun } from './render.js';
+import { hashSecret } from '../model/secrets.js';
+import { conflict, notFound } from '../http/errors.js';
+import { listReply, PageQuery } from '../http/pagination.js';
+import { defineRoute, type AnyRoute } from '../http/route.js';
+import { compileValidator } from '../http/validation.js';
+import { Nullable } from '../http/schemas.js';
+import { DashboardBody, DashboardFields, DashboardUpdate, KeyResult } from './schemas.js';
+import { transaction, type Sql } from '../storage/postgres.js';
+import { listAccountRows, uniqueViolation } from '../storage/rows.js';
+import { useDomain } from '../resources/index.js';
+import { iso } from '../model/time.js';
+import {
+  deleteDashboard, deleteDashboardKeys, findDashboard, hasDashboardKey, insertDashboard, insertDashboardKey, keysOf, updateDashboard,
+  type DashboardKeyRow as KeyRow, type DashboardRow,
+} from './repository.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+const validateDashboard = compileValidator('body', DashboardBody);
 
-/** Dashboard pages load their own script and style only; logos and favicons may come from any https host. */
-const DASHBOARD_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const Dashboard = Type.Object({
+  id: Type.Integer(),
+  dashboardId: Type.String(),
+  ...DashboardFields,
+  header: Nullable(Type.String()),
+  keys: Type.Array(KeyResult),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Nullable(Type.String({ format: 'date-time' })),
+});
 
-/** How long a dashboard's settings are reused before they are read again (a change shows within this). */
-const LOOKUP_TTL_MS = 5000;
-const CUSTOM_URL = /^\/dashboards\/([A-Za-z0-9-]{1,63})(\/.*)?$/;
-const RUN_PATH = /^\/runs\/([0-9a-fA-F-]{36})\/([0-9a-fA-F-]{36})(?:\/screenshots\/([\w.-]{1,200}))?$/;
+const DashboardParams = Type.Object(
+  { dashboardId: Type.String({ minLength: 1, maxLength: 64, description: 'The dashboardId, or the numeric id' }) },
+  { additionalProperties: false },
+);
 
-interface Target {
-  dashboard: PublishedDashboard;
-  /** Where the page lives: `/dashboards/{customUrl}`, or '' on the dashboard's own domain. */
-  base: string;
-  /** The path below the base: '/', '/data.json', '/login', '/runs/…'. */
-  rest: string;
+function maskKey(suffix: string): string {
+  return `dk_****${suffix}`;
 }
 
-/**
- * One build of a dashboard's data, with what every viewer of it gets: the JSON document serialised once, and
- * the page rendered once per address it is served at (its custom URL, its domain). Rendering cost ~0.4 ms and
- * serialising ~0.2 ms per request for 20 checks; under 500 viewers that was most of each request's cost.
- */
-class Built {
-  readonly json: string;
-  readonly etag: string;
-  private readonly pages = new Map<string, string>();
-
-  constructor(
-    private readonly dashboard: PublishedDashboard,
-    readonly view: DashboardView,
-  ) {
-    this.json = JSON.stringify(view);
-    this.etag = `"${dashboard.id}-${dashboard.updatedAt}-${Date.parse(view.generatedAt)}"`;
-  }
-
-  page(base: string): string {
-    let html = this.pages.get(base);
-    if (html === undefined) {
-      html = renderDashboard(this.dashboard.data, this.view, base, sanitizeCss(this.dashboard.data.customCSS));
-      this.pages.set(base, html);
-    }
-    return html;
-  }
-}
-
-/**
- * The rendered dashboards: `/dashboards/{customUrl}[/…]`, and `/[…]` when the Host is a dashboard's
- * customDomain. Each serves the page, `data.json` (what the page refreshes from, built once per refreshRate),
- * `login` (private dashboards) and `runs/{checkId}/{runId}` (when showCheckRunLinks).
- */
-export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
-  const views = new TtlCache<Built>();
-  const lookups = new TtlCache<PublishedDashboard | undefined>();
-  const assets = staticFiles('/dashboards/assets', {
-    'dashboard.css': path.join(here, 'assets/dashboard.css'),
-    'dashboard.js': path.join(here, 'assets/dashboard.js'),
-  });
-  const form = koaBody({ json: false, multipart: false, urlencoded: true, formLimit: '4kb', text: false });
-
-  async function target(ctx: Context): Promise<Target | undefined> {
-    const m = CUSTOM_URL.exec(ctx.path);
-    if (m) {
-      const customUrl = m[1].toLowerCase();
-      const dashboard = await lookups.get(`url:${customUrl}`, LOOKUP_TTL_MS, () => dashboardByUrl(deps.sql, customUrl));
-      return dashboard && { dashboard, base: `/dashboards/${customUrl}`, rest: m[2] || '/' };
-    }
-    // On a dashboard's own domain only the page's own paths are its; everything else is the API's.
-    if (!(ctx.path === '/' || ctx.path === '/data.json' || ctx.path === '/login' || RUN_PATH.test(ctx.path))) return undefined;
-    const host = ctx.hostname.toLowerCase();
-    if (!host || host.length > 253) return undefined;
-    const dashboard = await lookups.get(`host:${host}`, LOOKUP_TTL_MS, () => dashboardByDomain(deps.sql, host));
-    return dashboard && { dashboard, base: '', rest: ctx.path };
-  }
-
-  const view = (d: PublishedDashboard) =>
-    views.get(`${d.id}:${d.updatedAt}`, Math.min(d.data.refreshRate, deps.config.dashboardCacheSeconds) * 1000, async () => {
-      deps.metrics.dashboardBuilds.inc();
-      return new Built(d, await buildDashboardView(deps, d));
-    });
-
-  function html(ctx: Context, status: number, body: string, isPrivate: boolean) {
-    ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', DASHBOARD_CSP);
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', isPrivate ? 'private, no-store' : 'no-cache');
-    ctx.body = body;
-  }
-
-  /** A private dashboard answers only a viewer holding one of its keys (cookie from the login, or `?key=`). */
-  async function signedIn(ctx: Context, t: Target): Promise<boolean> {
-    if (!t.dashboard.data.isPrivate) return true;
-    return validSession(deps.sql, deps.sessionSecret, t.dashboard, ctx.cookies.get(cookieName(t.dashboard)));
-  }
-
-  /**
-   * Checks a key someone typed or put in the URL. Only wrong keys are throttled (per client address): the
-   * right key opens the dashboard even while that address is held back, so someone guessing from a shared
-   * address cannot lock its rightful viewers out. Guessing stays pointless: keys carry 192 bits or more.
-   */
-  async function tryKey(ctx: Context, t: Target, key: string): Promise<'ok' | 'wrong' | number> {
-    const throttle = `${t.dashboard.id}:${ctx.ip}`;
-    const keyId = key.length <= 256 ? await matchKey(deps.sql, t.dashboard, key) : undefined;
-    if (!keyId) {
-      const wait = await rateLimits.blocked('dashboard-login', throttle, LOGIN_RULE);
-      if (wait) return wait;
-      const after = await rateLimits.hit('dashboard-login', throttle, LOGIN_RULE);
-      return after ?? 'wrong';
-    }
-    ctx.cookies.set(cookieName(t.dashboard), await sessionToken(deps.sql, deps.sessionSecret, t.dashboard, keyId), {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: ctx.protocol === 'https',
-      path: t.base || '/',
-      maxAge: SESSION_SECONDS * 1000,
-      overwrite: true,
-    });
-    return 'ok';
-  }
-
-  function refused(ctx: Context, t: Target, outcome: 'wrong' | number) {
-    if (typeof outcome === 'number') {
-      ctx.set('Retry-After', String(outcome));
-      return html(ctx, 429, renderMessage('Too many attempts', `Too many wrong keys from your address. Try again in ${Math.ceil(outcome / 60)} minutes.`), true);
-    }
-    return html(ctx, 401, renderLogin(t.dashboard.data, t.base, 'That key does not open this dashboard.'), true);
-  }
-
-  async function page(ctx: Context, t: Target) {
-    const key = typeof ctx.query.key === 'string' ? ctx.query.key : undefined;
-    if (t.dashboard.data.isPrivate && key !== undefined) {
-      const outcome = await tryKey(ctx, t, key);
-      if (outcome !== 'ok') return refused(ctx, t, outcome);
-      // The key leaves the address bar (and any Referer) once the cookie holds the session.
-      ctx.status = 303;
-      ctx.redirect(`${t.base}/`);
-      return;
-    }
-    if (!(await signedIn(ctx, t))) return html(ctx, 401, renderLogin(t.dashboard.data, t.base), true);
-    html(ctx, 200, (await view(t.dashboard)).page(t.base), t.dashboard.data.isPrivate);
-  }
-
-  async function login(ctx: Context, t: Target, next: () => Promise<unknown>) {
-    if (!t.dashboard.data.isPrivate) {
-      ctx.status = 303;
-      ctx.redirect(`${t.base}/`);
-      return;
-    }
-    if (!ctx.is('application/x-www-form-urlencoded')) throw new HttpError(415, 'Content-Type must be application/x-www-form-urlencoded');
-    await form(ctx, next as never);
-    const key = (ctx.request.body as Record<string, unknown> | undefined)?.key;
-    if (typeof key !== 'string' || !key) return html(ctx, 400, renderLogin(t.dashboard.data, t.base, 'Enter a key.'), true);
-    const outcome = await tryKey(ctx, t, key);
-    if (outcome !== 'ok') return refused(ctx, t, outcome);
-    ctx.status = 303;
-    ctx.redirect(`${t.base}/`);
-  }
-
-  /** A run's page (its status, error and screenshots), or one of its screenshots (a browser run's kept PNGs). */
-  async function run(ctx: Context, t: Target, checkId: string, runId: string, screenshot: string | undefined) {
-    if (!(await signedIn(ctx, t))) return html(ctx, 401, renderLogin(t.dashboard.data, t.base), true);
-    const notFound = () => html(ctx, 404, renderMessage('Not found', 'This dashboard shows no such run.'), t.dashboard.data.isPrivate);
-    if (!t.dashboard.data.showCheckRunLinks || !UUID.test(checkId) || !UUID.test(runId)) return notFound();
-    const check = (await view(t.dashboard)).view.checks.find((c) => c.id === checkId.toLowerCase());
-    if (!check) return notFound();
-    const stored = await readResult(deps.store, t.dashboard.accountId, check.id, runId.toLowerCase());
-    if (!stored) return notFound();
-    const screenshots = keptAssetsOf(stored).filter((a) => a.type === 'screenshot');
-    if (screenshot !== undefined) {
-      const asset = screenshots.find((a) => a.name === screenshot);
-      const blob = asset && (await deps.blobs.open(t.dashboard.accountId, asset.key));
-      if (!asset || !blob) return html(ctx, 404, renderMessage('Not found', 'This run kept no such screenshot (or it is past its retention).'), t.dashboard.data.isPrivate);
-      ctx.status = 200;
-      ctx.type = asset.contentType;
-      ctx.length = blob.size;
-      // A kept file never changes (its key is its content's digest).
-      ctx.set('Cache-Control', t.dashboard.data.isPrivate ? 'private, max-age=86400' : 'public, max-age=86400');
-      ctx.set('X-Content-Type-Options', 'nosniff');
-      ctx.body = blob.stream;
-      return;
-    }
-    const status: Status = stored.hasFailures || stored.hasErrors ? 'failing' : stored.isDegraded ? 'degraded' : 'passing';
-    html(ctx, 200, renderRun(t.dashboard.data, t.base, sanitizeCss(t.dashboard.data.customCSS), check, stored, status, screenshots.map((a) => a.name)), t.dashboard.data.isPrivate);
-  }
-
-  return async function dashboardPagesMiddleware(ctx, next) {
-    if (ctx.path.startsWith('/dashboards/assets/')) return assets(ctx, next);
-    const t = await target(ctx);
-    if (!t) {
-      if (CUSTOM_URL.test(ctx.path) && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
-        ctx.state.pageRoute = '/dashboards/{customUrl}';
-        return html(ctx, 404, renderMessage('Not found', 'There is no dashboard at this address.'), false);
-      }
-      return next();
-    }
-    const runPath = RUN_PATH.exec(t.rest);
-    ctx.state.pageRoute = `${t.base ? '/dashboards/{customUrl}' : ''}${runPath ? `/runs/{checkId}/{runId}${runPath[3] ? '/screenshots/{name}' : ''}` : t.rest === '/' ? '/' : t.rest}`;
-    const get = ctx.method === 'GET' || ctx.method === 'HEAD';
-    if (t.rest === '/login' && ctx.method === 'POST') return login(ctx, t, next);
-    if (!get) throw new HttpError(405, 'Method Not Allowed', undefined, { Allow: t.rest === '/login' ? 'POST' : 'GET, HEAD' });
-    if (t.rest === '/') return page(ctx, t);
-    if (t.rest === '/data.json') {
-      if (!(await signedIn(ctx, t))) throw new HttpError(401, 'This dashboard is private: sign in with one of its keys');
-      ctx.set('Cache-Control', t.dashboard.data.isPrivate ? 'private, no-store' : `public, max-age=${Math.min(60, t.dashboard.data.refreshRate)}`);
-      const built = await view(t.dashboard);
-      // A viewer revalidating the document it has gets a 304 until the next build.
-      ctx.set('ETag', built.etag);
-      ctx.status = 200;
-      if (ctx.fresh) {
-        ctx.status = 304;
-        return;
-      }
-      ctx.type = 'application/json; charset=utf-8';
-      ctx.body = built.json;
-      return;
-    }
-    if (runPath) return run(ctx, t, runPath[1]!, runPath[2]!, runPath[3]);
-    if (t.rest === '/login') {
-      ctx.status = 303;
-      ctx.redirect(`${t.base}/`);
-      return;
-    }
-    return html(ctx, 404, renderMessage('Not found', 'There is no such page on this dashboard.'), t.dashboard.data.isPrivate);
+function toDashboard(row: DashboardRow, keys: KeyRow[], rawKeys = new Map<string, string>()) {
+  const { keys: _ignored, ...data } = row.data;
+  return {
+    id: row.id,
+    dashboardId: row.dashboard_id,
+    ...data,
+    keys: keys.map((k) => ({
+      id: k.id,
+      ...(rawKeys.has(k.id) ? { rawKey: rawKeys.get(k.id) } : {}),
+      maskedKey: maskKey(k.key_suffix),
+      created_at: iso(k.created_at),
+      updated_at: iso(k.updated_at),
+    })),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
   };
+}
+
+function taken(err: unknown): never {
+  const constraint = uniqueViolation(err);
+  if (constraint === 'dashboards_custom_url') throw conflict('customUrl is already taken', { field: 'customUrl' });
+  if (constraint === 'dashboards_custom_domain') throw conflict("customDomain is already used by another of this account's dashboards", { field: 'customDomain' });
+  throw err;
+}
+
+/** Lower-cases the names that are unique regardless of case. */
+function normalise(body: DashboardBody): DashboardBody {
+  const { keys: _ignored, ...rest } = body;
+  return {
+    ...rest,
+    ...(body.customUrl !== undefined && body.customUrl !== null ? { customUrl: body.customUrl.toLowerCase() } : {}),
+    ...(body.customDomain ? { customDomain: body.customDomain.toLowerCase() } : {}),
+  };
+}
+
+export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
+  const tag = 'Dashboards';
+
+  /** Makes a private dashboard's key when it has none (the raw key shown once), or removes a public one's keys. */
+  async function save(db: Sql, dashboardId: number, isPrivate: boolean): Promise<Map<string, string>> {
+    if (!isPrivate) {
+      await deleteDashboardKeys(db, dashboardId);
+      return new Map();
+    }
+    if (await hasDashboardKey(db, dashboardId)) return new Map();
+    const raw = `dk_${randomBytes(24).toString('base64url')}`;
+    const id = await insertDashboardKey(db, dashboardId, hashSecret(raw), raw.slice(-4));
+    return new Map([[id, raw]]);
+  }
+
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/dashboards',
+      operationId: 'listDashboards',
+      summary: 'List dashboards',
+      tag,
+      access: 'read',
+      schema: { query: PageQuery, responses: { 200: Type.Array(Dashboard) } },
+      handler: async ({ principal, query }) => {
+        const { rows, total } = await listAccountRows<DashboardRow>(sql, 'dashboards', principal.account.id, query);
+        const keys = await keysOf(sql, rows.map((r) => r.id));
+        return listReply(rows.map((r) => toDashboard(r, keys.get(r.id)!)), total, query);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/dashboards',
+      operationId: 'createDashboard',
+      summary: 'Create a dashboard',
+      description: 'A private dashboard gets a key; its rawKey is in this response only.',
+      tag,
+      access: 'write',
+      errors: [409],
+      schema: { body: DashboardBody, responses: { 201: Dashboard } },
+      handler: async ({ principal, body }) => {
+        const data = normalise(body);
+        const result = await transaction(sql, async (db) => {
+            const row = await insertDashboard(db, principal.account.id, randomUUID(), data);
+            await useDomain(db, principal.account.id, data.customDomain, { type: 'dashboard', id: row.id });
+            const raw = await save(db, row.id, data.isPrivate);
+            return toDashboard(row, (await keysOf(db, [row.id])).get(row.id)!, raw);
+          }).catch(taken);
+        return { status: 201, body: result };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/dashboards/{dashboardId}',
+      operationId: 'getDashboard',
+      summary: 'Retrieve a dashboard',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: { params: DashboardParams, responses: { 200: Dashboard } },
+      handler: async ({ principal, params }) => {
+        const row = await findDashboard(sql, principal.account.id, params.dashboardId);
+        if (!row) throw notFound();
+        return { status: 200, body: toDashboard(row, (await keysOf(sql, [row.id])).get(row.id)!) };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/v1/dashboards/{dashboardId}',
+      operationId: 'updateDashboard',
+      summary: 'Update a dashboard: the body merges onto it, fields left out keep their values',
+      description: 'Making a dashboard private creates its key (rawKey shown in this response only); making it public removes its keys.',
+      tag,
+      access: 'write',
+      errors: [404, 409],
+      schema: { params: DashboardParams, body: DashboardUpdate, responses: { 200: Dashboard } },
+      handler: async ({ principal, params, body }) => {
+        const result = await transaction(sql, async (db) => {
+            const current = await findDashboard(db, principal.account.id, params.dashboardId, true);
+            if (!current) throw notFound();
+            const data = normalise(validateDashboard({ ...current.data, ...body }) as DashboardBody);
+            const row = await updateDashboard(db, current.id, data);
+            await useDomain(db, principal.account.id, data.customDomain, { type: 'dashboard', id: row.id });
+            const raw = await save(db, row.id, data.isPrivate);
+            return toDashboard(row, (await keysOf(db, [row.id])).get(row.id)!, raw);
+          }).catch(taken);
+        return { status: 200, body: result };
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/v1/dashboards/{dashboardId}',
+      operationId: 'deleteDashboard',
+      summary: 'Delete a dashboard',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: { params: DashboardParams, responses: { 204: null } },
+      handler: async ({ principal, params }) => {
+        if (!(await deleteDashboard(sql, principal.account.id, params.dashboardId))) throw notFound();
+        return { status: 204 };
+      },
+    }),
+  ];
 }

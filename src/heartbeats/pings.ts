@@ -1,18 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ResultQueue } from '../model/results.js';
-import { toRow } from '../ingest/rows.js';
+import { toRow } from '../ingest/index.js';
 import { transaction, type Sql } from '../storage/postgres.js';
-import { accountContext, lockChecks } from '../state/apply.js';
+import { accountContext, lockChecks } from '../state/index.js';
 import { graceMs, HEARTBEAT_LOCATION, periodMs, type HeartbeatSettings } from '../model/heartbeats.js';
 import { maintenanceEffect } from '../model/maintenance.js';
 import { ingestJob } from '../model/results.js';
-
-/** The next ping is due `period + grace` after `from` (a ping, or the check being saved). */
-export async function expectPing(db: Sql, accountId: string, checkId: string, heartbeat: HeartbeatSettings, from: number): Promise<void> {
-  const deadline = new Date(from + periodMs(heartbeat) + graceMs(heartbeat));
-  await db`insert into heartbeat_deadlines (check_id, account_id, next_deadline_at) values (${checkId}, ${accountId}, ${deadline})
-    on conflict (check_id) do update set next_deadline_at = excluded.next_deadline_at`;
-}
 
 /** A run id (and batch id) made from what it records: two sweepers recording the same miss record one run. */
 function deterministicUuid(text: string): string {

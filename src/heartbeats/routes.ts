@@ -3,7 +3,7 @@ import type { Deps } from '../storage/deps.js';
 import { HttpError, notFound } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
-import { findCheckRow } from '../checks/repository.js';
+import { findCheckRow } from '../checks/index.js';
 import { heartbeatCounts, heartbeatEvents, type HeartbeatEvent } from './history.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { recordPing } from './pings.js';

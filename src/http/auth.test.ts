@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, createApiKey, grantMembership, revokeApiKey } from '../accounts/repository.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
 
-const BAD_TOKEN = {
+/** The anchor's 401, with the mistake named: which one, and what to do about it. */
+const badToken = (reason: string, hint: RegExp) => ({
   statusCode: 401,
   error: 'Unauthorized',
   message: 'Bad Token',
-  attributes: { error: 'Bad Token' },
-};
+  attributes: { error: 'Bad Token', reason, hint: expect.stringMatching(hint) },
+});
 const FORBIDDEN = { statusCode: 403, error: 'Forbidden', message: 'Forbidden' };
 
 describe('authentication and authorization', () => {
@@ -29,36 +30,43 @@ describe('authentication and authorization', () => {
   });
   afterAll(() => svc?.stop());
 
-  function expectBadToken(res: { status: number; body: unknown; headers: Headers }) {
+  function expectBadToken(res: { status: number; body: unknown; headers: Headers }, reason = 'invalid-key') {
+    const hints: Record<string, RegExp> = { 'missing-credentials': /Authorization: Bearer <key>/, 'not-bearer': /the word Bearer, a space, then the key/, 'invalid-key': /mistyped, revoked or expired/, 'session-ended': /sign in again/ };
     expect(res.status).toBe(401);
-    expect(res.body).toEqual(BAD_TOKEN);
+    expect(res.body).toEqual(badToken(reason, hints[reason]!));
     expect(res.headers.get('www-authenticate')).toBe('Bearer error="Bad Token"');
   }
 
   it('rejects a request without Authorization', async () => {
-    expectBadToken(await svc.call('GET', '/v1/account', { key: null }));
+    expectBadToken(await svc.call('GET', '/v1/account', { key: null }), 'missing-credentials');
+  });
+
+  it('says a session cookie has ended, whatever the cookie', async () => {
+    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { cookie: 'monitoring_session=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' } }), 'session-ended');
+    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { cookie: 'monitoring_session=x' } }), 'session-ended');
   });
 
   it('rejects a scheme other than Bearer', async () => {
-    expectBadToken(
-      await svc.call('GET', '/v1/account', { key: null, headers: { authorization: `Basic ${svc.adminKey}` } }),
-    );
-    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { authorization: svc.adminKey } }));
-    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { authorization: 'Bearer ' } }));
+    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { authorization: `Basic ${svc.adminKey}` } }), 'not-bearer');
+    // The key alone, without `Bearer `: the commonest slip.
+    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { authorization: svc.adminKey } }), 'not-bearer');
+    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { authorization: 'Bearer ' } }), 'not-bearer');
   });
 
   it('rejects an unknown key', async () => {
     expectBadToken(await svc.call('GET', '/v1/account', { key: 'mk_thisKeyDoesNotExistAnywhere000000000000000' }));
   });
 
-  it('rejects a revoked key', async () => {
-    expectBadToken(await svc.call('GET', '/v1/account', { key: revokedKey }));
+  it('rejects a revoked key exactly as an unknown one: nothing tells that it exists', async () => {
+    const revoked = await svc.call('GET', '/v1/account', { key: revokedKey });
+    expectBadToken(revoked);
+    expect(revoked.body).toEqual((await svc.call('GET', '/v1/account', { key: 'mk_thisKeyDoesNotExistAnywhere000000000000000' })).body);
   });
 
   it('accepts a valid key and resolves its default account', async () => {
     const res = await svc.call('GET', '/v1/account');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: svc.defaultAccountId, role: 'admin' });
+    expect(res.body).toMatchObject({ id: svc.defaultAccountId, role: 'ADMIN' });
   });
 
   describe.each(['x-service-account', 'x-checkly-account'])('the account header %s', (header) => {
@@ -99,14 +107,14 @@ describe('authentication and authorization', () => {
     await grantMembership(sql, created.id, third.id, 'read-write');
     const res = await svc.call('GET', '/v1/account', { key: created.key, headers: { 'x-service-account': third.id } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: third.id, role: 'read-write' });
+    expect(res.body).toMatchObject({ id: third.id, role: 'READ_WRITE' });
   });
 
   it('answers 403 to a read-only key on a write, and stores nothing', async () => {
     const before = await svc.deps.sql`select count(*)::int as n from api_keys`;
     const res = await svc.call('POST', '/v1/api-keys', { key: readOnlyKey, body: { name: 'nope' } });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual(FORBIDDEN);
+    expect(res.body).toEqual({ ...FORBIDDEN, message: 'Your role here (READ_ONLY) may not do this: it takes OWNER, ADMIN', attributes: { reason: 'role', roles: ['OWNER', 'ADMIN'] } });
     const after = await svc.deps.sql`select count(*)::int as n from api_keys`;
     expect(after[0].n).toBe(before[0].n);
   });
@@ -114,7 +122,7 @@ describe('authentication and authorization', () => {
   it('answers 403 to a read-write key on an admin operation', async () => {
     const res = await svc.call('GET', '/v1/api-keys', { key: readWriteKey });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual(FORBIDDEN);
+    expect(res.body).toMatchObject({ ...FORBIDDEN, message: expect.stringMatching(/^Your role here \(READ_WRITE\)/), attributes: { reason: 'role' } });
   });
 
 });

@@ -100,7 +100,7 @@ describe('error bodies', () => {
   });
 
   it('answers a wrong method with 405 and an Allow header', async () => {
-    const res = await svc.call('PATCH', '/v1/account');
+    const res = await svc.call('DELETE', '/v1/account');
     expect(res.status).toBe(405);
     expect(res.body).toEqual({ statusCode: 405, error: 'Method Not Allowed', message: 'Method Not Allowed' });
     expect(res.headers.get('allow')).toContain('GET');

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { isPostgresBusy } from '../storage/postgres.js';
 import { isRedisUnavailable } from '../storage/redis.js';
 
 /** The contract's messages; statuses it does not list use Node's reason phrase. */
@@ -60,8 +61,21 @@ export const notFound = () => new HttpError(404);
 export const conflict = (message = 'Conflict', attributes?: Record<string, unknown>) =>
   new HttpError(409, message, attributes);
 export const forbidden = () => new HttpError(403);
-export const unauthorized = () =>
-  new HttpError(401, 'Bad Token', { error: 'Bad Token' }, { 'WWW-Authenticate': 'Bearer error="Bad Token"' });
+/** Why a request was not authenticated: the contract's `Bad Token` stays the message, `attributes.reason` says which. */
+export const UNAUTHORIZED_REASONS = {
+  'missing-credentials': 'Send your API key as `Authorization: Bearer <key>`, or sign in.',
+  'not-bearer': 'The Authorization header must be `Bearer <key>`: the word Bearer, a space, then the key.',
+  'invalid-key': 'This key is not valid here: mistyped, revoked or expired.',
+  'session-ended': 'Your session has ended: sign in again.',
+} as const;
+export type UnauthorizedReason = keyof typeof UNAUTHORIZED_REASONS;
+
+/**
+ * 401 in the anchor's shape (`Bad Token`) with the mistake named in `attributes.reason` and `attributes.hint`.
+ * An invalid key is one reason whatever the key is: whether it exists in another account is never told.
+ */
+export const unauthorized = (reason: UnauthorizedReason) =>
+  new HttpError(401, 'Bad Token', { error: 'Bad Token', reason, hint: UNAUTHORIZED_REASONS[reason] }, { 'WWW-Authenticate': 'Bearer error="Bad Token"' });
 
 function errorStatus(err: unknown): number {
   const e = err as { status?: unknown; statusCode?: unknown } | null;
@@ -113,6 +127,11 @@ export function errorMiddleware(logger: Logger): Middleware {
         // What needs Redis (the ingest queue, idempotency keys, pings) waits at most REDIS_COMMAND_TIMEOUT_MS for it.
         logger.warn({ err: (err as Error).message, requestId: ctx.state.requestId }, 'Redis unavailable');
         httpError = new HttpError(503, 'Redis is unavailable; retry later', { requestId: ctx.state.requestId }, { 'Retry-After': '5' });
+      }
+      if (!httpError && isPostgresBusy(err)) {
+        // Every pooled connection stayed taken for PG_ACQUIRE_TIMEOUT_MS: what the request asked for did not run.
+        logger.warn({ err: (err as Error).message, requestId: ctx.state.requestId }, 'Postgres busy');
+        httpError = new HttpError(503, 'The database is busy; retry later', { requestId: ctx.state.requestId }, { 'Retry-After': '5' });
       }
       if (!httpError) {
         logger.error({ err, requestId: ctx.state.requestId }, 'unhandled error');

@@ -1,5 +1,5 @@
 import { OptionalKind, type TObject } from '@sinclair/typebox';
-import type { Principal } from '../accounts/repository.js';
+import type { Principal } from '../model/accounts.js';
 import { notFound } from './errors.js';
 import type { AnyRoute, Method, Reply } from './route.js';
 import { compileValidator, validationError } from './validation.js';
@@ -100,7 +100,13 @@ export class RouteCaller {
       body: call.body === undefined ? undefined : structuredClone(call.body),
       hasBody: call.body !== undefined,
     });
-    const context = { requestId: `in-process ${method} ${pathOf(path, params)}`, signal: new AbortController().signal };
-    return entry.route.handler({ ...(input as object), principal, context } as Parameters<AnyRoute['handler']>[0]);
+    const context = {
+      requestId: `in-process ${method} ${pathOf(path, params)}`,
+      signal: new AbortController().signal,
+      method,
+      cookie: () => undefined,
+      client: { address: 'in-process', userAgent: '', secure: false, origin: '' },
+    };
+    return entry.route.handler({ ...(input as object), principal, context } as unknown as Parameters<AnyRoute['handler']>[0]);
   }
 }

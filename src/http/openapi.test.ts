@@ -42,7 +42,10 @@ describe('OpenAPI document', () => {
     const doc = (await svc.call('GET', '/openapi.json', { key: null })).body;
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const op = doc.paths['/v1/account'].get;
-    expect(op.security).toEqual([{ bearerAuth: [] }]);
+    expect(op.security).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }]);
+    expect(op['x-roles']).toEqual(['OWNER', 'ADMIN', 'READ_WRITE', 'READ_RUN', 'READ_ONLY']);
+    expect(doc.paths['/v1/api-keys'].post['x-roles']).toEqual(['OWNER', 'ADMIN']);
+    expect(doc.components.securitySchemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'monitoring_session' });
     expect(op.parameters).toContainEqual({ $ref: '#/components/parameters/ServiceAccount' });
     expect(doc.components.parameters.ServiceAccount).toMatchObject({ name: 'x-service-account', in: 'header' });
     for (const status of ['401', '403', '429', '500']) {
@@ -88,7 +91,7 @@ describe('OpenAPI document', () => {
     expect(new RegExp(from.schema.pattern).test('yesterday')).toBe(false);
     const channel = doc.paths['/v1/alert-channels'].post.requestBody.content['application/json'].schema;
     expect(channel.discriminator).toEqual({ propertyName: 'type' });
-    expect(channel.oneOf.map((b: { properties: { type: { const: string } } }) => b.properties.type.const)).toEqual(['EMAIL', 'WEBHOOK', 'SLACK', 'SMS']);
+    expect(channel.oneOf.map((b: { properties: { type: { const: string } } }) => b.properties.type.const)).toEqual(['EMAIL', 'WEBHOOK', 'SLACK', 'SMS', 'PAGERDUTY', 'OPSGENIE']);
     expect(channel.oneOf[0].properties.config.required).toEqual(['address']);
     const subscription = doc.paths['/v1/alert-channels/{id}/subscriptions'].put.requestBody.content['application/json'].schema;
     expect(subscription.oneOf).toEqual([

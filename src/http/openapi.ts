@@ -1,6 +1,8 @@
 import { OptionalKind, Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { statusName } from './errors.js';
 import type { AnyRoute } from './route.js';
+import { CSRF_HEADER, SESSION_COOKIE } from './auth.js';
+import { ROLES_FOR, type AccessLevel } from '../model/accounts.js';
 
 export const ErrorSchema = Type.Object(
   {
@@ -15,7 +17,8 @@ export const ErrorSchema = Type.Object(
 );
 
 /** Every authenticated route can answer these; routes add their own through `errors`. */
-const AUTHENTICATED_ERRORS = [400, 401, 403, 429];
+// 503: every authenticated request reads Postgres, and waits at most PG_ACQUIRE_TIMEOUT_MS for a connection.
+const AUTHENTICATED_ERRORS = [400, 401, 403, 429, 503];
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input: the message and `attributes.errors` name each field and rule',
@@ -29,7 +32,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Body is not JSON',
   429: 'Rate limit exceeded; see Retry-After and the RateLimit-* headers',
   500: 'Unexpected server error; quote attributes.requestId',
-  503: 'A dependency is unavailable (Redis: what needs it waits at most 1.5 s, then answers this); retry after Retry-After',
+  503: 'A dependency is unavailable or busy (Redis: what needs it waits at most 1.5 s; Postgres: a free connection at most PG_ACQUIRE_TIMEOUT_MS), then answers this; retry after Retry-After',
 };
 
 const RATE_LIMIT_HEADERS = {
@@ -128,7 +131,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       ...(route.description ? { description: route.description } : {}),
       tags: [route.tag],
       ...(route.deprecated ? { deprecated: true } : {}),
-      ...(authenticated ? { security: [{ bearerAuth: [] }] } : { security: [] }),
+      ...(authenticated ? { security: [{ bearerAuth: [] }, { sessionCookie: [] }], 'x-roles': [...ROLES_FOR[route.access as AccessLevel]] } : { security: [] }),
       ...(parameters.length ? { parameters } : {}),
       ...(route.rawBody
         ? { requestBody: { required: true, content: { [route.rawBody.mediaType]: { schema: { type: 'string', format: 'binary' } } } } }
@@ -142,14 +145,20 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
     openapi: '3.1.0',
     info: { title: info.title, version: info.version },
     servers: [{ url: '/' }],
-    security: [{ bearerAuth: [] }],
+    security: [{ bearerAuth: [] }, { sessionCookie: [] }],
     paths,
     components: {
       securitySchemes: {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API key: `Authorization: Bearer <API_KEY>`',
+          description: "An API key: `Authorization: Bearer <API_KEY>`. A service key acts with its role; a person's key with the person's role now.",
+        },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: SESSION_COOKIE,
+          description: `A signed-in person's session (POST /v1/auth/sign-in). A write made with it needs the session's CSRF token in \`${CSRF_HEADER}\` or this service's Origin.`,
         },
       },
       parameters: {

@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Principal } from '../accounts/repository.js';
+import type { Principal } from '../model/accounts.js';
 import { HttpError } from './errors.js';
 import type { RateLimitRule } from './route.js';
 
@@ -73,7 +74,12 @@ export class RateLimits {
     return async function rateLimitMiddleware(ctx, next) {
       const principal = ctx.state.principal as Principal | undefined;
       const { scope, rule } = principal ? limits.ruleFor(principal, routeRule) : { scope: 'route', rule: routeRule ?? limits.defaults };
-      const owner = principal ? principal.account.id : `path:${Object.values(ctx.params as Record<string, string>).join('/').toLowerCase()}`;
+      const credential = !principal && routeRule?.perCredential ? ctx.get('authorization') : '';
+      const owner = principal
+        ? principal.account.id
+        : credential
+          ? `credential:${createHash('sha256').update(credential).digest('base64url').slice(0, 22)}`
+          : `path:${Object.values(ctx.params as Record<string, string>).join('/').toLowerCase()}`;
       const bucket = routeRule?.bucket ?? routeId;
       const key = scope === 'route' ? `${bucket}:${owner}` : owner;
       let res: RateLimiterRes;

@@ -1,5 +1,5 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import type { Principal } from '../accounts/repository.js';
+import type { Principal } from '../model/accounts.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -7,13 +7,18 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * Who may call a route: `public` needs no key; `read` any member; `write` a read-write or admin member;
  * `admin` an admin member.
  */
-export type Access = 'public' | 'read' | 'write' | 'admin';
+export type Access = 'public' | 'read' | 'run' | 'write' | 'admin';
 
 export interface RateLimitRule {
   points: number;
   windowSeconds: number;
   /** Routes naming the same bucket count together (the ways to ping one token); by default each route its own. */
   bucket?: string;
+  /**
+   * A public route that takes a credential of its own (an agent's location key): counted per credential sent,
+   * so that one caller, or anyone sending junk, never uses up the others' allowance.
+   */
+  perCredential?: boolean;
 }
 
 export interface Reply {
@@ -22,6 +27,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** A stream answered as it is written (server-sent events): never buffered by compression. */
   streaming?: boolean;
+  /** Cookies to set (a session's, sign-in state): HTTP-only and SameSite=Lax always, Secure behind TLS. */
+  cookies?: { name: string; value: string | null; maxAgeMs?: number; sameSite?: 'lax' | 'strict' }[];
 }
 
 export interface RouteSchemas<P extends TSchema, Q extends TSchema, B extends TSchema, H extends TSchema> {
@@ -38,6 +45,12 @@ export interface RouteSchemas<P extends TSchema, Q extends TSchema, B extends TS
 export interface RequestContext {
   requestId: string;
   signal: AbortSignal;
+  /** The request's method (HEAD on a GET route). */
+  method: string;
+  /** A cookie the request carries (none in an in-process call). */
+  cookie: (name: string) => string | undefined;
+  /** The client's address (X-Forwarded-For's with TRUST_PROXY), its user agent, whether it came over TLS. */
+  client: { address: string; userAgent: string; secure: boolean; origin: string };
 }
 
 export interface Request<P, Q, B, H> {
@@ -59,6 +72,11 @@ export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObje
   description?: string;
   tag: string;
   access: Access;
+  /**
+   * A person's own settings (their session, password, second factor): reachable by a session even where the
+   * account requires a second factor the person has not turned on yet, so that they can.
+   */
+  personal?: boolean;
   /** A route's own limit; otherwise the account's or the service default applies. */
   rateLimit?: RateLimitRule;
   /** Error statuses this route can answer besides the ones every authenticated route has. */

@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { HttpError } from './errors.js';
+import { URL_FORMATS } from './formats.js';
 
 // ajv-formats ships CommonJS whose default export is the plugin function.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -22,6 +23,7 @@ function makeAjv(useDefaults: boolean): Ajv {
     keywords: ['example'],
   });
   addFormats(ajv);
+  for (const [name, check] of Object.entries(URL_FORMATS)) ajv.addFormat(name, { type: 'string', validate: check });
   return ajv;
 }
 

@@ -59,6 +59,20 @@ const RESULT_VIEWS = {
   HEARTBEAT: none,
 } satisfies Record<CheckType, ResultView>;
 
+const isPlain = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * What the run reported over the synthesized view, one level deep: a reported `response` without timings keeps the
+ * timings and phases the stored run has (what the run page shows), and what the run said wins where both have it.
+ */
+function mergeReported(made: Record<string, unknown>, reported: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...made, ...reported };
+  for (const [k, v] of Object.entries(reported)) {
+    if (isPlain(v) && isPlain(made[k])) out[k] = { ...(made[k] as Record<string, unknown>), ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined && x !== null)) };
+  }
+  return out;
+}
+
 /** The synthesized view, with what the run itself reported (its stored result objects) over it. */
 function typeResult(item: StoredItem, check: ResultCheck): Record<string, object> {
   const view: ResultView | undefined = RESULT_VIEWS[check.check_type];
@@ -66,13 +80,31 @@ function typeResult(item: StoredItem, check: ResultCheck): Record<string, object
   const out: Record<string, object> = { ...made };
   for (const key of RESULT_DETAIL_KEYS) {
     const reported = (item as Record<string, unknown>)[key];
-    if (reported && typeof reported === 'object') out[key] = { ...(made[key] ?? {}), ...(reported as object) };
+    if (reported && typeof reported === 'object') out[key] = mergeReported((made[key] ?? {}) as Record<string, unknown>, reported as Record<string, unknown>);
   }
   return out;
 }
 
-/** A stored run with the anchor's result fields beside this service's own. */
-export function anchorResult(item: StoredItem, check: ResultCheck) {
+/**
+ * What only a run's stored detail can tell, so lists (which do not read the detail) leave it out rather than show
+ * an empty value beside a single result that has one: assertions, steps, errors, the response's status text.
+ */
+const DETAIL_ONLY = new Set(['assertions', 'steps', 'errors', 'statusText']);
+
+function withoutDetail(view: Record<string, object>): Record<string, object> {
+  const strip = (value: unknown): unknown => {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+    return Object.fromEntries(Object.entries(value).filter(([k]) => !DETAIL_ONLY.has(k)).map(([k, v]) => [k, strip(v)]));
+  };
+  return Object.fromEntries(Object.entries(view).map(([k, v]) => [k, strip(v) as object]));
+}
+
+/**
+ * A stored run with the anchor's result fields beside this service's own. `listed`: read without its detail (a
+ * list): the fields only the detail holds are left out, never shown empty.
+ */
+export function anchorResult(item: StoredItem, check: ResultCheck, listed = false) {
+  const view = typeResult(item, check);
   const max = check.data.maxResponseTime;
   const rt = item.responseTime as number | undefined;
   return {
@@ -84,7 +116,7 @@ export function anchorResult(item: StoredItem, check: ResultCheck) {
     sequenceId: null,
     traceId: null,
     errorGroupIds: [] as string[],
-    ...typeResult(item, check),
+    ...(listed ? withoutDetail(view) : view),
   };
 }
 

@@ -33,6 +33,8 @@ export interface RunRef {
   resultId: string;
   checkId: string;
   startedAt: number;
+  /** Where else a run with this id may have started (a scheduled slot's span). */
+  span?: [number, number];
 }
 
 /**
@@ -74,8 +76,8 @@ export async function landedIds(store: Store, accountId: string, runs: readonly 
   let from = Infinity;
   let to = -Infinity;
   for (const r of runs) {
-    from = Math.min(from, r.startedAt);
-    to = Math.max(to, r.startedAt);
+    from = Math.min(from, r.startedAt, r.span?.[0] ?? Infinity);
+    to = Math.max(to, r.startedAt, r.span?.[1] ?? -Infinity);
   }
   const rows = await store.query<{ id: string }>(
     `SELECT toString(result_id) AS id FROM check_results

@@ -111,6 +111,34 @@ describe('check-result ingest', () => {
     expect(web.body[0].webVitals).toEqual(results[3].webVitals);
   });
 
+  it("lists leave out what only a run's detail holds, never show it empty; the single result carries it", async () => {
+    const checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'detailed', request: { url: 'https://x.test' } } })).body.id;
+    const id = randomUUID();
+    const assertions = [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200', actual: 503, success: false }];
+    const result = {
+      id, checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: minutesAgo(1), stoppedAt: minutesAgo(0.9), hasFailures: true, statusCode: 503, responseTime: 40, timings: { wait: 1, dns: 2, tcp: 3, firstByte: 30, download: 4 },
+      apiCheckResult: { assertions, response: { status: 503, statusText: 'Service Unavailable', body: 'down' } },
+    };
+    const posted = await svc.call('POST', '/v1/check-results', { body: { results: [result] } });
+    expect(posted.status, posted.text).toBe(202);
+    await waitFor(() => countStored(checkId), (n) => n === 1);
+    const one = await svc.call('GET', `/v1/check-results/${checkId}/${id}`);
+    expect(one.body.apiCheckResult).toMatchObject({ assertions, response: { status: 503, statusText: 'Service Unavailable' } });
+    // What the run reported is laid over the stored run one level deep: its response keeps the run's timing phases.
+    expect(one.body.apiCheckResult.response.timingPhases).toEqual({ wait: 1, dns: 2, tcp: 3, firstByte: 30, download: 4, total: 40 });
+    for (const path of [`/v1/check-results/${checkId}`, `/v2/check-results/${checkId}`]) {
+      const res = await svc.call('GET', path);
+      const [listed] = path.startsWith('/v2') ? res.body.entries : res.body;
+      expect(listed.apiCheckResult.response.status, path).toBe(503);
+      expect(listed.apiCheckResult.request, path).toMatchObject({ method: 'GET', url: 'https://x.test' });
+      expect(listed.apiCheckResult, path).not.toHaveProperty('assertions');
+      expect(listed.apiCheckResult.response, path).not.toHaveProperty('statusText');
+    }
+    // A failed browser run listed shows no `errors: []` beside its failure either.
+    const web = await svc.call('GET', `/v1/check-results/${browserCheck}`);
+    expect(web.body[0].browserCheckResult).not.toHaveProperty('errors');
+  });
+
   it('filters reads by window, status and location, and pages them', async () => {
     const checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'paged', request: { url: 'https://x.test' } } })).body.id;
     const results = Array.from({ length: 12 }, (_, i) => ({
@@ -172,6 +200,37 @@ describe('check-result ingest', () => {
     expect(res.status).toBe(400);
     const fields = res.body.attributes.errors.map((e: { field: string }) => e.field);
     expect(fields).toEqual(['body.results[1].checkId', 'body.results[3].checkType']);
+  });
+
+  it('holds posted kept-file descriptions to what a run writes: a CR/LF content type or a foreign key is refused, nothing queued', async () => {
+    const key = `screenshots/${'a'.repeat(64)}.png`;
+    const browser = (assets: unknown[]) => ({
+      id: randomUUID(), checkId: browserCheck, checkType: 'BROWSER', runLocation: 'eu-west-1', hasFailures: true,
+      startedAt: minutesAgo(3), stoppedAt: minutesAgo(2), browserCheckResult: { errors: [], assets },
+    });
+    const before = await countStored(browserCheck);
+    const bad = await svc.call('POST', '/v1/check-results', {
+      body: {
+        results: [
+          browser([{ type: 'screenshot', name: 'x.png', contentType: 'image/png\r\nSet-Cookie: a=b', key, size: 1 }]),
+          browser([{ type: 'screenshot', name: 'x.png', contentType: 'image/png', key: 'code-bundles/' + 'b'.repeat(64) + '.tar.gz', size: 1 }]),
+          browser([{ type: 'screenshot', name: '../../x.png', contentType: 'image/png', key, size: 1 }]),
+          browser([{ type: 'screenshot', name: 'a.png', contentType: 'image/png', key, size: 1 }, { type: 'screenshot', name: 'a.png', contentType: 'image/png', key, size: 1 }]),
+        ],
+      },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.attributes.errors.map((e: { field: string }) => e.field)).toEqual([
+      'body.results[0].browserCheckResult.assets[0]',
+      'body.results[1].browserCheckResult.assets[0]',
+      'body.results[2].browserCheckResult.assets[0]',
+      'body.results[3].browserCheckResult.assets[1]',
+    ]);
+    expect(bad.body.attributes.errors[0].message).toMatch(/contentType must be image\/png/);
+    // A description as a run writes it is taken.
+    const good = await svc.call('POST', '/v1/check-results', { body: { results: [browser([{ type: 'screenshot', name: 'shot-1.png', contentType: 'image/png', key, size: 10 }])] } });
+    expect(good.status, good.text).toBe(202);
+    await waitFor(() => countStored(browserCheck), (n) => n === before + 1);
   });
 
   it('rejects a batch over the configured maximum', async () => {

@@ -6,7 +6,7 @@ import { IdempotencyKeyHeader, IdempotencyKeys } from '../http/idempotency.js';
 import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { parseWindow, TimeParam } from '../http/time.js';
-import { checkTypesOf, findCheckRow } from '../checks/repository.js';
+import { checkTypesOf, findCheckRow } from '../checks/index.js';
 import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { UUID } from '../http/ids.js';
@@ -16,11 +16,11 @@ import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { anchorResult, project } from './anchor-view.js';
 import { toRow } from './rows.js';
 import { ResultItem, StoredResult } from './schemas.js';
-import { MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
+import { keptAssetProblem, MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
 import { ingestJob } from '../model/results.js';
-import { privateLocationSlugs } from '../checks/private-locations.js';
+import { privateLocationSlugs } from '../private-locations/index.js';
 import { keptAssetsOf } from '../model/results.js';
-import { AssetManifest, assetDownload, AssetManifestQuery, assetManifest } from '../http/asset-manifest.js';
+import { AssetManifest, assetDownload, AssetManifestQuery, assetManifest, linkOrigin } from '../http/asset-manifest.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
 const MAX_FUTURE_MS = 5 * 60_000;
@@ -112,6 +112,21 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
           rules.check(Date.parse(item.stoppedAt) >= started, `${at}.stoppedAt`, 'after', 'must not be before startedAt');
           rules.check(started <= now + MAX_FUTURE_MS, `${at}.startedAt`, 'future', 'is in the future');
           rules.check(started >= oldest, `${at}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
+          // Kept files a client lists are held to what a run writes: each names a blob of the account, typed.
+          for (const key of RESULT_DETAIL_KEYS) {
+            const assets = (item[key] as { assets?: unknown } | null | undefined)?.assets;
+            if (assets === undefined || assets === null) continue;
+            if (!Array.isArray(assets) || assets.length > 100) {
+              rules.fail(`${at}.${key}.assets`, 'assets', 'must be a list of at most 100 kept files');
+              continue;
+            }
+            const names = new Set<string>();
+            assets.forEach((asset, j) => {
+              const why = keptAssetProblem(asset) ?? (names.has((asset as { name: string }).name) ? 'repeats the name of another file' : null);
+              names.add((asset as { name?: string })?.name ?? '');
+              if (why) rules.fail(`${at}.${key}.assets[${j}]`, 'asset', why);
+            });
+          }
           const detailBytes = RESULT_DETAIL_KEYS.reduce((n, k) => n + (item[k] === undefined ? 0 : Buffer.byteLength(JSON.stringify(item[k]))), 0);
           rules.check(detailBytes <= MAX_DETAIL_BYTES, at, 'detailSize', `its result objects (${RESULT_DETAIL_KEYS.filter((k) => item[k]).join(', ')}) hold ${detailBytes} bytes of JSON; at most ${MAX_DETAIL_BYTES}`);
         });
@@ -141,7 +156,8 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
       path: '/v1/check-results/{checkId}',
       operationId: 'listCheckResults',
       summary: 'Raw results of one check, newest first',
-      description: 'Each item carries the stored fields and the anchor API\'s result fields. Without from/to every stored run is listed.',
+      description:
+        "Each item carries the stored fields and the anchor API's result fields. What only a run's detail holds (assertions, steps, errors, the response's statusText) is left out of lists: read one result for it. Without from/to every stored run is listed.",
       tag,
       access: 'read',
       errors: [404],
@@ -154,7 +170,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         const filter = { accountId, checkId: check.id, ...window, hasFailures: query.hasFailures, location: query.location };
         const none = (query.checkType !== undefined && query.checkType !== check.check_type) || query.resultType === 'ATTEMPT';
         const { items, total } = none ? { items: [], total: 0 } : await readResults(store, filter, query.limit, pageOffset(query));
-        return listReply(items.map((item) => anchorResult(item, check)), total, query);
+        return listReply(items.map((item) => anchorResult(item, check, true)), total, query);
       },
     }),
     defineRoute({
@@ -189,7 +205,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         const filter = { accountId, checkId: check.id, ...window, hasFailures: query.hasFailures, location: query.location };
         const none = (query.checkType !== undefined && query.checkType !== check.check_type) || query.resultType === 'ATTEMPT';
         const { items, next } = none ? { items: [], next: undefined } : await readResultsAfter(store, filter, query.limit, cursor);
-        const entries = items.map((item) => project(anchorResult(item, check), query.fields));
+        const entries = items.map((item) => project(anchorResult(item, check, true), query.fields));
         return { status: 200, body: { length: entries.length, entries, nextId: next ? encodeCursor(next) : null } };
       },
     }),
@@ -230,11 +246,11 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         query: AssetManifestQuery,
         responses: { 200: AssetManifest },
       },
-      handler: async ({ principal, params, query }) => {
+      handler: async ({ principal, params, query, context }) => {
         const { check, assets } = await resultAssets(principal.account.id, params.checkId, params.checkResultId);
         const resultId = params.checkResultId.toLowerCase();
         const body = assetManifest(assets, query, {
-          url: (name) => `${config.publicUrl ?? ''}/v1/check-results/${check.id}/${resultId}/assets/${encodeURIComponent(name)}`,
+          url: (name) => `${linkOrigin(config, context.client)}/v1/check-results/${check.id}/${resultId}/assets/${encodeURIComponent(name)}`,
           source: { type: 'check-result', checkId: check.id, checkName: check.name, checkType: check.check_type, resultId },
         });
         return { status: 200, body };

@@ -166,6 +166,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     if ('problem' in layout) throw new UnrecoverableError(layout.problem);
     const { columns } = layout;
     const runs = runsOf(columns, job.data.rows);
+    const spans = job.data.spans;
+    if (spans) for (const r of runs) if (Array.isArray(spans[r.resultId])) r.span = spans[r.resultId];
     const claimed = await dedup.claim(job.data.batchId, runs);
     const paused = pausedRuns ? await pausedRuns(job.data.accountId, claimed) : new Set<string>();
     const pending: Pending = { job, columns, claimed, paused, written: 0 };
@@ -180,20 +182,16 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     return { rows: pending.written, duplicates: job.data.rows.length - pending.written };
   }
 
-  const worker = queues.worker<IngestJob>(INGEST_QUEUE, process, { concurrency: opts.concurrency ?? 2, label: 'ingest' });
-  worker.on('failed', (job, err) => {
-    if (!job) return;
-    const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
-    opts.logger[final ? 'error' : 'warn'](
-      { batchId: job.data.batchId, rows: job.data.rows?.length, attempt: job.attemptsMade, err: err.message },
-      final ? 'ingest batch failed for good; kept in the failed set' : 'ingest batch failed; will retry',
-    );
-    if (final && Array.isArray(job.data.rows) && Array.isArray(job.data.columns)) {
+  const worker = queues.worker<IngestJob>(INGEST_QUEUE, process, {
+    concurrency: opts.concurrency ?? 2,
+    label: 'ingest batch',
+    describe: (data) => ({ batchId: data.batchId, rows: data.rows?.length }),
+    // A batch that failed for good gives its run ids back: posting them again lands them.
+    onFailed: (job, _err, final) => {
+      if (!final || !Array.isArray(job.data.rows) || !Array.isArray(job.data.columns)) return;
       const idAt = job.data.columns.indexOf('result_id');
-      if (idAt >= 0) {
-        void dedup.release(job.data.batchId, job.data.rows.map((r) => String(r[idAt]))).catch(() => {});
-      }
-    }
+      if (idAt >= 0) void dedup.release(job.data.batchId, job.data.rows.map((r) => String(r[idAt]))).catch(() => {});
+    },
   });
   return {
     worker,

@@ -5,7 +5,8 @@ import { Redis } from 'ioredis';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/service.js';
-import { attachLiveBroker, withinAccount, type LiveBroker } from './broker.js';
+import { resolvePrincipal } from '../accounts/repository.js';
+import { attachLiveBroker, LOGIN_FAILURES_PER_MINUTE, withinAccount, type LiveBroker } from './broker.js';
 import { LivePublisher } from './publisher.js';
 
 describe('the live broker', () => {
@@ -19,7 +20,7 @@ describe('the live broker', () => {
     // A second service process's broker: its own HTTP server, the same Redis prefix.
     second = createServer((_req, res) => res.end());
     await new Promise<void>((resolve) => second.listen(0, '127.0.0.1', resolve));
-    secondBroker = await attachLiveBroker(second, { sql: svc.deps.sql, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, logger: svc.deps.logger });
+    secondBroker = await attachLiveBroker(second, { resolvePrincipal: (key, account) => resolvePrincipal(svc.deps.sql, key, account), redis: svc.deps.redis, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, logger: svc.deps.logger });
     publisher = new Redis(svc.env.REDIS_URL);
   }, 120_000);
   afterAll(async () => {
@@ -62,5 +63,23 @@ describe('the live broker', () => {
       ws.once('error', () => undefined);
     });
     expect(status).toBe(404);
+  });
+
+  it('throttles failed logins per client address before any key is looked up; other addresses still log in', async () => {
+    const port = (second.address() as AddressInfo).port;
+    const login = (password: string, localAddress: string) =>
+      mqtt.connectAsync(`ws://127.0.0.1:${port}/mqtt`, { username: svc.defaultAccountId, password, reconnectPeriod: 0, connectTimeout: 5000, wsOptions: { localAddress } }).then(
+        async (client) => {
+          await client.endAsync();
+          return 0;
+        },
+        (err: { code?: number }) => err.code ?? -1,
+      );
+    for (let i = 0; i < LOGIN_FAILURES_PER_MINUTE; i++) expect(await login(`mk_wrong_${i}`, '127.0.0.3')).toBe(4);
+    // Past the limit this address is refused before its key is checked, even the right one.
+    expect(await login('mk_wrong_again', '127.0.0.3')).toBe(5);
+    expect(await login(svc.adminKey, '127.0.0.3')).toBe(5);
+    // Another address is not held back.
+    expect(await login(svc.adminKey, '127.0.0.4')).toBe(0);
   });
 });

@@ -2,10 +2,10 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Aedes, type Client, type PublishPacket } from 'aedes';
 import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import { createWebSocketStream, WebSocketServer } from 'ws';
-import { resolvePrincipal } from '../accounts/repository.js';
+import type { PrincipalResolver } from '../model/accounts.js';
 import type { Logger } from '../platform/logger.js';
-import type { Sql } from '../storage/postgres.js';
 import { liveChannel, type LiveMessage } from './publisher.js';
 
 /** Where MQTT over WebSocket is served, on the service's own port (the anchor CLI's CHECKLY_MQTT_URL points here). */
@@ -14,6 +14,12 @@ export const MQTT_PATH = '/mqtt';
 const MAX_CLIENT_PACKET = 64 * 1024;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Failed logins a client address may make per minute; past them its logins are refused before any key is looked up
+ * (CONNACK 5, not authorized) until the minute ends, so guessing keys cannot turn into a Postgres lookup each.
+ */
+export const LOGIN_FAILURES_PER_MINUTE = 20;
 
 /** The account a connected client authenticated as (set at CONNECT). */
 const accountOf = new WeakMap<Client, string>();
@@ -37,23 +43,41 @@ export interface LiveBroker {
  * account's topics; only the service publishes. What runners publish reaches every service process through Redis
  * (one channel), and each process hands it to its own connected clients.
  */
-export async function attachLiveBroker(server: Server, opts: { sql: Sql; redisUrl: string; redisPrefix: string; logger: Logger }): Promise<LiveBroker> {
+export async function attachLiveBroker(
+  server: Server,
+  opts: { resolvePrincipal: PrincipalResolver; redis: Redis; redisUrl: string; redisPrefix: string; logger: Logger; trustProxy?: boolean },
+): Promise<LiveBroker> {
+  const rule = { keyPrefix: `${opts.redisPrefix}rl:mqtt-login`, points: LOGIN_FAILURES_PER_MINUTE, duration: 60 };
+  const failures = new RateLimiterRedis({ ...rule, storeClient: opts.redis, insuranceLimiter: new RateLimiterMemory(rule) });
+  const addressOf = (client: Client) => {
+    const req = client.req;
+    const forwarded = opts.trustProxy ? String(req?.headers['x-forwarded-for'] ?? '').split(',')[0]?.trim() : '';
+    return forwarded || req?.socket.remoteAddress || 'unknown';
+  };
   const broker = await Aedes.createBroker({
     authenticate: (client, username, password, done) => {
       const accountId = username ?? '';
       const key = password?.toString('utf8') ?? '';
-      if (!UUID.test(accountId) || !key) return done(authError(), false);
-      resolvePrincipal(opts.sql, key, accountId).then(
-        (principal) => {
-          if (!principal || principal === 'forbidden') return done(authError(), false);
+      const address = addressOf(client);
+      const failed = () => {
+        failures.consume(address).catch(() => undefined);
+        done(authError(), false);
+      };
+      failures
+        .get(address)
+        .catch(() => null)
+        .then(async (seen) => {
+          if (seen && seen.remainingPoints <= 0) return done(throttledError(), false);
+          if (!UUID.test(accountId) || !key || key.length > 512) return failed();
+          const principal = await opts.resolvePrincipal(key, accountId);
+          if (!principal || principal === 'forbidden') return failed();
           accountOf.set(client, principal.account.id);
           done(null, true);
-        },
-        (err: unknown) => {
+        })
+        .catch((err: unknown) => {
           opts.logger.warn({ err }, 'live broker: could not check a key');
           done(authError(), false);
-        },
-      );
+        });
     },
     authorizeSubscribe: (client, subscription, done) => {
       const accountId = client ? accountOf.get(client) : undefined;
@@ -102,6 +126,11 @@ export async function attachLiveBroker(server: Server, opts: { sql: Sql; redisUr
       subscriber.disconnect();
     },
   };
+}
+
+function throttledError(): Error & { returnCode: number } {
+  // CONNACK 5: not authorized; this address failed too often in the last minute.
+  return Object.assign(new Error('Too many failed logins from this address; wait a minute'), { returnCode: 5 });
 }
 
 function authError(): Error & { returnCode: number } {

@@ -21,5 +21,5 @@ export function alertKind(type: AlertType): 'failure' | 'recovery' | 'degraded' 
 }
 
 /** The kinds of alert channel this service delivers to; each has its entry in the channel registry (alerts/channels). */
-export const CHANNEL_TYPES = ['EMAIL', 'WEBHOOK', 'SLACK', 'SMS'] as const;
+export const CHANNEL_TYPES = ['EMAIL', 'WEBHOOK', 'SLACK', 'SMS', 'PAGERDUTY', 'OPSGENIE'] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];

@@ -24,23 +24,32 @@ export interface CheckTypeFacts {
   resultKey: string | null;
   /** Who produces its runs: the runners, a browser runner, or pings from the monitored job. */
   runsOn: 'runner' | 'browser' | 'pings';
+  /** What code it runs: a Playwright spec (it may import the account's snippets as modules), a suite's bundle, or none. */
+  script: 'spec' | 'suite' | 'none';
+  /** The figure the summary (POST /v1/analytics/checks) reports its runs by; null: availability only. */
+  headline: 'responseTime' | 'latency' | 'hopCount' | null;
 }
 
 export const CHECK_TYPE_FACTS = {
-  AGENTIC: { segment: 'agentic', resultKey: 'agenticCheckResult', runsOn: 'browser' },
-  API: { segment: 'api', resultKey: 'apiCheckResult', runsOn: 'runner' },
-  BROWSER: { segment: 'browser', resultKey: 'browserCheckResult', runsOn: 'browser' },
-  HEARTBEAT: { segment: 'heartbeat', resultKey: null, runsOn: 'pings' },
-  ICMP: { segment: 'icmp', resultKey: null, runsOn: 'runner' },
-  MULTI_STEP: { segment: 'multistep', resultKey: 'multiStepCheckResult', runsOn: 'browser' },
-  TCP: { segment: 'tcp', resultKey: null, runsOn: 'runner' },
-  PLAYWRIGHT: { segment: 'playwright', resultKey: 'playwrightCheckResult', runsOn: 'browser' },
-  TRACEROUTE: { segment: 'traceroute', resultKey: 'tracerouteCheckResult', runsOn: 'runner' },
-  URL: { segment: 'url', resultKey: 'apiCheckResult', runsOn: 'runner' },
-  DNS: { segment: 'dns', resultKey: null, runsOn: 'runner' },
-  SSL: { segment: 'ssl', resultKey: 'sslCheckResult', runsOn: 'runner' },
-  GRPC: { segment: 'grpc', resultKey: 'grpcCheckResult', runsOn: 'runner' },
+  AGENTIC: { segment: 'agentic', resultKey: 'agenticCheckResult', runsOn: 'browser', script: 'none', headline: 'responseTime' },
+  API: { segment: 'api', resultKey: 'apiCheckResult', runsOn: 'runner', script: 'none', headline: 'responseTime' },
+  BROWSER: { segment: 'browser', resultKey: 'browserCheckResult', runsOn: 'browser', script: 'spec', headline: 'responseTime' },
+  HEARTBEAT: { segment: 'heartbeat', resultKey: null, runsOn: 'pings', script: 'none', headline: null },
+  ICMP: { segment: 'icmp', resultKey: null, runsOn: 'runner', script: 'none', headline: 'latency' },
+  MULTI_STEP: { segment: 'multistep', resultKey: 'multiStepCheckResult', runsOn: 'browser', script: 'spec', headline: 'responseTime' },
+  TCP: { segment: 'tcp', resultKey: null, runsOn: 'runner', script: 'none', headline: null },
+  PLAYWRIGHT: { segment: 'playwright', resultKey: 'playwrightCheckResult', runsOn: 'browser', script: 'suite', headline: 'responseTime' },
+  TRACEROUTE: { segment: 'traceroute', resultKey: 'tracerouteCheckResult', runsOn: 'runner', script: 'none', headline: 'hopCount' },
+  URL: { segment: 'url', resultKey: 'apiCheckResult', runsOn: 'runner', script: 'none', headline: 'responseTime' },
+  DNS: { segment: 'dns', resultKey: null, runsOn: 'runner', script: 'none', headline: null },
+  SSL: { segment: 'ssl', resultKey: 'sslCheckResult', runsOn: 'runner', script: 'none', headline: null },
+  GRPC: { segment: 'grpc', resultKey: 'grpcCheckResult', runsOn: 'runner', script: 'none', headline: 'responseTime' },
 } as const satisfies Record<CheckType, CheckTypeFacts>;
+
+/** The types whose facts say `key` is `value`, in CHECK_TYPES order. */
+export function typesWhere<K extends keyof CheckTypeFacts>(key: K, value: CheckTypeFacts[K]): CheckType[] {
+  return CHECK_TYPES.filter((t) => CHECK_TYPE_FACTS[t][key] === value);
+}
 
 export type TypeSegment = (typeof CHECK_TYPE_FACTS)[CheckType]['segment'];
 
@@ -93,4 +102,27 @@ export function frequencyOffsetProblem(frequency: number, offset: number | undef
   if (offset === undefined) return undefined;
   const max = frequency <= 60 ? Math.floor(frequency * 10) : Math.ceil(frequency / 60);
   return offset >= 1 && offset <= max ? undefined : `must be from 1 to ${max} when frequency is ${frequency}`;
+}
+
+/** The name server a DNS check asks when it names none (the anchor's default). */
+export const DEFAULT_NAMESERVER = '8.8.8.8';
+
+/** A check's period in ms: `frequency` minutes, or `frequencyOffset` seconds when frequency is 0. */
+export function periodOf(frequency: number, frequencyOffset: number | undefined | null): number {
+  if (frequency === 0) return Math.max(10, frequencyOffset ?? 10) * 1000;
+  return frequency * 60_000;
+}
+
+/**
+ * The host a probe connects to (TCP, SSL, traceroute, gRPC), from what the check names: a host name or address
+ * as it is, or a URL's host (`https://shop.test/path` is `shop.test`), as the anchor takes either.
+ */
+export function targetHost(value: unknown): string {
+  if (typeof value !== 'string') return '';
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return value;
+  try {
+    return new URL(value).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return value;
+  }
 }

@@ -96,3 +96,9 @@ export function occurrences(w: WindowData, from: number, to: number, max = 100):
   }
   return out;
 }
+
+/** Whether a window that applies to a check (one of its tags, or every check when it has none) is on at `t`. */
+export function inMaintenance(windows: readonly WindowData[], checkTags: readonly string[], t: number): boolean {
+  const tags = new Set(checkTags);
+  return windows.some((w) => isActive(w, t) && (!w.tags?.length || overlaps(w.tags, tags)));
+}

@@ -61,8 +61,64 @@ export const RESULT_DETAIL_KEYS = [
 ] as const;
 export type ResultDetailKey = (typeof RESULT_DETAIL_KEYS)[number];
 
-/** The most JSON a run's detail may hold; a larger one is cut (its bodies first) by whoever made it. */
+/** The most JSON a run's detail may hold; a larger one is cut (boundDetail) by whoever made it. */
 export const MAX_DETAIL_BYTES = 64 * 1024;
+
+/** A cheap upper estimate of an object's JSON size, stopping once it passes `limit` (no string is built). */
+function estimate(value: unknown, limit: number, depth = 0): number {
+  if (value === null || value === undefined) return 4;
+  if (typeof value === 'string') return value.length * 3 + 2;
+  if (typeof value !== 'object') return 24;
+  if (depth > 64) return limit + 1;
+  let n = 2;
+  if (Array.isArray(value)) {
+    for (const v of value) if ((n += estimate(v, limit, depth + 1) + 1) > limit) return n;
+    return n;
+  }
+  for (const [k, v] of Object.entries(value)) if ((n += k.length * 3 + 4 + estimate(v, limit, depth + 1)) > limit) return n;
+  return n;
+}
+
+/** `value` with strings cut to `text` characters, arrays and objects to `items` entries, nesting to 16 levels. */
+function cut(value: unknown, text: number, items: number, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > text ? `${value.slice(0, text)} … (cut at ${text} characters)` : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= 16) return null;
+  if (Array.isArray(value)) return value.slice(0, items).map((v) => cut(v, text, items, depth + 1));
+  const out: Record<string, unknown> = {};
+  let kept = 0;
+  for (const [k, v] of Object.entries(value)) {
+    // A run's kept files stay listed whole: each names a stored blob.
+    if (k === 'assets' && Array.isArray(v)) out[k] = v;
+    else if (kept++ < items) out[k] = cut(v, text, items, depth + 1);
+  }
+  return out;
+}
+
+const CUTS = [
+  { text: 16_384, items: 1000 },
+  { text: 4096, items: 200 },
+  { text: 1024, items: 50 },
+  { text: 256, items: 20 },
+  { text: 64, items: 5 },
+];
+
+/**
+ * A run's result objects within MAX_DETAIL_BYTES of JSON, whatever the tenant's script or target put in them (a
+ * setup script's 20 MB request body, 2,000 headers, megabytes of console or step titles): strings, lists and
+ * objects are cut, tighter and tighter, until it fits; each result object cut says `detailCut: true`. A detail
+ * that fits is returned as it is (a cheap size estimate decides, no JSON is built).
+ */
+export function boundDetail(detail: Record<string, unknown>, maxBytes = MAX_DETAIL_BYTES): Record<string, unknown> {
+  if (estimate(detail, maxBytes) <= maxBytes) return detail;
+  for (const { text, items } of CUTS) {
+    const bounded = cut(detail, text, items) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(bounded)) if (v && typeof v === 'object' && !Array.isArray(v)) bounded[k] = { ...v, detailCut: true };
+    if (Buffer.byteLength(JSON.stringify(bounded)) <= maxBytes) return bounded;
+  }
+  // Nothing fits (a detail of thousands of kept files): only that it was cut.
+  return Object.fromEntries(Object.keys(detail).map((k) => [k, { detailCut: true }]));
+}
 
 /** Columns of an inserted row, in the positional order of `ResultRow` (JSONCompactEachRow). */
 export const ROW_COLUMNS = [
@@ -99,10 +155,24 @@ export interface IngestJob {
   accountId: string;
   columns: readonly string[];
   rows: ResultRow[];
+  /**
+   * By result id, the span (epoch ms) in which another run with the same id may have started: a scheduled run's
+   * id is its check's, slot's and location's, and a second run of that slot (a catch-up after a restart, a
+   * result an agent made while cut off) starts at another time within it. Ingest looks for it there.
+   */
+  spans?: Record<string, [number, number]>;
 }
 
-export function ingestJob(batchId: string, accountId: string, rows: ResultRow[]): IngestJob {
-  return { v: JOB_VERSION, batchId, accountId, columns: ROW_COLUMNS, rows };
+export function ingestJob(batchId: string, accountId: string, rows: ResultRow[], spans?: Record<string, [number, number]>): IngestJob {
+  return { v: JOB_VERSION, batchId, accountId, columns: ROW_COLUMNS, rows, ...(spans && Object.keys(spans).length ? { spans } : {}) };
+}
+
+/**
+ * Where another run of a scheduled slot may have started: from a minute before the slot (a clock behind) to a
+ * period (at least a minute) and ten minutes past it.
+ */
+export function slotSpan(slot: number, periodMs: number | undefined): [number, number] {
+  return [slot - 60_000, slot + Math.max(60_000, periodMs ?? 60_000) + 600_000];
 }
 
 
@@ -133,8 +203,34 @@ export interface KeptAsset {
   size: number;
 }
 
+/** Each kind of kept file: its content type and the blob kind (key prefix and extension) it is stored under. */
+export const KEPT_ASSET_KINDS = {
+  screenshot: { contentType: 'image/png', key: /^screenshots\/[0-9a-f]{64}\.png$/ },
+  trace: { contentType: 'application/zip', key: /^traces\/[0-9a-f]{64}\.zip$/ },
+  video: { contentType: 'video/webm', key: /^videos\/[0-9a-f]{64}\.webm$/ },
+} as const;
+
+/**
+ * Why `asset` is not a kept file's description as a run writes it, or null when it is: a known type with its own
+ * content type and blob key, a name of at most 200 letters, digits, `.`, `_` and `-`, a size. What a client posts
+ * under `assets` is held to this (a CR/LF in a content type would break the download's headers).
+ */
+export function keptAssetProblem(asset: unknown): string | null {
+  if (!asset || typeof asset !== 'object' || Array.isArray(asset)) return 'is not an object';
+  const a = asset as Record<string, unknown>;
+  const extra = Object.keys(a).filter((k) => !['type', 'name', 'contentType', 'key', 'size'].includes(k));
+  if (extra.length) return `has unknown properties: ${extra.slice(0, 5).join(', ')}`;
+  const kind = typeof a.type === 'string' ? KEPT_ASSET_KINDS[a.type as keyof typeof KEPT_ASSET_KINDS] : undefined;
+  if (!kind) return 'type must be screenshot, trace or video';
+  if (a.contentType !== kind.contentType) return `contentType must be ${kind.contentType} for a ${a.type as string}`;
+  if (typeof a.key !== 'string' || !kind.key.test(a.key)) return `key must be a ${a.type as string} blob key`;
+  if (typeof a.name !== 'string' || !/^[A-Za-z0-9._-]{1,200}$/.test(a.name)) return 'name must be 1-200 letters, digits, ".", "_" or "-"';
+  if (!Number.isSafeInteger(a.size) || (a.size as number) < 0) return 'size must be a whole number of bytes';
+  return null;
+}
+
 /** The result objects of runs that keep files (browser, multi-step, Playwright check suites). */
-const ASSET_DETAIL_KEYS = ['browserCheckResult', 'multiStepCheckResult', 'playwrightCheckResult'] as const;
+export const ASSET_DETAIL_KEYS = ['browserCheckResult', 'multiStepCheckResult', 'playwrightCheckResult'] as const;
 
 /** The files a result's run kept (none for other types and for results posted without them). */
 export function keptAssetsOf(item: Record<string, unknown>): KeptAsset[] {

@@ -15,6 +15,8 @@ export interface Run {
   durationMs: number;
   statusCode: number | null;
   sslDaysUntilExpiry: number | null;
+  /** Where else a run with this id may have started (a scheduled slot's span): what deduplication searches. */
+  span?: [number, number];
 }
 
 /** Runs from positional rows of a queued batch, read by column name. */

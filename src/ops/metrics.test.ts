@@ -40,6 +40,12 @@ describe('/metrics', () => {
     expect(sample(text, 'http_requests_total', { route: '/v1/checks', method: 'GET', status: '200' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'http_requests_total', { route: '/v1/checks/:id', method: 'GET', status: '404' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'http_request_duration_seconds_count', { route: '/v1/checks', method: 'GET' })).toBeGreaterThanOrEqual(1);
+    // Thrown errors count with the status they answered: a validation 400, a missing key's 401 (not Koa's default 404).
+    expect((await svc.call('GET', '/v1/checks?limit=0')).status).toBe(400);
+    expect((await svc.call('GET', '/v1/checks', { key: null })).status).toBe(401);
+    const after = await (await scrape(TOKEN)).text();
+    expect(sample(after, 'http_requests_total', { route: '/v1/checks', method: 'GET', status: '400' })).toBe(1);
+    expect(sample(after, 'http_requests_total', { route: '/v1/checks', method: 'GET', status: '401' })).toBe(1);
     // Never a raw path with an id in it.
     expect(text).not.toMatch(/route="\/v1\/checks\/[0-9a-f]{8}-/);
   });
@@ -61,6 +67,12 @@ describe('/metrics', () => {
     expect(sample(after, 'analytics_store_query_duration_seconds_count', { purpose: 'report' })).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'analytics_store_rows_read_total', { purpose: 'report' })).toBeGreaterThanOrEqual(30);
     expect(after).toMatch(/^# TYPE analytics_store_errors_total counter/m);
+    // Every queue reports itself alike: jobs by state, wait and processing time, outcomes.
+    expect(sample(after, 'queue_jobs', { queue: 'check-results', state: 'waiting' })).toBeGreaterThanOrEqual(0);
+    expect(sample(after, 'queue_jobs', { queue: 'check-results', state: 'failed' })).toBe(0);
+    expect(sample(after, 'queue_job_wait_seconds_count', { queue: 'check-results' })).toBeGreaterThanOrEqual(1);
+    expect(sample(after, 'queue_job_processing_seconds_count', { queue: 'check-results' })).toBeGreaterThanOrEqual(1);
+    expect(sample(after, 'queue_jobs_total', { queue: 'check-results', outcome: 'completed' })).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Deps } from '../storage/deps.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { LOCATIONS } from '../model/checks.js';
-import { locationHealth, type LocationHealth as LocationHealthValue } from '../runners/health.js';
+import { locationHealth, type LocationHealth as LocationHealthValue } from '../runners/index.js';
 import { checkReadiness, ingestDetails, withTimeout } from './readiness.js';
 
 const DependencyStatus = Type.Object({

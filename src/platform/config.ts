@@ -1,5 +1,7 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { LOCATIONS as PUBLIC_LOCATION_NAMES } from '../model/checks.js';
+import { AGENT_VERSION } from '../model/agent.js';
 import { parseAllowList, type OutboundSettings } from './outbound.js';
 
 export class ConfigError extends Error {
@@ -29,7 +31,11 @@ export interface Config {
    * filled in once it listens.
    */
   publicUrl: string | undefined;
+  /** Whether PUBLIC_URL was given: links in answers then use it; otherwise the address each request was sent to. */
+  publicUrlGiven: boolean;
   databaseUrl: string;
+  /** The API process's Postgres pool: its connections, and how long a request waits for one before a 503. */
+  postgres: { poolSize: number; acquireTimeoutMs: number };
   redisUrl: string;
   /** Prefix of every Redis key the service writes (rate limits, queues); lets runs share one Redis. */
   redisPrefix: string;
@@ -54,6 +60,10 @@ export interface Config {
     deployBodyLimitBytes: number;
     blobLimitBytes: number;
     blobDir: string;
+    /** Deploys, destroys and dry runs at once in this process (each holds a pooled connection): fewer than the pool. */
+    maxConcurrentDeploys: number;
+    /** The same for one account. */
+    maxConcurrentDeploysPerAccount: number;
     /** Set (BLOB_STORE=s3): blobs in an S3-compatible bucket instead of blobDir. */
     s3: { bucket: string; endpoint?: string; region: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean; prefix: string } | undefined;
   };
@@ -62,6 +72,10 @@ export interface Config {
   dashboardCacheSeconds: number;
   /** The longest a status page's view (services, bars, incidents) is reused before it is built again. */
   statusPageCacheSeconds: number;
+  /** DNS servers (address[:port]) that custom-domain TXT records are looked up on; empty: the system's resolver. */
+  domainDnsServers: string[];
+  /** The most verified subscribers `autoVerify` imports may leave in one account (people subscribed without a confirm mail). */
+  statusPageAutoVerifyLimit: number;
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (dashboard login throttling). */
   trustProxy: boolean;
   /** What calls made for an account (deliveries, check runs) may reach: docs/outbound.md. */
@@ -88,6 +102,8 @@ export interface Config {
     /** Days a run's screenshots, traces and videos are kept after their last use; 0 keeps them. */
     assetRetentionDays: number;
   };
+  /** Agents of private locations (docs/agent.md). */
+  agents: AgentServiceSettings;
   /** Bearer token for /metrics; unset: /metrics is not served. */
   metricsToken: string | undefined;
   shutdownTimeoutMs: number;
@@ -103,6 +119,17 @@ export interface Config {
     workerConcurrency: number;
     /** Batches waiting for the insert go in together, up to this many rows (src/ingest/coalescer.ts). */
     insertMaxRows: number;
+  };
+  /** People (docs/people.md): sessions, sign-in throttling, invitations, the audit log, OpenID Connect by environment. */
+  people: {
+    sessionIdleMs: number;
+    sessionAbsoluteMs: number;
+    /** Failed sign-ins allowed per email and per client address in 15 minutes. */
+    signInFailures: number;
+    invitationTtlMs: number;
+    auditRetentionDays: number;
+    /** OpenID Connect for the default account from the environment (an account may set its own through the API). */
+    oidc: { issuer: string; clientId: string; clientSecret: string; roleClaim: string; roleMap: { value: string; role: string }[]; defaultRole: string | null } | undefined;
   };
   /** Acting on results: check state, alerts and their delivery, heartbeats, maintenance. */
   alerts: {
@@ -120,10 +147,95 @@ export interface Config {
     /** An HTTP endpoint that sends SMS: POSTed {to, name, text}; unset: SMS deliveries fail, saying so. */
     smsUrl: string | undefined;
     smsToken: string | undefined;
+    /** PagerDuty's Events API v2 endpoint (PAGERDUTY_EVENTS_URL: a proxy, or a local receiver in tests). */
+    pagerdutyEventsUrl: string;
+    /** Opsgenie's API for both regions (OPSGENIE_API_URL: a proxy); unset: each channel's region picks api.opsgenie.com or api.eu.opsgenie.com. */
+    opsgenieApiUrl: string | undefined;
   };
 }
 
 type Env = Record<string, string | undefined>;
+
+/** The service's side of agents (docs/agent.md). */
+export interface AgentServiceSettings {
+  /** A run on an agent that stops renewing its lease runs again on another agent after this. */
+  leaseMs: number;
+  /** A run no agent takes within this is dropped and counted. */
+  maxWaitMs: number;
+  /** An agent seen within this is running (fleet view, static IPs). */
+  seenSeconds: number;
+  /** A location with activated checks and no agent for this long alerts its checks' channels. */
+  unavailableMs: number;
+  /** Agents below this version are shown outdated. */
+  minVersion: string;
+  /** Where the service's own runners' connections come from, for /v1/static-ips (none known by default). */
+  runnerEgress: string[];
+}
+
+function agentServiceSettings(env: Env): AgentServiceSettings {
+  const minVersion = str(env, 'AGENT_MIN_VERSION', AGENT_VERSION);
+  if (!/^\d+\.\d+\.\d+$/.test(minVersion)) throw new ConfigError('AGENT_MIN_VERSION', `expected a version such as 1.0.0, got "${minVersion}"`);
+  const runnerEgress = (env.RUNNER_EGRESS_IPS ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  for (const ip of runnerEgress) if (isIP(ip.split('/')[0]!) === 0) throw new ConfigError('RUNNER_EGRESS_IPS', `"${ip}" is not an IP address or CIDR range`);
+  return {
+    leaseMs: int(env, 'AGENT_LEASE_SECONDS', 300, 2, 3600) * 1000,
+    maxWaitMs: int(env, 'AGENT_MAX_WAIT_SECONDS', 360, 10, 86_400) * 1000,
+    seenSeconds: int(env, 'AGENT_SEEN_SECONDS', 60, 5, 3600),
+    unavailableMs: int(env, 'AGENT_UNAVAILABLE_SECONDS', 600, 5, 86_400) * 1000,
+    minVersion,
+    runnerEgress,
+  };
+}
+
+/** An agent's settings (`npm run agent`): named as the anchor's agent names them, plus this project's own. */
+export interface AgentConfig {
+  apiKey: string;
+  apiUrl: string;
+  /** Runs at once, 1 to 10. */
+  jobConcurrency: number;
+  logLevel: LogLevel;
+  /** Where /-/readiness, /-/liveness and /metrics are served; 0: not served. */
+  healthPort: number;
+  healthHost: string;
+  /** Its identity and its buffer of results made while cut off live here. */
+  dataDir: string;
+  /** The buffer's size limit: past it the oldest results are dropped and counted. */
+  bufferMaxBytes: number;
+  /** How long the service may be unreachable before the agent runs its checks from memory. */
+  offlineAfterMs: number;
+  /** What the checks it runs may reach (its OUTBOUND_ALLOW opens the networks it watches). */
+  outbound: OutboundSettings;
+  browserConcurrency: number;
+  browserMemoryBytes: number;
+  /** Addresses its checks' connections come from, when the service cannot see them (NAT): for /v1/static-ips. */
+  egressIps: string[];
+}
+
+export function loadAgentConfig(env: Env = process.env): AgentConfig {
+  const apiKey = str(env, 'API_KEY', '');
+  if (!/^pl_[0-9a-f]{16,128}$/.test(apiKey)) throw new ConfigError('API_KEY', 'must be a private location key (pl_…): create one with POST /v1/private-locations or /v1/private-locations/{id}/keys');
+  const apiUrl = url(env, 'API_URL', undefined, ['http:', 'https:']);
+  if (!apiUrl) throw new ConfigError('API_URL', "is required: the service's URL, for example https://monitoring.example.com");
+  const logLevel = str(env, 'LOG_LEVEL', 'info');
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const egressIps = (env.EGRESS_IPS ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  for (const ip of egressIps) if (isIP(ip) === 0) throw new ConfigError('EGRESS_IPS', `"${ip}" is not an IP address`);
+  return {
+    apiKey,
+    apiUrl: apiUrl.replace(/\/+$/, ''),
+    jobConcurrency: int(env, 'JOB_CONCURRENCY', 1, 1, 10),
+    logLevel: logLevel as LogLevel,
+    healthPort: int(env, 'AGENT_HEALTH_PORT', 0, 0, 65535),
+    healthHost: str(env, 'AGENT_HEALTH_HOST', '127.0.0.1'),
+    dataDir: path.resolve(str(env, 'AGENT_DATA_DIR', './agent-data')),
+    bufferMaxBytes: int(env, 'AGENT_BUFFER_MB', 256, 1, 1_048_576) * 1024 * 1024,
+    offlineAfterMs: int(env, 'AGENT_OFFLINE_AFTER_SECONDS', 15, 1, 3600) * 1000,
+    outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW') },
+    browserConcurrency: int(env, 'BROWSER_CONCURRENCY', 1, 1, 64),
+    browserMemoryBytes: int(env, 'BROWSER_MEMORY_MB', 1536, 256, 65_536) * 1024 * 1024,
+    egressIps,
+  };
+}
 
 function str(env: Env, name: string, fallback: string): string {
   const raw = env[name];
@@ -180,6 +292,17 @@ function allowList(env: Env, name: string): string[] {
   return entries;
 }
 
+/** Comma-separated DNS servers as addresses with an optional port: `10.0.0.2`, `127.0.0.1:5353`, `[::1]:53`. */
+function dnsServers(env: Env, name: string): string[] {
+  const entries = (env[name] ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+))(?::(\d{1,5}))?$/.exec(entry);
+    const port = m?.[3] === undefined ? 53 : Number(m[3]);
+    if (!m || isIP(m[1] ?? m[2] ?? '') === 0 || port < 1 || port > 65535) throw new ConfigError(name, `"${entry}" is not a DNS server address (an IP address with an optional :port)`);
+  }
+  return entries;
+}
+
 function url(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -201,6 +324,36 @@ function identifier(env: Env, name: string): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(raw)) throw new ConfigError(name, 'use letters, digits and underscores (a ClickHouse cluster name)');
   return raw;
+}
+
+const PERSON_ROLES = ['OWNER', 'ADMIN', 'READ_WRITE', 'READ_RUN', 'READ_ONLY'];
+
+/** OIDC_ROLE_MAP: `group=ROLE` pairs, comma-separated, the first match wins (`ops-admins=ADMIN,devs=READ_WRITE`). */
+function roleMap(env: Env, name: string): { value: string; role: string }[] {
+  return (env[name] ?? '').split(',').map((e) => e.trim()).filter(Boolean).map((entry) => {
+    const at = entry.lastIndexOf('=');
+    const value = entry.slice(0, at).trim();
+    const role = entry.slice(at + 1).trim().toUpperCase();
+    if (at < 1 || !value || !PERSON_ROLES.includes(role) || role === 'OWNER') throw new ConfigError(name, `"${entry}" is not group=ROLE (ADMIN, READ_WRITE, READ_RUN or READ_ONLY)`);
+    return { value, role };
+  });
+}
+
+function peopleSettings(env: Env): Config['people'] {
+  const issuer = url(env, 'OIDC_ISSUER', undefined, ['http:', 'https:']);
+  const clientId = str(env, 'OIDC_CLIENT_ID', '');
+  const clientSecret = str(env, 'OIDC_CLIENT_SECRET', '');
+  if (issuer && (!clientId || !clientSecret)) throw new ConfigError('OIDC_CLIENT_ID', 'OIDC_ISSUER needs OIDC_CLIENT_ID and OIDC_CLIENT_SECRET too');
+  const defaultRole = str(env, 'OIDC_DEFAULT_ROLE', '').toUpperCase() || null;
+  if (defaultRole && (!PERSON_ROLES.includes(defaultRole) || defaultRole === 'OWNER')) throw new ConfigError('OIDC_DEFAULT_ROLE', 'expected ADMIN, READ_WRITE, READ_RUN or READ_ONLY');
+  return {
+    sessionIdleMs: int(env, 'SESSION_IDLE_MINUTES', 480, 1, 100_000) * 60_000,
+    sessionAbsoluteMs: int(env, 'SESSION_MAX_HOURS', 168, 1, 10_000) * 3_600_000,
+    signInFailures: int(env, 'SIGN_IN_FAILURES', 10, 1, 10_000),
+    invitationTtlMs: int(env, 'INVITATION_TTL_HOURS', 168, 1, 10_000) * 3_600_000,
+    auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
+    oidc: issuer ? { issuer, clientId, clientSecret, roleClaim: str(env, 'OIDC_ROLE_CLAIM', 'groups'), roleMap: roleMap(env, 'OIDC_ROLE_MAP'), defaultRole } : undefined,
+  };
 }
 
 function runnerSettings(env: Env): Config['runner'] {
@@ -251,14 +404,18 @@ export function loadConfig(env: Env = process.env): Config {
   if (clickhouseUrl === undefined && !inProcessWorker) {
     throw new ConfigError('INGEST_IN_PROCESS', 'the embedded engine belongs to the API process, so its worker must run there too');
   }
+  const poolSize = int(env, 'PG_POOL_SIZE', 10, 4, 1000);
+  const maxConcurrentDeploys = int(env, 'DEPLOY_CONCURRENCY', Math.floor(poolSize / 2), 1, poolSize - 2);
   return {
     host: str(env, 'HOST', '0.0.0.0'),
     publicUrl: url(env, 'PUBLIC_URL', undefined, ['http:', 'https:'])?.replace(/\/+$/, ''),
+    publicUrlGiven: env.PUBLIC_URL !== undefined && env.PUBLIC_URL !== '',
     port: int(env, 'PORT', 3000, 0, 65535),
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/monitoring', [
       'postgres:',
       'postgresql:',
     ])!,
+    postgres: { poolSize, acquireTimeoutMs: int(env, 'PG_ACQUIRE_TIMEOUT_MS', 10_000, 100, 600_000) },
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
     redisPrefix,
     clickhouse: {
@@ -285,6 +442,8 @@ export function loadConfig(env: Env = process.env): Config {
       // The anchor's limit for a code bundle (30 MiB), which its CLI names when it refuses one.
       blobLimitBytes: int(env, 'BLOB_LIMIT_BYTES', 30 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       blobDir: path.resolve(str(env, 'BLOB_DIR', path.join(str(env, 'DATA_DIR', './data'), 'blobs'))),
+      maxConcurrentDeploys,
+      maxConcurrentDeploysPerAccount: Math.min(maxConcurrentDeploys, int(env, 'DEPLOY_CONCURRENCY_PER_ACCOUNT', 2, 1, 1000)),
       s3: s3Settings(env),
     },
     bootstrapApiKey,
@@ -292,8 +451,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW') },
     runner: runnerSettings(env),
+    agents: agentServiceSettings(env),
     dashboardCacheSeconds: int(env, 'DASHBOARD_CACHE_SECONDS', 600, 1, 600),
     statusPageCacheSeconds: int(env, 'STATUS_PAGE_CACHE_SECONDS', 30, 0, 600),
+    domainDnsServers: dnsServers(env, 'DOMAIN_DNS_SERVERS'),
+    statusPageAutoVerifyLimit: int(env, 'STATUS_PAGE_AUTOVERIFY_LIMIT', 1000, 0, 10_000_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     analytics: {
       maxSeconds: int(env, 'ANALYTICS_MAX_QUERY_SECONDS', 30, 1, 3600),
@@ -310,6 +472,7 @@ export function loadConfig(env: Env = process.env): Config {
       workerConcurrency: int(env, 'INGEST_WORKER_CONCURRENCY', 32, 1, 256),
       insertMaxRows: int(env, 'INGEST_INSERT_MAX_ROWS', 20_000, 1, 1_000_000),
     },
+    people: peopleSettings(env),
     alerts: {
       stateEvaluation: bool(env, 'STATE_EVALUATION', true),
       sweepIntervalMs: int(env, 'STATE_SWEEP_INTERVAL_MS', 5000, 50, 600_000),
@@ -320,6 +483,8 @@ export function loadConfig(env: Env = process.env): Config {
       emailFrom: str(env, 'ALERT_EMAIL_FROM', 'alerts@localhost'),
       smsUrl: url(env, 'SMS_PROVIDER_URL', undefined, ['http:', 'https:']),
       smsToken: env.SMS_PROVIDER_TOKEN || undefined,
+      pagerdutyEventsUrl: url(env, 'PAGERDUTY_EVENTS_URL', 'https://events.pagerduty.com/v2/enqueue', ['http:', 'https:'])!,
+      opsgenieApiUrl: url(env, 'OPSGENIE_API_URL', undefined, ['http:', 'https:']),
     },
   };
 }

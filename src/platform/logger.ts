@@ -18,6 +18,10 @@ const REDACT = [
   '*.value',
 ];
 
+/**
+ * JSON lines, one object each, with an ISO 8601 `time` (UTC) a person can read and a machine can parse. For people
+ * at a terminal: `npm start | npx pino-pretty` (docs/platform.md).
+ */
 export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'monitoring-api' } }, destination);
+  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'monitoring-api' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }

@@ -63,11 +63,82 @@ export class Metrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
     registers: [this.registry],
   });
+  readonly agentLeases = new Counter({
+    name: 'agent_runs_leased_total',
+    help: 'Runs leased to agents, by private location (slug)',
+    labelNames: ['location'] as const,
+    registers: [this.registry],
+  });
   readonly scheduledRuns = new Counter({
     name: 'scheduler_runs_enqueued_total',
     help: 'Runs the scheduler of this process put on location queues',
     registers: [this.registry],
   });
+
+  /** Per BullMQ queue of this process (docs/platform.md): how long jobs waited, how long they took, how they ended. */
+  readonly jobWait = new Histogram({
+    name: 'queue_job_wait_seconds',
+    help: 'Time from a job being added (or becoming due) to a worker taking it, by queue',
+    labelNames: ['queue'] as const,
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+  readonly jobProcessing = new Histogram({
+    name: 'queue_job_processing_seconds',
+    help: 'Time a worker spent on a job, by queue',
+    labelNames: ['queue'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+    registers: [this.registry],
+  });
+  readonly jobsEnded = new Counter({
+    name: 'queue_jobs_total',
+    help: 'Jobs the workers of this process ended, by queue and outcome (completed, retry, failed: kept in the failed set)',
+    labelNames: ['queue', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /**
+   * Job counts per queue and state (waiting, active, delayed, failed), read from Redis at each scrape through
+   * `source` (the process's Queues).
+   */
+  countJobs(source: () => Promise<{ queue: string; counts: Record<string, number> }[]>): void {
+    new Gauge({
+      name: 'queue_jobs',
+      help: 'Jobs in a queue by state (waiting, active, delayed, failed: the failed set), read at scrape time',
+      labelNames: ['queue', 'state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const all = await source().catch(() => []);
+        this.reset();
+        for (const { queue, counts } of all) for (const [state, n] of Object.entries(counts)) this.set({ queue, state }, n);
+      },
+    });
+  }
+
+  /**
+   * Runs per location read at scrape time: `location_runs{location, name, state}` (location: the queue's
+   * location, a public name or `private-<id>`; name: the public name or the private location's slug) with state
+   * queued (due and waiting
+   * for a runner or agent), delayed (scheduled for later) and in_flight (taken, not reported): what an
+   * autoscaler of agents reads.
+   */
+  countLocationRuns(source: () => Promise<{ location: string; name: string; queued: number; delayed: number; inFlight: number }[]>): void {
+    new Gauge({
+      name: 'location_runs',
+      help: 'Runs of a run location by state (queued, delayed, in_flight), read at scrape time',
+      labelNames: ['location', 'name', 'state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const all = await source().catch(() => []);
+        this.reset();
+        for (const l of all) {
+          this.set({ location: l.location, name: l.name, state: 'queued' }, l.queued);
+          this.set({ location: l.location, name: l.name, state: 'delayed' }, l.delayed);
+          this.set({ location: l.location, name: l.name, state: 'in_flight' }, l.inFlight);
+        }
+      },
+    });
+  }
 
   constructor(queueState?: () => Promise<QueueState>) {
     collectDefaultMetrics({ register: this.registry });

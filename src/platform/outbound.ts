@@ -44,12 +44,23 @@ export interface Endpoint {
 
 type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
-/** An address in its one canonical form: IPv4-mapped IPv6 as IPv4. */
+/**
+ * An address in its one canonical form: IPv4-mapped IPv6 (`::ffff:a.b.c.d`), IPv4-compatible IPv6 (`::a.b.c.d`,
+ * deprecated but still an IPv4 address to some stacks) and IPv4-translated IPv6 (`::ffff:0:a.b.c.d`) as the IPv4
+ * address they carry, so `[::127.0.0.1]` is judged as 127.0.0.1.
+ */
 export function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   const bare = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
   if (!ipaddr.isValid(bare)) return undefined;
   try {
-    return ipaddr.process(bare);
+    const address = ipaddr.process(bare);
+    if (address.kind() !== 'ipv6') return address;
+    const parts = (address as ipaddr.IPv6).parts;
+    const zeros = (n: number) => parts.slice(0, n).every((p) => p === 0);
+    const compatible = zeros(6) && (parts[6] !== 0 || parts[7]! > 1);
+    const translated = zeros(4) && parts[4] === 0xffff && parts[5] === 0;
+    if (!compatible && !translated) return address;
+    return ipaddr.IPv4.parse([parts[6]! >> 8, parts[6]! & 0xff, parts[7]! >> 8, parts[7]! & 0xff].join('.'));
   } catch {
     return undefined;
   }
@@ -126,6 +137,12 @@ export class OutboundPolicy {
   private readonly local = new Set<string>();
   /** [address or '*local', port] pairs that are the service's own. */
   private readonly own: { address: string; port: number }[] = [];
+  /**
+   * Own endpoints the settings name by host name (`redis:6379` in a compose network): the addresses the name
+   * resolved to (resolveOwnNames, at start and then periodically). Until a name has resolved once, its port is
+   * refused on every address that is not public.
+   */
+  private readonly ownNames: { host: string; port: number; addresses: Set<string>; resolved: boolean }[] = [];
 
   constructor(
     readonly settings: OutboundSettings,
@@ -146,6 +163,34 @@ export class OutboundPolicy {
     // A name, a local or an unspecified address: the port is closed on every address of this machine.
     const local = isLocalhostName(canonical) || !address || this.isLocal(address);
     this.own.push({ address: local ? '*local' : address!.toString(), port });
+    // A name is also closed on whatever it resolves to.
+    if (!address && !isLocalhostName(canonical)) this.ownNames.push({ host: canonical, port, addresses: new Set(), resolved: false });
+  }
+
+  /**
+   * Resolves the own endpoints named by host name, so their addresses are refused wherever they are (a name the
+   * resolver cannot answer keeps what it resolved to before). The service calls it at start and every minute.
+   */
+  async resolveOwnNames(): Promise<void> {
+    await Promise.all(
+      this.ownNames.map(async (own) => {
+        try {
+          const found = await this.lookupAll(own.host, 0);
+          own.addresses = new Set(found.map((f) => parseAddress(f.address)?.toString() ?? f.address));
+          own.resolved = true;
+        } catch {
+          // Unresolvable now: the last answer stands (or, never resolved, the port stays closed on internal addresses).
+        }
+      }),
+    );
+  }
+
+  /** resolveOwnNames now and every `intervalMs`; returns the stop. Nothing to do when no endpoint is named. */
+  watchOwnNames(intervalMs = 60_000): { ready: Promise<void>; stop(): void } {
+    if (!this.ownNames.length) return { ready: Promise.resolve(), stop: () => undefined };
+    const timer = setInterval(() => void this.resolveOwnNames(), intervalMs);
+    timer.unref();
+    return { ready: this.resolveOwnNames(), stop: () => clearInterval(timer) };
   }
 
   /** The service's own endpoints as its settings name them: Postgres, Redis, ClickHouse and its HTTP port. */
@@ -180,6 +225,11 @@ export class OutboundPolicy {
     for (const own of this.own) {
       if (own.port === port && (own.address === text || (own.address === '*local' && this.isLocal(parsed)))) {
         return `${text}:${port} is one of the service's own endpoints`;
+      }
+    }
+    for (const own of this.ownNames) {
+      if (own.port === port && (own.addresses.has(text) || (!own.resolved && parsed.range() !== 'unicast'))) {
+        return `${text}:${port} is one of the service's own endpoints (${own.host})`;
       }
     }
     if (viaName || this.cidrs.some((c) => inCidr(parsed, c))) return undefined;

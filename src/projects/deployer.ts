@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Principal } from '../accounts/repository.js';
+import type { Principal } from '../accounts/index.js';
 import { HttpError } from '../http/errors.js';
 import type { RouteCaller } from '../http/invoke.js';
-import { checkTypesOf } from '../checks/repository.js';
-import { deleteSubscription } from '../resources/alert-channels/repository.js';
+import { checkTypesOf } from '../checks/index.js';
+import { deleteSubscription } from '../alerts/index.js';
 import type { Sql } from '../storage/postgres.js';
 import { KINDS, resourceError, type ApplyContext, type Desired, type Kind } from './kinds.js';
 import type { Change, DeployResponse, ProjectSync, Resource, ResourceType } from './model.js';

@@ -1,4 +1,4 @@
-import type { Principal } from '../accounts/repository.js';
+import type { Principal } from '../accounts/index.js';
 import { HttpError } from '../http/errors.js';
 import type { RouteCaller } from '../http/invoke.js';
 import type { Logger } from '../platform/logger.js';
@@ -67,9 +67,52 @@ class RolledBack extends Error {
  * server died is seen (its lock is free) and marked FAILED. The deployment row is written outside that
  * transaction (others see it RUNNING at once) and finished inside it, atomically with what the deploy applied.
  */
-export function projectDeployments(sql: Sql, caller: RouteCaller, logger: Logger): Deployments {
+export interface DeployLimits {
+  /** Deploys, destroys and dry runs at once in this process (each holds one pooled connection for its transaction). */
+  maxConcurrent: number;
+  /** The same for one account. */
+  maxPerAccount: number;
+}
+
+/**
+ * How many deploys run at once, in all and per account: each holds a connection of the main pool for its whole
+ * transaction, so they are capped below the pool's size and a deploy past the cap is a 429 (Retry-After), never a
+ * wait for a connection other requests need.
+ */
+class DeployGate {
+  private total = 0;
+  private readonly perAccount = new Map<string, number>();
+  constructor(private readonly limits: DeployLimits) {}
+
+  enter(accountId: string): () => void {
+    const mine = this.perAccount.get(accountId) ?? 0;
+    if (this.total >= this.limits.maxConcurrent || mine >= this.limits.maxPerAccount) {
+      const which = mine >= this.limits.maxPerAccount ? `${this.limits.maxPerAccount} of this account` : `${this.limits.maxConcurrent} on this server`;
+      throw new HttpError(429, `Too many deployments in progress at once (at most ${which}); retry in a few seconds`, undefined, { 'Retry-After': '5' });
+    }
+    this.total++;
+    this.perAccount.set(accountId, mine + 1);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.total--;
+      const now = (this.perAccount.get(accountId) ?? 1) - 1;
+      if (now > 0) this.perAccount.set(accountId, now);
+      else this.perAccount.delete(accountId);
+    };
+  }
+}
+
+/**
+ * `sql` is the main pool (ambient: inside the deploy's transaction it is that transaction); `aside` is a small pool
+ * of its own for what must be seen outside the transaction while it runs (the deployment row, progress, lock
+ * probes), so a deploy never waits for a second main connection while it holds one.
+ */
+export function projectDeployments(sql: Sql, aside: Sql, caller: RouteCaller, logger: Logger, limits: DeployLimits): Deployments {
+  const gate = new DeployGate(limits);
   async function holderAlive(accountId: string, logicalId: string): Promise<boolean> {
-    return outsideTransaction(() => sql.begin(async (tx) => !(await tryLockProject(tx as unknown as Sql, projectLockKey(accountId, logicalId))))) as Promise<boolean>;
+    return aside.begin(async (tx) => !(await tryLockProject(tx as unknown as Sql, projectLockKey(accountId, logicalId)))) as Promise<boolean>;
   }
 
   async function current(accountId: string, logicalId: string, id: string) {
@@ -77,7 +120,7 @@ export function projectDeployments(sql: Sql, caller: RouteCaller, logger: Logger
     if (row && !FINAL_STATUSES.has(row.status) && !(await holderAlive(accountId, logicalId))) {
       // Read again: it may have finished between the two reads.
       const again = await findDeployment(sql, accountId, logicalId, id);
-      if (again && !FINAL_STATUSES.has(again.status)) await failAbandoned(sql, accountId, logicalId);
+      if (again && !FINAL_STATUSES.has(again.status)) await failAbandoned(aside, accountId, logicalId);
       return findDeployment(sql, accountId, logicalId, id);
     }
     return row;
@@ -87,7 +130,7 @@ export function projectDeployments(sql: Sql, caller: RouteCaller, logger: Logger
   async function conflict(accountId: string, logicalId: string): Promise<HttpError> {
     // The holder writes its row right after it takes the lock: look a few times.
     for (let i = 0; i < 10; i++) {
-      const [active] = await activeDeployments(sql, accountId, logicalId);
+      const [active] = await activeDeployments(aside, accountId, logicalId);
       if (active) {
         return new HttpError(409, `Another deployment of project "${logicalId}" is in progress (${active.id}); wait for it or cancel it`).withFields({ deploymentId: active.id });
       }
@@ -104,15 +147,16 @@ export function projectDeployments(sql: Sql, caller: RouteCaller, logger: Logger
         const progress = Math.min(99, Math.floor(share * 100));
         if (progress >= last + 5) {
           last = progress;
-          await outsideTransaction(() => setProgress(sql, row.id, progress));
+          await setProgress(aside, row.id, progress);
         }
       },
-      cancelled: () => outsideTransaction(() => cancelRequested(sql, row.id)),
+      cancelled: () => cancelRequested(aside, row.id),
     };
   }
 
   async function start(job: DeployJob) {
     const accountId = job.principal.account.id;
+    const leave = gate.enter(accountId);
     let started!: (row: DeploymentRow) => void;
     let refused!: (err: unknown) => void;
     const ready = new Promise<DeploymentRow>((resolve, reject) => {
@@ -120,13 +164,14 @@ export function projectDeployments(sql: Sql, caller: RouteCaller, logger: Logger
       refused = reject;
     });
     let rowId: string | undefined;
+    const begun = Date.now();
     const run = outsideTransaction(() =>
       sql.begin(async (txHandle) => {
         const tx = txHandle as unknown as Sql;
         if (!(await tryLockProject(tx, projectLockKey(accountId, job.logicalId)))) throw await conflict(accountId, job.logicalId);
         // Any deployment of the project still marked running lost its server: we hold its lock now.
-        await failAbandoned(sql, accountId, job.logicalId);
-        const row = await insertDeployment(sql, { accountId, logicalId: job.logicalId, kind: job.kind, dryRun: false });
+        await failAbandoned(aside, accountId, job.logicalId);
+        const row = await insertDeployment(aside, { accountId, logicalId: job.logicalId, kind: job.kind, dryRun: false });
         rowId = row.id;
         started(row);
         try {
@@ -151,19 +196,31 @@ export function projectDeployments(sql: Sql, caller: RouteCaller, logger: Logger
         }
       }),
     ).then(
-      async () => (await findDeployment(sql, accountId, job.logicalId, rowId!))!,
+      async () => {
+        const done = (await findDeployment(sql, accountId, job.logicalId, rowId!))!;
+        // The operator's log: every deploy, destroy or import that ran, and how it ended.
+        logger.info(
+          { event: 'deployment', accountId, project: job.logicalId, deploymentId: done.id, kind: job.kind, status: done.status, ms: Date.now() - begun, ...(done.error ? { error: done.error.message } : {}) },
+          `deployment ${done.status.toLowerCase()}`,
+        );
+        return done;
+      },
       (err) => {
         refused(err);
         throw err;
       },
     );
-    const tracked = run.catch(() => undefined).finally(() => inFlight.delete(tracked));
+    const tracked = run.catch(() => undefined).finally(() => {
+      leave();
+      inFlight.delete(tracked);
+    });
     inFlight.add(tracked);
     const row = await ready;
     return { row, done: run };
   }
 
   async function dryRun(job: Omit<DeployJob, 'kind' | 'after'>): Promise<DeployResponse> {
+    const leave = gate.enter(job.principal.account.id);
     try {
       await outsideTransaction(() =>
         sql.begin(async (tx) =>
@@ -176,6 +233,8 @@ export function projectDeployments(sql: Sql, caller: RouteCaller, logger: Logger
     } catch (err) {
       if (err instanceof RolledBack) return err.response;
       throw err;
+    } finally {
+      leave();
     }
     throw new Error('unreachable');
   }

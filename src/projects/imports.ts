@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { Principal } from '../accounts/repository.js';
+import type { Principal } from '../accounts/index.js';
 import { HttpError } from '../http/errors.js';
 import type { RouteCaller } from '../http/invoke.js';
 import { defineRoute, type AnyRoute, type Method } from '../http/route.js';

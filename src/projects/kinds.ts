@@ -1,14 +1,14 @@
 import type { TObject } from '@sinclair/typebox';
-import type { Principal } from '../accounts/repository.js';
+import type { Principal } from '../accounts/index.js';
 import { HttpError } from '../http/errors.js';
 import type { CallInput } from '../http/invoke.js';
 import type { Method } from '../http/route.js';
 import { IGNORED_PREFIX } from '../http/schemas.js';
 import { CHANNEL_TYPES } from '../model/alerts.js';
 import { CHECK_TYPES, SEGMENT_OF, type CheckType } from '../model/checks.js';
-import { createBodySchema } from '../checks/schemas.js';
-import { cliCheckBody } from '../checks/cli-bundle.js';
-import { DashboardBody } from '../resources/dashboards/schemas.js';
+import { createBodySchema } from '../checks/index.js';
+import { cliCheckBody } from '../checks/index.js';
+import { DashboardBody } from '../dashboards/index.js';
 import type { ResourceType } from './model.js';
 
 /** A member resource as the deploy applies it: its payload, where it was in the body, its references resolved. */

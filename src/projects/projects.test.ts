@@ -81,6 +81,9 @@ describe('project deploys', () => {
     expect(redeploy.body.result.diff).toEqual(again.body.diff);
     expect(redeploy.body.result.diff.map((c: Change) => c.physicalId)).toEqual(diff.map((c) => c.physicalId));
     expect(await stamps()).toEqual(before);
+    // The operator's log says each deploy ran and how it ended.
+    const logged = svc.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === 'deployment' && l.deploymentId === done.body.id);
+    expect(logged).toEqual([expect.objectContaining({ level: 30, msg: 'deployment succeeded', status: 'SUCCEEDED', kind: expect.any(String), ms: expect.any(Number) })]);
   });
 
   it('groupId null takes a check out of its group; a field left out of the code goes back to its default', async () => {
@@ -221,4 +224,29 @@ describe('project deploys', () => {
     const unknown = await svc.call('POST', '/v1/projects/deploy?dryRun=true&verbose=true', { body: project('q', []) });
     expect(unknown.status).toBe(400);
   });
+
+  it('a dozen deploys at once from two accounts neither deadlock nor starve the pool: past the cap a 429, every request answers', async () => {
+    const other = await createOtherTenant(svc);
+    const many = (prefix: string) => Array.from({ length: 40 }, (_, i) => apiCheck(`${prefix}-${i}`));
+    const attempts = [svc.adminKey, other.key].flatMap((key, a) =>
+      Array.from({ length: 6 }, (_, i) => svc.call('POST', '/v1/projects/deploy?dryRun=false&scheduleOnDeploy=false', { key, body: project(`crowd-${a}-${i}`, many(`c${a}${i}`)) }).then((res) => ({ key, logicalId: `crowd-${a}-${i}`, res }))),
+    );
+    // Authenticated reads while the deploys run: each answers (the pool is never all held by deploys).
+    const reads = Array.from({ length: 8 }, () => svc.call('GET', '/v1/checks?limit=1'));
+    const [answers, readAnswers] = await Promise.all([Promise.all(attempts), Promise.all(reads)]);
+    expect(readAnswers.map((r) => r.status)).toEqual(readAnswers.map(() => 200));
+    const statuses = answers.map((a) => a.res.status);
+    expect(statuses.every((s) => s === 202 || s === 429), JSON.stringify(statuses)).toBe(true);
+    const refused = answers.filter((a) => a.res.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]!.res.headers.get('retry-after')).toBe('5');
+    expect(refused[0]!.res.body.message).toMatch(/Too many deployments in progress/);
+    // Those taken finish; none of the refused left anything behind.
+    for (const { key, res } of answers.filter((a) => a.res.status === 202)) {
+      const done = await svc.call('GET', `/v1/projects/${res.body.logicalId}/deployments/${res.body.id}/completion?maxWaitSeconds=30`, { key });
+      expect(done.body.status).toBe('SUCCEEDED');
+    }
+    for (const { key, logicalId } of refused) expect((await svc.call('GET', `/next/projects/${logicalId}`, { key })).status).toBe(404);
+    expect((await svc.call('GET', '/v1/checks?limit=1', { key: other.key })).status).toBe(200);
+  }, 120_000);
 });

@@ -1,17 +1,17 @@
 import { PassThrough } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import type { Principal } from '../accounts/repository.js';
+import type { Principal } from '../accounts/index.js';
 import { HttpError, notFound } from '../http/errors.js';
 import { RouteCaller } from '../http/invoke.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
-import { startSessions } from '../runners/on-demand.js';
-import { alertChannelRoutes } from '../resources/alert-channels/routes.js';
-import { checkGroupRoutes } from '../resources/check-groups/routes.js';
-import { checkRoutes } from '../resources/checks/routes.js';
-import { dashboardRoutes } from '../resources/dashboards/routes.js';
-import { maintenanceWindowRoutes } from '../resources/maintenance-windows/routes.js';
-import { statusPageRoutes } from '../resources/status-pages/routes.js';
-import { privateLocationRoutes } from '../resources/private-locations/routes.js';
+import { startSessions } from '../runners/index.js';
+import { alertChannelRoutes } from '../alerts/index.js';
+import { checkGroupRoutes } from '../checks/index.js';
+import { checkRoutes } from '../checks/index.js';
+import { dashboardRoutes } from '../dashboards/index.js';
+import { maintenanceWindowRoutes } from '../status-pages/index.js';
+import { statusPageRoutes } from '../status-pages/index.js';
+import { privateLocationRoutes } from '../private-locations/index.js';
 import type { Deps } from '../storage/deps.js';
 import { prepare, type Applied } from './deployer.js';
 import { projectDeployments } from './deployments.js';
@@ -59,7 +59,7 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
     [...privateLocationRoutes(deps), ...checkGroupRoutes(deps), ...alertChannelRoutes(deps), ...checkRoutes(deps), ...maintenanceWindowRoutes(deps), ...dashboardRoutes(deps), ...statusPageRoutes(deps)],
     [...DEPLOY_ROUTES, ...IMPORT_ROUTES],
   );
-  const deployments = projectDeployments(sql, caller, logger);
+  const deployments = projectDeployments(sql, deps.asideSql, caller, logger, { maxConcurrent: config.projects.maxConcurrentDeploys, maxPerAccount: config.projects.maxConcurrentDeploysPerAccount });
   const deployLimit = config.projects.deployBodyLimitBytes;
 
   /** After a deploy commits: a run now of each check it created or changed (scheduleOnDeploy). */

@@ -5,7 +5,8 @@ export interface Assertion {
   source: string;
   comparison: string;
   property?: string;
-  target?: string;
+  /** What the value is compared with; the anchor's bodies send numbers too (`target: 200`), compared as their text. */
+  target?: string | number;
   regex?: string | null;
 }
 
@@ -139,7 +140,7 @@ export function evaluate(assertions: readonly Assertion[], values: (a: Assertion
     const actual = selected.length === 1 ? selected[0] : selected.length === 0 ? undefined : selected;
     const checked = selected.length ? selected : [undefined];
     for (const value of checked) {
-      const ok = compare(value, a.comparison, a.target ?? '');
+      const ok = compare(value, a.comparison, String(a.target ?? ''));
       if (ok === undefined) return { ...a, actual: actual ?? null, error: `${a.comparison} is not a comparison` };
       if (!ok) {
         const wanted = ['IS_EMPTY', 'NOT_EMPTY', 'IS_NULL', 'NOT_NULL'].includes(a.comparison) ? '' : ` ${JSON.stringify(a.target ?? '')}`;

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,6 +86,17 @@ describe('browser and multi-step checks', { timeout: 120_000 }, () => {
     expect(manifest.status, manifest.text).toBe(200);
     expect(manifest.body.assets).toHaveLength(1);
     expect(manifest.body.assets[0]).toMatchObject({ type: 'screenshot', contentType: 'image/png', source: { type: 'check-result', checkId: check.id } });
+    expect(manifest.body.assets[0].url.startsWith(`${svc.url}/v1/check-results/`)).toBe(true);
+    // Without PUBLIC_URL, links follow the address the client used: reached as localhost, it gets localhost links
+    // (the anchor CLI sends its key only to the origin it was pointed at).
+    const { port } = new URL(svc.url);
+    const asLocalhost = await new Promise<string>((resolve, reject) => {
+      http.get(`${svc.url}/v1/check-results/${check.id}/${result.id}/assets?type=screenshot`, { headers: { host: `localhost:${port}`, authorization: `Bearer ${svc.adminKey}` } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => resolve(text));
+      }).on('error', reject);
+    });
+    expect((JSON.parse(asLocalhost) as { assets: { url: string }[] }).assets[0]!.url).toBe(manifest.body.assets[0].url.replace(svc.url, `http://localhost:${port}`));
     const png = await fetch(manifest.body.assets[0].url, { headers: { authorization: `Bearer ${svc.adminKey}` } });
     expect(png.status).toBe(200);
     expect(Buffer.from(await png.arrayBuffer()).subarray(1, 4).toString()).toBe('PNG');
@@ -175,6 +187,28 @@ describe('browser and multi-step checks', { timeout: 120_000 }, () => {
     expect(result.hasFailures, JSON.stringify(result.browserCheckResult)).toBe(false);
     expect(result.browserCheckResult.jobLog).toContainEqual(expect.objectContaining({ msg: 'token is ********' }));
     expect(JSON.stringify(result)).not.toContain('tok-8c1f2e9d');
+  });
+
+  it("an attachment turned into a link to the service's environment or /etc/shadow keeps nothing of them", async () => {
+    const check = await create('browser', 'link attachments', `
+      import { test } from '@playwright/test';
+      import fs from 'node:fs';
+      test('links', async ({}, info) => {
+        for (const name of ['environ', 'shadow']) {
+          fs.writeFileSync('/tmp/' + name + '.png', 'x');
+          await info.attach(name, { path: '/tmp/' + name + '.png', contentType: 'image/png' });
+        }
+        for (const a of info.attachments) {
+          fs.rmSync(a.path);
+          fs.symlinkSync(a.name === 'environ' ? '/proc/self/environ' : '/etc/shadow', a.path);
+        }
+      });`);
+    const result = await runNow(check.id);
+    expect(result.hasFailures, JSON.stringify(result.browserCheckResult)).toBe(false);
+    expect(result.browserCheckResult.assets).toEqual([]);
+    const manifest = await svc.call('GET', `/v1/check-results/${check.id}/${result.id}/assets`);
+    expect(manifest.body.assets).toEqual([]);
+    expect(JSON.stringify(result)).not.toMatch(/DATABASE_URL|REDIS_URL|root:/);
   });
 
   it('a script imports the files deployed with it and the account\'s snippets', async () => {

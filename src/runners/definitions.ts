@@ -1,6 +1,6 @@
-import { applyGroupSettings } from '../checks/group-settings.js';
-import type { GroupData } from '../checks/group-schemas.js';
-import { LOCATIONS, type CheckType } from '../model/checks.js';
+import { applyGroupSettings } from '../checks/index.js';
+import type { GroupData } from '../checks/index.js';
+import { LOCATIONS, type CheckType, CHECK_TYPE_FACTS } from '../model/checks.js';
 import type { WindowData } from '../model/maintenance.js';
 import type { EnvVar } from '../model/variables.js';
 import { hashSecret } from '../model/secrets.js';
@@ -66,7 +66,8 @@ export async function loadRunnable(sql: Sql, accountId: string, ids: readonly st
       : [],
   );
   // Browser scripts may import snippets as ./snippets/<name>.js (the anchor's convention).
-  const wantsSnippets = (data: Record<string, unknown>) => typeof data.script === 'string' && data.script.includes('snippets/') && ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'].includes(String(data.checkType));
+  const wantsSnippets = (data: Record<string, unknown>) =>
+    typeof data.script === 'string' && data.script.includes('snippets/') && CHECK_TYPE_FACTS[data.checkType as CheckType]?.script !== 'none';
   const named = effective.some((e) => wantsSnippets(e.data))
     ? (await sql<{ name: string; script: string }[]>`select name, script from snippets where account_id = ${accountId} order by id`).filter((s) => /^[\w.-]{1,100}$/.test(s.name) && !s.name.startsWith('.'))
     : [];

@@ -70,3 +70,13 @@ export async function locationHealth(queues: Queues, redis: Redis, prefix: strin
     }),
   );
 }
+
+/** Runs of each location now: queued (due, waiting), delayed (later), in flight (taken by a runner or agent). */
+export async function locationRunCounts(queues: Queues, locations: readonly { location: string; slug: string }[]): Promise<{ location: string; name: string; queued: number; delayed: number; inFlight: number }[]> {
+  return Promise.all(
+    locations.map(async ({ location, slug }) => {
+      const c = await queues.queue<RunJob>(`runs-${location}`).getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+      return { location, name: slug, queued: (c.waiting ?? 0) + (c.prioritized ?? 0), delayed: c.delayed ?? 0, inFlight: c.active ?? 0 };
+    }),
+  );
+}

@@ -23,6 +23,8 @@ export interface RunJob {
   periodMs?: number;
   /** An ad-hoc run (`checkly test`, `trigger`): its row in adhoc_runs holds what to run (runners/adhoc.ts). */
   adhocId?: string;
+  /** A retry made in another location: the location the slot's run started in (its result id is that location's). */
+  origin?: string;
 }
 
 /** The queue of one run location. Public locations by their name; private locations by their id. */

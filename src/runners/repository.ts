@@ -42,3 +42,14 @@ export async function upsertDeploymentTrigger<D extends { checkId?: string | nul
 export async function privateLocationExists(sql: Sql, accountId: string, id: string): Promise<boolean> {
   return (await sql`select 1 from private_locations where id = ${id} and account_id = ${accountId}`).length > 0;
 }
+
+/** Every private location's queue name and slug (for the per-location run gauges). */
+export async function privateLocationQueues(sql: Sql): Promise<{ location: string; slug: string }[]> {
+  const rows = await sql<{ id: string; slug_name: string }[]>`select id, slug_name from private_locations order by id`;
+  return rows.map((r) => ({ location: `private-${r.id}`, slug: r.slug_name }));
+}
+
+/** A store-holding runner serving private locations counts as their agent (no "no agent" alert while it runs). */
+export async function stampPrivateLocations(sql: Sql, ids: readonly string[]): Promise<void> {
+  if (ids.length) await sql`update private_locations set last_agent_at = now() where id = any(${[...ids]}::uuid[])`;
+}

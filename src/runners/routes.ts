@@ -275,7 +275,7 @@ export function checkSessionRoutes({ sql, queues, config }: Deps): AnyRoute[] {
         'Matches the account\'s activated checks of runnable types: any of `target.checkId`, or any matching `target.matchTags`; no target matches them all. ' +
         'No match is a 404. Runs start at once in the check\'s locations (all with runParallel, else its first); alerting applies as to scheduled runs.',
       tag,
-      access: 'write',
+      access: 'run',
       errors: [404],
       schema: { body: v === 'v1' ? Type.Optional(TriggerBody) : TriggerBody, responses: { 201: Type.Object({ sessions: Type.Array(Session) }) } },
       handler: async ({ principal, body }) => trigger(principal.account.id, body),
@@ -310,7 +310,7 @@ export function checkSessionRoutes({ sql, queues, config }: Deps): AnyRoute[] {
             operationId: 'cancelCheckSession',
             summary: 'Cancel a check session: runs not started yet are not made (204)',
             tag,
-            access: 'write',
+            access: 'run',
             errors: [404],
             schema: {
               params: SessionParams,

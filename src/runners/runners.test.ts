@@ -3,6 +3,7 @@ import { startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, start
 import { expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
 import { Queues } from '../storage/queues.js';
 import { startRunner } from './runner.js';
+import { localPort } from './local-port.js';
 import { startScheduler } from './scheduler.js';
 
 /**
@@ -143,6 +144,27 @@ describe('checks run by the service', () => {
       expect((await runNow(scripted.id)).session.status).toBe('PASSED');
     });
 
+    it("cut what a script or target puts in a result to the detail's bound: a 20 MB body, 2,000 headers, megabytes of console", async () => {
+      const check = await create('api', {
+        name: 'API oversized',
+        localSetupScript: `
+          request.body = 'b'.repeat(20 * 1024 * 1024);
+          for (let i = 0; i < 2000; i++) request.headers['x-h' + i] = String(i);
+          for (let i = 0; i < 5; i++) console.log('c'.repeat(1024 * 1024));`,
+        request: { method: 'POST', url: `${http.url}/echo` },
+      });
+      const { result } = await runNow(check.id);
+      const api = result.apiCheckResult;
+      expect(api.detailCut).toBe(true);
+      expect(Buffer.byteLength(JSON.stringify(api))).toBeLessThanOrEqual(64 * 1024);
+      expect(Object.keys(api.request.headers).length).toBeLessThan(2000);
+      expect(api.request.data.length).toBeLessThan(20 * 1024);
+      expect(api.request.data).toMatch(/^b+ … \(cut at \d+ characters\)$/);
+      // A run within the bound is kept as it was.
+      const small = await runNow((await create('api', { name: 'API small', request: { url: `${http.url}/ok` } })).id);
+      expect(small.result.apiCheckResult.detailCut).toBeUndefined();
+    });
+
     it('retry per retryStrategy and report the attempts', async () => {
       const check = await create('api', {
         name: 'API flaky',
@@ -182,6 +204,9 @@ describe('checks run by the service', () => {
       expect(result.timings).toMatchObject({ dns: expect.any(Number), connection: expect.any(Number), data: expect.any(Number) });
       const closed = await create('tcp', { name: 'TCP closed', request: { hostname: '127.0.0.1', port: 1 } });
       expect((await runNow(closed.id)).result.tcpCheckResult.requestError).toMatch(/ECONNREFUSED/);
+      // Named by a URL, as the anchor also takes it: the probe connects to the URL's host.
+      const byUrl = await create('tcp', { name: 'TCP by URL', request: { url: 'tcp://127.0.0.1/', port: tcp.port, data: 'PING\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: 'PONG' }] } });
+      expect((await runNow(byUrl.id)).result).toMatchObject({ hasFailures: false });
     });
 
     it('DNS asks the check\'s nameserver over UDP and TCP; NXDOMAIN fails unless asserted', async () => {
@@ -256,10 +281,10 @@ describe('checks run by the service', () => {
       // A second process's scheduler and runner, on the same database and Redis: slots are still claimed once.
       const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
       const scheduler = startScheduler({ sql: svc.deps.sql, queues, logger: svc.deps.logger, tickMs: 100, lookaheadMs: 1000, reconcileMs: 200 });
-      const runner = startRunner({
-        sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, policy: svc.deps.outbound,
-        logger: svc.deps.logger, locations: ['eu-west-1'], concurrency: 4,
-      });
+      const runner = startRunner(
+        localPort({ sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, logger: svc.deps.logger, locations: ['eu-west-1'], concurrency: 4 }),
+        { policy: svc.deps.outbound, logger: svc.deps.logger },
+      );
       const check = await create('api', { name: 'every 10 s', frequency: 0, frequencyOffset: 10, request: { url: `${http.url}/ok` } });
       const served = () => http.hits('/ok').length;
       const before = served();

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { CHECK_TYPE_FACTS, type CheckType } from '../model/checks.js';
+import { CHECK_TYPE_FACTS, periodOf, type CheckType } from '../model/checks.js';
+import { effectiveSchedule } from '../checks/index.js';
+
+export { periodOf };
 import type { Sql } from '../storage/postgres.js';
 
 /**
@@ -9,11 +12,6 @@ import type { Sql } from '../storage/postgres.js';
  * process computes the same slots, and a slot is claimed once (check_schedules, FOR UPDATE SKIP LOCKED).
  */
 
-/** A check's period in ms: `frequency` minutes, or `frequencyOffset` seconds when frequency is 0. */
-export function periodOf(frequency: number, frequencyOffset: number | undefined | null): number {
-  if (frequency === 0) return Math.max(10, frequencyOffset ?? 10) * 1000;
-  return frequency * 60_000;
-}
 
 /** Where in its period a check runs: a stable spread from its id (whole seconds, so slots read well). */
 export function phaseOf(checkId: string, periodMs: number): number {
@@ -56,8 +54,7 @@ export async function desiredSchedules(sql: Sql): Promise<DesiredSchedule[]> {
     where c.activated and c.check_type = any(${RUNNABLE_TYPES}::text[])
       and (g.id is null or coalesce((g.data->>'activated')::boolean, true))`;
   return rows.map((r) => {
-    const frequency = r.group_frequency ? r.group_frequency : (r.frequency ?? 10);
-    const periodMs = periodOf(frequency, r.offset);
+    const { periodMs } = effectiveSchedule({ frequency: r.frequency ?? 10, data: { frequencyOffset: r.offset ?? undefined } }, { frequency: r.group_frequency });
     return { checkId: r.id, accountId: r.account_id, periodMs, phaseMs: phaseOf(r.id, periodMs) };
   });
 }

@@ -1,5 +1,5 @@
 import { CREATABLE_TYPES, LOCATIONS } from '../model/checks.js';
-import type { ResultItem } from '../ingest/schemas.js';
+import type { ResultItem } from '../ingest/index.js';
 import { generateRuns, type SeedCheck, type SeedWindow } from './generator.js';
 import { planSegments, seedCheckBody, type SeedPlan } from './seeder.js';
 

@@ -1,8 +1,8 @@
 import { CREATABLE_TYPES, LOCATIONS, type TypeSegment } from '../model/checks.js';
-import { insertCheck, type CheckInput } from '../checks/repository.js';
-import { createBodySchema } from '../checks/schemas.js';
+import { insertCheck, type CheckInput } from '../checks/index.js';
+import { createBodySchema } from '../checks/index.js';
 import { compileValidator } from '../http/validation.js';
-import { toRow } from '../ingest/rows.js';
+import { toRow } from '../ingest/index.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
 import { generateRuns, runCount, type SeedCheck, type SeedWindow } from './generator.js';
@@ -28,31 +28,25 @@ export function seedCheckBody(segment: TypeSegment, i: number, plan: SeedPlan): 
     locations: LOCATIONS.slice(0, plan.locations),
     tags: ['seed', segment],
   };
-  switch (segment) {
-    case 'api':
-      return { ...common, request: { url: `https://api.example.test/items/${i}` } };
-    case 'url':
-      return { ...common, request: { url: `https://www.example.test/${i}` } };
-    case 'tcp':
-      return { ...common, request: { hostname: `db${i}.example.test`, port: 5432 } };
-    case 'dns':
-      return { ...common, request: { hostname: `host${i}.example.test` } };
-    case 'icmp':
-      return { ...common, request: { hostname: `edge${i}.example.test` } };
-    case 'agentic':
-      return { ...common, intent: { goal: `The checkout of shop ${i} completes` } };
-    case 'traceroute':
-      return { ...common, request: { url: `edge${i}.example.test` } };
-    case 'ssl':
-      return { ...common, request: { sslConfig: { hostname: `www${i}.example.test` } } };
-    case 'grpc':
-      return { ...common, request: { url: `grpc${i}.example.test`, port: 443 } };
-    case 'heartbeat':
-      return { ...common, heartbeat: { period: plan.frequency, periodUnit: 'minutes', grace: 5, graceUnit: 'minutes' } };
-    default:
-      return { ...common, script: `// seeded ${segment} check ${i}` };
-  }
+  return { ...common, ...SEED_FIELDS[segment](i, plan) };
 }
+
+/** What each type's create body adds to the common fields (one entry per type, or it does not compile). */
+const SEED_FIELDS: Record<TypeSegment, (i: number, plan: SeedPlan) => Record<string, unknown>> = {
+  api: (i) => ({ request: { url: `https://api.example.test/items/${i}` } }),
+  url: (i) => ({ request: { url: `https://www.example.test/${i}` } }),
+  tcp: (i) => ({ request: { hostname: `db${i}.example.test`, port: 5432 } }),
+  dns: (i) => ({ request: { hostname: `host${i}.example.test` } }),
+  icmp: (i) => ({ request: { hostname: `edge${i}.example.test` } }),
+  agentic: (i) => ({ intent: { goal: `The checkout of shop ${i} completes` } }),
+  traceroute: (i) => ({ request: { url: `edge${i}.example.test` } }),
+  ssl: (i) => ({ request: { sslConfig: { hostname: `www${i}.example.test` } } }),
+  grpc: (i) => ({ request: { url: `grpc${i}.example.test`, port: 443 } }),
+  heartbeat: (_i, plan) => ({ heartbeat: { period: plan.frequency, periodUnit: 'minutes', grace: 5, graceUnit: 'minutes' } }),
+  browser: (i) => ({ script: `// seeded browser check ${i}` }),
+  multistep: (i) => ({ script: `// seeded multistep check ${i}` }),
+  playwright: (i) => ({ script: `// seeded playwright check ${i}` }),
+};
 
 /** Round-robin over the requested types. */
 export function planSegments(plan: SeedPlan): TypeSegment[] {

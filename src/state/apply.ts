@@ -1,6 +1,6 @@
-import { raiseAlerts, type RaisedAlert } from './records.js';
-import type { GroupData } from '../checks/group-schemas.js';
-import { applyGroupSettings } from '../checks/group-settings.js';
+import { raiseAlerts, type CheckIncidentHooks, type Raised, type RaisedAlert, type StateEvent } from './records.js';
+import type { GroupData } from '../checks/index.js';
+import { applyGroupSettings } from '../checks/index.js';
 import type { CheckType } from '../model/checks.js';
 import { transaction, type Sql } from '../storage/postgres.js';
 import { FRESH, normaliseSettings, onRun, onTick, type AlertMemory, type AlertSettings, type Outcome } from './alerting.js';
@@ -146,6 +146,7 @@ export async function saveStates(tx: Sql, accountId: string, states: { status: S
 
 export const alertCheck = (check: CheckContext): RaisedAlert['check'] => ({
   id: check.id,
+  name: check.name,
   groupId: check.groupId,
   muted: check.muted,
   triggerIncident: check.triggerIncident,
@@ -157,9 +158,9 @@ export const alertCheck = (check: CheckContext): RaisedAlert['check'] => ({
  * state moves per its effective alert settings, raising alerts (silenced while a maintenance window says
  * so). Returns the notifications to deliver once the transaction has committed.
  */
-export async function applyBatch(sql: Sql, accountId: string, runs: readonly Run[], now = Date.now()): Promise<{ statuses: number; notifications: string[] }> {
+export async function applyBatch(sql: Sql, accountId: string, runs: readonly Run[], hooks: CheckIncidentHooks, now = Date.now()): Promise<{ statuses: number } & Raised> {
   const grouped = runsByCheck(runs);
-  if (!grouped.size) return { statuses: 0, notifications: [] };
+  if (!grouped.size) return { statuses: 0, notifications: [], events: [] };
   return transaction(sql, async (tx) => {
     const { accountSettings, windows } = await accountContext(tx, accountId);
     const checks = await lockChecks(tx, accountId, [...grouped.keys()], accountSettings);
@@ -184,7 +185,7 @@ export async function applyBatch(sql: Sql, accountId: string, runs: readonly Run
       if (moved && status) changed.push({ status, memory });
     }
     await saveStates(tx, accountId, changed);
-    return { statuses: changed.length, notifications: await raiseAlerts(tx, accountId, alerts) };
+    return { statuses: changed.length, ...(await raiseAlerts(tx, accountId, alerts, hooks)) };
   });
 }
 
@@ -193,7 +194,7 @@ export async function applyBatch(sql: Sql, accountId: string, runs: readonly Run
  * `limit` checks. Rows are taken with SKIP LOCKED, so several sweepers share the work and none does a
  * check twice.
  */
-export async function tickStates(sql: Sql, now: number, limit = 200): Promise<string[]> {
+export async function tickStates(sql: Sql, now: number, hooks: CheckIncidentHooks, limit = 200): Promise<Raised> {
   return transaction(sql, async (tx) => {
     const due = await tx<{ check_id: string; account_id: string }[]>`select check_id, account_id from check_statuses
       where next_reminder_at <= ${new Date(now)} or (alert_state = 'PASSING' and failing_since is not null)
@@ -201,6 +202,7 @@ export async function tickStates(sql: Sql, now: number, limit = 200): Promise<st
     const byAccount = new Map<string, string[]>();
     for (const d of due) byAccount.set(d.account_id, [...(byAccount.get(d.account_id) ?? []), d.check_id]);
     const notifications: string[] = [];
+    const events: StateEvent[] = [];
     for (const [accountId, ids] of byAccount) {
       const { accountSettings, windows } = await accountContext(tx, accountId);
       const changed: { status: Status; memory: AlertMemory }[] = [];
@@ -214,9 +216,11 @@ export async function tickStates(sql: Sql, now: number, limit = 200): Promise<st
         if (step.alert) alerts.push({ check: alertCheck(check), type: step.alert, at: now, silenced: maintenanceEffect(windows, check.tags, now).silenced });
       }
       await saveStates(tx, accountId, changed);
-      notifications.push(...(await raiseAlerts(tx, accountId, alerts)));
+      const raised = await raiseAlerts(tx, accountId, alerts, hooks);
+      notifications.push(...raised.notifications);
+      events.push(...raised.events);
     }
-    return notifications;
+    return { notifications, events };
   });
 }
 

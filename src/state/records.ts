@@ -1,12 +1,32 @@
 import type { Sql } from '../storage/postgres.js';
 import type { Run } from '../model/runs.js';
 import { alertKind, type AlertType } from '../model/alerts.js';
-import { openCheckIncident, resolveCheckIncident } from '../incidents/repository.js';
+
+/** A check's triggerIncident, as the alert transaction hands it on. */
+export interface TriggerIncident {
+  serviceId: string;
+  name: string;
+  description?: string;
+  severity?: string;
+  notifySubscribers?: boolean;
+}
+
+/**
+ * What a check's own incident does beyond its record here: status pages show it (status-pages/ implements this,
+ * and the process that applies runs hands it in). Both run in the alert transaction.
+ */
+export interface CheckIncidentHooks {
+  /** A failure opened the check's incident `checkIncidentId`. */
+  opened(tx: Sql, accountId: string, checkIncidentId: string, trigger: TriggerIncident, at: Date): Promise<void>;
+  /** A recovery resolved it. */
+  resolved(tx: Sql, accountId: string, checkIncidentId: string, notifySubscribers: boolean, at: Date): Promise<void>;
+}
 
 /** What raised an alert: the check (as it runs: group settings applied), and the run or time that did it. */
 export interface RaisedAlert {
   check: {
     id: string;
+    name: string;
     groupId: number | null;
     muted: boolean;
     triggerIncident: { serviceId: string; name: string; description?: string; severity?: string; notifySubscribers?: boolean } | null;
@@ -21,13 +41,35 @@ export interface RaisedAlert {
 
 const SEND_COLUMN = { failure: 'send_failure', recovery: 'send_recovery', degraded: 'send_degraded' } as const;
 
+/** What an alert raised did, for the operator's log once its transaction committed. */
+export interface StateEvent {
+  accountId: string;
+  checkId: string;
+  checkName: string;
+  alertType: AlertType;
+  alertId: string;
+  at: string;
+  silenced: boolean;
+  muted: boolean;
+  /** Notifications made for it (one per channel). */
+  notifications: number;
+  incident?: { id: string; change: 'opened' | 'resolved' };
+}
+
+export interface Raised {
+  /** The notifications to deliver. */
+  notifications: string[];
+  events: StateEvent[];
+}
+
 /**
  * Records alerts, opens or resolves the incidents of checks with triggerIncident, and makes one notification
  * per channel each alert goes to: the channels the check or its group subscribe to (active subscriptions),
- * that send this kind of alert. Muted checks and silenced alerts get none. Returns the notifications to deliver.
+ * that send this kind of alert. Muted checks and silenced alerts get none. Returns the notifications to deliver
+ * and what each alert did.
  */
-export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly RaisedAlert[]): Promise<string[]> {
-  if (!alerts.length) return [];
+export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly RaisedAlert[], hooks: CheckIncidentHooks): Promise<Raised> {
+  if (!alerts.length) return { notifications: [], events: [] };
   const checkIds = [...new Set(alerts.map((a) => a.check.id))];
   const groupIds = [...new Set(alerts.flatMap((a) => (a.check.groupId === null ? [] : [a.check.groupId])))];
   const subscriptions = await tx<{ id: number; type: string; send_failure: boolean; send_recovery: boolean; send_degraded: boolean; check_id: string | null; group_id: number | null }[]>`
@@ -35,8 +77,8 @@ export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly R
     from alert_subscriptions s join alert_channels c on c.id = s.alert_channel_id
     where s.activated and c.account_id = ${accountId}
       and (s.check_id = any(${checkIds}::uuid[]) or s.group_id = any(${groupIds}::bigint[]))`;
-  const incidents: (string | null)[] = [];
-  for (const alert of alerts) incidents.push(alert.check.triggerIncident ? await trackIncident(tx, accountId, alert) : null);
+  const incidents: ({ id: string; change?: 'opened' | 'resolved' } | null)[] = [];
+  for (const alert of alerts) incidents.push(alert.check.triggerIncident ? await trackIncident(tx, accountId, alert, hooks) : null);
   const rows = await tx<{ id: string }[]>`insert into check_alerts ${tx(
     alerts.map((alert, i) => ({
       account_id: accountId,
@@ -49,7 +91,7 @@ export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly R
       started_at: new Date(alert.at),
       silenced: alert.silenced,
       muted: alert.check.muted,
-      incident_id: incidents[i],
+      incident_id: incidents[i]?.id ?? null,
     })),
   )} returning id`;
   const notify: { account_id: string; alert_id: string; alert_channel_id: number; channel_type: string }[] = [];
@@ -63,13 +105,28 @@ export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly R
     }
     for (const [channelId, type] of channels) notify.push({ account_id: accountId, alert_id: rows[i].id, alert_channel_id: channelId, channel_type: type });
   });
-  if (!notify.length) return [];
+  const events: StateEvent[] = alerts.map((alert, i) => {
+    const incident = incidents[i];
+    return {
+      accountId,
+      checkId: alert.check.id,
+      checkName: alert.check.name,
+      alertType: alert.type,
+      alertId: rows[i]!.id,
+      at: new Date(alert.at).toISOString(),
+      silenced: alert.silenced,
+      muted: alert.check.muted,
+      notifications: notify.filter((n) => n.alert_id === rows[i]!.id).length,
+      ...(incident?.change ? { incident: { id: incident.id, change: incident.change } } : {}),
+    };
+  });
+  if (!notify.length) return { notifications: [], events };
   const sent = await tx<{ id: string }[]>`insert into alert_notifications ${tx(notify)} returning id`;
-  return sent.map((r) => r.id);
+  return { notifications: sent.map((r) => r.id), events };
 }
 
 /** triggerIncident: a failure opens the check's incident (one at a time), a recovery resolves it. */
-async function trackIncident(tx: Sql, accountId: string, alert: RaisedAlert): Promise<string | null> {
+async function trackIncident(tx: Sql, accountId: string, alert: RaisedAlert, hooks: CheckIncidentHooks): Promise<{ id: string; change?: 'opened' | 'resolved' } | null> {
   const incident = alert.check.triggerIncident;
   if (!incident) return null;
   const kind = alertKind(alert.type);
@@ -77,8 +134,8 @@ async function trackIncident(tx: Sql, accountId: string, alert: RaisedAlert): Pr
     const [row] = await tx<{ id: string }[]>`update incidents set resolved_at = ${new Date(alert.at)}
       where check_id = ${alert.check.id} and resolved_at is null returning id`;
     // The status-page incident it opened is resolved with an update (docs/status-pages.md).
-    if (row) await resolveCheckIncident(tx, accountId, row.id, incident.notifySubscribers ?? false, new Date(alert.at));
-    return row?.id ?? null;
+    if (row) await hooks.resolved(tx, accountId, row.id, incident.notifySubscribers ?? false, new Date(alert.at));
+    return row ? { id: row.id, change: 'resolved' } : null;
   }
   if (alert.type !== 'ALERT_FAILURE' && alert.type !== 'ALERT_DEGRADED_FAILURE') return null;
   const [row] = await tx<{ id: string }[]>`insert into incidents (account_id, check_id, service_id, name, description, severity, notify_subscribers, opened_at)
@@ -87,9 +144,9 @@ async function trackIncident(tx: Sql, accountId: string, alert: RaisedAlert): Pr
     on conflict (check_id) where resolved_at is null do nothing returning id`;
   if (row) {
     // When serviceId names one of the account's status-page services, the incident shows there too.
-    await openCheckIncident(tx, accountId, row.id, incident, new Date(alert.at));
-    return row.id;
+    await hooks.opened(tx, accountId, row.id, incident, new Date(alert.at));
+    return { id: row.id, change: 'opened' };
   }
   const [open] = await tx<{ id: string }[]>`select id from incidents where check_id = ${alert.check.id} and resolved_at is null`;
-  return open?.id ?? null;
+  return open ? { id: open.id } : null;
 }

@@ -3,7 +3,7 @@ import type { Deps } from '../storage/deps.js';
 import { HttpError, notFound } from '../http/errors.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { Nullable } from '../http/schemas.js';
-import { findCheckRow } from '../checks/repository.js';
+import { findCheckRow } from '../checks/index.js';
 import { readStatuses, toCheckStatus } from './statuses.js';
 
 export const CheckStatus = Type.Object(

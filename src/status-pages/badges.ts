@@ -5,12 +5,14 @@ import { notFound } from '../http/errors.js';
 import { PositiveId, UUID } from '../http/ids.js';
 import { defineRoute, type AnyRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
+import { badgeOfCheck, badgeOfGroup, type BadgeRow as StatusRow } from './repository.js';
 
 /**
  * Status badges for READMEs and wikis (the anchor's `/v1/badges/…`): an SVG drawn by shields.io's own
  * `badge-maker`, naming the check or group and its state (passing, degraded, failing; "no data" before a run),
- * optionally with the latest response time. Public like the anchor's: the unguessable check id is the key, and a
- * group is named by its id only to whoever has a badge URL. Cacheable for 60 s.
+ * optionally with the latest response time. Public like the anchor's, and like the anchor's only for an account that
+ * turned them on (`PATCH /v1/account {"badgesEnabled": true}`): group ids are sequential, so badges on by default
+ * would let anyone count through every account's group names and states. Any other id is a 404. Cacheable for 60 s.
  */
 
 const Query = Type.Object(
@@ -26,13 +28,6 @@ const COLOUR: Record<State, string> = { passing: '#2da44e', degraded: '#d4a72c',
 const LABEL_COLOUR = { light: '#eaeef2', dark: '#24292f', default: '#555' } as const;
 const RANK: Record<State, number> = { failing: 0, degraded: 1, passing: 2, 'no data': 3 };
 
-interface StatusRow {
-  name: string;
-  has_failures: boolean | null;
-  has_errors: boolean | null;
-  is_degraded: boolean | null;
-  latest_by_location: Record<string, { duration?: number | null }> | null;
-}
 
 const stateOf = (r: StatusRow): State => (r.has_failures === null ? 'no data' : r.has_failures || r.has_errors ? 'failing' : r.is_degraded ? 'degraded' : 'passing');
 
@@ -70,8 +65,7 @@ export function badgeRoutes({ sql }: Deps): AnyRoute[] {
       schema: { params: Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }), query: Query, responses: { 200: Type.String({ description: 'An SVG image' }) } },
       handler: async ({ params, query }) => {
         if (!UUID.test(params.checkId)) throw notFound();
-        const rows = await sql<StatusRow[]>`select c.name, s.has_failures, s.has_errors, s.is_degraded, s.latest_by_location
-          from checks c left join check_statuses s on s.check_id = c.id where c.id = ${params.checkId}`;
+        const rows = await badgeOfCheck(sql, params.checkId);
         if (!rows.length) throw notFound();
         return reply(svg(rows[0]!.name, rows, query));
       },
@@ -82,11 +76,9 @@ export function badgeRoutes({ sql }: Deps): AnyRoute[] {
       rateLimit: { points: 600, windowSeconds: 60, bucket: 'badges' },
       schema: { params: Type.Object({ groupId: PositiveId }, { additionalProperties: false }), query: Query, responses: { 200: Type.String({ description: 'An SVG image' }) } },
       handler: async ({ params, query }) => {
-        const [group] = await sql<{ name: string }[]>`select name from check_groups where id = ${params.groupId}`;
-        if (!group) throw notFound();
-        const rows = await sql<StatusRow[]>`select c.name, s.has_failures, s.has_errors, s.is_degraded, s.latest_by_location
-          from checks c left join check_statuses s on s.check_id = c.id where c.group_id = ${params.groupId} and c.activated`;
-        return reply(svg(group.name ?? 'group', rows, query));
+        const badge = await badgeOfGroup(sql, params.groupId);
+        if (!badge) throw notFound();
+        return reply(svg(badge.name ?? 'group', badge.rows, query));
       },
     }),
   ];

@@ -1,8 +1,8 @@
-import { budgetSettings } from '../analytics/budget.js';
+import { budgetSettings } from '../analytics/index.js';
 import type { Deps } from '../storage/deps.js';
-import { incidentsById, type IncidentView } from '../incidents/repository.js';
-import { maintenanceStatus, materialise } from '../resources/maintenance-windows/maintenances.js';
-import { pageViews, type PageRow, type PageView } from '../resources/status-pages/repository.js';
+import { incidentsById, type IncidentView } from './incidents.js';
+import { maintenanceStatus, materialise } from './maintenance-repository.js';
+import { pageViews, type PageRow, type PageView } from './repository.js';
 import { toClickHouseTime } from '../model/time.js';
 import type { WindowData } from '../model/maintenance.js';
 

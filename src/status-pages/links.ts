@@ -22,3 +22,8 @@ export function validLinkToken(secret: Buffer, purpose: LinkPurpose, subscriptio
 export function pageAddress(publicUrl: string, page: { url: string }): string {
   return `${publicUrl}/status/${encodeURIComponent(page.url)}`;
 }
+
+/** Where a page's feed points readers: its own domain (with PUBLIC_URL's scheme) when it has one, else its path. */
+export function feedAddress(publicUrl: string, page: { url: string; custom_domain: string | null }): string {
+  return page.custom_domain ? `${new URL(publicUrl).protocol}//${page.custom_domain}` : pageAddress(publicUrl, page);
+}

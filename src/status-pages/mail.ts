@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { sendMail } from '../alerts/channels/email.js';
+import { sendMail } from '../alerts/index.js';
 import type { Sql } from '../storage/postgres.js';
 import { serviceSecret } from '../storage/service-secrets.js';
 import { linkToken, pageAddress } from './links.js';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink } from '../../test/support/receivers.js';
-import { createOtherTenant, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { createOtherTenant, startTestService, verifyDomain, waitFor, type TestService } from '../../test/support/service.js';
+import { startDnsTarget } from '../../test/support/targets.js';
 
 const DAY = 86_400_000;
 const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
@@ -15,13 +16,20 @@ const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
 describe('status pages (public)', () => {
   let svc: TestService;
   let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
+  let dns: Awaited<ReturnType<typeof startDnsTarget>>;
   beforeAll(async () => {
     smtp = await startSmtpSink();
-    svc = await startTestService({ STATE_SWEEP_INTERVAL_MS: '100', ALERT_RETRY_BASE_MS: '50', SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'status@example.test', PUBLIC_URL: 'http://status.example.test', STATUS_PAGE_CACHE_SECONDS: '0' });
+    // Custom domains are proved by a TXT record, looked up on this local DNS server.
+    dns = await startDnsTarget({});
+    svc = await startTestService({
+      STATE_SWEEP_INTERVAL_MS: '100', ALERT_RETRY_BASE_MS: '50', SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'status@example.test', PUBLIC_URL: 'http://status.example.test',
+      STATUS_PAGE_CACHE_SECONDS: '0', DOMAIN_DNS_SERVERS: `127.0.0.1:${dns.udpPort}`,
+    });
   }, 60_000);
   afterAll(async () => {
     await svc?.stop();
     await smtp?.close();
+    dns?.close();
   });
 
   const post = async (path: string, body: unknown) => {
@@ -90,7 +98,8 @@ describe('status pages (public)', () => {
     expect(html).not.toContain('<img');
     expect(html).toContain('&lt;script&gt;');
     expect(html).not.toMatch(/(src|href)="https?:\/\//);
-    // The same page on its own domain; dark theme on request.
+    // The same page on its own domain once the account proved the domain; dark theme on request.
+    expect((await verifyDomain(svc, dns, 'status.acme.test')).status).toBe(200);
     const onDomain = await rawGet('/?theme=dark', 'status.acme.test');
     expect(onDomain.status).toBe(200);
     expect(onDomain.text).toContain('Public API');
@@ -130,6 +139,13 @@ describe('status pages (public)', () => {
     const atom = await feed.text();
     expect(atom).toContain('<title>Public API is down (resolved)</title>');
     expect(atom).toContain(`urn:uuid:${incidents.body.entries[0].id}`);
+    // Links from PUBLIC_URL (the feed is cached publicly): the page's own domain, whatever Host the request named.
+    expect(atom).toContain('<link rel="alternate" type="text/html" href="http://status.acme.test"/>');
+    expect(atom).toContain(`href="http://status.acme.test#incident-${incidents.body.entries[0].id}"`);
+    const spoofed = await rawGet('/status/acme/feed.atom', 'evil.example.test');
+    expect(spoofed.status).toBe(200);
+    expect(spoofed.text).toContain('href="http://status.acme.test"');
+    expect(spoofed.text).not.toContain('evil.example.test');
 
     // Unsubscribing ends the mail.
     const unsubscribe = linkIn(told[1]!.text!, 'unsubscribe');
@@ -160,9 +176,19 @@ describe('status pages (public)', () => {
     expect(html).toContain('Upgrade done, verifying');
   });
 
-  it('badges show a check\'s and a group\'s state as SVG, cacheable; unknown ids are a 404', async () => {
+  it('badges show a check\'s and a group\'s state as SVG, cacheable, once the account turns them on; unknown ids are a 404', async () => {
     const group = await post('/v1/check-groups', { name: 'Shop' });
     const check = await post('/v1/checks/api?autoAssignAlerts=false', { name: 'Cart API', groupId: group.id, request: { url: 'https://shop.example.test/cart' } });
+    // Off by default (group ids are sequential): nothing to see, not even that the group exists.
+    expect((await view(`/v1/badges/groups/${group.id}`)).status).toBe(404);
+    expect((await view(`/v1/badges/checks/${check.id}`)).status).toBe(404);
+    const { createApiKey } = await import('../accounts/repository.js');
+    const writer = await createApiKey(svc.deps.sql, { accountId: svc.defaultAccountId, role: 'read-write' });
+    expect((await svc.call('PATCH', '/v1/account', { key: writer.key, body: { badgesEnabled: true } })).status).toBe(403);
+    const on = await svc.call('PATCH', '/v1/account', { body: { badgesEnabled: true } });
+    expect(on.status, on.text).toBe(200);
+    expect(on.body.badgesEnabled).toBe(true);
+    expect((await svc.call('GET', '/v1/accounts/me')).body.settings).toEqual({ badgesEnabled: true });
     const before = await view(`/v1/badges/checks/${check.id}`);
     expect(before.status).toBe(200);
     expect(before.headers.get('content-type')).toMatch(/^image\/svg\+xml/);

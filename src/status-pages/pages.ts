@@ -6,10 +6,10 @@ import { transaction } from '../storage/postgres.js';
 import { HttpError } from '../http/errors.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import { UUID } from '../http/ids.js';
-import { TtlCache } from '../dashboards/cache.js';
-import { publishedPage, subscribe, type PageRow } from '../resources/status-pages/repository.js';
+import { TtlCache } from '../dashboards/index.js';
+import { publishedPage, subscribe, type PageRow } from './repository.js';
 import { buildStatusPage, type StatusPageView } from './data.js';
-import { validLinkToken, type LinkPurpose } from './links.js';
+import { feedAddress, validLinkToken, type LinkPurpose } from './links.js';
 import { renderFeed, renderMessage, renderStatusPage, themeOf, type Theme } from './render.js';
 
 /**
@@ -128,7 +128,8 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
     if (linkPath && (get || ctx.method === 'POST')) return link(ctx, t, v, theme, linkPath[1]!.toLowerCase(), linkPath[2] as LinkPurpose);
     if (!get) throw new HttpError(405, 'Method Not Allowed', undefined, { Allow: 'GET, HEAD' });
     if (t.rest === '/') return send(ctx, 200, 'text/html; charset=utf-8', renderStatusPage(v, t.base, theme));
-    if (t.rest === '/feed.atom') return send(ctx, 200, 'application/atom+xml; charset=utf-8', renderFeed(v, `${ctx.origin}${t.base}`), 'public, max-age=60');
+    // Links from PUBLIC_URL (or the page's own domain), never from the request's Host: the feed is publicly cached.
+    if (t.rest === '/feed.atom') return send(ctx, 200, 'application/atom+xml; charset=utf-8', renderFeed(v, feedAddress(deps.config.publicUrl!, t.page)), 'public, max-age=60');
     return message(ctx, 404, v, theme, 'Not found', 'There is no such page on this status page.', { back: `${t.base}/` });
   };
 }

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
-import { responseTimeChart } from '../dashboards/chart.js';
-import type { IncidentView } from '../incidents/repository.js';
-import { COLOUR_FIELDS, type Palette } from '../resources/status-pages/schemas.js';
+import { responseTimeChart } from '../dashboards/index.js';
+import type { IncidentView } from './incidents.js';
+import { COLOUR_FIELDS, type Palette } from './schemas.js';
 import { HISTORY_DAYS, type ServiceStatus, type ServiceView, type StatusPageView } from './data.js';
 
 // Every `<%= %>` is HTML-escaped; raw output is only the layout's body, the CSS (built here from validated

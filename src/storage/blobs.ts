@@ -78,6 +78,23 @@ function meter(maxBytes: number) {
   return { stream, size: () => size, digest: () => hash.digest('hex') };
 }
 
+/**
+ * Writes `body` through `counted` into `file`. The body (often the HTTP request) is never destroyed on the way: past
+ * the limit it is only let go, so the route can still answer 413 on its connection (the rest of the body is read
+ * and dropped by the server, for a bounded time).
+ */
+async function meteredCopy(body: Readable, counted: ReturnType<typeof meter>, file: string): Promise<void> {
+  const fail = (err: Error) => counted.stream.destroy(err);
+  body.once('error', fail);
+  body.pipe(counted.stream);
+  try {
+    await pipeline(counted.stream, createWriteStream(file, { mode: 0o600 }));
+  } finally {
+    body.off('error', fail);
+    body.unpipe(counted.stream);
+  }
+}
+
 /** Blobs as files under `<root>/<account>/<kind>/<sha256><ext>`, written to a temporary name and renamed into place. */
 export class FileBlobStore implements BlobStore {
   constructor(private readonly root: string) {}
@@ -94,7 +111,7 @@ export class FileBlobStore implements BlobStore {
     const temp = path.join(dir, `.upload-${randomUUID()}`);
     const counted = meter(maxBytes);
     try {
-      await pipeline(body, counted.stream, createWriteStream(temp, { mode: 0o600 }));
+      await meteredCopy(body, counted, temp);
       const key = `${kind}/${counted.digest()}${BLOB_KINDS[kind]}`;
       await rename(temp, path.join(this.root, accountId, key));
       return { key, size: counted.size() };
@@ -192,7 +209,7 @@ export class S3BlobStore implements BlobStore {
     const temp = path.join(dir, 'body');
     try {
       const counted = meter(maxBytes);
-      await pipeline(body, counted.stream, createWriteStream(temp, { mode: 0o600 }));
+      await meteredCopy(body, counted, temp);
       const key = `${kind}/${counted.digest()}${BLOB_KINDS[kind]}`;
       // Run assets are written again (their age is their last use: the sweep goes by it); others once.
       if (RUN_ASSET_KINDS.includes(kind) || !(await this.has(accountId, key))) {

@@ -13,6 +13,11 @@ import type { BlobStore } from './blobs.js';
 export interface Deps {
   config: Config;
   sql: Sql;
+  /**
+   * A small pool of its own (2 connections) for bookkeeping that must never wait behind the main pool: a deploy's
+   * deployment row, progress and lock probes while its transaction holds a main connection.
+   */
+  asideSql: Sql;
   redis: Redis;
   store: Store;
   logger: Logger;

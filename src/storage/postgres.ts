@@ -57,18 +57,103 @@ export function transaction<T>(sql: Sql, fn: (tx: Sql) => Promise<T>): Promise<T
 const ambient = new AsyncLocalStorage<Sql>();
 
 /**
+ * A request waited longer than PG_ACQUIRE_TIMEOUT_MS for a pooled connection: it fails (503) instead of hanging,
+ * and what it asked for never runs (a query still queued is taken out of the queue; a transaction that gets its
+ * connection later rolls back before its first statement).
+ */
+export class PoolBusyError extends Error {
+  constructor(ms: number) {
+    super(`no Postgres connection was free within ${ms} ms`);
+    this.name = 'PoolBusyError';
+  }
+}
+
+/** Postgres is busy: our own acquire timeout, or a statement cancelled (57014) by it. */
+export function isPostgresBusy(err: unknown): boolean {
+  return err instanceof PoolBusyError || (err as { code?: string } | null)?.code === '57014';
+}
+
+interface PendingQuery {
+  state?: unknown;
+  cancelled?: unknown;
+  cancel(): unknown;
+  handler: ((query: PendingQuery) => unknown) & { debug?: unknown };
+}
+
+/**
+ * Watches a query for a connection: postgres.js hands a query to its pool's handler when it is awaited; one the
+ * handler could not give a connection (no `state`) waits in the pool's queue. Only those get a timer, which takes
+ * the query out of the queue after `ms` if it is still there (it then rejects with 57014). A fragment is never
+ * awaited, so never handed over and never watched.
+ */
+function watchAcquire(query: PendingQuery, ms: number): void {
+  const handler = query.handler;
+  if (typeof handler !== 'function' || typeof query.cancel !== 'function') return;
+  query.handler = Object.assign((q: PendingQuery) => {
+    const handed = handler(q);
+    if (!q.state && !q.cancelled) {
+      setTimeout(() => {
+        if (!q.state && !q.cancelled) void q.cancel();
+      }, ms).unref();
+    }
+    return handed;
+  }, { debug: handler.debug });
+}
+
+/** `pool.begin` that gives up after `ms` without a connection: the transaction, if it starts later, does nothing. */
+function beginWithin(pool: Sql, ms: number) {
+  return (...args: unknown[]) => {
+    const fn = args.at(-1) as (tx: Sql) => Promise<unknown>;
+    const options = args.length > 1 ? [args[0]] : [];
+    let started = false;
+    let abandoned = false;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (started) return;
+        abandoned = true;
+        reject(new PoolBusyError(ms));
+      }, ms);
+      timer.unref();
+      const run = (pool.begin as unknown as (...a: unknown[]) => Promise<unknown>)(...options, async (tx: Sql) => {
+        started = true;
+        if (abandoned) throw new PoolBusyError(ms);
+        return fn(tx);
+      });
+      run.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (err) => {
+          clearTimeout(timer);
+          if (!abandoned) reject(err);
+        },
+      );
+    });
+  };
+}
+
+/**
  * The pool, or the transaction the calling code runs in (`inTransaction`): what every feature's `sql` is, so
  * code written for the pool (route handlers, repositories) runs unchanged inside a transaction someone above it
  * opened: a project deploy applies many resources through the resources' own routes, as one transaction.
+ * With `acquireTimeoutMs`, a query or transaction on the pool that waits that long for a connection fails with
+ * PoolBusyError (503) instead of waiting for ever.
  */
-export function ambientSql(pool: Sql): Sql {
+export function ambientSql(pool: Sql, acquireTimeoutMs?: number): Sql {
+  const begin = acquireTimeoutMs ? beginWithin(pool, acquireTimeoutMs) : undefined;
   return new Proxy(pool, {
     apply(_target, thisArg, args) {
-      return Reflect.apply(ambient.getStore() ?? pool, thisArg, args);
+      const current = ambient.getStore() ?? pool;
+      const result = Reflect.apply(current, thisArg, args);
+      // A tagged template on the pool is a query; sql(values) helpers are not.
+      if (acquireTimeoutMs && current === pool && Array.isArray((args[0] as { raw?: unknown })?.raw)) watchAcquire(result as unknown as PendingQuery, acquireTimeoutMs);
+      return result;
     },
     get(_target, prop) {
       const current = ambient.getStore() ?? pool;
       if (prop === 'begin' && current !== pool) return undefined;
+      if (prop === 'begin' && begin) return begin;
       const value = Reflect.get(current, prop, current);
       return typeof value === 'function' ? value.bind(current) : value;
     },

@@ -1,6 +1,7 @@
 import { Queue, Worker, type Job, type WorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
 import { FAIL_FAST } from './redis.js';
 
 /** BullMQ wants its own connection, with no per-command retry limit (it blocks on Redis). */
@@ -21,6 +22,17 @@ export const WORKER_CLOSE_GRACE_MS = 5000;
 
 export type Processor<T, R = unknown> = (job: Job<T>) => Promise<R>;
 
+/** What a feature adds when one of its jobs fails: `final` when it will not be tried again (it stays in the failed set). */
+export type FailureHook<T> = (job: Job<T>, err: Error, final: boolean) => void;
+
+export interface WorkerSettings<T> extends Omit<WorkerOptions, 'connection' | 'prefix'> {
+  /** How the worker is named in logs (default: the queue's name). */
+  label?: string;
+  /** What the job's data says in a failure's log line (ids, never secrets). */
+  describe?: (data: T) => Record<string, unknown>;
+  onFailed?: FailureHook<T>;
+}
+
 /**
  * Every BullMQ queue and worker of a process comes from here: one Redis connection and key prefix for the
  * producers, a connection of its own per worker (a worker blocks on Redis), and one `close()` that stops
@@ -33,6 +45,7 @@ export class Queues {
   private readonly queues = new Map<string, Queue>();
   private readonly workers: { worker: Worker; connection: Redis }[] = [];
   private closing?: Promise<void>;
+  private metrics?: Metrics;
 
   constructor(
     private readonly redisUrl: string,
@@ -56,13 +69,69 @@ export class Queues {
     return queue as Queue<T>;
   }
 
-  /** A consumer of queue `name`; errors of the worker itself are logged under `label`. */
-  worker<T, R = unknown>(name: string, processor: Processor<T, R>, opts: Omit<WorkerOptions, 'connection' | 'prefix'> & { label?: string } = {}): Worker<T, R> {
+  /**
+   * Every queue's time and outcomes go to `metrics` (queue_job_wait_seconds, queue_job_processing_seconds,
+   * queue_jobs_total, and the queue_jobs gauge read at scrape time).
+   */
+  instrument(metrics: Metrics): void {
+    this.metrics = metrics;
+    metrics.countJobs(async () =>
+      Promise.all(
+        [...new Set([...this.queues.keys(), ...this.workers.map((w) => w.worker.name)])].map(async (queue) => ({
+          queue,
+          counts: await this.queue(queue).getJobCounts('waiting', 'active', 'delayed', 'failed'),
+        })),
+      ),
+    );
+  }
+
+  /**
+   * A consumer of queue `name`. Its failures are handled alike for every queue: one log line (a warning while it
+   * will be tried again, an error once it stays in the failed set), the outcome counted, then the feature's
+   * `onFailed`. Errors of the worker itself are logged under `label`.
+   */
+  worker<T, R = unknown>(name: string, processor: Processor<T, R>, opts: WorkerSettings<T> = {}): Worker<T, R> {
     const connection = bullConnection(this.redisUrl);
-    const { label = name, ...options } = opts;
+    const { label = name, describe, onFailed, ...options } = opts;
     const worker = new Worker<T, R>(name, processor, { ...options, connection, prefix: this.prefix });
     worker.on('error', (err) => this.logger?.error({ err: err.message, queue: name }, `${label} worker error`));
+    worker.on('active', (job) => {
+      const due = job.timestamp + (job.opts.delay ?? 0);
+      this.metrics?.jobWait.observe({ queue: name }, Math.max(0, Date.now() - due) / 1000);
+    });
+    worker.on('completed', (job) => {
+      if (job.processedOn) this.metrics?.jobProcessing.observe({ queue: name }, Math.max(0, Date.now() - job.processedOn) / 1000);
+      this.metrics?.jobsEnded.inc({ queue: name, outcome: 'completed' });
+    });
+    worker.on('failed', (job, err) => {
+      if (!job) return;
+      if (job.processedOn) this.metrics?.jobProcessing.observe({ queue: name }, Math.max(0, Date.now() - job.processedOn) / 1000);
+      const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+      this.metrics?.jobsEnded.inc({ queue: name, outcome: final ? 'failed' : 'retry' });
+      const details = { queue: name, jobId: job.id, attempt: job.attemptsMade, err: err.message, ...(describe ? describe(job.data) : {}) };
+      if (final) this.logger?.error(details, `${label} job failed for good; kept in the failed set`);
+      else this.logger?.warn(details, `${label} job failed; will retry`);
+      onFailed?.(job, err, final);
+    });
     this.workers.push({ worker: worker as Worker, connection });
+    return worker;
+  }
+
+  /**
+   * A consumer of queue `name` that takes jobs by hand (`getNextJob` with a token of the caller's) instead of
+   * running a processor: for jobs leased to processes that hold no Redis connection (agents). Each job's lock
+   * lasts `lockDuration` unless extended with its token; the stalled-job check runs here, so a job whose lock
+   * lapses goes back to waiting (at most `maxStalledCount` times, then to the failed set, logged).
+   */
+  leaseWorker<T>(name: string, opts: { lockDuration: number; stalledInterval: number; maxStalledCount: number; label: string }): Worker<T> {
+    const connection = bullConnection(this.redisUrl);
+    const worker = new Worker<T>(name, null, { ...opts, autorun: false, connection, prefix: this.prefix });
+    worker.on('error', (err) => this.logger?.error({ err: err.message, queue: name }, `${opts.label} worker error`));
+    worker.on('failed', (job, err) => {
+      if (job) this.logger?.error({ queue: name, jobId: job.id, err: err.message }, `${opts.label} job failed for good; kept in the failed set`);
+    });
+    this.workers.push({ worker: worker as Worker, connection });
+    void worker.startStalledCheckTimer().catch((err: Error) => this.logger?.error({ err: err.message, queue: name }, `${opts.label} stalled check stopped`));
     return worker;
   }
 
@@ -73,9 +142,7 @@ export class Queues {
   async every(name: string, intervalMs: number, task: (now: number) => Promise<unknown>): Promise<Worker> {
     const queue = this.queue(name);
     await queue.upsertJobScheduler(name, { every: intervalMs }, { name, opts: { removeOnComplete: true, removeOnFail: 100 } });
-    const worker = this.worker(name, () => task(Date.now()), { concurrency: 1 });
-    worker.on('failed', (_job, err) => this.logger?.warn({ err: err.message, queue: name }, `${name} tick failed`));
-    return worker;
+    return this.worker(name, () => task(Date.now()), { concurrency: 1, label: `${name} tick` });
   }
 
   /**

@@ -1,5 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import madge from 'madge';
 import path from 'node:path';
+import ts from 'typescript';
 
 /**
  * The folders under src/, lowest first. A file may import its own folder and the folders below it, never
@@ -10,11 +12,11 @@ export const LAYERS = [
   'model',
   'platform',
   'storage',
-  'accounts',
   'live',
   'http',
+  'accounts',
+  'private-locations',
   'checks',
-  'incidents',
   'ingest',
   'state',
   'heartbeats',
@@ -22,10 +24,13 @@ export const LAYERS = [
   'alerts',
   'analytics',
   'resources',
-  'projects',
+  'test-sessions',
+  'agents',
   'dashboards',
   'status-pages',
+  'projects',
   'ops',
+  'console',
   'seed',
 ] as const;
 
@@ -45,7 +50,7 @@ export interface Violation {
 }
 
 /** Every import of a non-test file under src/ that points to a folder above its own (or to an unknown folder). */
-export async function layerViolations(root: string): Promise<{ violations: Violation[]; pairs: string[]; files: number }> {
+export async function layerViolations(root: string): Promise<{ violations: Violation[]; pairs: string[]; files: number; pastIndex: string[] }> {
   const graph = (await madge(path.join(root, 'src'), {
     fileExtensions: ['ts'],
     tsConfig: path.join(root, 'tsconfig.json'),
@@ -66,5 +71,43 @@ export async function layerViolations(root: string): Promise<{ violations: Viola
     }
   }
   const pairs = [...edges].filter((e) => { const [a, b] = e.split('>'); return a < b && edges.has(`${b}>${a}`); }).map((e) => e.replace('>', '<->'));
-  return { violations, pairs, files: files.length };
+  // A folder with an index.ts is a feature: other folders import only its index (what it says others may use).
+  const features = new Set(files.filter((f) => /^[^/]+\/index\.ts$/.test(f)).map(folderOf));
+  const pastIndex: string[] = [];
+  for (const file of files) {
+    for (const target of graph[file].filter(inSrc)) {
+      const to = folderOf(target);
+      if (to !== folderOf(file) && features.has(to) && target !== `${to}/index.ts`) pastIndex.push(`${file} -> ${target}`);
+    }
+  }
+  return { violations, pairs, files: files.length, pastIndex };
+}
+
+/** The tags a Postgres statement is written with: the pool or transaction handle, by the names the code gives them. */
+const SQL_TAGS = new Set(['sql', 'db', 'tx', 'sp', 'trx', 'deps.sql', 'opts.sql']);
+
+/**
+ * Files under src/ that define routes (call `defineRoute`) and also hold a SQL statement (a tagged template on one of
+ * SQL_TAGS): statements live in repositories (docs/architecture.md), so a route file reads and writes through them.
+ * Answers `file: n` for each such file.
+ */
+export function sqlInRouteFiles(root: string): string[] {
+  const src = path.join(root, 'src');
+  const files = readdirSync(src, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts'))
+    .map((e) => path.join(e.parentPath, e.name));
+  const found: string[] = [];
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    if (!text.includes('defineRoute(')) continue;
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    let statements = 0;
+    const visit = (node: ts.Node) => {
+      if (ts.isTaggedTemplateExpression(node) && SQL_TAGS.has(node.tag.getText(source).replace(/<[\s\S]*>$/, ''))) statements++;
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    if (statements) found.push(`${path.relative(src, file)}: ${statements}`);
+  }
+  return found.sort();
 }

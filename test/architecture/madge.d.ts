@@ -9,6 +9,8 @@ declare module 'madge' {
     tsConfig?: string;
     excludeRegExp?: RegExp[];
     baseDir?: string;
+    /** Per-language detective settings, e.g. `{ ts: { skipTypeImports: true } }`: type-only imports left out. */
+    detectiveOptions?: Record<string, Record<string, unknown>>;
   }
   export default function madge(path: string | string[], config?: MadgeConfig): Promise<MadgeResult>;
 }

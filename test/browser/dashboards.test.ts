@@ -143,13 +143,29 @@ describe('dashboards in Chromium', () => {
     await page.close();
   });
 
-  it('renders the API reference at /docs from /openapi.json', async () => {
+  it('shows the API reference at /docs as it arrives, and opens the operation its address names', async () => {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    const outside: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(svc.url)) outside.push(r.url());
+    });
+    await page.goto(`${svc.url}/docs#createApiCheck`, { waitUntil: 'domcontentloaded' });
+    await expect(page.locator('h1').textContent()).resolves.toContain('Monitoring Management API');
+    expect(await page.locator('details.op').count()).toBeGreaterThan(150);
+    await expect.poll(() => page.locator('#createApiCheck').evaluate((d) => (d as unknown as { open: boolean }).open)).toBe(true);
+    await expect(page.locator('#createApiCheck .fields').first().isVisible()).resolves.toBe(true);
+    expect(outside).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, 'api-reference.png') });
+    await page.close();
+  });
+
+  it('renders the interactive reference at /docs/try from /openapi.json', async () => {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     const outside: string[] = [];
     page.on('request', (r) => {
       if (!r.url().startsWith(svc.url) && !r.url().startsWith('data:')) outside.push(r.url());
     });
-    await page.goto(`${svc.url}/docs`);
+    await page.goto(`${svc.url}/docs/try`);
     await page.waitForSelector('.opblock-tag', { timeout: 20_000 });
     await expect(page.locator('.info .title').first().textContent()).resolves.toContain('Monitoring Management API');
     await expect(page.locator('.opblock-summary-path').first().textContent()).resolves.toBe('/health');
@@ -161,7 +177,6 @@ describe('dashboards in Chromium', () => {
     expect(paths).toContain('/v1/dashboards');
     expect(paths.length).toBeGreaterThan(100);
     expect(outside).toEqual([]);
-    await page.screenshot({ path: path.join(SHOTS, 'api-reference.png') });
     await page.close();
   });
 });

@@ -3,7 +3,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, waitFor, type TestService } from '../support/service.js';
+import { startTestService, verifyDomain, waitFor, type TestService } from '../support/service.js';
+import { startDnsTarget } from '../support/targets.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** SCREENSHOTS=docs/img regenerates the README's pictures; otherwise they go to a scratch directory. */
@@ -18,12 +19,14 @@ const DAY = 86_400_000;
  */
 describe('status pages in Chromium', () => {
   let svc: TestService;
+  let dns: Awaited<ReturnType<typeof startDnsTarget>>;
   let browser: Browser;
   let incidentId: string;
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    svc = await startTestService({ STATUS_PAGE_CACHE_SECONDS: '0', STATE_SWEEP_INTERVAL_MS: '100' });
+    dns = await startDnsTarget({});
+    svc = await startTestService({ STATUS_PAGE_CACHE_SECONDS: '0', STATE_SWEEP_INTERVAL_MS: '100', DOMAIN_DNS_SERVERS: `127.0.0.1:${dns.udpPort}` });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
     const post = async (p: string, body: unknown) => {
       const res = await svc.call('POST', p, { body });
@@ -37,6 +40,8 @@ describe('status pages in Chromium', () => {
       name: 'Shop status', url: 'shop', customDomain: 'status.shop.test', description: 'Live status of the shop and its APIs',
       cards: [{ name: 'Shop', services: [{ id: api.id }, { id: pay.id }] }, { name: 'Discovery <svg onload=alert(2)>', services: [{ id: search.id }] }],
     });
+    // The page's own domain, proved by a TXT record on a local DNS server.
+    expect((await verifyDomain(svc, dns, 'status.shop.test')).status).toBe(200);
     // 60 days of runs for the storefront and payments checks: a bad day for payments 12 days ago.
     const today = Math.floor(Date.now() / DAY) * DAY;
     for (const [service, name] of [[api, 'storefront'], [pay, 'payments']] as const) {
@@ -60,6 +65,7 @@ describe('status pages in Chromium', () => {
     await waitFor(() => svc.deps.sql`select count(*)::int as n from check_statuses`, ([r]) => r.n === 2);
   }, 120_000);
   afterAll(async () => {
+    dns?.close();
     await browser?.close();
     await svc?.stop();
   });

@@ -54,6 +54,8 @@ interface Fixtures {
   errorGroupId: string;
   testSessionErrorGroupId: string;
   projectId: string;
+  /** A member (not an Owner) whose role the replay may change. */
+  memberUserId: string;
 }
 
 describe("the anchor API's examples replayed against every operation served", () => {
@@ -61,6 +63,15 @@ describe("the anchor API's examples replayed against every operation served", ()
   let fx: Fixtures;
   const served = new Map<string, AnchorOperation>();
   let unique = 0;
+
+  /** A person made a READ_WRITE member of the account (members are made by invitation or the CLI, not by a POST). */
+  const member = async (email: string) => {
+    const { ensureUser } = await import('../../src/accounts/users.js');
+    const { addMember } = await import('../../src/accounts/members.js');
+    const user = await ensureUser(svc.deps.sql, email);
+    await addMember(svc.deps.sql, svc.defaultAccountId, user.id, 'READ_WRITE');
+    return user.id;
+  };
 
   const post = async (path: string, body: unknown) => {
     const res = await svc.call('POST', path, { body });
@@ -103,6 +114,8 @@ describe("the anchor API's examples replayed against every operation served", ()
     const pingToken = (await svc.call('GET', `/v1/checks/${checks.heartbeat}`)).body.heartbeat.pingToken;
     await svc.call('GET', `/ping/${pingToken}`);
     const events = await waitFor(() => svc.call('GET', `/v1/checks/heartbeats/${checks.heartbeat}/events`), (r) => r.body?.[0]?.events?.length > 0);
+    // Badges are served once the account turns them on.
+    expect((await svc.call('PATCH', '/v1/account', { body: { badgesEnabled: true } })).status).toBe(200);
     // Status pages: a service on a page with a subscriber, an incident on it with an update.
     const serviceId = (await post('/v1/status-pages/services', { name: 'replay service' })).id;
     const pageId = (await post('/v1/status-pages', { name: 'replay', url: 'replay-page', cards: [{ name: 'c', services: [{ id: serviceId }] }] })).id;
@@ -138,6 +151,7 @@ describe("the anchor API's examples replayed against every operation served", ()
       location: { id: loc.id, slug: loc.slugName, keyId: loc.keys[0].id }, certificateId,
       sessionId: session.testSessionId, sessionResultId: session.results[0].testSessionResultId, resultId,
       checkSessionId, heartbeatEventId: events.body[0].events[0].id,
+      memberUserId: await member('replay-member@example.test'),
     };
   }, 120_000);
   afterAll(() => svc?.stop());
@@ -176,7 +190,7 @@ describe("the anchor API's examples replayed against every operation served", ()
       if (path.startsWith('/v1/check-results')) return name === 'checkResultId' ? fx.resultId : fx.checks.api;
       if (path.includes('/check-sessions/')) return fx.checkSessionId;
       if (path.startsWith('/v1/checks/heartbeats/')) return name === 'id' ? fx.heartbeatEventId : fx.checks.heartbeat;
-      if (path.startsWith('/v1/accounts')) return svc.defaultAccountId;
+      if (path.startsWith('/v1/accounts')) return name === 'userId' ? fx.memberUserId : svc.defaultAccountId;
       if (path.startsWith('/v1/runtimes')) return '2025.04';
       return fx.checks.api;
     });
@@ -314,7 +328,12 @@ describe("the anchor API's examples replayed against every operation served", ()
       else if (p === '/v1/variables/{key}') disposable.key = (await post('/v1/variables', { key: `VICTIM_${++unique}`, value: 'v' })).key;
       else if (p === '/v1/snippets/{id}') disposable.id = String((await post('/v1/snippets', { name: 'v', script: 'x' })).id);
       else if (p === '/v1/private-locations/{id}') disposable.id = (await post('/v1/private-locations', { name: 'v', slugName: `victim-${++unique}` })).id;
-      else if (p === '/v1/private-locations/{id}/keys/{keyId}') disposable.keyId = (await post(`/v1/private-locations/${fx.location.id}/keys`, undefined)).id;
+      else if (p === '/v1/private-locations/{id}/keys/{keyId}') {
+        // A location has at most two keys (the replay gave the fixture's its second): a fresh location's first key goes.
+        const victim = await post('/v1/private-locations', { name: 'v', slugName: `victim-${++unique}` });
+        disposable.id = victim.id;
+        disposable.keyId = victim.keys[0].id;
+      }
       else if (p === '/v1/client-certificates/{id}') disposable.id = (await post('/v1/client-certificates', { host: 'v.test', cert })).id;
       else if (p === '/v1/triggers/checks/{checkId}') {
         disposable.checkId = (await post('/v1/checks/api', { name: 'v', request: { url: 'https://x.test' } })).id;
@@ -344,6 +363,8 @@ describe("the anchor API's examples replayed against every operation served", ()
         disposable.maintenanceId = (await svc.call('GET', `/v1/maintenance-windows/${w}/maintenances`)).body[0].id;
       } else if (p === '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}/updates/{updateId}') {
         disposable.updateId = (await post(`/v1/maintenance-windows/${fx.maintenance.windowId}/maintenances/${fx.maintenance.id}/updates`, { status: 'SCHEDULED', description: 'v' })).id;
+      } else if (p.endsWith('/members/{userId}')) {
+        disposable.userId = await member(`victim-${++unique}@example.test`);
       } else {
         problems.push(`${key}: the replay has no disposable fixture for it`);
         continue;

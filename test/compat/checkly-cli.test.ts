@@ -105,7 +105,7 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     expect(out).toContain(resultId);
     const json = JSON.parse(await expectOk('checks', 'get', checkId, '--output', 'json'));
     expect(json.results).toHaveLength(3);
-    expect(json.analytics.series[0].data[0].availability).toBeCloseTo(200 / 3, 6);
+    expect(json.analytics.series[0].data[0].availability).toBe(66.6667);
     const detail = await expectOk('checks', 'get', checkId, '--result', resultId);
     expect(detail).toContain('https://shop.example.test/health');
     expect(detail).toMatch(/Status:\s+503/);
@@ -115,7 +115,7 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     const json = JSON.parse(await expectOk('checks', 'stats', '--output', 'json'));
     const shop = json.data.find((r: { checkId: string }) => r.checkId === checkId);
     expect(shop).toMatchObject({ name: 'Shop API', status: 'failing', responseTime_avg: 300 });
-    expect(shop.availability).toBeCloseTo(200 / 3, 6);
+    expect(shop.availability).toBe(66.6667);
     expect(await expectOk('checks', 'stats')).toContain('Edge ping');
   });
 
@@ -221,6 +221,34 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     expect(resolved.lastUpdateStatus).toBe('RESOLVED');
     expect(resolved.incidentUpdates.map((u: { description: string }) => u.description)).toEqual(['Payments fail', 'A provider is down', 'Back to normal']);
     expect(await expectOk('incidents', 'list', '--status-page-id', page.id)).toContain('No incidents found');
+  });
+
+  it('members lists, filters and pages people and invitations, updates a role by email and removes a member', async () => {
+    const { addMember } = await import('../../src/accounts/members.js');
+    const { ensureUser } = await import('../../src/accounts/users.js');
+    const people: Record<string, string> = {};
+    for (const [email, role] of [['owner@crew.test', 'OWNER'], ['dev@crew.test', 'READ_WRITE'], ['ops@crew.test', 'READ_RUN']] as const) {
+      const user = await ensureUser(svc.deps.sql, email, email.split('@')[0]);
+      await addMember(svc.deps.sql, svc.defaultAccountId, user.id, role);
+      people[email] = user.id;
+    }
+    expect((await svc.call('POST', '/v1/accounts/me/invitations', { body: { email: 'joiner@crew.test', role: 'READ_ONLY' } })).status).toBe(201);
+
+    const table = await expectOk('members');
+    for (const text of ['owner@crew.test', 'dev@crew.test', 'ops@crew.test', 'joiner@crew.test', 'READ_RUN', 'PENDING']) expect(table).toContain(text);
+    const json = JSON.parse(await expectOk('members', '--type', 'member', '--role', 'read_write', '--output', 'json'));
+    expect(json).toMatchObject({ length: 1, nextId: null, members: [{ type: 'member', email: 'dev@crew.test', role: 'READ_WRITE', userId: people['dev@crew.test'] }] });
+    const page = await expectOk('members', '--limit', '2');
+    expect(page).toMatch(/more available/);
+
+    await expectOk('members', 'update', 'dev@crew.test', '--role', 'read_only', '--force');
+    expect((await svc.call('GET', '/v1/accounts/me/members?search=dev@crew')).body.members[0].role).toBe('READ_ONLY');
+    await expectOk('members', 'delete', people['ops@crew.test']!, '--id', '--force');
+    expect((await svc.call('GET', '/v1/accounts/me/members?search=ops@crew')).body.members).toEqual([]);
+    // The last Owner stays one, and the CLI says why it failed.
+    const refused = await checkly('members', 'delete', 'owner@crew.test', '--force');
+    expect(refused.code).not.toBe(0);
+    expect((await svc.call('GET', '/v1/accounts/me/members?role=OWNER')).body.members).toHaveLength(1);
   });
 
   it('a key of no account is refused with the CLI\'s own message', async () => {

@@ -189,7 +189,7 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
       body: { project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' }, resources: [{ logicalId: 'phone', type: 'alert-channel', member: true, payload: { type: 'CALL', config: { number: '+15550100', name: 'On call' } } }] },
     });
     expect(call.status).toBe(400);
-    expect(call.body.message).toBe('resources[0] (logicalId "phone"): alert channels of type "CALL" are not delivered by this service; it sends EMAIL, WEBHOOK, SLACK, SMS');
+    expect(call.body.message).toBe('resources[0] (logicalId "phone"): alert channels of type "CALL" are not delivered by this service; it sends EMAIL, WEBHOOK, SLACK, SMS, PAGERDUTY, OPSGENIE');
     const page = await svc.call('POST', '/v1/projects/deploy?dryRun=true', {
       body: { project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' }, resources: [{ logicalId: 'status', type: 'status-page-component', member: true, payload: { name: 'Status' } }] },
     });
@@ -384,5 +384,18 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     const big = await put(svc.adminKey, Buffer.alloc(svc.deps.config.projects.blobLimitBytes + 1));
     expect(big.status).toBe(413);
     expect(((await big.json()) as { message: string }).message).toMatch(/maximum allowed: \d+/);
+    // Sent chunked (no Content-Length), the service finds out while reading: still the 413 the CLI parses.
+    const limit = svc.deps.config.projects.blobLimitBytes;
+    const chunks = (function* () {
+      for (let sent = 0; sent <= limit; sent += 1024 * 1024) yield new Uint8Array(1024 * 1024);
+    })();
+    const chunked = await fetch(`${svc.url}/next/checkly-storage/upload-code-bundle`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/octet-stream' },
+      body: new ReadableStream({ pull: (c) => { const next = chunks.next(); if (next.done) c.close(); else c.enqueue(next.value); } }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect(((await chunked.json()) as { message: string }).message).toBe(`Payload content length greater than maximum allowed: ${limit}`);
   });
 });

@@ -167,14 +167,20 @@ export function report(items: ResultItem[], req: OracleRequest, sketch?: number)
  * Numbers equal within a relative tolerance (float sums differ in the last bits between engines); an
  * expected `{lo, hi}` is a range the value must fall in.
  */
+/**
+ * The API rounds every figure to 2 decimals (percentages to 4; model/figures.ts, docs/analytics.md): a figure may
+ * differ from the exact value by half of its last place, and no more.
+ */
+const ROUNDING = 0.005 + 1e-12;
+
 export function close(actual: unknown, expected: unknown, rel = 1e-9): boolean {
   if (expected !== null && typeof expected === 'object' && 'lo' in expected) {
     const b = expected as Bounds;
-    const slack = rel * Math.max(1, Math.abs(b.lo), Math.abs(b.hi));
+    const slack = rel * Math.max(1, Math.abs(b.lo), Math.abs(b.hi)) + ROUNDING;
     return typeof actual === 'number' && actual >= b.lo - slack && actual <= b.hi + slack;
   }
   if (typeof expected !== 'number' || typeof actual !== 'number') return actual === expected;
-  return Math.abs(actual - expected) <= rel * Math.max(1, Math.abs(expected));
+  return Math.abs(actual - expected) <= rel * Math.max(1, Math.abs(expected)) + ROUNDING;
 }
 
 /** Throws with the first difference, so a failure says which row and metric. */

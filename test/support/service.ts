@@ -133,3 +133,15 @@ export async function waitFor<T>(fn: () => Promise<T>, done: (v: T) => boolean, 
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * Proves `domain` for the key's account as an owner would: the claim's token published as the TXT record on `dns`
+ * (a local DNS server the service asks: DOMAIN_DNS_SERVERS), then the verify call. Answers the verify response.
+ */
+export async function verifyDomain(svc: TestService, dns: { txt: Map<string, string[]> }, domain: string, key?: string): Promise<ApiResponse> {
+  const claims = (await svc.call('GET', '/v1/custom-domains', { key })).body as { domain: string; challenge: { name: string; value: string } }[];
+  const claim = claims.find((c) => c.domain === domain.toLowerCase());
+  if (!claim) throw new Error(`no claim on ${domain}: ${JSON.stringify(claims)}`);
+  dns.txt.set(claim.challenge.name, [claim.challenge.value]);
+  return svc.call('POST', `/v1/custom-domains/${domain}/verify`, { key });
+}

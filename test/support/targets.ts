@@ -80,8 +80,11 @@ export async function startTcpTarget() {
   return { port: (server.address() as AddressInfo).port, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-/** A DNS server (dns2) on UDP and TCP: `<name>.test` A records from `records`, NXDOMAIN for any other name. */
-export async function startDnsTarget(records: Record<string, string>) {
+/**
+ * A DNS server (dns2) on UDP and TCP: `<name>.test` A records from `records`, TXT records from `txt` (which the test
+ * may change while it runs), NXDOMAIN for any other name.
+ */
+export async function startDnsTarget(records: Record<string, string>, txt: Map<string, string[]> = new Map()) {
   const { Packet } = dns2;
   const server = dns2.createServer({
     udp: true,
@@ -89,8 +92,11 @@ export async function startDnsTarget(records: Record<string, string>) {
     handle: (request, send) => {
       const response = Packet.createResponseFromRequest(request);
       const [question] = request.questions;
-      const address = records[question.name.replace(/\.$/, '')];
-      if (address) response.answers.push({ name: question.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 60, address } as never);
+      const name = question.name.replace(/\.$/, '').toLowerCase();
+      const address = records[name];
+      const texts = (question as { type?: number }).type === Packet.TYPE.TXT ? txt.get(name) : undefined;
+      if (texts?.length) for (const data of texts) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as never);
+      else if (address) response.answers.push({ name: question.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 60, address } as never);
       else (response.header as { rcode: number }).rcode = 3;
       send(response);
     },
@@ -99,7 +105,7 @@ export async function startDnsTarget(records: Record<string, string>) {
   await server.listen({ udp: { port: 0, address: '127.0.0.1' }, tcp: { port: 0, address: '127.0.0.1' } });
   await listening;
   const addresses = server.addresses() as { udp: { port: number }; tcp: { port: number } };
-  return { udpPort: addresses.udp.port, tcpPort: addresses.tcp.port, close: () => server.close() };
+  return { udpPort: addresses.udp.port, tcpPort: addresses.tcp.port, txt, close: () => server.close() };
 }
 
 /** A TLS server with a self-signed certificate for `name` (openssl), valid for `days` days. */

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Rules } from '../../http/rules.js';
-import type { BoundedResponse } from '../../platform/http-client.js';
+import type { Dispatcher } from 'undici';
+import { boundedFetch, type BoundedResponse } from '../../platform/http-client.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
 
 /** An http(s) URL a channel delivers to. */
@@ -26,4 +27,27 @@ export function urlProblems(raw: string, rules: Rules, at: string, outbound: Out
   rules.check(!url.username && !url.password, at, 'userinfo', 'must not carry a user name or password (use a header)');
   const refusal = outbound.urlRefusal(raw);
   if (refusal) rules.fail(at, 'outbound', `blocked by outbound policy: ${refusal}`);
+}
+
+/**
+ * POSTs a JSON body to a provider (Slack, PagerDuty, Opsgenie): what it answered (`HTTP <status> …`), or an error
+ * saying so when that is not a 2xx, which fails the attempt and lets the delivery queue retry it.
+ */
+export async function postJson(
+  url: string,
+  body: unknown,
+  opts: { timeoutMs: number; dispatcher?: Dispatcher; headers?: Record<string, string>; redirect?: 'follow' | 'manual' },
+): Promise<string> {
+  const res = await boundedFetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...opts.headers },
+    body: JSON.stringify(body),
+    timeoutMs: opts.timeoutMs,
+    maxBytes: REPLY_READ_BYTES,
+    redirect: opts.redirect,
+    dispatcher: opts.dispatcher,
+  });
+  const result = replySummary(res);
+  if (res.status < 200 || res.status >= 300) throw new Error(result);
+  return result;
 }

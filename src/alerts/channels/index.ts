@@ -7,6 +7,8 @@ import type { OutboundPolicy } from '../../platform/outbound.js';
 import type { AlertMessage } from '../message.js';
 import { closeEmailTransports, EmailConfig, sendEmail } from './email.js';
 import { checkSlackConfig, sendSlack, SlackConfig } from './slack.js';
+import { OpsgenieConfig, opsgenieKey, sendOpsgenie } from './opsgenie.js';
+import { PagerdutyConfig, pagerdutyKey, sendPagerduty } from './pagerduty.js';
 import { sendSms, SmsConfig } from './sms.js';
 import { checkWebhookConfig, keepStoredWebhookSecrets, maskWebhookConfig, sendWebhook, WebhookConfig } from './webhook.js';
 
@@ -30,6 +32,8 @@ export interface ChannelKind<C> {
   mask?(config: C, revealHeaders: boolean): C;
   /** An update that sends masked values back keeps the stored ones. */
   keepStored?(incoming: C, stored: C | undefined): C;
+  /** It keeps an open incident per check until a recovery closes it: a test message is closed right after it is sent. */
+  opensIncidents?: boolean;
 }
 
 /**
@@ -58,6 +62,18 @@ export const CHANNEL_KINDS = {
     send: (config: SmsConfig, message, { settings }) =>
       sendSms(config, message, { url: settings.smsUrl, token: settings.smsToken }, settings.deliveryTimeoutMs),
   },
+  PAGERDUTY: {
+    config: PagerdutyConfig,
+    opensIncidents: true,
+    ...pagerdutyKey,
+    send: (config: PagerdutyConfig, message, { settings, dispatcher }) => sendPagerduty(config, message, settings.pagerdutyEventsUrl, settings.deliveryTimeoutMs, dispatcher),
+  },
+  OPSGENIE: {
+    config: OpsgenieConfig,
+    opensIncidents: true,
+    ...opsgenieKey,
+    send: (config: OpsgenieConfig, message, { settings, dispatcher }) => sendOpsgenie(config, message, settings.opsgenieApiUrl, settings.deliveryTimeoutMs, dispatcher),
+  },
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each kind narrows its own config type
 } satisfies Record<ChannelType, ChannelKind<any>>;
 
@@ -67,6 +83,9 @@ export function sendThrough(type: ChannelType, config: unknown, message: AlertMe
   if (!kind) return Promise.reject(new Error(`No sender for ${type} channels`));
   return kind.send(config, message, ctx);
 }
+
+/** Whether a channel kind keeps incidents open until a recovery (PagerDuty, Opsgenie). */
+export const opensIncidents = (type: ChannelType): boolean => Boolean((CHANNEL_KINDS[type] as ChannelKind<unknown>).opensIncidents);
 
 /** Releases what senders keep open between deliveries (SMTP pools). */
 export function closeSenders(): void {

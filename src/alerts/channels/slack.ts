@@ -1,10 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { describe, type AlertMessage } from '../message.js';
 import type { Dispatcher } from 'undici';
-import { boundedFetch } from '../../platform/http-client.js';
 import type { Rules } from '../../http/rules.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
-import { HttpUrl, REPLY_READ_BYTES, replySummary, urlProblems } from './http-url.js';
+import { HttpUrl, postJson, urlProblems } from './http-url.js';
 
 export const SlackConfig = Type.Object({ url: HttpUrl, channel: Type.Optional(Type.String({ maxLength: 255 })) }, { additionalProperties: false });
 export type SlackConfig = Static<typeof SlackConfig>;
@@ -21,16 +20,5 @@ export async function sendSlack(config: SlackConfig, message: AlertMessage, time
     text: message.title,
     attachments: [{ color: recovered ? 'good' : message.alertType.includes('DEGRADED') ? 'warning' : 'danger', text: describe(message) }],
   };
-  const res = await boundedFetch(config.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    timeoutMs,
-    maxBytes: REPLY_READ_BYTES,
-    redirect: 'follow',
-    dispatcher,
-  });
-  const result = replySummary(res);
-  if (res.status < 200 || res.status >= 300) throw new Error(result);
-  return result;
+  return postJson(config.url, body, { timeoutMs, dispatcher, redirect: 'follow' });
 }

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
-import { KeyValue } from '../../checks/schemas.js';
+import { KeyValue } from '../../checks/index.js';
 import type { Rules } from '../../http/rules.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
 import { boundedFetch } from '../../platform/http-client.js';

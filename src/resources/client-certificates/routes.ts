@@ -1,14 +1,13 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../storage/deps.js';
-import { notFound } from '../../http/errors.js';
 import { UUID } from '../../http/ids.js';
-import { listReply, PageQuery } from '../../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../../http/route.js';
+import type { AnyRoute } from '../../http/route.js';
 import { Rules } from '../../http/rules.js';
 import { Nullable } from '../../http/schemas.js';
-import { listAccountRows } from '../common.js';
 import { iso } from '../../model/time.js';
+import { crudRoutes, operationsOf } from '../crud.js';
+import { insertCertificate, type CertificateRow } from './repository.js';
 
 const Pem = (what: string) => Type.String({ minLength: 1, maxLength: 65536, description: `${what}, PEM` });
 
@@ -33,14 +32,6 @@ const ClientCertificate = Type.Object(
   },
   { additionalProperties: false },
 );
-
-interface CertificateRow {
-  id: string;
-  host: string;
-  cert: string;
-  ca: string | null;
-  created_at: Date;
-}
 
 const toCertificate = (r: CertificateRow) => ({ id: r.id, host: r.host, cert: r.cert, ca: r.ca, created_at: iso(r.created_at) });
 
@@ -69,70 +60,26 @@ function checkMaterial(body: { cert: string; ca?: string | null; key?: string; p
 
 /** Client certificates API and SSL checks present to hosts that ask for mutual TLS. */
 export function clientCertificateRoutes({ sql }: Deps): AnyRoute[] {
-  const tag = 'Client certificates';
-  const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
-  return [
-    defineRoute({
-      method: 'GET',
-      path: '/v1/client-certificates',
-      operationId: 'listClientCertificates',
-      summary: 'List client certificates (keys and passphrases are never shown)',
-      tag,
-      access: 'read',
-      schema: { query: PageQuery, responses: { 200: Type.Array(ClientCertificate) } },
-      handler: async ({ principal, query }) => {
-        const { rows, total } = await listAccountRows<CertificateRow>(sql, 'client_certificates', principal.account.id, query);
-        return listReply(rows.map(toCertificate), total, query);
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/v1/client-certificates',
-      operationId: 'createClientCertificate',
-      summary: 'Add a client certificate',
-      tag,
-      access: 'write',
-      schema: { body: CreateBody, responses: { 201: ClientCertificate } },
-      handler: async ({ principal, body }) => {
+  return crudRoutes(sql, {
+    tag: 'Client certificates',
+    path: '/v1/client-certificates',
+    table: 'client_certificates',
+    param: 'id',
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+    id: (raw) => (typeof raw === 'string' && UUID.test(raw) ? raw : undefined),
+    operations: operationsOf(
+      { id: 'ClientCertificate', ids: 'ClientCertificates', one: 'a client certificate', many: 'client certificates' },
+      { list: 'List client certificates (keys and passphrases are never shown)', create: 'Add a client certificate' },
+      false,
+    ),
+    view: ClientCertificate,
+    toView: toCertificate,
+    create: {
+      body: CreateBody,
+      run: (db, principal, body) => {
         checkMaterial(body);
-        const [row] = await sql<CertificateRow[]>`insert into client_certificates (account_id, host, cert, ca, private_key, passphrase)
-          values (${principal.account.id}, ${body.host}, ${body.cert}, ${body.ca ?? null}, ${body.key ?? null}, ${body.passphrase ?? null})
-          returning id, host, cert, ca, created_at`;
-        return { status: 201, body: toCertificate(row) };
+        return insertCertificate(db, principal.account.id, { host: body.host, cert: body.cert, ca: body.ca ?? null, key: body.key ?? null, passphrase: body.passphrase ?? null });
       },
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/v1/client-certificates/{id}',
-      operationId: 'getClientCertificate',
-      summary: 'Retrieve a client certificate',
-      tag,
-      access: 'read',
-      errors: [404],
-      schema: { params: IdParams, responses: { 200: ClientCertificate } },
-      handler: async ({ principal, params }) => {
-        if (!UUID.test(params.id)) throw notFound();
-        const [row] = await sql<CertificateRow[]>`select id, host, cert, ca, created_at from client_certificates
-          where id = ${params.id} and account_id = ${principal.account.id}`;
-        if (!row) throw notFound();
-        return { status: 200, body: toCertificate(row) };
-      },
-    }),
-    defineRoute({
-      method: 'DELETE',
-      path: '/v1/client-certificates/{id}',
-      operationId: 'deleteClientCertificate',
-      summary: 'Delete a client certificate',
-      tag,
-      access: 'write',
-      errors: [404],
-      schema: { params: IdParams, responses: { 204: null } },
-      handler: async ({ principal, params }) => {
-        if (!UUID.test(params.id)) throw notFound();
-        const rows = await sql`delete from client_certificates where id = ${params.id} and account_id = ${principal.account.id} returning id`;
-        if (!rows.length) throw notFound();
-        return { status: 204 };
-      },
-    }),
-  ];
+    },
+  });
 }

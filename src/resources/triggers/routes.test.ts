@@ -26,6 +26,13 @@ describe('trigger URLs', () => {
     expect(called.status).toBe(202);
     expect(called.body).toMatchObject({ checkId: check, runRequestId: expect.any(Number) });
     expect((await svc.call('POST', `/checks/${check}/trigger/${created.body.token}`, { key: null })).status).toBe(202);
+    // A link checker's HEAD and a browser's prefetch start nothing.
+    expect((await svc.call('HEAD', `/checks/${check}/trigger/${created.body.token}`, { key: null })).status).toBe(400);
+    for (const headers of [{ 'sec-purpose': 'prefetch;prerender' }, { purpose: 'prefetch' }, { 'x-moz': 'prefetch' }] as Record<string, string>[]) {
+      const ahead = await svc.call('GET', `/checks/${check}/trigger/${created.body.token}`, { key: null, headers });
+      expect(ahead.status).toBe(400);
+      expect(ahead.body.message).toBe('A prefetch starts no run: call the trigger URL with GET or POST');
+    }
     expect(await runRequests()).toEqual([
       { check_id: check, group_id: null, source: 'TRIGGER' },
       { check_id: check, group_id: null, source: 'TRIGGER' },

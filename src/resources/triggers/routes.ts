@@ -1,25 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../storage/deps.js';
-import { notFound } from '../../http/errors.js';
+import { HttpError, notFound } from '../../http/errors.js';
 import { PositiveId } from '../../http/ids.js';
 import { defineRoute, type AnyRoute } from '../../http/route.js';
 import { Nullable } from '../../http/schemas.js';
 import { transaction, type Sql } from '../../storage/postgres.js';
-import { findCheckRow } from '../../checks/repository.js';
+import { findCheckRow } from '../../checks/index.js';
+import { groupExists } from '../../checks/index.js';
 import { iso } from '../../model/time.js';
-import { matchChecks, startSessions } from '../../runners/on-demand.js';
-
-interface TriggerRow {
-  id: number;
-  account_id: string;
-  check_id: string | null;
-  group_id: number | null;
-  token: string;
-  created_at: Date;
-  called_at: Date | null;
-  updated_at: Date | null;
-}
+import { matchChecks, startSessions } from '../../runners/index.js';
+import { createTrigger, deleteTrigger, findTrigger, markCalled, recordRunRequest, type Subject, type TriggerRow } from './repository.js';
 
 const TriggerFields = {
   id: Type.Integer(),
@@ -40,7 +31,6 @@ const RunRequested = Type.Object(
 /** 24 random bytes: the URL is the only credential a trigger call carries. */
 const newToken = () => randomBytes(24).toString('base64url');
 
-type Subject = { kind: 'check'; id: string } | { kind: 'group'; id: number };
 
 /**
  * Trigger URLs: a token URL per check or group that anyone holding it can call to request a run now
@@ -63,16 +53,12 @@ export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
       if (!check) throw notFound();
       return { kind: 'check', id: check.id };
     }
-    const [group] = await db`select id from check_groups where id = ${subject.id} and account_id = ${accountId}`;
-    if (!group) throw notFound();
+    if (!(await groupExists(db, accountId, subject.id))) throw notFound();
     return subject;
   }
 
-  const whereSubject = (db: Sql, s: Subject) => (s.kind === 'check' ? db`check_id = ${s.id}` : db`group_id = ${s.id}`);
-
   async function find(db: Sql, accountId: string, subject: Subject): Promise<TriggerRow> {
-    const s = await subjectOf(db, accountId, subject);
-    const [row] = await db<TriggerRow[]>`select * from triggers where account_id = ${accountId} and ${whereSubject(db, s)}`;
+    const row = await findTrigger(db, accountId, await subjectOf(db, accountId, subject));
     if (!row) throw notFound();
     return row;
   }
@@ -101,12 +87,8 @@ export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
         handler: async ({ principal, params: p }) =>
           transaction(sql, async (db) => {
             const s = await subjectOf(db, principal.account.id, subjectFrom(p));
-            const [row] = await db<TriggerRow[]>`insert into triggers (account_id, check_id, group_id, token)
-              values (${principal.account.id}, ${s.kind === 'check' ? s.id : null}, ${s.kind === 'group' ? s.id : null}, ${newToken()})
-              on conflict do nothing returning *`;
             // One trigger per check or group: creating it again gives the existing one (delete it for a new token).
-            const [existing] = row ? [row] : await db<TriggerRow[]>`select * from triggers where ${whereSubject(db, s)}`;
-            return { status: 201, body: shape(existing) };
+            return { status: 201, body: shape(await createTrigger(db, principal.account.id, s, newToken())) };
           }),
       }),
       defineRoute({
@@ -132,7 +114,7 @@ export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
         schema: { params, responses: { 204: null } },
         handler: async ({ principal, params: p }) => {
           const row = await find(sql, principal.account.id, subjectFrom(p));
-          await sql`delete from triggers where id = ${row.id}`;
+          await deleteTrigger(sql, row.id);
           return { status: 204 };
         },
       }),
@@ -142,11 +124,9 @@ export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
   /** A call of a trigger URL: the token must be the subject's current one; anything else names nothing. */
   async function call(subject: Subject, token: string) {
     return transaction(sql, async (db) => {
-      const [row] = await db<TriggerRow[]>`update triggers set called_at = now()
-        where token = ${token} and ${whereSubject(db, subject)} returning *`;
+      const row = await markCalled(db, subject, token);
       if (!row) throw notFound();
-      const [req] = await db<{ id: number; requested_at: Date }[]>`insert into run_requests (account_id, check_id, group_id, source)
-        values (${row.account_id}, ${row.check_id}, ${row.group_id}, 'TRIGGER') returning id, requested_at`;
+      const req = await recordRunRequest(db, row);
       // The runs start now: a session per check (the group's activated checks for a group trigger).
       const ids = row.check_id ? [row.check_id] : await matchChecks(db, row.account_id, { groupId: row.group_id! });
       await startSessions(db, queues, row.account_id, ids, 'LEGACY_TRIGGER', config.runner.sessionTimeoutSeconds * 1000);
@@ -162,6 +142,26 @@ export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
   }
 
   const TokenText = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
+  /** What browsers and link previewers send when they only look ahead: such a request starts no run. */
+  const LookAhead = Type.Object({
+    purpose: Type.Optional(Type.String({ maxLength: 64, description: 'prefetch: starts no run' })),
+    'sec-purpose': Type.Optional(Type.String({ maxLength: 64, description: 'prefetch or prerender: starts no run' })),
+    'x-moz': Type.Optional(Type.String({ maxLength: 64, description: 'prefetch: starts no run' })),
+  });
+  /**
+   * The anchor's trigger URLs start a run on a plain GET (its CLI-less CI recipes use curl), so GET stays; a HEAD (a
+   * link checker) and a prefetch or prerender (a browser looking ahead) are refused without a run.
+   */
+  const lookingAhead = (method: string, headers: { purpose?: string; 'sec-purpose'?: string; 'x-moz'?: string }) => {
+    if (method === 'HEAD') return 'A HEAD request starts no run: call the trigger URL with GET or POST';
+    if ([headers.purpose, headers['sec-purpose'], headers['x-moz']].some((h) => h && /prefetch|prerender|preview/i.test(h))) return 'A prefetch starts no run: call the trigger URL with GET or POST';
+    return undefined;
+  };
+  const guarded = (subject: Subject, token: string, method: string, headers: Parameters<typeof lookingAhead>[1]) => {
+    const why = lookingAhead(method, headers);
+    if (why) throw new HttpError(400, why);
+    return call(subject, token);
+  };
   const calls = (['GET', 'POST'] as const).flatMap((method) => [
     defineRoute({
       method,
@@ -174,9 +174,10 @@ export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
       errors: [400, 404],
       schema: {
         params: Type.Object({ checkId: Type.String({ format: 'uuid' }), token: TokenText }, { additionalProperties: false }),
+        headers: LookAhead,
         responses: { 202: RunRequested },
       },
-      handler: ({ params }) => call({ kind: 'check', id: params.checkId.toLowerCase() }, params.token),
+      handler: ({ params, headers, context }) => guarded({ kind: 'check', id: params.checkId.toLowerCase() }, params.token, context.method, headers),
     }),
     defineRoute({
       method,
@@ -189,9 +190,10 @@ export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
       errors: [400, 404],
       schema: {
         params: Type.Object({ groupId: PositiveId, token: TokenText }, { additionalProperties: false }),
+        headers: LookAhead,
         responses: { 202: RunRequested },
       },
-      handler: ({ params }) => call({ kind: 'group', id: params.groupId }, params.token),
+      handler: ({ params, headers, context }) => guarded({ kind: 'group', id: params.groupId }, params.token, context.method, headers),
     }),
   ]);
 

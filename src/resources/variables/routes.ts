@@ -1,11 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Deps } from '../../storage/deps.js';
-import { badRequest, conflict, notFound } from '../../http/errors.js';
-import { listReply, PageQuery } from '../../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { badRequest, conflict } from '../../http/errors.js';
+import type { AnyRoute } from '../../http/route.js';
 import { transaction } from '../../storage/postgres.js';
-import { listAccountRows, uniqueViolation } from '../common.js';
+import { getAccountRow, uniqueViolation } from '../../storage/rows.js';
 import { iso } from '../../model/time.js';
+import { crudRoutes, operationsOf } from '../crud.js';
+import { insertVariable, updateVariable, type VariableRow } from './repository.js';
 
 /** Names a script can read from its environment: letters, digits and underscores, not starting with a digit. */
 const VariableKey = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', minLength: 1, maxLength: 255 });
@@ -42,15 +43,6 @@ const UpdateVariable = Type.Object(
 
 const KeyParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
 
-interface VariableRow {
-  key: string;
-  value: string;
-  locked: boolean;
-  secret: boolean;
-  created_at: Date;
-  updated_at: Date | null;
-}
-
 function toVariable(row: VariableRow): Static<typeof Variable> {
   return {
     key: row.key,
@@ -64,105 +56,49 @@ function toVariable(row: VariableRow): Static<typeof Variable> {
 }
 
 export function variableRoutes({ sql }: Deps): AnyRoute[] {
-  const tag = 'Environment variables';
-  return [
-    defineRoute({
-      method: 'GET',
-      path: '/v1/variables',
-      operationId: 'listVariables',
-      summary: 'List environment variables',
-      tag,
-      access: 'read',
-      schema: { query: PageQuery, responses: { 200: Type.Array(Variable) } },
-      handler: async ({ principal, query }) => {
-        const { rows, total } = await listAccountRows<VariableRow>(sql, 'variables', principal.account.id, query);
-        return listReply(rows.map(toVariable), total, query);
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/v1/variables',
-      operationId: 'createVariable',
-      summary: 'Create an environment variable',
-      tag,
-      access: 'write',
+  return crudRoutes(sql, {
+    tag: 'Environment variables',
+    path: '/v1/variables',
+    table: 'variables',
+    param: 'key',
+    params: KeyParams,
+    id: (raw) => raw as string,
+    operations: operationsOf(
+      { id: 'Variable', ids: 'Variables', one: 'an environment variable', many: 'environment variables' },
+      { update: 'Update an environment variable (the key cannot change; a secret stays secret)' },
+    ),
+    view: Variable,
+    toView: toVariable,
+    create: {
+      body: CreateVariable,
       errors: [409],
-      schema: { body: CreateVariable, responses: { 201: Variable } },
-      handler: async ({ principal, body }) => {
+      run: async (db, principal, body) => {
         try {
-          const [row] = await sql<VariableRow[]>`insert into variables (account_id, key, value, locked, secret)
-            values (${principal.account.id}, ${body.key}, ${body.value}, ${body.locked}, ${body.secret}) returning *`;
-          return { status: 201, body: toVariable(row) };
+          return await insertVariable(db, principal.account.id, body);
         } catch (err) {
           if (uniqueViolation(err) !== undefined) throw conflict(`A variable with key ${body.key} already exists`);
           throw err;
         }
       },
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/v1/variables/{key}',
-      operationId: 'getVariable',
-      summary: 'Retrieve an environment variable',
-      tag,
-      access: 'read',
-      errors: [404],
-      schema: { params: KeyParams, responses: { 200: Variable } },
-      handler: async ({ principal, params }) => {
-        const [row] = await sql<VariableRow[]>`select * from variables where account_id = ${principal.account.id} and key = ${params.key}`;
-        if (!row) throw notFound();
-        return { status: 200, body: toVariable(row) };
-      },
-    }),
-    defineRoute({
-      method: 'PUT',
-      path: '/v1/variables/{key}',
-      operationId: 'updateVariable',
-      summary: 'Update an environment variable (the key cannot change; a secret stays secret)',
+    },
+    update: {
+      body: UpdateVariable,
       description:
         'A `key` in the body, when given, must equal the key in the path (400 otherwise). `locked` and `secret` keep ' +
         'their stored values when left out; `secret: false` on a secret variable is a 400.',
-      tag,
-      access: 'write',
-      errors: [404],
-      schema: { params: KeyParams, body: UpdateVariable, responses: { 200: Variable } },
-      handler: async ({ principal, params, body }) => {
-        if (body.key !== undefined && body.key !== params.key) {
-          throw badRequest('body.key cannot be changed', {
-            errors: [{ field: 'body.key', rule: 'immutable', message: 'cannot be changed' }],
-          });
+      run: async (db, principal, key, body) => {
+        if (body.key !== undefined && body.key !== key) {
+          throw badRequest('body.key cannot be changed', { errors: [{ field: 'body.key', rule: 'immutable', message: 'cannot be changed' }] });
         }
-        return transaction(sql, async (tx) => {
-          const [current] = await tx<VariableRow[]>`select * from variables
-            where account_id = ${principal.account.id} and key = ${params.key} for update`;
-          if (!current) throw notFound();
+        return transaction(db, async (tx) => {
+          const current = await getAccountRow<VariableRow>(tx, 'variables', principal.account.id, key, true);
+          if (!current) return undefined;
           if (current.secret && body.secret === false) {
-            throw badRequest('body.secret cannot be cleared once set', {
-              errors: [{ field: 'body.secret', rule: 'immutable', message: 'cannot be cleared once set' }],
-            });
+            throw badRequest('body.secret cannot be cleared once set', { errors: [{ field: 'body.secret', rule: 'immutable', message: 'cannot be cleared once set' }] });
           }
-          const [row] = await tx<VariableRow[]>`update variables set value = ${body.value},
-              locked = ${body.locked ?? current.locked},
-              secret = ${body.secret ?? current.secret}, updated_at = now()
-            where account_id = ${principal.account.id} and key = ${params.key} returning *`;
-          return { status: 200, body: toVariable(row) };
+          return updateVariable(tx, principal.account.id, key, { value: body.value, locked: body.locked ?? current.locked, secret: body.secret ?? current.secret });
         });
       },
-    }),
-    defineRoute({
-      method: 'DELETE',
-      path: '/v1/variables/{key}',
-      operationId: 'deleteVariable',
-      summary: 'Delete an environment variable',
-      tag,
-      access: 'write',
-      errors: [404],
-      schema: { params: KeyParams, responses: { 204: null } },
-      handler: async ({ principal, params }) => {
-        const rows = await sql`delete from variables where account_id = ${principal.account.id} and key = ${params.key} returning key`;
-        if (!rows.length) throw notFound();
-        return { status: 204 };
-      },
-    }),
-  ];
+    },
+  });
 }

@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import type { OutboundPolicy } from '../../platform/outbound.js';
+import { pidsCgroup } from './cgroup.js';
 import { startEgress } from './egress.js';
+import { COLLECTOR, receiveOutputs } from './outputs.js';
 
 /**
  * One Playwright Test run of a user's script, isolated (docs/browser-checks.md): bubblewrap gives it its own
@@ -51,18 +54,23 @@ export interface SandboxRun {
   trace: 'on' | 'off' | 'retain-on-failure';
   screenshot: 'on' | 'off' | 'only-on-failure';
   video: 'on' | 'off' | 'retain-on-failure';
+  /** Overrides of SANDBOX_LIMITS. */
+  limits?: Partial<SandboxLimits>;
 }
 
 export interface SandboxOutcome {
   /** Playwright's JSON report, or null when the run produced none (killed, crashed). */
   report: PlaywrightReport | null;
-  /** Why the run was cut short: 'timeout', 'memory', or null. */
-  killed: 'timeout' | 'memory' | null;
+  /** Why the run was cut short: 'timeout', 'memory' (its processes and tmpfs), 'processes' (too many), or null. */
+  killed: 'timeout' | 'memory' | 'processes' | null;
   /** What the process printed (Playwright's own output; the script's console is in the report). */
   output: string;
-  /** The run's output directory on this host: attachments named in the report are under it. */
-  outDir: string;
-  /** Maps a path the report names (inside the sandbox) to this host's. */
+  /** Why the outputs handed back stopped early (a limit, a malformed frame), or null. */
+  outputsProblem: string | null;
+  /**
+   * The host's copy of a file the report names (its path inside the sandbox), or null when the sandbox did not hand
+   * it back (not a regular file under /sandbox/out, too large). The copy is a file the host made.
+   */
   hostPath(sandboxPath: string): string | null;
   /** Removes the run's files. */
   cleanup(): void;
@@ -227,12 +235,79 @@ export function treeMemory(pids: readonly number[]): number {
   return total;
 }
 
+/** What a run may take of the host besides its processes' memory; each has a default (SANDBOX_LIMITS). */
+export interface SandboxLimits {
+  /** The sandbox's /tmp (a tmpfs: Chromium keeps its shared memory there). */
+  tmpBytes: number;
+  /** The output directory (a tmpfs): Playwright's results, screenshots, traces, videos, the report. */
+  outBytes: number;
+  /** A suite's work directory (a tmpfs the bundle is unpacked into). */
+  workBytes: number;
+  /** Processes of the run, counted by the watchdog. */
+  processes: number;
+  /** Tasks (processes and threads) of the run, enforced by a pids cgroup where one can be made. */
+  tasks: number;
+  /** One attached file handed back. */
+  fileBytes: number;
+  /** The report handed back (after the collector cut its output to bounds). */
+  reportBytes: number;
+}
+
+export const SANDBOX_LIMITS: SandboxLimits = {
+  tmpBytes: 512 * 1024 * 1024,
+  outBytes: 256 * 1024 * 1024,
+  workBytes: 512 * 1024 * 1024,
+  processes: 128,
+  tasks: 2048,
+  fileBytes: 50 * 1024 * 1024,
+  reportBytes: 8 * 1024 * 1024,
+};
+/** A run's console output the collector keeps, and the longest title or message. */
+const LOG_CHARS = 256 * 1024;
+const TEXT_CHARS = 16 * 1024;
+
+/** A process inside the sandbox's mount namespace (not the outer bubblewrap), or null. */
+function insideProcess(pids: readonly number[]): number | null {
+  let host: string;
+  try {
+    host = readlinkSync('/proc/self/ns/mnt');
+  } catch {
+    return null;
+  }
+  for (const pid of pids) {
+    try {
+      if (readlinkSync(`/proc/${pid}/ns/mnt`) !== host) return pid;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return null;
+}
+
+/** Bytes used on the sandbox's tmpfs mounts: host memory the processes' PSS does not show. */
+export function tmpfsUsage(pids: readonly number[], mounts: readonly string[]): number {
+  const pid = insideProcess(pids);
+  if (pid === null) return 0;
+  let used = 0;
+  for (const mount of mounts) {
+    try {
+      const st = statfsSync(`/proc/${pid}/root${mount}`);
+      used += (st.blocks - st.bfree) * st.bsize;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return used;
+}
+
 export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
+  const limits = { ...SANDBOX_LIMITS, ...run.limits };
+  // Host-only: the sandbox sees the work and harness directories read-only and nothing else of it.
   const root = mkdtempSync(path.join(os.tmpdir(), 'browser-run-'));
   const work = path.join(root, 'work');
   const harness = path.join(root, 'harness');
-  const out = path.join(root, 'out');
-  for (const dir of [work, harness, out]) mkdirSync(dir);
+  const received = path.join(root, 'received');
+  for (const dir of [work, harness, received]) mkdirSync(dir, { mode: 0o700 });
   const { program } = run;
   if (program.kind === 'spec') {
     for (const file of program.files) {
@@ -248,51 +323,70 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
     writeFileSync(path.join(harness, 'playwright.config.js'), SUITE_CONFIG(run, path.posix.join('/sandbox/work', program.config)));
   }
   writeFileSync(path.join(harness, 'egress-forward.js'), FORWARDER);
+  writeFileSync(path.join(harness, 'collect.js'), COLLECTOR({ reportBytes: limits.reportBytes, fileBytes: limits.fileBytes, totalBytes: limits.outBytes, logBytes: LOG_CHARS, textBytes: TEXT_CHARS }));
   const socketPath = path.join(root, 'egress.sock');
   const egress = await startEgress(socketPath, run.policy);
 
   const env = Object.entries({ ...run.env, HOME: '/tmp', PATH: '/usr/bin:/bin' }).flatMap(([k, v]) => ['--setenv', k, v]);
   const packages = PACKAGES.flatMap((name) => ['--ro-bind', packageDir(name), `/sandbox/node_modules/${name}`]);
+  const node = process.execPath;
+  const test = [node, '/sandbox/node_modules/@playwright/test/cli.js', 'test', '--config', '/sandbox/harness/playwright.config.js', ...(program.kind === 'suite' ? program.args : [])];
+  // Inside: unpack a suite's bundle (into the work tmpfs), run the test with the outputs pipe (fd 3) closed,
+  // then hand the outputs back on it.
+  const script = [
+    program.kind === 'suite'
+      ? 'tar -xzf /sandbox/bundle.tar.gz -C /sandbox/work --no-same-owner --no-same-permissions || { echo "The code bundle could not be unpacked" >&2; exit 3; }; cd "$1" || exit 3'
+      : ':',
+    'shift',
+    '"$@" 3>&-',
+    `exec ${JSON.stringify(node)} /sandbox/harness/collect.js`,
+  ].join('\n');
+  const tmpfs = ['/tmp', '/sandbox/out', ...(program.kind === 'suite' ? ['/sandbox/work'] : [])];
   const args = [
     '--die-with-parent', '--new-session', '--unshare-all', '--cap-drop', 'ALL',
     '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/sbin', '/sbin',
     '--ro-bind', '/etc/fonts', '/etc/fonts', '--ro-bind-try', '/etc/ssl', '/etc/ssl', '--ro-bind-try', '/etc/alternatives', '/etc/alternatives',
-    '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
+    '--proc', '/proc', '--dev', '/dev', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp',
     '--dir', '/sandbox/node_modules/@playwright', ...packages,
-    // A spec's files are read-only; a suite's bundle is unpacked (by tar, inside the sandbox) into its work directory.
-    program.kind === 'spec' ? '--ro-bind' : '--bind', work, '/sandbox/work',
-    ...(program.kind === 'suite' ? ['--ro-bind', program.bundle, '/sandbox/bundle.tar.gz'] : []),
-    '--ro-bind', harness, '/sandbox/harness', '--bind', out, '/sandbox/out', '--bind', socketPath, '/run/egress.sock',
+    // A spec's files are read-only; a suite's bundle is unpacked (by tar, inside the sandbox) into a tmpfs of its size.
+    ...(program.kind === 'spec' ? ['--ro-bind', work, '/sandbox/work'] : ['--size', String(limits.workBytes), '--tmpfs', '/sandbox/work', '--ro-bind', program.bundle, '/sandbox/bundle.tar.gz']),
+    '--ro-bind', harness, '/sandbox/harness', '--size', String(limits.outBytes), '--tmpfs', '/sandbox/out', '--bind', socketPath, '/run/egress.sock',
     // Node itself, where it is not under /usr.
-    ...(process.execPath.startsWith('/usr/') ? [] : ['--ro-bind', path.dirname(process.execPath), path.dirname(process.execPath)]),
+    ...(node.startsWith('/usr/') ? [] : ['--ro-bind', path.dirname(node), path.dirname(node)]),
     '--chdir', '/sandbox/work', '--clearenv', ...env,
-    ...(program.kind === 'suite'
-      ? [
-          '/bin/sh', '-c',
-          'tar -xzf /sandbox/bundle.tar.gz -C /sandbox/work --no-same-owner --no-same-permissions || { echo "The code bundle could not be unpacked" >&2; exit 3; }; cd "$0" || exit 3; shift; exec "$@"',
-          path.posix.join('/sandbox/work', program.cwd), '--',
-        ]
-      : []),
-    process.execPath, '/sandbox/node_modules/@playwright/test/cli.js', 'test', '--config', '/sandbox/harness/playwright.config.js',
-    ...(program.kind === 'suite' ? program.args : []),
   ];
+  // The command names only paths inside the sandbox; its options (host paths, the run's variables) go in on fd 4.
+  const command = ['--', '/bin/sh', '-c', script, 'sandbox', path.posix.join('/sandbox/work', program.kind === 'suite' ? program.cwd : '.'), ...test];
+  const cgroup = pidsCgroup(limits.tasks);
   let killed: SandboxOutcome['killed'] = null;
   let output = '';
+  const outputs = { report: null, files: new Map(), problem: null } as Awaited<ReturnType<typeof receiveOutputs>>;
   try {
     await new Promise<void>((resolve) => {
-      const child = spawn(BWRAP, args, { stdio: ['ignore', 'pipe', 'pipe'], env: {} });
+      // The arguments go in on fd 4 (`--args`), so the sandbox's /proc/1/cmdline shows no host path. With a pids
+      // cgroup, a shell puts itself in it and becomes bubblewrap.
+      const bwrap = [BWRAP, '--args', '4', ...command];
+      const argv = cgroup ? ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup.dir, ...bwrap] : bwrap;
+      const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'], env: {} });
+      const argsPipe = child.stdio[4] as Writable;
+      argsPipe.on('error', () => undefined);
+      argsPipe.end(Buffer.from(args.map((a) => `${a}\0`).join('')));
+      const collected = receiveOutputs(child.stdio[3] as Readable, received, { reportBytes: limits.reportBytes, fileBytes: limits.fileBytes, totalBytes: limits.outBytes + 64 * 1024 }).then((got) => Object.assign(outputs, got));
       const keep = (chunk: Buffer) => {
         if (output.length < 64 * 1024) output += chunk.toString('utf8');
       };
-      child.stdout.on('data', keep);
-      child.stderr.on('data', keep);
-      const kill = (why: 'timeout' | 'memory') => {
+      child.stdout!.on('data', keep);
+      child.stderr!.on('data', keep);
+      const kill = (why: NonNullable<SandboxOutcome['killed']>) => {
         killed ??= why;
         child.kill('SIGKILL');
       };
       const deadline = setTimeout(() => kill('timeout'), run.timeoutMs + 20_000);
       const watchdog = setInterval(() => {
-        if (child.pid && treeMemory(processTree(child.pid)) > run.memoryBytes) kill('memory');
+        if (!child.pid) return;
+        const tree = processTree(child.pid);
+        if (tree.length > limits.processes) kill('processes');
+        else if (treeMemory(tree) + tmpfsUsage(tree, tmpfs) > run.memoryBytes) kill('memory');
       }, 250);
       child.once('error', (err) => {
         output += `\n${err.message}`;
@@ -300,17 +394,17 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
       child.once('close', () => {
         clearTimeout(deadline);
         clearInterval(watchdog);
-        resolve();
+        void collected.finally(resolve);
       });
     });
   } finally {
     await egress.close();
+    await cgroup?.remove();
   }
-  const reportFile = path.join(out, 'report.json');
   let report: PlaywrightReport | null = null;
-  if (existsSync(reportFile)) {
+  if (outputs.report) {
     try {
-      report = JSON.parse(readFileSync(reportFile, 'utf8')) as PlaywrightReport;
+      report = JSON.parse(outputs.report.toString('utf8')) as PlaywrightReport;
     } catch {
       report = null;
     }
@@ -319,11 +413,8 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
     report,
     killed,
     output,
-    outDir: out,
-    hostPath: (p) => {
-      const rel = path.posix.relative('/sandbox/out', p);
-      return rel.startsWith('..') || path.isAbsolute(rel) ? null : path.join(out, rel);
-    },
+    outputsProblem: outputs.problem,
+    hostPath: (p) => outputs.files.get(path.posix.normalize(p)) ?? null,
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
 }

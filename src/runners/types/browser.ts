@@ -4,11 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { KeptAsset } from '../../model/results.js';
-import type { BlobKind } from '../../storage/blobs.js';
 import { maskSecretValues, runVariables } from '../interpolate.js';
-import { browserSupport, runInSandbox, workPath, type PlaywrightResult, type PlaywrightStep, type SandboxProgram, type SandboxRun, type ScriptFile } from '../browser/sandbox.js';
+import { browserSupport, runInSandbox, SANDBOX_LIMITS, workPath, type PlaywrightResult, type PlaywrightStep, type SandboxProgram, type SandboxRun, type ScriptFile } from '../browser/sandbox.js';
 import { readTestCommand } from '../browser/suite.js';
-import { messageOf, type CheckRunner, type RunContext, type RunOutcome } from './common.js';
+import { messageOf, type CheckRunner, type RunContext, type RunFileKind, type RunOutcome } from './common.js';
 
 /** What a script that defines no test is told. */
 const NO_TEST = 'The script defines no test: write it as a Playwright Test spec (import { test, expect } from "@playwright/test"; test("…", async ({ page }) => { … }))';
@@ -49,7 +48,7 @@ export function configureBrowserRuns(next: BrowserSettings): void {
 
 /** The most a kept file may weigh; a larger one is left out, saying so in the run's log. */
 const ASSET_LIMIT_BYTES = 50 * 1024 * 1024;
-const ASSET_KINDS: Record<string, { type: 'screenshot' | 'trace' | 'video'; kind: BlobKind }> = {
+const ASSET_KINDS: Record<string, { type: 'screenshot' | 'trace' | 'video'; kind: RunFileKind }> = {
   'image/png': { type: 'screenshot', kind: 'screenshots' },
   'application/zip': { type: 'trace', kind: 'traces' },
   'video/webm': { type: 'video', kind: 'videos' },
@@ -189,8 +188,10 @@ async function runBrowser(ctx: RunContext, key: 'browserCheckResult' | 'multiSte
   try {
     const stoppedAt = Date.now();
     const notes = prepared.notes.map((msg) => ({ level: 'WARN', msg }));
-    if (sandbox.killed === 'memory') return fail(`The run used more than ${Math.round(settings.memoryBytes / 1024 / 1024)} MB and was stopped`, false, notes);
+    if (sandbox.killed === 'memory') return fail(`The run used more than ${Math.round(settings.memoryBytes / 1024 / 1024)} MB (its processes and its temporary files) and was stopped`, false, notes);
     if (sandbox.killed === 'timeout') return fail(`The run did not end within ${max} ms and was stopped`, false, notes);
+    if (sandbox.killed === 'processes') return fail(`The run started more than ${SANDBOX_LIMITS.processes} processes and was stopped`, false, notes);
+    if (sandbox.outputsProblem) notes.push({ level: 'WARN', msg: `The run's outputs were not all kept: ${sandbox.outputsProblem}` });
     const tests = sandbox.report ? testsOf(sandbox.report) : [];
     if (!tests.length) {
       const why = sandbox.report?.errors?.map((e) => strip(e.message ?? '')).find(Boolean) ?? (strip(sandbox.output).trim().split('\n').slice(-5).join('\n') || 'The script ran no test');

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
-import { evaluate, jsonPathValues, type Assertion } from '../assertions.js';
+import { targetHost } from '../../model/checks.js';
+import { evaluate, jsonPathValues } from '../assertions.js';
 import { judge, limitsOf, messageOf, targetFailure, type CheckRunner, type RunOutcome } from './common.js';
+import type { IcmpRequest, StoredRequest, TracerouteRequest } from '../../checks/index.js';
 
 /**
  * ICMP and traceroute through Debian's `ping` (iputils-ping) and `traceroute`, which the project's set-up
@@ -29,12 +31,7 @@ function stats(values: number[]) {
 const failure = (startedAt: number, key: 'icmpCheckResult' | 'tracerouteCheckResult', request: object, why: string, networkError = false): RunOutcome =>
   targetFailure(startedAt, { [key]: { request, requestError: why, assertions: [] } }, why, networkError);
 
-interface IcmpRequestDef {
-  hostname: string;
-  ipFamily?: 'IPv4' | 'IPv6' | null;
-  pingCount?: number | null;
-  assertions?: Assertion[];
-}
+type IcmpRequestDef = StoredRequest<typeof IcmpRequest>;
 
 /** ICMP: `pingCount` echo requests, packet loss and latency judged against the check's thresholds. */
 export const runIcmp: CheckRunner = async (ctx) => {
@@ -47,7 +44,7 @@ export const runIcmp: CheckRunner = async (ctx) => {
   let address: string;
   const t0 = performance.now();
   try {
-    [{ address }] = await ctx.policy.resolve(def.hostname, 0, family);
+    [{ address }] = await ctx.policy.resolve(def.hostname ?? '', 0, family);
   } catch (err) {
     return failure(startedAt, 'icmpCheckResult', request, messageOf(err), true);
   }
@@ -104,23 +101,13 @@ export const runIcmp: CheckRunner = async (ctx) => {
   };
 };
 
-interface TracerouteRequestDef {
-  url?: string;
-  hostname?: string;
-  protocol?: 'TCP' | 'UDP' | 'ICMP' | null;
-  port?: number | null;
-  ipFamily?: 'IPv4' | 'IPv6' | null;
-  maxHops?: number | null;
-  maxUnknownHops?: number | null;
-  timeout?: number | null;
-  assertions?: Assertion[];
-}
+type TracerouteRequestDef = StoredRequest<typeof TracerouteRequest>;
 
 /** Traceroute: the hops to the target (TCP to port 443 by default, as the anchor), judged on the final hop's latency. */
 export const runTraceroute: CheckRunner = async (ctx) => {
   const def = (ctx.check.data.request ?? {}) as TracerouteRequestDef;
   const limits = limitsOf(ctx.check.data, { degraded: 3000, max: 5000 });
-  const host = def.url ?? def.hostname ?? '';
+  const host = targetHost(def.url);
   const protocol = def.protocol ?? 'TCP';
   const port = def.port ?? (protocol === 'TCP' ? 443 : 33434);
   const family = def.ipFamily === 'IPv6' ? 6 : 4;

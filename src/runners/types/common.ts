@@ -1,6 +1,6 @@
 import type { ResultDetailKey } from '../../model/results.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
-import type { BlobStore } from '../../storage/blobs.js';
+import type { Readable } from 'node:stream';
 import type { RunnableCheck } from '../definitions.js';
 
 /** What a run is given: the check as it runs, where, the policy its connections go through. */
@@ -11,10 +11,29 @@ export interface RunContext {
   attempt: number;
   policy: OutboundPolicy;
   /** Where a run keeps its files (browser screenshots, traces, videos); without it they are not kept. */
-  blobs?: BlobStore;
+  blobs?: RunFiles;
   /** The route its kept files are listed under; default `/v1/check-results/{checkId}/{resultId}/assets`. */
   assetBase?: string;
 }
+
+/** The kinds of file a run keeps. */
+export type RunFileKind = 'screenshots' | 'traces' | 'videos';
+
+/**
+ * Where runs keep their files and read code bundles: the service's blob store in its own processes, the
+ * service over HTTPS for an agent. A key names a file of the account; `maxBytes` is a hard limit.
+ */
+export interface RunFiles {
+  put(accountId: string, kind: RunFileKind, body: Readable, maxBytes: number): Promise<{ key: string; size: number }>;
+  open(accountId: string, key: string): Promise<{ stream: Readable; size: number } | undefined>;
+}
+
+/** The metrics a run may report, by name: a result takes these and no other (an agent's report is held to them). */
+export const RUN_METRIC_KEYS = [
+  'responseTime', 'statusCode', 'timings', 'packetLoss', 'latencyMin', 'latencyMax', 'latencyAvg', 'latencyStdDev',
+  'handshakeTimeMs', 'daysUntilExpiry', 'hopCount', 'finalHopLatency', 'grpcStatusCode',
+] as const;
+export const RUN_TIMING_KEYS = ['wait', 'dns', 'tcp', 'firstByte', 'download', 'total', 'connection', 'data'] as const;
 
 /** The metrics a run reports, as result items carry them. */
 export interface RunMetrics {
@@ -32,6 +51,10 @@ export interface RunMetrics {
   finalHopLatency?: number;
   grpcStatusCode?: number;
 }
+
+// RUN_METRIC_KEYS names every metric of RunMetrics and nothing else (a type error otherwise).
+const metricKeysMatch: [Exclude<keyof RunMetrics, (typeof RUN_METRIC_KEYS)[number]>, Exclude<(typeof RUN_METRIC_KEYS)[number], keyof RunMetrics>] extends [never, never] ? true : false = true;
+void metricKeysMatch;
 
 /** What one attempt of a run found. */
 export interface RunOutcome {

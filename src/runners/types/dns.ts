@@ -1,21 +1,15 @@
 import dgram from 'node:dgram';
 import { randomInt } from 'node:crypto';
 import dnsPacket, { type Answer, type Packet, type RecordType } from 'dns-packet';
+import { DEFAULT_NAMESERVER } from '../../model/checks.js';
 import { connectThrough } from '../../platform/outbound.js';
-import { evaluate, jsonPathValues, regexCapture, type Assertion } from '../assertions.js';
+import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
 import { isNetworkError, judge, limitsOf, messageOf, targetFailure, type CheckRunner } from './common.js';
+import { type StoredRequest, type DnsRequest } from '../../checks/index.js';
 
 /** The resolver a DNS check asks when it names none (the anchor's default). */
-export const DEFAULT_NAMESERVER = '8.8.8.8';
 
-interface DnsRequestDef {
-  query: string;
-  recordType: string;
-  nameServer?: string | null;
-  port?: number | null;
-  protocol?: 'UDP' | 'TCP' | null;
-  assertions?: Assertion[];
-}
+type DnsRequestDef = StoredRequest<typeof DnsRequest>;
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
@@ -97,12 +91,14 @@ export const runDns: CheckRunner = async (ctx) => {
   const port = def.port ?? 53;
   const protocol = def.protocol === 'TCP' ? 'TCP' : 'UDP';
   const startedAt = Date.now();
-  const request = { query: def.query, recordType: def.recordType, nameServer: server, port, protocol };
+  // The name asked for: `query` (the create route sets it from `hostname` when only that was given).
+  const name = def.query ?? def.hostname ?? '';
+  const request = { query: name, recordType: def.recordType ?? 'A', nameServer: server, port, protocol };
   const timeoutMs = Math.max(limits.max, 250) + 250;
   const t0 = performance.now();
   try {
     const [target] = await ctx.policy.resolve(server, port);
-    const query = dnsPacket.encode({ type: 'query', id: randomInt(65535), flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: def.recordType as RecordType, name: def.query }] });
+    const query = dnsPacket.encode({ type: 'query', id: randomInt(65535), flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: (def.recordType ?? 'A') as RecordType, name }] });
     let packet = protocol === 'TCP' ? await queryTcp(ctx, target.address, port, query, timeoutMs) : await queryUdp(target.address, target.family, port, query, timeoutMs);
     if (protocol === 'UDP' && ((packet.flags ?? 0) & dnsPacket.TRUNCATED_RESPONSE)) packet = await queryTcp(ctx, target.address, port, query, timeoutMs);
     const total = round(performance.now() - t0);

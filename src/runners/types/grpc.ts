@@ -1,32 +1,46 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { targetHost } from '../../model/checks.js';
 import * as protoLoader from '@grpc/proto-loader';
-import { evaluate, jsonPathValues, regexCapture, type Assertion } from '../assertions.js';
+import protobuf from 'protobufjs';
+import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
 import { isNetworkError, judge, limitsOf, messageOf, targetFailure, type CheckRunner } from './common.js';
+import { type StoredRequest, type GrpcRequest } from '../../checks/index.js';
 
-interface GrpcRequestDef {
-  url?: string;
-  hostname?: string;
-  port?: number | string;
-  ipFamily?: 'IPv4' | 'IPv6' | null;
-  skipSSL?: boolean;
-  timeout?: number | null;
-  grpcConfig?: {
-    mode?: 'BEHAVIOR' | 'HEALTH';
-    tls?: boolean;
-    metadata?: { key: string; value: string }[];
-    service?: string | null;
-    method?: string | null;
-    protoContent?: string | null;
-    message?: string | null;
-    serviceDefinition?: 'REFLECTION' | 'PROTO_FILE' | '' | null;
-  };
-  assertions?: Assertion[];
-}
+type GrpcRequestDef = StoredRequest<typeof GrpcRequest>;
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/** The largest protoContent a run parses (the check's schema refuses larger ones at create). */
+export const PROTO_LIMIT_CHARS = 262_144;
+const configError = (message: string) => Object.assign(new Error(message), { code: 'CONFIG' });
+
+/**
+ * A check's proto, parsed from its text: never written to a file and never loaded with its imports followed, so
+ * it reads nothing of the runner's files. An import may name only a definition protobuf.js bundles
+ * (google/protobuf/any, duration, empty, field_mask, struct, timestamp, wrappers); any other is refused naming it,
+ * and no text but the proto's own ever reaches an error.
+ */
+export function protoDefinition(content: string): protoLoader.PackageDefinition {
+  if (content.length > PROTO_LIMIT_CHARS) throw configError(`protoContent is longer than ${PROTO_LIMIT_CHARS} characters`);
+  const root = new protobuf.Root();
+  let parsed: protobuf.IParserResult;
+  try {
+    parsed = protobuf.parse(content, root, { keepCase: true });
+  } catch (err) {
+    throw configError(`protoContent does not parse: ${messageOf(err)}`);
+  }
+  for (const name of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) {
+    const bundled = protobuf.common.get(name) as { nested?: Record<string, protobuf.AnyNestedObject> } | null;
+    if (!bundled?.nested) throw configError(`protoContent imports "${name.slice(0, 200)}": only google/protobuf/{any,duration,empty,field_mask,struct,timestamp,wrappers}.proto can be imported; put the other definitions in the proto itself`);
+    root.addJSON(bundled.nested);
+  }
+  try {
+    root.resolveAll();
+    return protoLoader.fromJSON(root.toJSON(), { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  } catch (err) {
+    throw configError(`protoContent does not resolve: ${messageOf(err)}`);
+  }
+}
 const HEALTH_LABELS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'];
 
 /** grpc.health.v1.HealthCheckRequest {service}: field 1, a string. */
@@ -64,9 +78,9 @@ function decodeHealthResponse(buf: Buffer): { status: number } {
 /** gRPC: the standard health check, or a unary method call from the check's proto, over the address the policy allows. */
 export const runGrpc: CheckRunner = async (ctx) => {
   const def = (ctx.check.data.request ?? {}) as GrpcRequestDef;
-  const cfg = def.grpcConfig ?? {};
+  const cfg: Partial<NonNullable<GrpcRequestDef['grpcConfig']>> = def.grpcConfig ?? {};
   const limits = limitsOf(ctx.check.data, { degraded: 3000, max: 10_000 });
-  const host = def.url ?? def.hostname ?? '';
+  const host = targetHost(def.url);
   const port = Number(def.port ?? 443);
   const mode = cfg.mode ?? 'BEHAVIOR';
   const useTls = cfg.tls !== false;
@@ -75,7 +89,6 @@ export const runGrpc: CheckRunner = async (ctx) => {
   const timeoutMs = Math.min(180_000, Math.max(1000, def.timeout ? def.timeout * 1000 : limits.max + 250));
   const t0 = performance.now();
   let client: grpc.Client | undefined;
-  let protoDir: string | undefined;
   try {
     const [target] = await ctx.policy.resolve(host, port, def.ipFamily === 'IPv6' ? 6 : def.ipFamily === 'IPv4' ? 4 : 0);
     const dns = round(performance.now() - t0);
@@ -110,10 +123,7 @@ export const runGrpc: CheckRunner = async (ctx) => {
       if (!cfg.protoContent) throw Object.assign(new Error('A method call needs protoContent (server reflection is not supported by this runner)'), { code: 'CONFIG' });
       const [servicePath, methodName] = (cfg.method ?? '').split('/');
       if (!servicePath || !methodName) throw Object.assign(new Error('grpcConfig.method must be package.Service/Method'), { code: 'CONFIG' });
-      protoDir = mkdtempSync(path.join(tmpdir(), 'grpc-check-'));
-      const file = path.join(protoDir, 'check.proto');
-      writeFileSync(file, cfg.protoContent);
-      const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(file, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true }));
+      const loaded = grpc.loadPackageDefinition(protoDefinition(cfg.protoContent));
       const Service = servicePath.split('.').reduce<unknown>((o, part) => (o as Record<string, unknown> | undefined)?.[part], loaded) as
         | (new (address: string, creds: grpc.ChannelCredentials, options: object) => grpc.Client)
         | undefined;
@@ -187,6 +197,5 @@ export const runGrpc: CheckRunner = async (ctx) => {
     return targetFailure(startedAt, { grpcCheckResult: { requestError: why, request, assertions: [], response: null } }, why, isNetworkError(err));
   } finally {
     client?.close();
-    if (protoDir) rmSync(protoDir, { recursive: true, force: true });
   }
 };

@@ -1,9 +1,10 @@
 import { fetch } from 'undici';
 import { runDispatcher, type ConnectTimings } from '../../platform/outbound.js';
-import { evaluate, jsonPathValues, regexCapture, type Assertion } from '../assertions.js';
+import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
 import { interpolate, maskSecretValues, runVariables } from '../interpolate.js';
 import { runScript, type LogLine, type ScriptRequest, type ScriptResponse } from '../scripts.js';
 import { isNetworkError, judge, limitsOf, messageOf, type CheckRunner, type RunContext, type RunOutcome } from './common.js';
+import { type StoredRequest, type ApiRequest } from '../../checks/index.js';
 
 /** The most of a response body read for assertions and teardown; the rest is never read. */
 export const BODY_READ_BYTES = 5 * 1024 * 1024;
@@ -12,24 +13,8 @@ export const BODY_KEEP_CHARS = 16 * 1024;
 /** API checks are cut off here whatever their maxResponseTime (the anchor's hard cap). */
 export const HTTP_HARD_TIMEOUT_MS = 30_000;
 
-interface KeyValue {
-  key: string;
-  value: string;
-}
 
-interface HttpRequestDef {
-  method?: string;
-  url: string;
-  headers?: KeyValue[];
-  queryParameters?: KeyValue[];
-  body?: string | null;
-  bodyType?: 'JSON' | 'FORM' | 'RAW' | 'GRAPHQL' | 'NONE';
-  basicAuth?: { username: string; password: string } | null;
-  followRedirects?: boolean;
-  skipSSL?: boolean;
-  ipFamily?: 'IPv4' | 'IPv6' | null;
-  assertions?: Assertion[];
-}
+type HttpRequestDef = StoredRequest<typeof ApiRequest>;
 
 const CONTENT_TYPES: Record<string, string> = { JSON: 'application/json', GRAPHQL: 'application/json', FORM: 'application/x-www-form-urlencoded' };
 
@@ -70,10 +55,10 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   const render = (text: string) => (kind === 'API' ? interpolate(text, context) : text);
   let request: ScriptRequest;
   try {
-    context.REQUEST_URL = def.url;
+    context.REQUEST_URL = def.url ?? '';
     request = {
       method: (kind === 'URL' ? 'GET' : (def.method ?? 'GET')).toUpperCase(),
-      url: render(def.url),
+      url: render(def.url ?? ''),
       body: kind === 'API' && def.bodyType !== 'NONE' && def.body ? render(def.body) : '',
       headers: Object.fromEntries((def.headers ?? []).map((h) => [h.key, render(h.value)])),
       queryParameters: Object.fromEntries((def.queryParameters ?? []).map((q) => [q.key, render(q.value)])),

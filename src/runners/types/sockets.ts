@@ -1,8 +1,10 @@
 import { checkServerIdentity, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
+import { targetHost } from '../../model/checks.js';
 import type { Socket } from 'node:net';
 import { connectThrough } from '../../platform/outbound.js';
 import { evaluate, jsonPathValues, regexCapture, type Assertion } from '../assertions.js';
 import { isNetworkError, judge, limitsOf, messageOf, targetFailure, type CheckRunner, type RunOutcome } from './common.js';
+import { type StoredRequest, type TcpRequest } from '../../checks/index.js';
 
 /** The most a TCP check reads of what the server sends. */
 export const TCP_READ_BYTES = 64 * 1024;
@@ -11,15 +13,7 @@ const TCP_QUIET_MS = 250;
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
-interface TcpRequestDef {
-  hostname?: string;
-  url?: string;
-  port: number;
-  data?: string | null;
-  body?: string | null;
-  ipFamily?: 'IPv4' | 'IPv6' | null;
-  assertions?: Assertion[];
-}
+type TcpRequestDef = StoredRequest<typeof TcpRequest>;
 
 /** Reads what the server sends: until it closes, goes quiet after answering, or the read window ends. */
 function readAnswer(socket: Socket, windowMs: number): Promise<{ data: string; firstByteAt?: number; closed: boolean }> {
@@ -53,14 +47,14 @@ function readAnswer(socket: Socket, windowMs: number): Promise<{ data: string; f
 export const runTcp: CheckRunner = async (ctx) => {
   const def = (ctx.check.data.request ?? {}) as TcpRequestDef;
   const limits = limitsOf(ctx.check.data, { degraded: 3000, max: 5000 });
-  const host = def.hostname ?? def.url ?? '';
-  const data = def.data ?? def.body ?? '';
+  const host = def.hostname ?? targetHost(def.url);
+  const data = def.data ?? '';
   const startedAt = Date.now();
   const t0 = performance.now();
   const request = { hostname: host, port: def.port, data, ipFamily: def.ipFamily ?? 'IPv4' };
   const wantsAnswer = Boolean(data) || (def.assertions ?? []).some((a) => a.source === 'RESPONSE_DATA');
   try {
-    const { socket, timings, address } = await connectThrough(ctx.policy, host, def.port, { family: def.ipFamily === 'IPv6' ? 6 : def.ipFamily === 'IPv4' ? 4 : 0, timeoutMs: limits.max + 250 });
+    const { socket, timings, address } = await connectThrough(ctx.policy, host, def.port ?? 0, { family: def.ipFamily === 'IPv6' ? 6 : def.ipFamily === 'IPv4' ? 4 : 0, timeoutMs: limits.max + 250 });
     const tConnected = performance.now();
     if (data) socket.write(data);
     const answer = wantsAnswer ? await readAnswer(socket, Math.max(100, limits.max - (tConnected - t0))) : { data: '', firstByteAt: undefined, closed: false };
@@ -135,12 +129,13 @@ export const runSsl: CheckRunner = async (ctx) => {
   const cfg = req.sslConfig ?? (ctx.check.data.sslConfig as SslConfig | undefined) ?? { hostname: '' };
   const limits = limitsOf(ctx.check.data, { degraded: 3000, max: 10_000 });
   const port = cfg.port ?? 443;
-  const servername = cfg.serverName || cfg.hostname;
+  const hostname = targetHost(cfg.hostname);
+  const servername = cfg.serverName || hostname;
   const startedAt = Date.now();
-  const request = { hostname: cfg.hostname, port, serverName: servername, ipFamily: cfg.ipFamily ?? 'IPv4' };
+  const request = { hostname, port, serverName: servername, ipFamily: cfg.ipFamily ?? 'IPv4' };
   let socket: TLSSocket | undefined;
   try {
-    const connected = await connectThrough(ctx.policy, cfg.hostname, port, {
+    const connected = await connectThrough(ctx.policy, hostname, port, {
       tls: { servername, rejectUnauthorized: false },
       family: cfg.ipFamily === 'IPv6' ? 6 : cfg.ipFamily === 'IPv4' ? 4 : 0,
       timeoutMs: Math.min(cfg.handshakeTimeoutMs ?? 10_000, 30_000),

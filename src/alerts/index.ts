@@ -1,0 +1,7 @@
+/** Alert channels and deliveries: routes, the delivery worker, the channel registry and senders. What other folders may use: everything else here is this folder's own. */
+export { deleteSubscription } from './channel-repository.js';
+export { alertChannelRoutes } from './channel-routes.js';
+export { sendMail } from './channels/email.js';
+export { DeliveryQueue, startDeliveryWorker, undeliveredNotifications } from './deliveries.js';
+export { alertRoutes } from './routes.js';
+export { alertLocationChange, locationMessage, startLocationAlertWorker } from './location-alerts.js';

@@ -1,0 +1,163 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { OutboundPolicy } from '../../platform/outbound.js';
+import { runInSandbox, type SandboxOutcome, type SandboxRun } from './sandbox.js';
+
+/**
+ * Hostile scripts against the browser sandbox itself (docs/browser-checks.md, "Isolation" and "Outputs"): links to
+ * the host's files, FIFOs and devices where the host would read, files that fill memory, many processes, a bundle
+ * that unpacks to gigabytes. Each case is what a tenant's script could do; none may reach the host's files, block
+ * this process, or take more than the run's limits.
+ */
+describe('the browser sandbox against hostile scripts', { timeout: 90_000 }, () => {
+  const policy = new OutboundPolicy({ allowPublic: false, allow: ['127.0.0.0/8'] });
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const spec = (script: string, extra: Partial<SandboxRun> = {}) =>
+    runInSandbox({
+      program: { kind: 'spec', entry: 'hostile.spec.js', files: [{ path: 'hostile.spec.js', content: script }] },
+      env: { RUN_MARK: 'sandbox-run' },
+      timeoutMs: 20_000,
+      memoryBytes: 1536 * 1024 * 1024,
+      policy,
+      trace: 'off',
+      screenshot: 'off',
+      video: 'off',
+      ...extra,
+    });
+  const resultOf = (outcome: SandboxOutcome) => outcome.report?.suites[0]?.specs[0]?.tests[0]?.results[0];
+  const logOf = (outcome: SandboxOutcome) => (resultOf(outcome)?.stdout ?? []).map((o) => o.text ?? '').join('');
+  /** The host files the host kept of the run's attachments, by attachment name. */
+  const kept = (outcome: SandboxOutcome) =>
+    Object.fromEntries((resultOf(outcome)?.attachments ?? []).map((a) => [a.name, a.path ? outcome.hostPath(a.path) : null]));
+
+  it('hands back no host file: links to the environment, /etc/passwd and /dev/zero are not followed, a real file is', async () => {
+    const outcome = await spec(`
+      const { test } = require('@playwright/test');
+      const fs = require('node:fs');
+      test('links', async ({}, info) => {
+        for (const name of ['env', 'passwd', 'zero', 'real']) {
+          fs.writeFileSync('/tmp/' + name + '.png', 'PNG-' + name);
+          await info.attach(name, { path: '/tmp/' + name + '.png', contentType: 'image/png' });
+        }
+        // Playwright copied each into the output directory; point the copies at what the host must never read.
+        for (const attachment of info.attachments) {
+          const name = attachment.name;
+          const target = name === 'env' ? '/proc/self/environ' : name === 'passwd' ? '/etc/passwd' : name === 'zero' ? '/dev/zero' : null;
+          if (!target) continue;
+          fs.rmSync(attachment.path);
+          fs.symlinkSync(target, attachment.path);
+        }
+        // The report itself cannot be a link either: a second report written elsewhere and linked is not read.
+        console.log('cmdline ' + fs.readFileSync('/proc/1/cmdline', 'utf8').split('\\0').join(' '));
+      });`);
+    expect(resultOf(outcome)?.status, outcome.output).toBe('passed');
+    const files = kept(outcome);
+    expect(files.env).toBeNull();
+    expect(files.passwd).toBeNull();
+    expect(files.zero).toBeNull();
+    expect(readFileSync(files.real!, 'utf8')).toBe('PNG-real');
+    // What came back is only files the host made, in its own directory.
+    for (const file of Object.values(files).filter(Boolean)) expect(file).toMatch(/\/received\/file-\d+$/);
+    // The sandbox's first process shows no path of this host (its options went in on a pipe).
+    const cmdline = logOf(outcome);
+    expect(cmdline).toMatch(/^cmdline /);
+    expect(cmdline).not.toContain(os.tmpdir() + '/browser-run-');
+    expect(cmdline).not.toContain(process.cwd());
+    outcome.cleanup();
+  });
+
+  it('a FIFO as the report or as an attachment blocks nothing: the run ends at its deadline or without that file', async () => {
+    const asReport = await spec(`
+      const { test } = require('@playwright/test');
+      const { execFileSync } = require('node:child_process');
+      test('fifo report', async () => { execFileSync('mkfifo', ['/sandbox/out/report.json']); });`, { timeoutMs: 2_000 });
+    // Playwright blocks writing its report into the FIFO (inside the sandbox) until the deadline kills it.
+    expect(asReport.report).toBeNull();
+    expect(asReport.killed).toBe('timeout');
+    asReport.cleanup();
+
+    const asFile = await spec(`
+      const { test } = require('@playwright/test');
+      const fs = require('node:fs');
+      const { execFileSync } = require('node:child_process');
+      test('fifo attachment', async ({}, info) => {
+        fs.writeFileSync('/tmp/pipe.png', 'x');
+        await info.attach('pipe', { path: '/tmp/pipe.png', contentType: 'image/png' });
+        for (const attachment of info.attachments) { fs.rmSync(attachment.path); execFileSync('mkfifo', [attachment.path]); }
+      });`);
+    expect(resultOf(asFile)?.status, asFile.output).toBe('passed');
+    expect(asFile.killed).toBeNull();
+    expect(kept(asFile).pipe).toBeNull();
+    asFile.cleanup();
+  });
+
+  it('/tmp and the output directory are sized tmpfs, and their bytes count toward the run\'s memory', async () => {
+    // The files are kept a while after writing (holdMs): a run that ended at once would take its tmpfs with it
+    // before the watchdog's next look, and what the watchdog must stop is a run that keeps the memory.
+    const fill = (dir: string, mb: number, holdMs = 0) => `
+      const { test } = require('@playwright/test');
+      const fs = require('node:fs');
+      test('fill', async () => {
+        const chunk = Buffer.alloc(4 * 1024 * 1024, 1);
+        let written = 0;
+        try { for (let i = 0; i < ${mb / 4}; i++) { fs.writeFileSync('${dir}/fill-' + i, chunk); written += chunk.length; } }
+        catch (e) { console.log('stopped: ' + e.code); }
+        console.log('written ' + written);
+        await new Promise((resolve) => setTimeout(resolve, ${holdMs}));
+      });`;
+    // 96 MiB into a 64 MiB output directory: ENOSPC, nothing of it on this host's disk (the full directory leaves
+    // Playwright no room for its report either: the run has none, and its output says why).
+    const full = await spec(fill('/sandbox/out', 96), { limits: { outBytes: 64 * 1024 * 1024 } });
+    expect(full.output).toContain('stopped: ENOSPC');
+    expect(Number(/written (\d+)/.exec(full.output)?.[1])).toBeLessThanOrEqual(64 * 1024 * 1024);
+    full.cleanup();
+    // 400 MiB in /tmp with a 300 MiB memory limit: the watchdog counts the tmpfs and stops the run.
+    const memory = await spec(fill('/tmp', 400, 40_000), { memoryBytes: 300 * 1024 * 1024, timeoutMs: 60_000 });
+    expect(memory.killed).toBe('memory');
+    memory.cleanup();
+  });
+
+  it('a run that starts many processes is stopped', async () => {
+    const outcome = await spec(`
+      const { test } = require('@playwright/test');
+      const { spawn } = require('node:child_process');
+      test('many', async () => {
+        for (let i = 0; i < 400; i++) spawn('sleep', ['30'], { stdio: 'ignore' }).on('error', () => {});
+        await new Promise((resolve) => setTimeout(resolve, 10_000));
+      });`, { limits: { processes: 64 } });
+    expect(outcome.killed).toBe('processes');
+    outcome.cleanup();
+  });
+
+  it('a code bundle unpacks into a sized work directory: a bomb fails to unpack', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bundle-bomb-'));
+    dirs.push(dir);
+    // 160 MiB of zeros compress to ~160 KiB.
+    writeFileSync(path.join(dir, 'zeros.bin'), Buffer.alloc(160 * 1024 * 1024));
+    writeFileSync(path.join(dir, 'playwright.config.js'), 'module.exports = {};');
+    const bundle = path.join(dir, 'bundle.tar.gz');
+    execFileSync('tar', ['-czf', bundle, '-C', dir, 'zeros.bin', 'playwright.config.js']);
+    expect(readdirSync(dir)).toContain('bundle.tar.gz');
+    const outcome = await runInSandbox({
+      program: { kind: 'suite', bundle, config: 'playwright.config.js', cwd: '.', args: [] },
+      env: {},
+      timeoutMs: 20_000,
+      memoryBytes: 1536 * 1024 * 1024,
+      policy,
+      trace: 'off',
+      screenshot: 'off',
+      video: 'off',
+      limits: { workBytes: 64 * 1024 * 1024 },
+    });
+    expect(outcome.report).toBeNull();
+    expect(outcome.output).toContain('The code bundle could not be unpacked');
+    outcome.cleanup();
+  });
+});
