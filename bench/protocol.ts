@@ -15,7 +15,9 @@ export type ServiceMessage =
   /** The report cache's figures; `markDays` turns ingest's marking of days on or off first (the cache stays on). */
   | { type: 'reportCache'; markDays?: boolean }
   /** Every stored run of the account started in [from, to) (epoch ms): for the runner bench's slot accounting. */
-  | { type: 'runs'; accountId: string; from: number; to: number };
+  | { type: 'runs'; accountId: string; from: number; to: number }
+  /** Starts a CPU profile of the service's process, or stops it and writes it (a .cpuprofile) to `file`. */
+  | { type: 'profile'; action: 'start' } | { type: 'profile'; action: 'stop'; file: string };
 
 export interface Memory {
   rssBytes: number;
@@ -38,7 +40,8 @@ export type ServiceReply =
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' }
   | { type: 'reportCache'; markDays: boolean; stats: ReportCacheStats }
-  | { type: 'runs'; runs: { checkId: string; startedAt: number; failed: boolean }[] };
+  | { type: 'runs'; runs: { checkId: string; startedAt: number; failed: boolean }[] }
+  | { type: 'profile' };
 
 export interface ReportCacheStats {
   entries: number;

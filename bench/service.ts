@@ -3,7 +3,8 @@
  * the engine floor (a report's compiled SQL run straight on the store, no HTTP, no Koa), row counts, queue
  * state and memory. Only the bench starts this file.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { CATALOGS } from '../src/analytics/index.js';
 import { planReport, reportCache, type ReportQuery } from '../src/analytics/index.js';
 import { reportQuery } from '../src/analytics/index.js';
@@ -55,6 +56,9 @@ function memory() {
   return { rssBytes: kb('VmRSS') * 1024, peakRssBytes: kb('VmHWM') * 1024 };
 }
 
+/** The inspector session of a CPU profile the bench asked for (bench/api.ts), while one runs. */
+let profiler: Session | undefined;
+
 async function handle(msg: ServiceMessage): Promise<ServiceReply> {
   switch (msg.type) {
     case 'floor': {
@@ -105,6 +109,20 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
       const settings = service.deps.config.reportCache;
       if (msg.markDays !== undefined) settings.markDays = msg.markDays;
       return { type: 'reportCache', markDays: settings.markDays !== false, stats: reportCache(settings.maxBytes).stats() };
+    }
+    case 'profile': {
+      profiler ??= new Session();
+      if (msg.action === 'start') {
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      } else {
+        const { profile } = await profiler.post('Profiler.stop');
+        writeFileSync(msg.file, JSON.stringify(profile));
+        profiler.disconnect();
+        profiler = undefined;
+      }
+      return { type: 'profile' };
     }
     case 'settle':
       // chdb runs parameterized queries one at a time, in order: once this one answers, every report

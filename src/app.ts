@@ -1,4 +1,3 @@
-import Router from '@koa/router';
 import { Stream } from 'node:stream';
 import zlib from 'node:zlib';
 import compress from 'koa-compress';
@@ -14,10 +13,11 @@ import { checkSessionRoutes, runnerResourceRoutes } from './runners/index.js';
 import { RateLimits } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { type AnyRoute, koaPath } from './http/route.js';
+import { dispatchRoutes, type RouteEntry } from './http/dispatch.js';
 import { compileResponseValidator } from './http/validation.js';
 import { compileRouteInput } from './http/invoke.js';
 import { ingestRoutes } from './ingest/index.js';
-import { accountRoutes, authRoutes, memberRoutes, recordAudit, resolvePrincipal, resolveSession } from './accounts/index.js';
+import { accountRoutes, authRoutes, memberRoutes, PrincipalCache, recordAudit, resolveSession } from './accounts/index.js';
 import { analyticsRoutes } from './analytics/index.js';
 import { opsRoutes } from './ops/routes.js';
 import { alertChannelRoutes } from './alerts/index.js';
@@ -161,7 +161,15 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
     }
     // Events go out as they are written: compression would hold them back.
     if (reply.streaming) ctx.compress = false;
-    if (reply.body !== undefined) ctx.body = reply.body;
+    if (reply.body === undefined) return;
+    // A read's JSON is written once: Koa would write it to learn its length and koa-compress again to send it.
+    // Writes keep their object (the audit log reads a created resource's id from it).
+    if (ctx.method === 'GET' && reply.body !== null && typeof reply.body === 'object' && !(reply.body instanceof Stream) && !Buffer.isBuffer(reply.body)) {
+      if (!ctx.response.get('Content-Type')) ctx.type = 'application/json';
+      ctx.body = JSON.stringify(reply.body);
+    } else {
+      ctx.body = reply.body;
+    }
   };
 }
 
@@ -170,8 +178,8 @@ function largerBodies(routes: AnyRoute[]): Map<string, number> {
   return new Map(routes.filter((r) => r.bodyLimitBytes !== undefined && !r.path.includes('{')).map((r) => [r.path, r.bodyLimitBytes!]));
 }
 
-export function buildRouter(routes: AnyRoute[], resolvers: Resolvers, rateLimits: RateLimits, options: AppOptions & { audit?: { sink: AuditSink; logger: Logger } }): Router {
-  const router = new Router();
+export function buildRouter(routes: AnyRoute[], resolvers: Resolvers, rateLimits: RateLimits, options: AppOptions & { audit?: { sink: AuditSink; logger: Logger } }) {
+  const entries: RouteEntry[] = [];
   for (const route of routes) {
     const chain: Middleware[] = [];
     if (route.access !== 'public') {
@@ -183,9 +191,9 @@ export function buildRouter(routes: AnyRoute[], resolvers: Resolvers, rateLimits
       chain.push(rateLimits.middleware(route.operationId, route.rateLimit));
     }
     chain.push(routeHandler(route, options.validateResponses ?? false));
-    router.register(koaPath(route.path), [route.method], chain, { name: route.operationId });
+    entries.push({ path: koaPath(route.path), method: route.method, name: route.operationId, chain });
   }
-  return router;
+  return dispatchRoutes(entries);
 }
 
 export function createApp(deps: Deps, options: AppOptions = {}) {
@@ -195,18 +203,30 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   const rateLimits = new RateLimits(deps.redis, deps.config.redisPrefix, deps.config.rateLimit);
   const { sql, config } = deps;
   const sessions = { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs };
+  const principals = new PrincipalCache(sql, config.people.keyCacheMs, deps.logger);
   const resolvers: Resolvers = {
-    key: (key, account) => resolvePrincipal(sql, key, account),
+    key: (key, account) => principals.resolve(key, account),
     session: (token, account) => resolveSession(sql, token, account, sessions),
     publicUrl: () => config.publicUrl,
   };
   const audit = { sink: (entry: Parameters<AuditSink>[0]) => recordAudit(sql, entry), logger: deps.logger };
-  const router = buildRouter(routes, resolvers, rateLimits, { ...options, audit });
+  const { router, middleware: dispatch } = buildRouter(routes, resolvers, rateLimits, { ...options, audit });
 
   const app = new Koa();
   app.silent = true;
   app.proxy = deps.config.trustProxy;
   app.use(requestLog(deps.logger));
+  // Any write may change what a key resolves to (a revoke, a role, a member removed): this process forgets what it
+  // kept before the answer goes out, so the writer's next request is resolved afresh. Other processes hear of the
+  // commit from Postgres (PrincipalCache).
+  app.use(async function forgetKeysOnWrite(ctx, next) {
+    if (ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS') return next();
+    try {
+      await next();
+    } finally {
+      principals.forget();
+    }
+  });
   // Answers of 1 KiB or more go out compressed to clients that take it (gzip, deflate or br): dashboard
   // pages and data, reports, lists. Error bodies are compressed like any other.
   app.use(compress({ threshold: 1024, br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }, gzip: { level: 6 } }));
@@ -221,7 +241,6 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   app.use(statusPages(deps, rateLimits));
   app.use(consolePages(deps.config.publicUrl));
   app.use(jsonBody(deps.config.bodyLimitBytes, largerBodies(routes)));
-  app.use(router.routes());
-  app.use(router.allowedMethods());
-  return { app, router, routes, document };
+  app.use(dispatch);
+  return { app, router, routes, document, principals };
 }

@@ -32,6 +32,11 @@ export interface RunningService {
   /** Key generated on first start (shown once); undefined otherwise. */
   generatedKey?: string;
   defaultAccountId: string;
+  /**
+   * Forgets what API keys resolved to in this process (PrincipalCache): for a change made behind the API's back
+   * when its next request must see it at once (Postgres announces such changes too, a moment later).
+   */
+  forgetKeys(): void;
   /** Stops accepting, lets in-flight requests finish, then closes every pool. */
   close(): Promise<void>;
 }
@@ -110,7 +115,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
     ? await startBackgroundWork({ ...deps, afterInsert: options.afterInsert })
     : undefined;
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
-  const { app } = createApp(deps, options);
+  const { app, principals } = createApp(deps, options);
   const server = app.listen(config.port, config.host);
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
@@ -147,6 +152,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
     url: `http://127.0.0.1:${port}`,
     generatedKey,
     defaultAccountId: account.id,
+    forgetKeys: () => principals.forget(),
     close,
   };
 }

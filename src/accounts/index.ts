@@ -5,6 +5,7 @@ export { authRoutes, signInLink } from './auth-routes.js';
 export { memberRoutes } from './member-routes.js';
 export { recordAudit, sweepAudit } from './audit.js';
 export { resolveSession } from './sessions.js';
+export { PrincipalCache } from './principal-cache.js';
 export { sendDuePeopleMail } from './mail.js';
 export { addMember } from './members.js';
 export { ensureUser } from './users.js';

@@ -170,8 +170,17 @@ export async function resolvePrincipal(
   rawKey: string,
   requestedAccountId: string | undefined,
 ): Promise<Principal | 'forbidden' | undefined> {
-  const [row] = await sql<(AccountRow & { key_id: string; key_name: string; user_id: string | null; user_email: string | null; user_totp: Date | null; key_role: Role | null; member_role: AccountRole | null; last_used_at: Date | null })[]>`
-    select k.id as key_id, k.name as key_name, k.user_id, u.email as user_email, u.totp_enabled_at as user_totp, k.last_used_at, m.role as key_role, am.role as member_role, a.*
+  return (await resolveKey(sql, rawKey, requestedAccountId))?.principal;
+}
+
+/** What resolvePrincipal answers for a key it knows, and until when the key is valid (null: no expiry). */
+export async function resolveKey(
+  sql: Sql,
+  rawKey: string,
+  requestedAccountId: string | undefined,
+): Promise<{ principal: Principal | 'forbidden'; expiresAt: Date | null } | undefined> {
+  const [row] = await sql<(AccountRow & { key_id: string; key_name: string; user_id: string | null; user_email: string | null; user_totp: Date | null; key_role: Role | null; member_role: AccountRole | null; last_used_at: Date | null; key_expires_at: Date | null })[]>`
+    select k.id as key_id, k.name as key_name, k.user_id, u.email as user_email, u.totp_enabled_at as user_totp, k.last_used_at, k.expires_at as key_expires_at, m.role as key_role, am.role as member_role, a.*
     from api_keys k
     left join users u on u.id = k.user_id
     left join memberships m on k.user_id is null and m.api_key_id = k.id
@@ -183,11 +192,11 @@ export async function resolvePrincipal(
   if (!row) return undefined;
   const role = row.member_role ?? (row.key_role ? KEY_ROLE_AS[row.key_role] : null);
   // A person's key is refused where the account requires a second factor they have not turned on.
-  if (!role || (row.user_id && row.require_two_factor && !row.user_totp)) return 'forbidden';
+  if (!role || (row.user_id && row.require_two_factor && !row.user_totp)) return { principal: 'forbidden', expiresAt: row.key_expires_at };
   if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
     sql`update api_keys set last_used_at = now() where id = ${row.key_id}`.catch(() => undefined);
   }
-  return {
+  const principal: Principal = {
     keyId: row.key_id,
     userId: row.user_id,
     sessionId: null,
@@ -195,6 +204,7 @@ export async function resolvePrincipal(
     account: toAccount(row),
     actor: row.user_id ? { type: 'user', id: row.user_id, name: row.user_email ?? '' } : { type: 'key', id: row.key_id, name: row.key_name },
   };
+  return { principal, expiresAt: row.key_expires_at };
 }
 
 /** The accounts a principal may act for: a service key's memberships, or its user's. */

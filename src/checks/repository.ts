@@ -151,6 +151,27 @@ export async function readChecks(db: Sql, accountId: string, rows: CheckRow[], o
         where s.check_id = any(${ids}::uuid[]) and c.account_id = ${accountId}
         order by s.alert_channel_id`
     : [];
+  return shapeChecks(db, accountId, rows, channelRows, opts);
+}
+
+/**
+ * One check of the account as readChecks shows it, its row and its subscriptions read in one query (a second
+ * only for its group's settings, when asked): GET /v1/checks/{id} is the API's most frequent read.
+ */
+export async function readCheck(db: Sql, accountId: string, id: string, opts: ReadOptions = {}) {
+  if (!UUID.test(id)) return undefined;
+  const [row] = await db<(CheckRow & { channel_rows: ChannelRow[] })[]>`select c.*, coalesce((
+      select json_agg(json_build_object('check_id', s.check_id, 'alert_channel_id', s.alert_channel_id, 'activated', s.activated,
+          'type', ch.type, 'config', ch.config) order by s.alert_channel_id)
+        from alert_subscriptions s join alert_channels ch on ch.id = s.alert_channel_id
+        where s.check_id = c.id and ch.account_id = c.account_id), '[]'::json) as channel_rows
+    from checks c where c.id = ${id} and c.account_id = ${accountId}`;
+  if (!row) return undefined;
+  const { channel_rows: channelRows, ...checkRow } = row;
+  return (await shapeChecks(db, accountId, [checkRow], channelRows, opts))[0];
+}
+
+async function shapeChecks(db: Sql, accountId: string, rows: CheckRow[], channelRows: ChannelRow[], opts: ReadOptions) {
   const groupIds = opts.applyGroupSettings ? [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))] : [];
   const groups = new Map<number, GroupData>();
   if (groupIds.length) {

@@ -13,6 +13,7 @@ import {
   deleteCheck,
   enforceBrowserLimit,
   findCheckRow,
+  readCheck,
   insertCheck,
   listCheckRows,
   readChecks,
@@ -117,9 +118,9 @@ export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] 
 
   /** A check as its writer reads it back (a key that may write sees its channels' header values). */
   async function readOne(db: Sql, accountId: string, id: string) {
-    const row = await findCheckRow(db, accountId, id);
-    if (!row) throw notFound();
-    return (await readChecks(db, accountId, [row], { publicUrl: config.publicUrl, revealHeaders: true }))[0];
+    const check = await readCheck(db, accountId, id, { publicUrl: config.publicUrl, revealHeaders: true });
+    if (!check) throw notFound();
+    return check;
   }
 
   /** A Playwright suite has a script or a code bundle; bundles and snapshots it names are blobs this account uploaded. */
@@ -252,9 +253,8 @@ export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] 
       errors: [404],
       schema: { params: IdParams, query: ReadQuery, responses: { 200: CheckResponse } },
       handler: async ({ principal, params, query }) => {
-        const row = await findCheckRow(sql, principal.account.id, params.id);
-        if (!row) throw notFound();
-        const [check] = await readChecks(sql, principal.account.id, [row], { ...query, publicUrl: config.publicUrl, revealHeaders: may(principal.role, 'write') });
+        const check = await readCheck(sql, principal.account.id, params.id, { ...query, publicUrl: config.publicUrl, revealHeaders: may(principal.role, 'write') });
+        if (!check) throw notFound();
         return { status: 200, body: inVersion(version, [check])[0] };
       },
     });

@@ -461,13 +461,17 @@ function readDefaults(segment: TypeSegment): Record<string, unknown> {
   }
   return out;
 }
-const READ_DEFAULTS = Object.fromEntries((Object.keys(TYPE_SPECS) as TypeSegment[]).map((s) => [s, readDefaults(s)])) as Record<TypeSegment, Record<string, unknown>>;
+const READ_DEFAULT_ENTRIES = Object.fromEntries((Object.keys(TYPE_SPECS) as TypeSegment[]).map((s) => [s, Object.entries(readDefaults(s))])) as Record<TypeSegment, [string, unknown][]>;
 
 /** A stored check's fields with the anchor's defaults under every field it leaves unset. */
 export function withReadDefaults(segment: TypeSegment | undefined, data: Record<string, unknown>): Record<string, unknown> {
   if (!segment) return data;
   const out = { ...data };
-  for (const [name, value] of Object.entries(READ_DEFAULTS[segment])) if (out[name] === undefined) out[name] = structuredClone(value);
+  for (const [name, value] of READ_DEFAULT_ENTRIES[segment]) {
+    if (out[name] !== undefined) continue;
+    // Each read gets its own copy of an object default (a caller may change it); values and empty lists cost nothing.
+    out[name] = value === null || typeof value !== 'object' ? value : Array.isArray(value) && value.length === 0 ? [] : structuredClone(value);
+  }
   // The anchor names the host a DNS monitor resolves `query`; a monitor written with hostname only reads it there too.
   const request = out.request as { hostname?: string; query?: string } | undefined;
   if (segment === 'dns' && request && request.query === undefined && request.hostname !== undefined) out.request = { ...request, query: request.hostname };

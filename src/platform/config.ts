@@ -124,6 +124,8 @@ export interface Config {
   people: {
     sessionIdleMs: number;
     sessionAbsoluteMs: number;
+    /** How long a process keeps what an API key resolved to (0: not at all); changes are announced and forgotten at once. */
+    keyCacheMs: number;
     /** Failed sign-ins allowed per email and per client address in 15 minutes. */
     signInFailures: number;
     invitationTtlMs: number;
@@ -348,6 +350,7 @@ function peopleSettings(env: Env): Config['people'] {
   if (defaultRole && (!PERSON_ROLES.includes(defaultRole) || defaultRole === 'OWNER')) throw new ConfigError('OIDC_DEFAULT_ROLE', 'expected ADMIN, READ_WRITE, READ_RUN or READ_ONLY');
   return {
     sessionIdleMs: int(env, 'SESSION_IDLE_MINUTES', 480, 1, 100_000) * 60_000,
+    keyCacheMs: int(env, 'KEY_CACHE_SECONDS', 5, 0, 60) * 1000,
     sessionAbsoluteMs: int(env, 'SESSION_MAX_HOURS', 168, 1, 10_000) * 3_600_000,
     signInFailures: int(env, 'SIGN_IN_FAILURES', 10, 1, 10_000),
     invitationTtlMs: int(env, 'INVITATION_TTL_HOURS', 168, 1, 10_000) * 3_600_000,

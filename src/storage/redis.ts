@@ -21,7 +21,7 @@ export function isRedisUnavailable(err: unknown): boolean {
 
 /** Connects and fails fast with a message that says which Redis and how to start it. */
 export async function connectRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 5000, ...FAIL_FAST });
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 5000, enableAutoPipelining: true, ...FAIL_FAST });
   redis.on('error', () => {
     // Connection errors surface on the commands that hit them and in /ready; ioredis reconnects by itself.
   });
