@@ -10,12 +10,12 @@
  *
  *   npm run bench:api -- [--seconds 15] [--connections 32] [--rounds 2] [--profile]
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { benchEnvironment, cpuSeconds, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest, startCountingTarget } from './harness.js';
+import { benchEnvironment, cpuSeconds, profileOwners, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest, startCountingTarget } from './harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,35 +46,6 @@ async function load(svc: ServiceUnderTest, opts: autocannon.Options): Promise<Lo
   if (result.errors || result.non2xx || result.timeouts) throw new Error(`load had ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
   const answers = result.requests.total;
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, answers, cpuMsPerRequest: +((cpu * 1000) / answers).toFixed(3) };
-}
-
-/** Self time per owner of the code: a package, a file of src/, node's internals, or V8's own entries (GC, program). */
-function profileOwners(file: string, top = 18) {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
-    nodes: { id: number; callFrame: { url: string; functionName: string } }[];
-    samples: number[];
-    timeDeltas: number[];
-  };
-  const ownerOf = new Map<number, string>();
-  for (const node of profile.nodes) {
-    const { url, functionName } = node.callFrame;
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
-    const src = /\/((?:src|bench)\/.+?)(?:\?.*)?$/.exec(url)?.[1];
-    ownerOf.set(node.id, pkg ?? src ?? (url.startsWith('node:') ? `node:${url.slice(5).split('/')[0]}` : url ? 'other' : functionName || '(native)'));
-  }
-  const self = new Map<string, number>();
-  let total = 0;
-  profile.samples.forEach((id, i) => {
-    const owner = ownerOf.get(id)!;
-    if (owner === '(idle)') return;
-    const us = profile.timeDeltas[i] ?? 0;
-    self.set(owner, (self.get(owner) ?? 0) + us);
-    total += us;
-  });
-  return [...self.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, top)
-    .map(([owner, us]) => ({ owner, share: +((100 * us) / total).toFixed(1) }));
 }
 
 async function main() {

@@ -131,3 +131,32 @@ export function cpuSeconds(pid: number): number {
 
 /** The value at quantile q of an ascending list (NaN when empty). */
 export const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);
+
+/** Self time per owner of the code: a package, a file of src/, node's internals, or V8's own entries (GC, program). */
+export function profileOwners(file: string, top = 18) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: { id: number; callFrame: { url: string; functionName: string } }[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const ownerOf = new Map<number, string>();
+  for (const node of profile.nodes) {
+    const { url, functionName } = node.callFrame;
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+    const src = /\/((?:src|bench)\/.+?)(?:\?.*)?$/.exec(url)?.[1];
+    ownerOf.set(node.id, pkg ?? src ?? (url.startsWith('node:') ? `node:${url.slice(5).split('/')[0]}` : url ? 'other' : functionName || '(native)'));
+  }
+  const self = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const owner = ownerOf.get(id)!;
+    if (owner === '(idle)') return;
+    const us = profile.timeDeltas[i] ?? 0;
+    self.set(owner, (self.get(owner) ?? 0) + us);
+    total += us;
+  });
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([owner, us]) => ({ owner, share: +((100 * us) / total).toFixed(1) }));
+}

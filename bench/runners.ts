@@ -2,12 +2,19 @@
  * Runner bench: N API checks at a 1-minute frequency against a local HTTP target, for M minutes, with the
  * service's own scheduler and in-process runner (npm start's defaults). Measures, per slot: lateness of the
  * run against its slot (p50, p99, max), missed slots and duplicated runs; the service process's CPU and RSS;
- * whether ingest keeps up (queue depth and lag). Writes bench/results/<time>-runners.json.
+ * whether ingest keeps up (queue depth and lag). Then, in the same run and against the same target, the peer stack
+ * (bench/peer.ts: Debian's Prometheus scraping blackbox_exporter) probes as many URLs once a minute for as many
+ * minutes, and its CPU per probe is set beside the service's CPU per run (`--peer off` skips it). Writes
+ * bench/results/<time>-runners.json.
  *
- *   npm run bench:runners -- [--checks 10000] [--minutes 10]
+ * With `--profile` the service's CPU is profiled (its inspector) over the last measured minute, and the self time is
+ * summed per owner of the code (bench/harness.ts profileOwners); the profile is kept in the temporary directory.
+ *
+ *   npm run bench:runners -- [--checks 10000] [--minutes 10] [--peer off] [--profile]
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
 import path from 'node:path';
@@ -15,9 +22,10 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { phaseOf } from '../src/runners/index.js';
 import { LOCATIONS } from '../src/model/checks.js';
-import { benchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, quantile, startCountingTarget } from './harness.js';
+import { benchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, profileOwners, quantile, startCountingTarget } from './harness.js';
+import { measurePeer } from './peer.js';
 
-const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '10' }, locations: { type: 'string', default: '4' } } });
+const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '10' }, locations: { type: 'string', default: '4' }, peer: { type: 'string', default: 'on' }, profile: { type: 'boolean', default: false } } });
 const CHECKS = Number(values.checks);
 const MINUTES = Number(values.minutes);
 const LOCATION_COUNT = Math.min(LOCATIONS.length, Math.max(1, Number(values.locations)));
@@ -37,6 +45,7 @@ async function main() {
   const accountId = await cli('create-account', '--name', 'runner-bench');
   const svc = await ServiceUnderTest.start(env);
   const sql = postgres(env.DATABASE_URL!, { max: 4, onnotice: () => {} });
+  let result: Record<string, unknown>;
   try {
     console.log(`creating ${CHECKS} API checks at 1 minute in ${LOCATION_COUNT} locations against ${targetUrl}`);
     const ids: string[] = [];
@@ -78,6 +87,16 @@ async function main() {
         maxLag = Math.max(maxLag, s.queue.oldestWaitingSeconds);
       });
     }, 2000);
+    let profile: ReturnType<typeof profileOwners> | undefined;
+    if (values.profile) {
+      await new Promise((r) => setTimeout(r, end - PERIOD - Date.now()));
+      await svc.ask({ type: 'profile', action: 'start' });
+      await new Promise((r) => setTimeout(r, end - Date.now()));
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'runners-prof-')), 'last-minute.cpuprofile');
+      await svc.ask({ type: 'profile', action: 'stop', file });
+      profile = profileOwners(file, 30);
+      console.log(`the last minute's profile: ${file}`);
+    }
     await new Promise((r) => setTimeout(r, end - Date.now()));
     const cpu = cpuSeconds(pid) - cpuStart;
     const requests = target.hits() - hitsStart;
@@ -107,7 +126,7 @@ async function main() {
     const duplicated = [...bySlot.values()].filter((n) => n > 1).reduce((a, n) => a + n - 1, 0);
     const missed = expected - bySlot.size;
     lateness.sort((a, b) => a - b);
-    const result = {
+    result = {
       at: new Date().toISOString(),
       checks: CHECKS,
       locations: LOCATION_COUNT,
@@ -121,20 +140,33 @@ async function main() {
       failedRuns: failed,
       latenessMs: { p50: quantile(lateness, 0.5), p99: quantile(lateness, 0.99), max: lateness[lateness.length - 1] },
       serviceCpuCores: Math.round((cpu / (MINUTES * 60)) * 100) / 100,
+      serviceCpuMsPerRun: +((cpu * 1000) / Math.max(1, lateness.length)).toFixed(3),
       servicePeakRssMB: Math.round(peakRss / 1048576),
       ingest: { maxWaitingBatches: maxWaiting, maxLagSeconds: Math.round(maxLag * 10) / 10 },
+      ...(profile ? { lastMinuteSelfTimeByOwner: profile, cpuNote: 'profiled minute included: the inspector adds to the CPU figures' } : {}),
     };
     console.log(JSON.stringify(result, null, 2));
-    mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
-    writeFileSync(path.join(ROOT, `bench/results/${result.at.replace(/[:.]/g, '-')}-runners.json`), `${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await sql.end({ timeout: 5 });
     await svc.stop();
-    target.close();
     await dropDatabase(env.DATABASE_URL!).catch((e: Error) => console.error(`drop database: ${e.message}`));
     await deleteKeysWithPrefix(env.REDIS_URL!, env.REDIS_PREFIX!).catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   }
+  try {
+    // The service has stopped: the peer stack has the machine to itself, as the service had.
+    if (values.peer !== 'off') {
+      console.log(`the peer stack: ${CHECKS} probes once a minute for ${MINUTES} minutes against the same target`);
+      const peer = await measurePeer(targetUrl, CHECKS, MINUTES, target.hits);
+      result.peer = peer;
+      result.serviceCpuPerRunAgainstPeer = +((result.serviceCpuMsPerRun as number) / peer.cpuMsPerProbe.total).toFixed(2);
+      console.log(JSON.stringify({ peer, serviceCpuPerRunAgainstPeer: result.serviceCpuPerRunAgainstPeer }, null, 2));
+    }
+  } finally {
+    target.close();
+  }
+  mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(path.join(ROOT, `bench/results/${(result.at as string).replace(/[:.]/g, '-')}-runners.json`), `${JSON.stringify(result, null, 2)}\n`);
 }
 
 await main();
