@@ -66,9 +66,9 @@ export const API_INFO = { title: 'Monitoring Management API', version: '1.0.0' }
 export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
   return [
     ...opsRoutes(deps, getDocument),
-    ...accountRoutes(deps),
-    ...authRoutes(deps),
-    ...memberRoutes(deps),
+    ...changesAccess(accountRoutes(deps)),
+    ...changesAccess(authRoutes(deps)),
+    ...changesAccess(memberRoutes(deps)),
     ...variableRoutes(deps),
     ...maintenanceWindowRoutes(deps),
     ...maintenanceRoutes(deps),
@@ -102,6 +102,9 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...locationRoutes(),
   ];
 }
+
+/** The accounts feature's routes: keys, members, roles, sign-in and the account's own rules. */
+const changesAccess = (routes: AnyRoute[]): AnyRoute[] => routes.map((route) => ({ ...route, changesAccess: true }));
 
 function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
   const { headerNames, parse } = compileRouteInput(route);
@@ -164,7 +167,7 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
     if (reply.body === undefined) return;
     // A read's JSON is written once: Koa would write it to learn its length and koa-compress again to send it.
     // Writes keep their object (the audit log reads a created resource's id from it).
-    if (ctx.method === 'GET' && reply.body !== null && typeof reply.body === 'object' && !(reply.body instanceof Stream) && !Buffer.isBuffer(reply.body)) {
+    if (ctx.method === 'GET' && reply.body !== null && typeof reply.body === 'object' && (Array.isArray(reply.body) || Object.getPrototypeOf(reply.body) === Object.prototype)) {
       if (!ctx.response.get('Content-Type')) ctx.type = 'application/json';
       ctx.body = JSON.stringify(reply.body);
     } else {
@@ -178,10 +181,22 @@ function largerBodies(routes: AnyRoute[]): Map<string, number> {
   return new Map(routes.filter((r) => r.bodyLimitBytes !== undefined && !r.path.includes('{')).map((r) => [r.path, r.bodyLimitBytes!]));
 }
 
-export function buildRouter(routes: AnyRoute[], resolvers: Resolvers, rateLimits: RateLimits, options: AppOptions & { audit?: { sink: AuditSink; logger: Logger } }) {
+export function buildRouter(routes: AnyRoute[], resolvers: Resolvers, rateLimits: RateLimits, options: AppOptions & { audit?: { sink: AuditSink; logger: Logger }; forgetKeys?: () => void }) {
   const entries: RouteEntry[] = [];
   for (const route of routes) {
     const chain: Middleware[] = [];
+    const forget = options.forgetKeys;
+    // Before the answer goes out, whatever it did: the writer's next request is resolved afresh. Other processes
+    // hear of the commit from Postgres (PrincipalCache).
+    if (forget && route.changesAccess && route.method !== 'GET') {
+      chain.push(async function forgetKeysAfterWrite(_ctx, next) {
+        try {
+          await next();
+        } finally {
+          forget();
+        }
+      });
+    }
     if (route.access !== 'public') {
       // Outside authentication: a write its role refused is recorded too (authenticate names the principal first).
       if (options.audit && route.method !== 'GET') chain.push(auditWrites(route, options.audit.sink, options.audit.logger));
@@ -210,23 +225,12 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
     publicUrl: () => config.publicUrl,
   };
   const audit = { sink: (entry: Parameters<AuditSink>[0]) => recordAudit(sql, entry), logger: deps.logger };
-  const { router, middleware: dispatch } = buildRouter(routes, resolvers, rateLimits, { ...options, audit });
+  const { router, middleware: dispatch } = buildRouter(routes, resolvers, rateLimits, { ...options, audit, forgetKeys: () => principals.forget() });
 
   const app = new Koa();
   app.silent = true;
   app.proxy = deps.config.trustProxy;
   app.use(requestLog(deps.logger));
-  // Any write may change what a key resolves to (a revoke, a role, a member removed): this process forgets what it
-  // kept before the answer goes out, so the writer's next request is resolved afresh. Other processes hear of the
-  // commit from Postgres (PrincipalCache).
-  app.use(async function forgetKeysOnWrite(ctx, next) {
-    if (ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS') return next();
-    try {
-      await next();
-    } finally {
-      principals.forget();
-    }
-  });
   // Answers of 1 KiB or more go out compressed to clients that take it (gzip, deflate or br): dashboard
   // pages and data, reports, lists. Error bodies are compressed like any other.
   app.use(compress({ threshold: 1024, br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }, gzip: { level: 6 } }));

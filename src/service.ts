@@ -144,6 +144,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
       });
       // The worker finishes the batch it holds before the store closes under it.
       await worker?.close();
+      principals.stop();
       await closeDependencies(deps);
     })());
   return {

@@ -13,7 +13,8 @@ describe('keys resolved from the cache', () => {
   let elsewhere: postgres.Sql;
 
   beforeAll(async () => {
-    svc = await startTestService();
+    // Kept a minute here: within these tests only an announcement can make a change show.
+    svc = await startTestService({ KEY_CACHE_SECONDS: '60' });
     elsewhere = postgres(svc.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
   });
   afterAll(async () => {
@@ -55,6 +56,20 @@ describe('keys resolved from the cache', () => {
     await elsewhere`update api_keys set name = 'renamed' where id = ${key.id}`;
     await expect.poll(() => announcements.length).toBe(1);
     await listening.unlisten();
+  });
+
+  it('listens again when its listening connection is cut, and hears changes made after', async () => {
+    const listeners = () => elsewhere<{ pid: number }[]>`select pid from pg_stat_activity
+      where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen%'`;
+    const before = (await listeners()).map((r) => r.pid);
+    expect(before.length).toBeGreaterThan(0);
+    await elsewhere`select pg_terminate_backend(pid) from pg_stat_activity where pid = any(${before}::int[])`;
+    await expect.poll(async () => (await listeners()).filter((r) => !before.includes(r.pid)).length, { timeout: 10_000, interval: 200 }).toBeGreaterThan(0);
+    const key = await createApiKey(svc.deps.sql, { accountId: svc.defaultAccountId, role: 'read-only' });
+    await expect.poll(() => read(key.key)).toBe(200);
+    expect(await read(key.key)).toBe(200);
+    await elsewhere`update api_keys set revoked_at = now() where id = ${key.id}`;
+    await expect.poll(() => read(key.key), { timeout: 1500, interval: 50 }).toBe(401);
   });
 
   it('keeps a key no longer than it is valid', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../platform/logger.js';
 import { hashSecret } from '../model/secrets.js';
 import type { Principal } from '../model/accounts.js';
@@ -6,6 +7,9 @@ import { resolveKey } from './repository.js';
 
 /** The channel migration 0018's triggers announce a committed change of keys, members, accounts or users on. */
 const CHANNEL = 'auth_changed';
+/** How often the process checks it still hears announcements, and how long it waits for its own. */
+const PROBE_EVERY_MS = 15_000;
+const PROBE_WAIT_MS = 3_000;
 /** Past this many kept keys the cache starts again empty (each entry is one key and account asked for). */
 const MAX_ENTRIES = 10_000;
 
@@ -19,16 +23,22 @@ interface Entry {
  * Postgres round trip for its key. What a key resolves to changes only when a row it is made of changes (the key,
  * its memberships, its account, its person), and every such commit is announced on `auth_changed` (migration
  * 0018): every process forgets everything it kept when one arrives. This process also forgets at once when it
- * answers any write (a revoke, a role change), so its own next request never sees the old answer, and a
- * resolution that was under way when something changed is not kept. A key's expiry bounds its entry. Until the
- * process listens nothing is kept; if its listening connection drops, what it keeps meanwhile is at most
- * KEY_CACHE_SECONDS old, and it forgets everything when it listens again. Unknown keys are never kept: a flood of made-up keys costs the queries
- * it always did and no memory.
+ * answers a write of the accounts feature (a revoke, a role change: `changesAccess` routes), so its own next
+ * request never sees the old answer; a resolution under way when something changed is not kept; a key's expiry
+ * bounds its entry. Until the process listens nothing is kept, and every 15 s it checks that it still hears (its
+ * own probe, announced and heard back within 3 s); while it does not, it keeps nothing. Between a connection's
+ * silent death and the next failed probe (at most 18 s), what it keeps is at most KEY_CACHE_SECONDS old. Unknown
+ * keys are never kept: a flood of made-up keys costs the queries it always did and no memory.
  */
 export class PrincipalCache {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
   private listening = false;
+  private readonly probeId = randomUUID();
+  private probes = 0;
+  private probeAwaited: string | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private probeDeadline: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly sql: Sql,
@@ -61,21 +71,68 @@ export class PrincipalCache {
     return found?.principal;
   }
 
+  /** Stops the probe of the listening connection (the connection itself closes with the pool). */
+  stop(): void {
+    clearInterval(this.probeTimer);
+    clearTimeout(this.probeDeadline);
+  }
+
   private listen(): void {
     // postgres.js keeps one connection for LISTEN and listens again after it reconnects: each (re)start of
     // listening forgets what was kept, since announcements may have been missed while it was down.
     this.sql
       .listen(
         CHANNEL,
-        () => this.forget(),
-        () => {
+        (payload) => {
+          if (payload.startsWith('probe:')) {
+            if (payload === this.probeAwaited) this.heard();
+            return;
+          }
           this.forget();
-          this.listening = true;
+        },
+        () => {
+          // (Re)listening: announcements made while the connection was down were missed.
+          this.forget();
+          this.heard();
         },
       )
-      .catch((err: Error) => {
-        this.listening = false;
-        this.logger.warn({ err: err.message }, 'API keys are resolved without a cache: listening for their changes failed');
-      });
+      .then(
+        () => {
+          this.probeTimer = setInterval(() => this.probe(), PROBE_EVERY_MS);
+          this.probeTimer.unref();
+        },
+        (err: Error) => {
+          this.listening = false;
+          this.logger.warn({ err: err.message }, 'API keys are resolved without a cache: listening for their changes failed');
+        },
+      );
+  }
+
+  /** Listening works (again): what was kept meanwhile may have missed an announcement, so it goes. */
+  private heard(): void {
+    clearTimeout(this.probeDeadline);
+    this.probeAwaited = undefined;
+    if (!this.listening) this.forget();
+    this.listening = true;
+  }
+
+  /**
+   * A connection can die without either side noticing for minutes, or a pooler can accept LISTEN and deliver
+   * nothing: every PROBE_EVERY_MS this process announces a probe of its own, and until it hears it back (within
+   * PROBE_WAIT_MS) it keeps nothing and forgets what it kept.
+   */
+  private probe(): void {
+    if (this.probeAwaited) return;
+    const payload = `probe:${this.probeId}:${++this.probes}`;
+    this.probeAwaited = payload;
+    this.probeDeadline = setTimeout(() => {
+      if (this.probeAwaited !== payload) return;
+      this.probeAwaited = undefined;
+      if (this.listening) this.logger.warn('API keys are resolved without a cache until announcements of their changes are heard again');
+      this.listening = false;
+      this.forget();
+    }, PROBE_WAIT_MS);
+    this.probeDeadline.unref();
+    this.sql`select pg_notify(${CHANNEL}, ${payload})`.catch(() => undefined);
   }
 }

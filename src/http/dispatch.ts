@@ -10,7 +10,8 @@ export interface RouteEntry {
   chain: Middleware[];
 }
 
-const isParam = (segment: string) => segment.startsWith(':');
+/** A segment that is not plain text (a parameter, a wildcard, a group) may match any text: it is tried for every value. */
+const isParam = (segment: string) => /[:*{}()?+]/.test(segment);
 /** The first two segments of a path, lower-cased (routes match in any letter case), or undefined if it has fewer. */
 function firstTwo(path: string): [string, string] | undefined {
   const second = path.indexOf('/', 1);

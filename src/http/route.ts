@@ -77,6 +77,11 @@ export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObje
    * account requires a second factor the person has not turned on yet, so that they can.
    */
   personal?: boolean;
+  /**
+   * A write here may change what API keys resolve to (keys, members, roles, the account's rules): the process forgets
+   * the keys it keeps once it has answered (docs/people.md, "Keys kept a few seconds").
+   */
+  changesAccess?: boolean;
   /** A route's own limit; otherwise the account's or the service default applies. */
   rateLimit?: RateLimitRule;
   /** Error statuses this route can answer besides the ones every authenticated route has. */

@@ -19,7 +19,11 @@ export function isRedisUnavailable(err: unknown): boolean {
   return /Stream isn't writeable|Connection is closed|Command timed out|connect ECONNREFUSED|connect ETIMEDOUT|Reached the max retries/.test(e.message ?? '');
 }
 
-/** Connects and fails fast with a message that says which Redis and how to start it. */
+/**
+ * Connects and fails fast with a message that says which Redis and how to start it. Commands issued in one tick
+ * leave in one write (auto-pipelining: the rate limiter's command per request was the read path's largest cost);
+ * a command queued behind a pipeline that waits on a silent Redis can take two command timeouts to fail.
+ */
 export async function connectRedis(url: string): Promise<Redis> {
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: 5000, enableAutoPipelining: true, ...FAIL_FAST });
   redis.on('error', () => {
