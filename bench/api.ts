@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { benchEnvironment, cpuSeconds, profileOwners, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest, startCountingTarget } from './harness.js';
+import { benchAccount, benchEnvironment, cleanLoad, cpuSeconds, profileOwners, removeBenchEnvironment, ROOT, ServiceUnderTest, startCountingTarget } from './harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -43,7 +43,7 @@ async function load(svc: ServiceUnderTest, opts: autocannon.Options): Promise<Lo
     autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts }, (err, res) => (err ? reject(err) : resolve(res)));
   });
   const cpu = cpuSeconds(svc.child.pid!) - cpu0;
-  if (result.errors || result.non2xx || result.timeouts) throw new Error(`load had ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
+  cleanLoad(result);
   const answers = result.requests.total;
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, answers, cpuMsPerRequest: +((cpu * 1000) / answers).toFixed(3) };
 }
@@ -52,11 +52,7 @@ async function main() {
   const { env, dataDir } = benchEnvironment();
   env.RUNNER = 'off';
   env.SCHEDULER = 'off';
-  const cli = (...args: string[]) => runCli(env, ...args);
-  await cli('migrate');
-  const accountId = await cli('create-account', '--name', 'api-bench');
-  const key = await cli('create-key', '--account', accountId, '--role', 'admin');
-  await cli('set-rate-limit', '--account', accountId, '--points', '100000000', '--window', '60');
+  const { accountId, key } = await benchAccount(env, 'api-bench');
   const headers = { authorization: `Bearer ${key}`, 'x-checkly-account': accountId, 'content-type': 'application/json' };
   const target = await startCountingTarget();
   const results: Record<string, unknown> = {};

@@ -54,6 +54,25 @@ export function runCli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<strin
   });
 }
 
+/**
+ * Migrates the bench's database and makes its account: an admin key and the account's own rate limit raised to
+ * `points` a minute (the normal per-account setting: limiting stays on). `cli` runs further CLI commands.
+ */
+export async function benchAccount(env: NodeJS.ProcessEnv, name: string, points = 100_000_000) {
+  const cli = (...args: string[]) => runCli(env, ...args);
+  await cli('migrate');
+  const accountId = await cli('create-account', '--name', name);
+  const key = await cli('create-key', '--account', accountId, '--role', 'admin');
+  await cli('set-rate-limit', '--account', accountId, '--points', String(points), '--window', '60');
+  return { cli, accountId, key };
+}
+
+/** An autocannon load's result, refused when any request erred, timed out or answered other than 2xx. */
+export function cleanLoad<R extends { errors: number; non2xx: number; timeouts: number }>(result: R): R {
+  if (result.errors || result.non2xx || result.timeouts) throw new Error(`load had ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
+  return result;
+}
+
 /** bench/service.ts in a child process, asked over IPC. */
 export class ServiceUnderTest {
   private nextId = 1;

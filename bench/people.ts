@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { benchEnvironment, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest } from './harness.js';
+import { benchAccount, benchEnvironment, cleanLoad, removeBenchEnvironment, ROOT, ServiceUnderTest } from './harness.js';
 
 const { values } = parseArgs({ options: { signins: { type: 'string', default: '40' }, seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '2' } } });
 const SIGNINS = Number(values.signins);
@@ -28,7 +28,7 @@ async function load(url: string, headers: Record<string, string>, connections: n
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     autocannon({ url, connections, duration: SECONDS, headers }, (err, res) => (err ? reject(err) : resolve(res)));
   });
-  if (result.errors || result.non2xx || result.timeouts) throw new Error(`load had ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
+  cleanLoad(result);
   return { p50: result.latency.p50, p99: result.latency.p99, rps: Math.round(result.requests.average) };
 }
 
@@ -37,11 +37,7 @@ async function main() {
   env.RUNNER = 'off';
   env.SCHEDULER = 'off';
   // The bench signs in many times from one address: failures only are throttled, and it makes none but three.
-  const cli = (...args: string[]) => runCli(env, ...args);
-  await cli('migrate');
-  const accountId = await cli('create-account', '--name', 'people-bench');
-  const key = await cli('create-key', '--account', accountId, '--role', 'admin');
-  await cli('set-rate-limit', '--account', accountId, '--points', '100000000', '--window', '60');
+  const { cli, accountId, key } = await benchAccount(env, 'people-bench');
   const created = await cli('create-user', '--email', 'bench@people.test', '--role', 'OWNER', '--account', accountId);
   const svc = await ServiceUnderTest.start(env);
   try {

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { benchEnvironment, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest } from './harness.js';
+import { benchAccount, benchEnvironment, removeBenchEnvironment, ROOT, ServiceUnderTest } from './harness.js';
 
 const { values } = parseArgs({ options: { checks: { type: 'string', default: '500' }, groups: { type: 'string', default: '50' }, rounds: { type: 'string', default: '3' } } });
 const CHECKS = Number(values.checks);
@@ -66,11 +66,7 @@ async function main() {
   // Deploys only: no check runs while they are measured.
   env.RUNNER = 'off';
   env.SCHEDULER = 'off';
-  const cli = (...args: string[]) => runCli(env, ...args);
-  await cli('migrate');
-  const accountId = await cli('create-account', '--name', 'projects-bench');
-  const key = await cli('create-key', '--account', accountId, '--role', 'admin');
-  await cli('set-rate-limit', '--account', accountId, '--points', '1000000', '--window', '60');
+  const { key } = await benchAccount(env, 'projects-bench', 1_000_000);
   const svc = await ServiceUnderTest.start(env);
   const pid = svc.child.pid!;
   let peakRss = rssBytes(pid);
