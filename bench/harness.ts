@@ -1,7 +1,7 @@
 /** What every bench run shares: its own database, Redis prefix and data directory, the CLI, the service under test. */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -146,6 +146,31 @@ export async function startCountingTarget(): Promise<{ url: string; hits: () => 
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds per kind of thread of a live process (`/proc/<pid>/task`): the main (JavaScript) thread, libuv's
+ * pool, V8's helpers, and the embedded ClickHouse's threads, by their names. Threads that ended are not counted.
+ */
+export function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[\d:/-]+$/, '') || 'other';
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/** What each kind of thread spent between two `threadCpuSeconds` readings, largest first, in seconds. */
+export function threadCpuDelta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  const delta = Object.entries(after).map(([k, v]) => [k, Math.round((v - (before[k] ?? 0)) * 100) / 100] as const);
+  return Object.fromEntries(delta.filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]));
 }
 
 /** The value at quantile q of an ascending list (NaN when empty). */

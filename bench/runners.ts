@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { phaseOf } from '../src/runners/index.js';
 import { LOCATIONS } from '../src/model/checks.js';
-import { benchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, profileOwners, quantile, startCountingTarget } from './harness.js';
+import { benchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, profileOwners, quantile, startCountingTarget, threadCpuDelta, threadCpuSeconds } from './harness.js';
 import { measurePeer } from './peer.js';
 
 const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '10' }, locations: { type: 'string', default: '4' }, peer: { type: 'string', default: 'on' }, profile: { type: 'boolean', default: false } } });
@@ -76,6 +76,7 @@ async function main() {
     const pid = svc.child.pid!;
     await new Promise((r) => setTimeout(r, start - Date.now()));
     const cpuStart = cpuSeconds(pid);
+    const threadsStart = threadCpuSeconds(pid);
     const hitsStart = target.hits();
     let peakRss = 0;
     let maxWaiting = 0;
@@ -99,6 +100,7 @@ async function main() {
     }
     await new Promise((r) => setTimeout(r, end - Date.now()));
     const cpu = cpuSeconds(pid) - cpuStart;
+    const threads = threadCpuDelta(threadsStart, threadCpuSeconds(pid));
     const requests = target.hits() - hitsStart;
     clearInterval(sampler);
     // Let the last slots' results land.
@@ -142,6 +144,7 @@ async function main() {
       serviceCpuCores: Math.round((cpu / (MINUTES * 60)) * 100) / 100,
       serviceCpuMsPerRun: +((cpu * 1000) / Math.max(1, lateness.length)).toFixed(3),
       servicePeakRssMB: Math.round(peakRss / 1048576),
+      serviceCpuSecondsByThread: threads,
       ingest: { maxWaitingBatches: maxWaiting, maxLagSeconds: Math.round(maxLag * 10) / 10 },
       ...(profile ? { lastMinuteSelfTimeByOwner: profile, cpuNote: 'profiled minute included: the inspector adds to the CPU figures' } : {}),
     };

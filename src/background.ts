@@ -97,6 +97,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
           metrics: opts.metrics,
           locations: config.runner.locations,
           concurrency: config.runner.concurrency,
+          resultLingerMs: config.runner.resultLingerMs,
           recordAdhoc: adhocRecorder(sql),
           blobs: opts.blobs,
         }),

@@ -18,22 +18,42 @@ export class GroupCommit<T> {
   private waiting: Waiting<T>[] = [];
   private running = false;
 
+  private rows = 0;
+  private lingering?: NodeJS.Timeout;
+
+  /**
+   * `lingerMs`: how long an idle group waits for more items before it writes (0: it writes in the next turn of
+   * the event loop); a group that reaches `maxRows` writes at once.
+   */
   constructor(
     private readonly write: (group: T[]) => Promise<void>,
     private readonly rowsOf: (item: T) => number,
     private readonly maxRows: number,
+    private readonly lingerMs = 0,
   ) {}
 
   /** Resolves once the item's group is written; rejects with the group's error. */
   add(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (!this.running) {
-        this.running = true;
+      this.rows += this.rowsOf(item);
+      if (this.running) return;
+      if (this.lingering && this.rows >= this.maxRows) {
+        clearTimeout(this.lingering);
+        this.lingering = undefined;
+        this.start();
+      } else if (!this.lingering) {
+        if (this.lingerMs > 0 && this.rows < this.maxRows) this.lingering = setTimeout(() => ((this.lingering = undefined), this.start()), this.lingerMs);
         // Items handed over in the same turn of the event loop share the first write too.
-        setImmediate(() => void this.drain());
+        else this.start(true);
       }
     });
+  }
+
+  private start(nextTurn = false): void {
+    this.running = true;
+    if (nextTurn) setImmediate(() => void this.drain());
+    else void this.drain();
   }
 
   private async drain(): Promise<void> {
@@ -57,6 +77,7 @@ export class GroupCommit<T> {
       rows += this.rowsOf(this.waiting[n].item);
       n++;
     }
+    this.rows -= rows;
     return this.waiting.splice(0, n);
   }
 }

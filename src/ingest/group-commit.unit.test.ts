@@ -65,4 +65,26 @@ describe('group commit', () => {
     expect(tokenOf(['x', 'y', 'z'])).toBe(tokenOf(['z', 'x', 'y']));
     expect(tokenOf(['x', 'y'])).not.toBe(tokenOf(['x', 'z']));
   });
+  it('with a linger, batches handed over within it go in one insert; a full group does not wait', async () => {
+    const { inserts, write } = recorder();
+    const c = new GroupCommit<Batch>(write, (b) => b.rows.length, 6, 60_000);
+    const first = [c.add({ id: 'a', rows: rows(2, 'a') })];
+    await new Promise((r) => setTimeout(r, 20));
+    expect(inserts).toEqual([]); // lingering: nothing written yet
+    first.push(c.add({ id: 'b', rows: rows(2, 'b') }), c.add({ id: 'c', rows: rows(2, 'c') }));
+    await Promise.all(first); // six rows: written at once, not after the minute
+    expect(inserts.map((i) => i.rows.length)).toEqual([6]);
+  });
+
+  it('a lingering group is written when the linger ends', async () => {
+    const { inserts, write } = recorder();
+    const c = new GroupCommit<Batch>(write, (b) => b.rows.length, 100, 50);
+    const both = Promise.all([c.add({ id: 'a', rows: rows(1, 'a') }), c.add({ id: 'b', rows: rows(1, 'b') })]);
+    await new Promise((r) => setImmediate(r));
+    expect(inserts).toEqual([]);
+    await both;
+    expect(inserts.map((i) => i.rows.map((r) => r[0]))).toEqual([['a-0', 'b-0']]);
+    await c.add({ id: 'c', rows: rows(1, 'c') }); // idle again: lingers again, alone
+    expect(inserts.map((i) => i.token)).toEqual([tokenOf(['a', 'b']), 'c']);
+  });
 });

@@ -88,6 +88,8 @@ export interface Config {
     locations: string[];
     /** Runs in flight at once per location. */
     concurrency: number;
+    /** How long a finished run's result waits for others to go to ingest in one batch (RESULT_LINGER_MS). */
+    resultLingerMs: number;
     /** Schedule runs from this process (several may: each slot is claimed once). */
     scheduler: boolean;
     tickMs: number;
@@ -371,6 +373,7 @@ function runnerSettings(env: Env): Config['runner'] {
     inProcess: onOff('RUNNER'),
     locations: locations.length ? locations : [...PUBLIC_LOCATION_NAMES],
     concurrency: int(env, 'RUNNER_CONCURRENCY', 16, 1, 1000),
+    resultLingerMs: int(env, 'RESULT_LINGER_MS', 1000, 0, 5000),
     scheduler: onOff('SCHEDULER'),
     tickMs: int(env, 'SCHEDULER_TICK_MS', 250, 10, 60_000),
     lookaheadMs: int(env, 'SCHEDULER_LOOKAHEAD_MS', 1000, 0, 60_000),

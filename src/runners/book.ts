@@ -8,7 +8,7 @@ import type { Metrics } from '../platform/metrics.js';
 import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt, type AdhocRecorder } from './adhoc.js';
-import { loadRunnable, locationQueues } from './definitions.js';
+import { loadRunnable, locationQueues, type RunnableCheck } from './definitions.js';
 import { enqueueRuns, type RunJob } from './jobs.js';
 import type { TakenRun } from './port.js';
 import { nameUuid, scheduledResultId } from './result-ids.js';
@@ -25,6 +25,8 @@ export interface RunBookOptions {
   ingest: ResultQueue;
   logger: Logger;
   metrics?: Metrics;
+  /** How long finished runs wait for others to go to ingest with them (default 1000 ms). */
+  resultLingerMs?: number;
   /** Records an ad-hoc run's final result in its test session (wired by the process assembly). */
   recordAdhoc?: AdhocRecorder;
 }
@@ -56,6 +58,10 @@ export class RunBook {
       },
       () => 1,
       1000,
+      // Results ending within a second go to ingest as one batch: ingest's cost is mostly per batch (a queue job, a
+      // dedup claim, an insert whose parts the embedded engine merges later, a state transaction), so at a few hundred
+      // runs a second this cuts it several times over, for up to a second more before a result is stored.
+      opts.resultLingerMs ?? 1000,
     );
     this.live = new LivePublisher(opts.redis, opts.redisPrefix);
   }
@@ -88,21 +94,50 @@ export class RunBook {
         ...(row.test_session_id ? { assetBase: `/v1/test-sessions/${row.test_session_id}/results/${row.test_result_id}/assets` } : {}),
       };
     }
-    if (run.source === 'SCHEDULER') {
-      const lateMs = now - run.slot;
-      // A run far past its slot is not worth making: the next slot is as close. Counted, never silent.
-      if (lateMs > Math.max(60_000, run.periodMs ?? 60_000) && run.attempt === 1) {
-        this.opts.logger.warn({ checkId: run.checkId, location: run.location, lateSeconds: Math.round(lateMs / 1000) }, 'run too late to make; skipped');
-        this.count(run.location, 'expired');
-        return { skipped: 'expired' };
-      }
-      if (run.attempt === 1) this.opts.metrics?.runLateness.observe({ location: run.location }, Math.max(0, lateMs) / 1000);
-    }
+    const expired = this.expired(run, now);
+    if (expired) return expired;
     if (run.sessionId) {
       const status = await sessionStatus(sql, run.sessionId);
       if (!status || isTerminal(status)) return this.skip(run, status ?? 'gone');
     }
     const check = (await loadRunnable(sql, run.accountId, [run.checkId])).get(run.checkId);
+    return this.taken(run, check, lease);
+  }
+
+  /**
+   * `prepare` for a batch of scheduled runs (runners/jobs.ts RunBatch): the definitions of each account's checks
+   * are read in one query, not one per run. Answers in the order of `runs`.
+   */
+  async prepareMany(runs: readonly RunJob[], now = Date.now()): Promise<(TakenRun | Skipped)[]> {
+    const out: (TakenRun | Skipped | undefined)[] = runs.map((run) => (run.adhocId || run.sessionId ? undefined : this.expired(run, now)));
+    const wanted = new Map<string, Set<string>>();
+    runs.forEach((run, i) => {
+      if (out[i] || run.adhocId || run.sessionId) return;
+      const ids = wanted.get(run.accountId) ?? new Set<string>();
+      ids.add(run.checkId);
+      wanted.set(run.accountId, ids);
+    });
+    const checks = new Map<string, Map<string, RunnableCheck>>();
+    await Promise.all([...wanted].map(async ([accountId, ids]) => checks.set(accountId, await loadRunnable(this.opts.sql, accountId, [...ids]))));
+    return Promise.all(
+      runs.map(async (run, i) => out[i] ?? (run.adhocId || run.sessionId ? this.prepare(run, undefined, now) : this.taken(run, checks.get(run.accountId)?.get(run.checkId)))),
+    );
+  }
+
+  /** A scheduled run far past its slot is not worth making (the next slot is as close): counted, never silent. */
+  private expired(run: RunJob, now: number): Skipped | undefined {
+    if (run.source !== 'SCHEDULER') return undefined;
+    const lateMs = now - run.slot;
+    if (lateMs > Math.max(60_000, run.periodMs ?? 60_000) && run.attempt === 1) {
+      this.opts.logger.warn({ checkId: run.checkId, location: run.location, lateSeconds: Math.round(lateMs / 1000) }, 'run too late to make; skipped');
+      this.count(run.location, 'expired');
+      return { skipped: 'expired' };
+    }
+    if (run.attempt === 1) this.opts.metrics?.runLateness.observe({ location: run.location }, Math.max(0, lateMs) / 1000);
+    return undefined;
+  }
+
+  private taken(run: RunJob, check: RunnableCheck | undefined, lease?: string): TakenRun | Skipped {
     if (!check || (run.source === 'SCHEDULER' && !check.activated)) return this.skip(run, check ? 'deactivated' : 'deleted');
     return { run, check, resultId: this.resultIdOf(run, lease) };
   }

@@ -6,8 +6,8 @@ import type { Queues } from '../storage/queues.js';
 import { RunBook, type RunBookOptions } from './book.js';
 import { registerRunner } from './health.js';
 import { stampPrivateLocations } from './repository.js';
-import type { RunJob } from './jobs.js';
-import type { ExecuteRun, RunnerPort } from './port.js';
+import { isRunBatch, type RunQueueJob } from './jobs.js';
+import type { ExecuteRun, RunnerPort, TakenRun } from './port.js';
 
 export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
   queues: Queues;
@@ -22,9 +22,11 @@ export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
 
 /**
  * The runner port of a runner that holds the service's stores (the in-process runner, `npm run runner`): runs
- * come from its locations' queues; each is prepared and finished by the run book in this process. A run job
- * completes only once its result is queued for ingest, so a runner that dies mid-run leaves the run to
- * BullMQ's stalled-job recovery, never to silence.
+ * come from its locations' queues, one job each or a slot second's scheduled runs in one job (a RunBatch); each
+ * is prepared and finished by the run book in this process, at most `concurrency` at once per location. A job
+ * completes only once its results are queued for ingest, so a runner that dies mid-run leaves the job to
+ * BullMQ's stalled-job recovery, never to silence (a batch is then run again whole: its runs' result ids are
+ * made from check, slot and location, so a result stored before is not stored twice).
  */
 export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: string } {
   const runnerId = randomUUID();
@@ -38,18 +40,42 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
   stamper?.unref();
   if (privateIds.length) stamp();
   const book = new RunBook({ ...opts, redis });
-  let workers: Worker<RunJob>[] = [];
+  let workers: Worker<RunQueueJob>[] = [];
   return {
     runnerId,
     files: opts.blobs,
     serve(execute: ExecuteRun) {
-      const process = async (job: Job<RunJob>) => {
-        const taken = await book.prepare(job.data);
-        if ('skipped' in taken) return taken;
-        return book.finish(taken, await execute(taken));
+      // A run holds one of its location's places while it executes, not while its result waits for ingest.
+      const one = async (taken: TakenRun, slots: Slots) => {
+        await slots.take();
+        let outcome;
+        try {
+          outcome = await execute(taken);
+        } finally {
+          slots.give();
+        }
+        return book.finish(taken, outcome);
+      };
+      // Each queue (location) has its own runs in flight.
+      const process = (location: Slots) => async (job: Job<RunQueueJob>) => {
+        if (!isRunBatch(job.data)) {
+          const taken = await book.prepare(job.data);
+          return 'skipped' in taken ? taken : one(taken, location);
+        }
+        // A slot second's runs: read together, each run as its own (one failing never stops the others); the
+        // batch completes once every result is queued for ingest, and fails, to the failed set, if one was not.
+        const prepared = await book.prepareMany(job.data.runs);
+        const ended = await Promise.allSettled(prepared.map((taken) => ('skipped' in taken ? taken : one(taken, location))));
+        const lost = ended.filter((e) => e.status === 'rejected');
+        if (lost.length) throw new Error(`${lost.length} of ${ended.length} runs could not be handed to ingest: ${String((lost[0] as PromiseRejectedResult).reason)}`);
+        return { runs: ended.length, skipped: prepared.filter((t) => 'skipped' in t).length };
       };
       workers = opts.locations.map((location) =>
-        opts.queues.worker<RunJob>(`runs-${location}`, process, { concurrency: opts.concurrency, label: `run in ${location}`, describe: (data) => ({ checkId: data.checkId, location: data.location }) }),
+        opts.queues.worker<RunQueueJob>(`runs-${location}`, process(new Slots(opts.concurrency)), {
+          concurrency: opts.concurrency,
+          label: `run in ${location}`,
+          describe: (data) => (isRunBatch(data) ? { runs: data.runs.length, location: data.runs[0]?.location } : { checkId: data.checkId, location: data.location }),
+        }),
       );
       opts.logger.info({ runnerId, locations: opts.locations.length }, 'runner started');
     },
@@ -60,4 +86,25 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
       redis.disconnect();
     },
   };
+}
+
+/** Runs in flight at once in one location: a batch's runs and lone runs share them. */
+class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  constructor(size: number) {
+    this.free = size;
+  }
+  take(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
 }

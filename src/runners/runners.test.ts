@@ -5,6 +5,8 @@ import { Queues } from '../storage/queues.js';
 import { startRunner } from './runner.js';
 import { localPort } from './local-port.js';
 import { startScheduler } from './scheduler.js';
+import { enqueueRuns, isRunBatch, type RunJob, type RunQueueJob } from './jobs.js';
+import { scheduledResultId } from './result-ids.js';
 
 /**
  * The runners against servers this suite starts on 127.0.0.1 (the service runs with the loopback-only
@@ -305,6 +307,41 @@ describe('checks run by the service', () => {
       await new Promise((r) => setTimeout(r, 11_000));
       expect((await svc.call('GET', `/v1/check-results/${check.id}?limit=50`)).body.length).toBe(count);
     }, 90_000);
+
+    it("a slot second's scheduled runs travel as one job, enqueued once; each run is made and stored, a deleted check's skipped", async () => {
+      // us-west-1 has no runner in this service: the batch waits for the runner this test starts.
+      const location = 'us-west-1';
+      const checks = await Promise.all(['one', 'two', 'gone'].map((name) => create('api', { name: `batch ${name}`, locations: [location], request: { url: `${http.url}/flaky/batch-${name}/0` } })));
+      const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${checks[0].id}`)[0].account_id;
+      const slot = Math.ceil((Date.now() + 1500) / 1000) * 1000;
+      const runs = checks.map((c) => ({ job: { v: 1, accountId, checkId: c.id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob, queue: `runs-${location}`, startAt: slot }));
+      const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
+      await enqueueRuns(queues, runs);
+      await enqueueRuns(queues, [...runs].reverse()); // a scheduler that crashed before its commit enqueues them again
+      const queue = queues.queue<RunQueueJob>(`runs-${location}`);
+      const jobs = (await queue.getJobs(['delayed', 'wait'])).filter((j) => isRunBatch(j.data) && j.data.runs[0].slot === slot);
+      expect(jobs).toHaveLength(1);
+      expect(isRunBatch(jobs[0].data) && jobs[0].data.runs.map((r) => r.checkId).sort()).toEqual(checks.map((c) => c.id).sort());
+      expect(JSON.stringify(jobs[0].data)).not.toContain(http.url); // ids only: definitions are read when the batch runs
+      expect((await svc.call('DELETE', `/v1/checks/${checks[2].id}`)).status).toBe(204);
+      const runner = startRunner(
+        localPort({ sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, logger: svc.deps.logger, locations: [location], concurrency: 2, resultLingerMs: 50 }),
+        { policy: svc.deps.outbound, logger: svc.deps.logger },
+      );
+      try {
+        for (const check of checks.slice(0, 2)) {
+          const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}/${scheduledResultId(check.id, slot, location)}`), (r) => r.status === 200, 30_000);
+          expect(stored.body).toMatchObject({ runLocation: location, hasFailures: false, apiCheckResult: { response: { status: 200 } } });
+          expect(Date.parse(stored.body.startedAt)).toBeGreaterThanOrEqual(slot);
+        }
+        const done = await waitFor(() => queue.getJob(jobs[0].id!), (j) => Boolean(j?.finishedOn), 10_000);
+        expect(done!.returnvalue).toEqual({ runs: 3, skipped: 1 });
+        expect(http.hits('/flaky/batch-gone/0')).toHaveLength(0);
+      } finally {
+        await runner.close();
+        await queues.close();
+      }
+    }, 60_000);
 
     it('a location without a runner shows as lag, and its session times out; a session can be cancelled', async () => {
       const check = await create('api', { name: 'nobody runs here', locations: ['ap-south-1'], request: { url: `${http.url}/ok` } });
