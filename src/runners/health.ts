@@ -44,9 +44,9 @@ export async function runnersSeen(redis: Redis, prefix: string): Promise<Map<str
 export interface LocationHealth {
   location: string;
   runners: number;
-  /** Runs due and waiting for a runner. */
+  /** Run jobs due and waiting for a runner (a slot second's scheduled runs of the location are one job). */
   waiting: number;
-  /** Runs scheduled for later (slots within the lookahead, retries). */
+  /** Run jobs scheduled for later (slots within the lookahead, retries). */
   delayed: number;
   /** How long the oldest due run has waited: a location without a runner shows here, never as loss. */
   lagSeconds: number;
