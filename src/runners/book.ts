@@ -109,7 +109,8 @@ export class RunBook {
    * are read in one query, not one per run. Answers in the order of `runs`.
    */
   async prepareMany(runs: readonly RunJob[], now = Date.now()): Promise<(TakenRun | Skipped)[]> {
-    const out: (TakenRun | Skipped | undefined)[] = runs.map((run) => (run.adhocId || run.sessionId ? undefined : this.expired(run, now)));
+    // Too late is judged again when each run gets its place (`starting`); here only what is too late already.
+    const out: (TakenRun | Skipped | undefined)[] = runs.map((run) => (run.adhocId || run.sessionId ? undefined : this.expired(run, now, false)));
     const wanted = new Map<string, Set<string>>();
     runs.forEach((run, i) => {
       if (out[i] || run.adhocId || run.sessionId) return;
@@ -124,8 +125,16 @@ export class RunBook {
     );
   }
 
+  /**
+   * A prepared run of a batch as it gets its place to execute, which may be a while after the batch was read: too
+   * late now is skipped, else its lateness is recorded.
+   */
+  starting(taken: TakenRun, now = Date.now()): Skipped | undefined {
+    return taken.run.adhocId || taken.run.sessionId ? undefined : this.expired(taken.run, now);
+  }
+
   /** A scheduled run far past its slot is not worth making (the next slot is as close): counted, never silent. */
-  private expired(run: RunJob, now: number): Skipped | undefined {
+  private expired(run: RunJob, now: number, observe = true): Skipped | undefined {
     if (run.source !== 'SCHEDULER') return undefined;
     const lateMs = now - run.slot;
     if (lateMs > Math.max(60_000, run.periodMs ?? 60_000) && run.attempt === 1) {
@@ -133,7 +142,7 @@ export class RunBook {
       this.count(run.location, 'expired');
       return { skipped: 'expired' };
     }
-    if (run.attempt === 1) this.opts.metrics?.runLateness.observe({ location: run.location }, Math.max(0, lateMs) / 1000);
+    if (observe && run.attempt === 1) this.opts.metrics?.runLateness.observe({ location: run.location }, Math.max(0, lateMs) / 1000);
     return undefined;
   }
 

@@ -108,6 +108,9 @@ export async function enqueueRuns(queues: Queues, runs: readonly { job: RunJob; 
     else batches.set(key, { queue, startAt, runs: [job] });
   }
   for (const { queue, startAt, runs: all } of batches.values()) {
+    // In a fixed order, so the same runs claimed again (rows tied on their slot come back in any order) make the
+    // same batches and the same job ids.
+    all.sort((a, b) => (a.checkId < b.checkId ? -1 : a.checkId > b.checkId ? 1 : 0));
     for (let i = 0; i < all.length; i += RUN_BATCH_MAX) {
       const part = all.slice(i, i + RUN_BATCH_MAX);
       if (part.length === 1) add(queue, 'run', part[0], runJobId(part[0]), startAt);

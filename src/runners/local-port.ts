@@ -45,11 +45,15 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
     runnerId,
     files: opts.blobs,
     serve(execute: ExecuteRun) {
-      // A run holds one of its location's places while it executes, not while its result waits for ingest.
-      const one = async (taken: TakenRun, slots: Slots) => {
-        await slots.take();
+      // A run holds one of its location's places while it executes, not while its result waits for ingest. A lone
+      // run (on-demand, ad-hoc, a retry) goes before the waiting runs of batches; a batch's run is judged too late
+      // or not, and its lateness recorded, when it gets its place.
+      const one = async (taken: TakenRun, slots: Slots, batched: boolean) => {
+        await slots.take(!batched);
         let outcome;
         try {
+          const late = batched ? book.starting(taken) : undefined;
+          if (late) return late;
           outcome = await execute(taken);
         } finally {
           slots.give();
@@ -60,15 +64,15 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
       const process = (location: Slots) => async (job: Job<RunQueueJob>) => {
         if (!isRunBatch(job.data)) {
           const taken = await book.prepare(job.data);
-          return 'skipped' in taken ? taken : one(taken, location);
+          return 'skipped' in taken ? taken : one(taken, location, false);
         }
         // A slot second's runs: read together, each run as its own (one failing never stops the others); the
         // batch completes once every result is queued for ingest, and fails, to the failed set, if one was not.
         const prepared = await book.prepareMany(job.data.runs);
-        const ended = await Promise.allSettled(prepared.map((taken) => ('skipped' in taken ? taken : one(taken, location))));
+        const ended = await Promise.allSettled(prepared.map((taken) => ('skipped' in taken ? taken : one(taken, location, true))));
         const lost = ended.filter((e) => e.status === 'rejected');
         if (lost.length) throw new Error(`${lost.length} of ${ended.length} runs could not be handed to ingest: ${String((lost[0] as PromiseRejectedResult).reason)}`);
-        return { runs: ended.length, skipped: prepared.filter((t) => 'skipped' in t).length };
+        return { runs: ended.length, skipped: ended.filter((e) => e.status === 'fulfilled' && 'skipped' in e.value).length };
       };
       workers = opts.locations.map((location) =>
         opts.queues.worker<RunQueueJob>(`runs-${location}`, process(new Slots(opts.concurrency)), {
@@ -95,12 +99,13 @@ class Slots {
   constructor(size: number) {
     this.free = size;
   }
-  take(): Promise<void> {
+  /** `first`: ahead of every run waiting (a lone run before the runs of batches). */
+  take(first = false): Promise<void> {
     if (this.free > 0) {
       this.free--;
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve) => (first ? this.waiting.unshift(resolve) : this.waiting.push(resolve)));
   }
   give(): void {
     const next = this.waiting.shift();

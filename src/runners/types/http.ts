@@ -1,6 +1,4 @@
-import { pipeline, type Readable } from 'node:stream';
-import zlib from 'node:zlib';
-import { interceptors, request as undiciRequest } from 'undici';
+import { fetch } from 'undici';
 import { runDispatcher, type ConnectTimings } from '../../platform/outbound.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
 import { interpolate, maskSecretValues, runVariables } from '../interpolate.js';
@@ -19,17 +17,6 @@ export const HTTP_HARD_TIMEOUT_MS = 30_000;
 type HttpRequestDef = StoredRequest<typeof ApiRequest>;
 
 const CONTENT_TYPES: Record<string, string> = { JSON: 'application/json', GRAPHQL: 'application/json', FORM: 'application/x-www-form-urlencoded' };
-
-/** A redirect followed as fetch follows it: at most 20 hops, more is a failure. */
-const FOLLOW = interceptors.redirect({ maxRedirections: 20 });
-
-/** A body as fetch hands it over: gzip, deflate and br decoded (a body that does not decode fails the request). */
-function decoded(body: Readable, encoding: string | string[] | undefined): AsyncIterable<Uint8Array> {
-  const e = (Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '')).trim().toLowerCase();
-  const decoder = e === 'gzip' || e === 'x-gzip' ? zlib.createGunzip() : e === 'deflate' ? zlib.createInflate() : e === 'br' ? zlib.createBrotliDecompress() : undefined;
-  // Through a pipeline: an error of either side ends both, and leaving the loop early destroys the response too.
-  return decoder ? pipeline(body, decoder, () => {}) : body;
-}
 
 const lowerKeys = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k.toLowerCase(), v]));
 
@@ -119,28 +106,24 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   let requestError: string | undefined;
   let networkError = false;
   try {
-    // undici's request API rather than fetch: the same connections, redirects (fetch's rules: 301/302 POST and 303
-    // become GET, credentials dropped across origins, 20 hops at most) and decoding (gzip, deflate, br), without
-    // fetch's web streams and objects, where most of a run's JavaScript time went (docs/performance.md).
-    const res = await undiciRequest(url, {
-      method: request.method as 'GET',
-      headers: { ...(lower.accept === undefined ? { accept: '*/*' } : {}), ...(lower['accept-encoding'] === undefined ? { 'accept-encoding': 'gzip, deflate, br' } : {}), ...headers },
+    const res = await fetch(url, {
+      method: request.method,
+      headers,
       body: request.body && request.method !== 'GET' && request.method !== 'HEAD' ? request.body : undefined,
+      redirect: def.followRedirects === false ? 'manual' : 'follow',
       signal: AbortSignal.timeout(timeoutMs),
-      // Read by the redirect interceptor (not in undici's types): past 20 hops the request fails, as fetch's does.
-      ...({ throwOnMaxRedirect: true } as object),
-      dispatcher: def.followRedirects === false ? dispatcher : dispatcher.compose(FOLLOW),
+      dispatcher,
     });
     tHeaders = performance.now();
-    status = res.statusCode;
-    statusText = res.statusText ?? '';
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) responseHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
-    ({ text: body, truncated } = await readBody(decoded(res.body, res.headers['content-encoding'])));
+    status = res.status;
+    statusText = res.statusText;
+    res.headers.forEach((v, k) => (responseHeaders[k] = v));
+    ({ text: body, truncated } = await readBody(res.body as AsyncIterable<Uint8Array> | null));
     tEnd = performance.now();
   } catch (err) {
     tEnd = performance.now();
     const e = err as { name?: string };
-    requestError = e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.name === 'RequestAbortedError' ? `The request timed out after ${timeoutMs} ms` : messageOf(err);
+    requestError = e?.name === 'TimeoutError' || e?.name === 'AbortError' ? `The request timed out after ${timeoutMs} ms` : messageOf(err);
     networkError = e?.name === 'TimeoutError' || isNetworkError(err) || isNetworkError((err as { cause?: unknown }).cause);
   } finally {
     void dispatcher.close().catch(() => {});
