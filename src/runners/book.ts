@@ -105,24 +105,19 @@ export class RunBook {
   }
 
   /**
-   * `prepare` for a batch of scheduled runs (runners/jobs.ts RunBatch): the definitions of each account's checks
-   * are read in one query, not one per run. Answers in the order of `runs`.
+   * `prepare` for a batch of scheduled runs (runners/jobs.ts RunBatch: scheduled first tries only, never a session's
+   * or an ad-hoc run): the definitions of each account's checks are read in one query, not one per run. Answers in
+   * the order of `runs`; too late is judged again when each run gets its place (`starting`).
    */
   async prepareMany(runs: readonly RunJob[], now = Date.now()): Promise<(TakenRun | Skipped)[]> {
-    // Too late is judged again when each run gets its place (`starting`); here only what is too late already.
-    const out: (TakenRun | Skipped | undefined)[] = runs.map((run) => (run.adhocId || run.sessionId ? undefined : this.expired(run, now, false)));
+    const late = runs.map((run) => this.expired(run, now, false));
     const wanted = new Map<string, Set<string>>();
     runs.forEach((run, i) => {
-      if (out[i] || run.adhocId || run.sessionId) return;
-      const ids = wanted.get(run.accountId) ?? new Set<string>();
-      ids.add(run.checkId);
-      wanted.set(run.accountId, ids);
+      if (!late[i]) wanted.set(run.accountId, (wanted.get(run.accountId) ?? new Set<string>()).add(run.checkId));
     });
     const checks = new Map<string, Map<string, RunnableCheck>>();
     await Promise.all([...wanted].map(async ([accountId, ids]) => checks.set(accountId, await loadRunnable(this.opts.sql, accountId, [...ids]))));
-    return Promise.all(
-      runs.map(async (run, i) => out[i] ?? (run.adhocId || run.sessionId ? this.prepare(run, undefined, now) : this.taken(run, checks.get(run.accountId)?.get(run.checkId)))),
-    );
+    return runs.map((run, i) => late[i] ?? this.taken(run, checks.get(run.accountId)?.get(run.checkId)));
   }
 
   /**
@@ -130,7 +125,7 @@ export class RunBook {
    * late now is skipped, else its lateness is recorded.
    */
   starting(taken: TakenRun, now = Date.now()): Skipped | undefined {
-    return taken.run.adhocId || taken.run.sessionId ? undefined : this.expired(taken.run, now);
+    return this.expired(taken.run, now);
   }
 
   /** A scheduled run far past its slot is not worth making (the next slot is as close): counted, never silent. */
