@@ -118,6 +118,11 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const { app, principals } = createApp(deps, options);
   const server = app.listen(config.port, config.host);
   server.on('clientError', answerClientError);
+  // An idle keep-alive connection stays open longer than the idle timeout of the proxies put in front (60 s is
+  // common), so a proxy never sends a request down a socket the service is closing at that moment (a reset the
+  // client sees as a failed request). Node's 5 s default makes that race easy to hit under load.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
