@@ -46,7 +46,7 @@ export function isRunBatch(data: RunQueueJob): data is RunBatch {
   return Array.isArray((data as RunBatch).runs);
 }
 
-/** The most runs one batch job carries (a batch a dead runner left is run again whole). */
+/** The most runs one batch job carries (a batch a dead runner left is taken again: local-port.ts MadeMarks). */
 export const RUN_BATCH_MAX = 500;
 
 /** The queue of one run location. Public locations by their name; private locations by their id. */

@@ -25,8 +25,9 @@ export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
  * come from its locations' queues, one job each or a slot second's scheduled runs in one job (a RunBatch); each
  * is prepared and finished by the run book in this process, at most `concurrency` at once per location. A job
  * completes only once its results are queued for ingest, so a runner that dies mid-run leaves the job to
- * BullMQ's stalled-job recovery, never to silence (a batch is then run again whole: its runs' result ids are
- * made from check, slot and location, so a result stored before is not stored twice).
+ * BullMQ's stalled-job recovery, never to silence (a batch is then taken again and makes the runs not marked made,
+ * MadeMarks; its runs' result ids are made from check, slot and location, so a result stored before is not stored
+ * twice).
  */
 export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: string } {
   const runnerId = randomUUID();
@@ -68,11 +69,25 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
         }
         // A slot second's runs: read together, each run as its own (one failing never stops the others); the
         // batch completes once every result is queued for ingest, and fails, to the failed set, if one was not.
-        const prepared = await book.prepareMany(job.data.runs);
-        const ended = await Promise.allSettled(prepared.map((taken) => ('skipped' in taken ? taken : one(taken, location, true))));
+        // A batch taken again (its runner died or stalled) makes only the runs not marked made before.
+        const marks = new MadeMarks(job);
+        const todo = job.data.runs.map((run, i) => ({ run, i })).filter(({ i }) => !marks.made.has(i));
+        const prepared = await book.prepareMany(todo.map((t) => t.run));
+        const ended = await Promise.allSettled(
+          prepared.map(async (taken, k) => {
+            const ran = 'skipped' in taken ? taken : await one(taken, location, true);
+            marks.mark(todo[k].i);
+            return ran;
+          }),
+        );
+        marks.stop();
         const lost = ended.filter((e) => e.status === 'rejected');
         if (lost.length) throw new Error(`${lost.length} of ${ended.length} runs could not be handed to ingest: ${String((lost[0] as PromiseRejectedResult).reason)}`);
-        return { runs: ended.length, skipped: ended.filter((e) => e.status === 'fulfilled' && 'skipped' in e.value).length };
+        return {
+          runs: job.data.runs.length,
+          skipped: ended.filter((e) => e.status === 'fulfilled' && 'skipped' in e.value).length,
+          madeBefore: job.data.runs.length - todo.length,
+        };
       };
       workers = opts.locations.map((location) =>
         opts.queues.worker<RunQueueJob>(`runs-${location}`, process(new Slots(opts.concurrency)), {
@@ -90,6 +105,41 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
       redis.disconnect();
     },
   };
+}
+
+/** How often a batch's job records which of its runs are made (at most: a write only follows a run made). */
+const MARK_EVERY_MS = 500;
+
+/**
+ * Which runs of a batch are made (their result handed to ingest, their retry enqueued, or skipped), kept in the
+ * job's progress (`{ made: [index, …] }`) at most every MARK_EVERY_MS: a runner that takes the batch again after
+ * this one died makes only the others, so a target is hit again only for the runs of the last half second. A
+ * write that fails is not retried (the result ids still keep a run made twice from being stored twice).
+ */
+class MadeMarks {
+  readonly made: Set<number>;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(private readonly job: Job<RunQueueJob>) {
+    const before = (job.progress as { made?: unknown } | undefined)?.made;
+    this.made = new Set(Array.isArray(before) ? before.filter((i): i is number => Number.isInteger(i)) : []);
+  }
+
+  mark(index: number): void {
+    this.made.add(index);
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.stopped) void this.job.updateProgress({ made: [...this.made] }).catch(() => undefined);
+    }, MARK_EVERY_MS);
+  }
+
+  /** The batch is done: its job completes (or fails) now, and needs no more marks. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
 }
 
 /** Runs in flight at once in one location: a batch's runs and lone runs share them. */

@@ -335,8 +335,48 @@ describe('checks run by the service', () => {
           expect(Date.parse(stored.body.startedAt)).toBeGreaterThanOrEqual(slot);
         }
         const done = await waitFor(() => queue.getJob(jobs[0].id!), (j) => Boolean(j?.finishedOn), 10_000);
-        expect(done!.returnvalue).toEqual({ runs: 3, skipped: 1 });
+        expect(done!.returnvalue).toEqual({ runs: 3, skipped: 1, madeBefore: 0 });
         expect(http.hits('/flaky/batch-gone/0')).toHaveLength(0);
+      } finally {
+        await runner.close();
+        await queues.close();
+      }
+    }, 60_000);
+
+    it('a batch taken again makes only the runs not marked made; a runner marks its runs as it makes them', async () => {
+      const location = 'us-west-1';
+      const checks = await Promise.all([
+        create('api', { name: 'again made', locations: [location], request: { url: `${http.url}/flaky/again-made/0` } }),
+        create('api', { name: 'again fast', locations: [location], request: { url: `${http.url}/flaky/again-fast/0` } }),
+        create('api', { name: 'again slow', locations: [location], request: { url: `${http.url}/slow?ms=2500` } }),
+      ]);
+      const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${checks[0].id}`)[0].account_id;
+      const slot = Math.ceil((Date.now() + 1500) / 1000) * 1000;
+      const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
+      await enqueueRuns(queues, checks.map((c) => ({ job: { v: 1, accountId, checkId: c.id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob, queue: `runs-${location}`, startAt: slot })));
+      const queue = queues.queue<RunQueueJob>(`runs-${location}`);
+      const [job] = (await queue.getJobs(['delayed', 'wait'])).filter((j) => isRunBatch(j.data) && j.data.runs[0].slot === slot);
+      const indexOf = (id: string) => (job.data as { runs: RunJob[] }).runs.findIndex((r) => r.checkId === id);
+      // What a runner that died after making the first run left in the job.
+      await job.updateProgress({ made: [indexOf(checks[0].id)] });
+      const slowHits = http.hits('/slow').length;
+      const runner = startRunner(
+        localPort({ sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, logger: svc.deps.logger, locations: [location], concurrency: 3, resultLingerMs: 50 }),
+        { policy: svc.deps.outbound, logger: svc.deps.logger },
+      );
+      try {
+        // While the slow run still runs, the fast one is marked made in the job.
+        const marked = await waitFor(() => queue.getJob(job.id!), (j) => ((j?.progress as { made?: number[] })?.made ?? []).includes(indexOf(checks[1].id)), 20_000);
+        expect(marked!.finishedOn).toBeUndefined();
+        const done = await waitFor(() => queue.getJob(job.id!), (j) => Boolean(j?.finishedOn), 20_000);
+        expect(done!.returnvalue).toEqual({ runs: 3, skipped: 0, madeBefore: 1 });
+        expect(http.hits('/flaky/again-made/0')).toHaveLength(0);
+        expect(http.hits('/flaky/again-fast/0')).toHaveLength(1);
+        expect(http.hits('/slow').length - slowHits).toBe(1);
+        for (const check of checks.slice(1)) {
+          const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}/${scheduledResultId(check.id, slot, location)}`), (r) => r.status === 200, 30_000);
+          expect(stored.body.runLocation).toBe(location);
+        }
       } finally {
         await runner.close();
         await queues.close();
