@@ -20,6 +20,7 @@ import { connectRedis } from './storage/redis.js';
 import { openBlobStore } from './storage/blobs.js';
 import { deploysSettled } from './projects/index.js';
 import { attachLiveBroker } from './live/index.js';
+import { RollupTicks, storeWithRollupTicks } from './analytics/index.js';
 import { serviceSecret } from './storage/service-secrets.js';
 import { instrumentStore } from './storage/clickhouse/instrumented.js';
 import { LOCATIONS } from './model/checks.js';
@@ -76,6 +77,12 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
     await applyClickhouseDdl(store, config.clickhouse).catch((err: Error) => {
       throw new UnreachableError(`Cannot prepare ${clickhouseName}: ${err.message}`);
     });
+    if (config.clickhouse.rollups === 'ticks') {
+      // Every run this process stores goes through the ticks (analytics/rollup-ticks.ts), which fill the rollups.
+      const ticks = new RollupTicks(store, { logger });
+      await ticks.start();
+      store = storeWithRollupTicks(store, ticks);
+    }
   } catch (err) {
     await sql?.end({ timeout: 1 });
     await asideSql?.end({ timeout: 1 });

@@ -27,8 +27,18 @@ describe('report cache', () => {
     }
     await svc.call('POST', '/v1/check-results', { body: { results } });
     await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}?limit=1`), (r) => Number(r.headers.get('x-total-count')) === 120);
+    await waitFor(() => svc.deps.ingest.stats(), (s) => s.waiting + s.active + s.delayed === 0);
   }, 60_000);
   afterAll(() => svc?.stop());
+
+  /**
+   * Waits until a check's runs number `n` and ingest is done with them: a run is listed as soon as it is stored, and its
+   * days are marked changed (and, with ROLLUPS=ticks, a late run rolled) a moment later.
+   */
+  const landed = async (id: string, n: number) => {
+    await waitFor(() => svc.call('GET', `/v1/check-results/${id}?limit=1`), (r) => Number(r.headers.get('x-total-count')) === n);
+    await waitFor(() => svc.deps.ingest.stats(), (s) => s.waiting + s.active + s.delayed === 0);
+  };
 
   // A fixed window (a rolling one moves between two asks): a partial first day, today open.
   const from = Math.floor((today - 31 * DAY + 5 * 3_600_000) / 1000);
@@ -57,7 +67,7 @@ describe('report cache', () => {
     await svc.call('POST', '/v1/check-results', {
       body: { results: [{ id: randomUUID(), checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 900).toISOString(), hasFailures: true, responseTime: 900, statusCode: 503 }] },
     });
-    await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}?limit=1`), (r) => Number(r.headers.get('x-total-count')) === 121);
+    await landed(checkId, 121);
     const after = await ask();
     // One bucket read again (the late result's day), the rest from the cache.
     expect(after.headers.get('x-analytics-cache')).toMatch(/misses=1$/);
@@ -105,7 +115,7 @@ describe('report cache', () => {
     await svc.call('POST', '/v1/check-results', {
       body: { results: [{ id: randomUUID(), checkId, checkType: 'API', runLocation: 'us-east-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 300).toISOString(), hasFailures: false, responseTime: 300, statusCode: 200 }] },
     });
-    await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}?limit=1`), (r) => Number(r.headers.get('x-total-count')) === count + 1);
+    await landed(checkId, count + 1);
     const after = await svc.call('GET', rolling);
     expect(cacheHeader(after).misses).toBeGreaterThanOrEqual(1);
     expect(todayRow(after.body)!.responseTime_avg).toBe(300);
@@ -122,7 +132,7 @@ describe('report cache', () => {
       await svc.call('POST', '/v1/check-results', {
         body: { results: [{ id: randomUUID(), checkId: id, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 100).toISOString(), hasFailures: true, responseTime, statusCode: 500 }] },
       });
-      await waitFor(total, (n) => n === count + 1);
+      await landed(id, count + 1);
     };
     await summary();
     const held = await summary();
@@ -157,7 +167,7 @@ describe('report cache', () => {
     await svc.call('POST', '/v1/check-results', {
       body: { results: [{ id: randomUUID(), checkId, checkType: 'API', runLocation: 'us-east-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 100).toISOString(), hasFailures: false, responseTime: 555, statusCode: 200 }] },
     });
-    await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}?limit=1`), (r) => Number(r.headers.get('x-total-count')) === count + 1);
+    await landed(checkId, count + 1);
     const after = await svc.call('GET', raw(day + 61_000));
     expect(cacheHeader(after)).toEqual({ hits: 0, misses: 1 });
     expect(times(after.body)).toEqual([['03:00', 555], ['06:01', 101], ['12:01', 102]]);

@@ -1,5 +1,6 @@
 import { DAY_MS, Generations } from '../storage/generations.js';
 import type { ReportRow } from './compiler.js';
+import { rollupHorizon } from './rollups.js';
 import { HOUR_MS, type Window } from './windows.js';
 
 /**
@@ -200,9 +201,10 @@ export async function bucketedRows(opts: {
   const edgeRows = new Map<Edge, ReportRow[]>();
   for (const edge of edges) {
     if (edge.kind === 'trail' && window.to > (edge.toDay + 1) * DAY_MS) continue;
-    // With the hour its moving bound is in: which rollup hours the edge reads (planSources) stay the same.
+    // With the hour its moving bound is in, and the rollups' horizon's: which rollup hours the edge reads
+    // (planSources) stay the same.
     const hour = edge.kind === 'lead' ? Math.ceil(edge.moving / HOUR_MS) : Math.floor(edge.moving / HOUR_MS);
-    edge.cacheKey = `${opts.key}|${edge.kind}|${edge.kind === 'lead' ? edge.range.to : edge.range.from}|${hour}`;
+    edge.cacheKey = `${opts.key}|${edge.kind}|${edge.kind === 'lead' ? edge.range.to : edge.range.from}|${hour}|${Math.floor(rollupHorizon() / HOUR_MS)}`;
     const rows = opts.cache.get(edge.cacheKey, versionOf(edge.fromDay, edge.toDay), [edge.moving]);
     if (rows) {
       edgeRows.set(edge, rows);

@@ -11,7 +11,7 @@ import { budgetSettings, withinBudget } from './budget.js';
 import { resolveWindow, type QuickRange, type Window } from './windows.js';
 import { heldPerCheck } from './window-cache.js';
 import { PRECISIONS, type Precision } from './plan.js';
-import { part, sketchAt, SKETCH_MIN_WINDOW_MS, TIERS, type Part, type SourcePlan } from './rollups.js';
+import { part, rollupHorizon, sketchAt, SKETCH_MIN_WINDOW_MS, TIERS, type Part, type SourcePlan } from './rollups.js';
 import { unionOfSources } from './sources.js';
 import type { QueryParams } from '../storage/clickhouse/store.js';
 import type { Redis } from 'ioredis';
@@ -142,7 +142,8 @@ export function reportingSources(window: Window & { granularity?: Granularity; t
   const tier = TIERS.find((t) => t.id === 'day')!;
   const plan: SourcePlan = { rollups: [], raw: [] };
   let at = window.from;
-  for (const r of wholeDays(window.granularity, window.tz, Math.ceil(window.from / DAY), Math.floor(window.to / DAY))) {
+  // Days ending after the rollups' horizon are read from the runs.
+  for (const r of wholeDays(window.granularity, window.tz, Math.ceil(window.from / DAY), Math.floor(Math.min(window.to, rollupHorizon()) / DAY))) {
     if (at < r.from) plan.raw.push({ from: at, to: r.from });
     plan.rollups.push({ tier, ...r });
     at = r.to;
@@ -261,8 +262,7 @@ export async function reporting(
     return byCheck;
   };
   // Which days the rollup serves decide the arithmetic (sketches or exact ranks): part of the key, as the summary's.
-  // With the zone and granularity (also in the key) the first and the end day say which (wholeDays).
-  const split = plan.rollups.length ? [Math.ceil(window.from / DAY), Math.floor(window.to / DAY)] : [];
+  const split = plan.rollups.flatMap((r) => [r.from / DAY, r.to / DAY]);
   const { rows: byCheck, cache } = await heldPerCheck<Row>(
     deps,
     accountId,

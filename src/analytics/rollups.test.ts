@@ -4,25 +4,34 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toRow } from '../ingest/rows.js';
 import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
 import { backfillRollups } from './backfill.js';
-import { rollupColumns, rollupDdl, rollupMigration, ROLLUP_COLUMNS_AT_CREATION, TIERS } from './rollups.js';
+import { rollupColumns, rollupDdl, rollupMigration, rollupSelect, ROLLUP_COLUMNS_AT_CREATION, TIERS } from './rollups.js';
+import { RollupTicks } from './rollup-ticks.js';
+import { forRollups } from '../storage/clickhouse/ddl.js';
+import type { Store } from '../storage/clickhouse/store.js';
+import { loadConfig } from '../platform/config.js';
+import { toClickHouseTime } from '../model/time.js';
+
+const HOUR = 3_600_000;
 import { ROW_COLUMNS } from '../model/results.js';
 
-describe('rollups', () => {
+const runsInOf = async (svc: TestService, table: string, checkId: string) =>
+  Number((await svc.deps.store.query<{ n: number }>(`SELECT sum(runs) AS n FROM ${table} WHERE check_id = {c:UUID}`, { c: checkId }))[0].n);
+const rows = (accountId: string, checkId: string, n: number, start: number) =>
+  Array.from({ length: n }, (_, i) =>
+    toRow(accountId, randomUUID(), {
+      checkId, checkType: 'API', runLocation: i % 2 ? 'eu-west-1' : 'us-east-1', hasFailures: i % 5 === 0, hasErrors: false, isDegraded: false,
+      aborted: false, attempts: 1, responseTime: 100 + i, startedAt: new Date(start + i * 60_000).toISOString(), stoppedAt: new Date(start + i * 60_000 + 50).toISOString(),
+    }),
+  );
+
+describe('rollups filled by views (ROLLUPS=views, as with ClickHouse servers)', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService({ ROLLUPS: 'views' });
   });
   afterAll(() => svc?.stop());
 
-  const runsIn = async (table: string, checkId: string) =>
-    Number((await svc.deps.store.query<{ n: number }>(`SELECT sum(runs) AS n FROM ${table} WHERE check_id = {c:UUID}`, { c: checkId }))[0].n);
-  const rows = (accountId: string, checkId: string, n: number, start: number) =>
-    Array.from({ length: n }, (_, i) =>
-      toRow(accountId, randomUUID(), {
-        checkId, checkType: 'API', runLocation: i % 2 ? 'eu-west-1' : 'us-east-1', hasFailures: i % 5 === 0, hasErrors: false, isDegraded: false,
-        aborted: false, attempts: 1, responseTime: 100 + i, startedAt: new Date(start + i * 60_000).toISOString(), stoppedAt: new Date(start + i * 60_000 + 50).toISOString(),
-      }),
-    );
+  const runsIn = (table: string, checkId: string) => runsInOf(svc, table, checkId);
 
   it('sql/clickhouse/0006_rollups.sql stays as it was created: rollup DDL grows only through new files', () => {
     const file = readFileSync(new URL('../../sql/clickhouse/0006_rollups.sql', import.meta.url), 'utf8');
@@ -91,5 +100,116 @@ describe('rollups', () => {
     ]);
     await waitFor(() => runsIn('check_results_1h', check), (n) => n === 330);
     expect(await report('auto')).toEqual(await report('exact'));
+  });
+});
+
+describe('rollups filled once a minute (ROLLUPS=ticks, the embedded engine)', () => {
+  let svc: TestService;
+  let ticks: RollupTicks;
+  beforeAll(async () => {
+    svc = await startTestService();
+    ticks = (svc.deps.store as Store & { rollupTicks: RollupTicks }).rollupTicks;
+  });
+  afterAll(() => svc?.stop());
+
+  const runsIn = (table: string, checkId: string) => runsInOf(svc, table, checkId);
+  /** The engine itself, past the ticks: what a writer that crashed half way left. */
+  const engine = () => (ticks as unknown as { inner: Store }).inner;
+  const newCheck = async (name: string) => (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name, request: { url: 'http://127.0.0.1:9/' } } })).body.id as string;
+  const report = async (check: string, from: number, to: number, precision: string) => {
+    const res = await svc.call('GET', `/v1/analytics/api-checks/${check}?from=${Math.floor(from / 1000)}&to=${Math.floor(to / 1000)}&metrics=availability,responseTime_avg,responseTime_max,retries&aggregationInterval=60&precision=${precision}`);
+    expect(res.status, res.text).toBe(200);
+    return { data: res.body.series[0].data, sources: res.headers.get('x-analytics-sources') };
+  };
+
+  it('is the default of the embedded engine: no view is left, the ticks fill every column the reports read', async () => {
+    expect(svc.deps.config.clickhouse.rollups).toBe('ticks');
+    for (const tier of TIERS) {
+      const columns = await svc.deps.store.query<{ name: string }>('SELECT name FROM system.columns WHERE database = currentDatabase() AND table = {t:String} ORDER BY position', { t: tier.table });
+      expect(columns.map((c) => c.name)).toEqual(rollupColumns(tier).map((c) => c.split(' ')[0]));
+      const selected = new Set([...rollupSelect(tier).matchAll(/ AS (\w+)/g)].map((m) => m[1]));
+      expect(rollupColumns(tier).map((c) => c.split(' ')[0]).filter((c) => !selected.has(c) && !['account_id', 'check_id', 'run_location', 'has_failures'].includes(c))).toEqual([]);
+      expect(await svc.deps.store.query('SELECT name FROM system.tables WHERE database = currentDatabase() AND name = {v:String}', { v: tier.view })).toEqual([]);
+    }
+    // A later migration of the views' query is left out, and the tables' part of it changes nothing here.
+    const before = await svc.deps.store.query('SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position', { p: 'check_results_1%' });
+    const statements = rollupMigration(['response_time']).split('\n').filter((l) => !l.startsWith('--')).join('\n').split(';').map((x) => x.trim()).filter(Boolean);
+    for (const statement of forRollups(statements, 'ticks')) await svc.deps.store.command(statement);
+    expect(await svc.deps.store.query('SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position', { p: 'check_results_1%' })).toEqual(before);
+    expect(forRollups(statements, 'ticks').some((st) => st.includes('MODIFY QUERY'))).toBe(false);
+    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://127.0.0.1:8123', ROLLUPS: 'ticks' })).toThrow(/ROLLUPS/);
+    expect(loadConfig({ CLICKHOUSE_URL: 'http://127.0.0.1:8123' }).clickhouse.rollups).toBe('views');
+    expect(() => loadConfig({ ROLLUPS: 'sometimes' })).toThrow(/ROLLUPS/);
+  });
+
+  it('runs started after the horizon wait for a tick, and the reports read them raw meanwhile: the same answer either way', async () => {
+    const check = await newCheck('on time');
+    const h0 = ticks.rolledThrough;
+    // Five runs from the horizon on (a minute apart), and a window of whole hours around them.
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, rows(svc.defaultAccountId, check, 5, h0 + 1000), { settings: { insert_deduplication_token: `on-time-${check}` } });
+    const from = Math.floor(h0 / HOUR) * HOUR;
+    const to = Math.ceil((h0 + 6 * 60_000) / HOUR) * HOUR + HOUR;
+    for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(0);
+    const before = await report(check, from, to, 'auto');
+    expect(before.sources).toBe('raw');
+    expect(before.data).toEqual((await report(check, from, to, 'exact')).data);
+
+    // A tick past the hour the runs are in: they are rolled, once, and the report reads the rollup for that hour.
+    await ticks.tick(to + 60_000);
+    expect(ticks.rolledThrough).toBe(to);
+    await ticks.tick(to + 60_000);
+    for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(5);
+    const after = await report(check, from, to, 'auto');
+    expect(after.sources).toContain('rollup:hour');
+    expect(after.data).toEqual(before.data);
+  });
+
+  it('a run stored after the horizon passed its start is rolled as it is stored, once, however often its insert is repeated', async () => {
+    const check = await newCheck('late');
+    const day = Date.UTC(2026, 10, 10);
+    const batch = rows(svc.defaultAccountId, check, 40, day);
+    const settings = { insert_deduplication_token: `late-${check}` };
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, batch, { settings });
+    for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(40);
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, batch, { settings });
+    for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(40);
+    const auto = await report(check, day - HOUR, day + 2 * HOUR, 'auto');
+    expect(auto.sources).toContain('rollup:hour');
+    expect(auto.data).toEqual((await report(check, day - HOUR, day + 2 * HOUR, 'exact')).data);
+
+    // A writer that died between storing late runs and rolling them: ingest's repeat of the batch finds them stored
+    // and settles them; settling again changes nothing.
+    const crashed = await newCheck('crashed');
+    const stored = rows(svc.defaultAccountId, crashed, 30, day).map((r) => [...r, 'batch-that-crashed']);
+    await engine().insert('check_results', [...ROW_COLUMNS, 'late_batch'], stored);
+    for (const tier of TIERS) expect(await runsIn(tier.table, crashed)).toBe(0);
+    const runs = stored.map((r) => ({ resultId: String(r[ROW_COLUMNS.indexOf('result_id')]), startedAt: Date.parse(`${String(r[ROW_COLUMNS.indexOf('started_at')]).replace(' ', 'T')}Z`) }));
+    await svc.deps.store.settleLateRuns!(runs.slice(0, 10));
+    for (const tier of TIERS) expect(await runsIn(tier.table, crashed)).toBe(30);
+    await svc.deps.store.settleLateRuns!(runs.slice(10));
+    for (const tier of TIERS) expect(await runsIn(tier.table, crashed)).toBe(30);
+  });
+
+  it('a tick a crash cut short is redone over the same range, and what it had rolled is not counted twice', async () => {
+    const check = await newCheck('tick crash');
+    const h = ticks.rolledThrough;
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, rows(svc.defaultAccountId, check, 3, h + 1000));
+    // The process that restarts reads the horizon as it is now, and the range a tick had begun to roll.
+    await svc.deps.store.command("INSERT INTO rollup_state (key, at) VALUES ('rolling_to', {at:DateTime64(3, 'UTC')})", { at: toClickHouseTime(h + 10 * 60_000) });
+    const restarted = new RollupTicks(engine(), { logger: svc.deps.logger, everyMs: 3_600_000 });
+    await restarted.start();
+    try {
+      // The tick itself, before the crash: it rolled the range and moved the horizon.
+      await ticks.tick(h + 11 * 60_000);
+      expect(ticks.rolledThrough).toBe(h + 10 * 60_000);
+      for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(3);
+      // The restarted process redoes the same range: its inserts are dropped as repeats.
+      expect(restarted.rolledThrough).toBe(h);
+      await restarted.tick(h + 30 * 60_000);
+      expect(restarted.rolledThrough).toBe(h + 10 * 60_000);
+      for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(3);
+    } finally {
+      restarted.close();
+    }
   });
 });

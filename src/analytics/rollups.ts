@@ -216,14 +216,35 @@ export interface SourcePlan {
 }
 
 /**
+ * How far the rollup tables are complete: with ROLLUPS=ticks, every run started before the horizon is in them
+ * (rollup-ticks.ts); with the views, always (no horizon registered). Several registered (services in one process,
+ * as in tests): the earliest, which is true of each.
+ */
+const horizons = new Set<() => number>();
+
+/** Registers a horizon; the returned function takes it back. */
+export function registerRollupHorizon(horizon: () => number): () => void {
+  horizons.add(horizon);
+  return () => void horizons.delete(horizon);
+}
+
+/** The time before which the rollup tables hold every run (Infinity: all of them). */
+export function rollupHorizon(): number {
+  let at = Infinity;
+  for (const horizon of horizons) at = Math.min(at, horizon());
+  return at;
+}
+
+/**
  * Splits [from, to) between the tiers a bucket width allows (a tier serves a report bucket only when the
  * bucket is a whole number of its buckets; no width: any tier; percentiles: only tiers with sketches, and only
  * over windows longer than SKETCH_MIN_WINDOW_MS) and raw
  * rows: the coarsest tier takes the part of the window its buckets cover whole, the next tier the edges left,
- * raw rows what no tier covers.
+ * raw rows what no tier covers. No rollup bucket ending after the rollups' horizon is read.
  */
-export function planSources(from: number, to: number, opts: { bucketMs?: number; sketches: boolean; anyLength?: boolean }): SourcePlan {
+export function planSources(from: number, to: number, opts: { bucketMs?: number; sketches: boolean; anyLength?: boolean; horizon?: number }): SourcePlan {
   const { bucketMs } = opts;
+  const horizon = opts.horizon ?? rollupHorizon();
   if (opts.sketches && !opts.anyLength && to - from < SKETCH_MIN_WINDOW_MS) return { rollups: [], raw: [{ from, to }] };
   const tiers = TIERS.filter((t) => (bucketMs === undefined || bucketMs % t.ms === 0) && (t.sketches || !opts.sketches));
   const plan: SourcePlan = { rollups: [], raw: [] };
@@ -237,7 +258,7 @@ export function planSources(from: number, to: number, opts: { bucketMs?: number;
       return;
     }
     const start = Math.ceil(a / tier.ms) * tier.ms;
-    const end = Math.floor(b / tier.ms) * tier.ms;
+    const end = Math.floor(Math.min(b, horizon) / tier.ms) * tier.ms;
     if (start >= end) return split(a, b, finer);
     split(a, start, finer);
     plan.rollups.push({ tier, from: start, to: end });

@@ -111,6 +111,11 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       const at = p.columns.indexOf('started_at');
       return p.job.data.rows.map((row) => ({ checkId: String(row[check]), at: clickHouseTimeMs(row[at]) }));
     });
+    // Runs stored before (a batch repeated after a crash) are left out of the insert: with ROLLUPS=ticks, their
+    // roll-up is made sure of here, as the insert does for the rest.
+    if (landed.size && opts.store.settleLateRuns) {
+      await opts.store.settleLateRuns(group.flatMap((p) => p.claimed.filter((r) => landed.has(r.resultId))));
+    }
     const mark = opts.markDays?.() ?? true;
     if (!rows.length) {
       if (mark) await generations.bump(touched);

@@ -50,6 +50,12 @@ export interface Config {
     rollupRetentionDays: { hour: number; day: number };
     /** Set: the DDL is created ON CLUSTER with replicated tables and Distributed tables in front (docs/scaling.md). */
     cluster: string | undefined;
+    /**
+     * How the rollup tables are filled (docs/analytics.md, "Rollups"): `views`, by materialized views on every insert
+     * (any number of writers); `ticks`, once a minute by the one process that holds the embedded engine (the default
+     * there: the views cost a fixed ~100 ms of the engine per insert).
+     */
+    rollups: 'views' | 'ticks';
   };
   dataDir: string;
   logLevel: LogLevel;
@@ -247,6 +253,16 @@ function str(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
+/** ROLLUPS: `ticks` needs the embedded engine (one process writes every run, so one lock orders them). */
+function rollupMode(env: Env, clickhouseUrl: string | undefined): 'views' | 'ticks' {
+  const mode = str(env, 'ROLLUPS', clickhouseUrl === undefined ? 'ticks' : 'views');
+  if (mode !== 'views' && mode !== 'ticks') throw new ConfigError('ROLLUPS', `must be views or ticks, not ${JSON.stringify(mode)}`);
+  if (mode === 'ticks' && clickhouseUrl !== undefined) {
+    throw new ConfigError('ROLLUPS', 'ticks needs the embedded engine: with CLICKHOUSE_URL several processes insert runs, and the rollups are filled by views');
+  }
+  return mode;
+}
+
 /** BLOB_STORE=s3 and its S3_* settings; BLOB_STORE=file (the default) keeps blobs in BLOB_DIR. */
 function s3Settings(env: Env): Config['projects']['s3'] {
   const store = str(env, 'BLOB_STORE', 'file');
@@ -435,6 +451,7 @@ export function loadConfig(env: Env = process.env): Config {
         day: int(env, 'CLICKHOUSE_ROLLUP_DAY_RETENTION_DAYS', 3650, 1, 36500),
       },
       cluster: identifier(env, 'CLICKHOUSE_CLUSTER'),
+      rollups: rollupMode(env, clickhouseUrl),
     },
     dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
     logLevel: logLevel as LogLevel,

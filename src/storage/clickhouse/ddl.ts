@@ -11,6 +11,21 @@ export interface DdlSettings {
   rollupRetentionDays: { hour: number; day: number };
   /** Set: the statements as a cluster runs them (cluster.ts). */
   cluster?: string;
+  /** `ticks`: the rollup tables' views are dropped instead of created (a process fills the tables once a minute). */
+  rollups?: 'views' | 'ticks';
+}
+
+/** The views that fill the rollup tables (`check_results_1<tier>`) on every insert, and a change of their query. */
+const ROLLUP_VIEW = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO check_results_1[a-z]+ AS\n[\s\S]*$/;
+const ROLLUP_VIEW_QUERY = /^ALTER TABLE check_results_1[a-z]+_mv MODIFY QUERY\n/;
+
+/**
+ * The statements for a way of filling the rollups: with `ticks`, the views are dropped where they would be created,
+ * and changes to their query left out (the ticks read the query from the code: analytics/rollups.ts rollupSelect).
+ */
+export function forRollups(statements: readonly string[], rollups: 'views' | 'ticks' = 'views'): string[] {
+  if (rollups === 'views') return [...statements];
+  return statements.filter((statement) => !ROLLUP_VIEW_QUERY.test(statement)).map((statement) => statement.replace(ROLLUP_VIEW, 'DROP VIEW IF EXISTS $1'));
 }
 
 /** The statements of every file of sql/clickhouse, in name order, with the settings filled in. */
@@ -32,7 +47,8 @@ export async function clickhouseStatements(settings: DdlSettings): Promise<strin
       .join('\n');
     statements.push(...body.split(';').map((s) => s.trim()).filter(Boolean));
   }
-  return settings.cluster ? clusterStatements(statements, settings.cluster) : statements;
+  if (settings.cluster) return clusterStatements(statements, settings.cluster);
+  return forRollups(statements, settings.rollups);
 }
 
 /**

@@ -41,6 +41,11 @@ export interface Store {
    * insert_deduplication_token. Table and column names come from the code, never from a request.
    */
   insert(table: string, columns: readonly string[], rows: readonly unknown[][], options?: InsertOptions): Promise<void>;
+  /**
+   * ROLLUPS=ticks only (analytics/rollup-ticks.ts): makes sure the runs of check_results among `runs` that their
+   * insert marked late are in the rollups (a writer that leaves out runs already stored calls it for them).
+   */
+  settleLateRuns?(runs: readonly { resultId: string; startedAt: number }[]): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,0 +1,191 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Logger } from '../platform/logger.js';
+import { clickHouseTimeMs, toClickHouseTime } from '../model/time.js';
+import type { InsertOptions, Store } from '../storage/clickhouse/store.js';
+import { registerRollupHorizon, rollupSelect, TIERS } from './rollups.js';
+
+const MINUTE_MS = 60_000;
+const HORIZON_KEY = 'rolled_through';
+/** Where a tick under way rolls to, written before it rolls anything (a tick a crash cut short is redone the same). */
+const INTENT_KEY = 'rolling_to';
+
+export interface RollupTicksOptions {
+  logger: Logger;
+  /** How often the rollups are brought up to date (default a minute). */
+  everyMs?: number;
+  /** How far behind now the horizon stays, so that runs arrive before it passes them (default a minute). */
+  lagMs?: number;
+}
+
+/**
+ * ROLLUPS=ticks (docs/analytics.md, "Rollups"): the rollup tables filled once a minute instead of by views on
+ * every insert (the views cost the embedded engine a fixed ~100 ms each per insert, bench/README.md). Only for
+ * the embedded engine: every insert into check_results goes through `store` (this process holds the engine), so
+ * one lock orders inserts against ticks.
+ *
+ * - The horizon H (rollup_state `rolled_through`): every run started before H is in the rollup tables. A tick rolls
+ *   the runs started in [H, H′) (`late_batch = ''`) with one INSERT … SELECT per tier, each with a token made of
+ *   the tier and the range, then H becomes H′ (whole minutes, lagMs behind). H′ is written before anything is
+ *   rolled: a tick a crash cut short is redone over the same range, under the same tokens, and its repeats dropped.
+ * - An insert, under the same lock, marks every row started before H as late: `late_batch` names the insert (its
+ *   deduplication token). Once it has landed, the late rows are rolled (`settle`), with a token made of that name
+ *   and the tier: an insert repeated rolls the same rows under the same token, and is dropped. A caller that
+ *   leaves out rows already stored (ingest does) passes them to `settle` again, so a crash between the insert
+ *   and its roll-up is made good by the repeat.
+ * - Reports read a rollup bucket only when it ends by H (planSources), the rest from the runs: a tick never
+ *   changes an answer, and a late run is in its bucket's rollup a statement after it is stored.
+ */
+export class RollupTicks {
+  private horizon = -Infinity;
+  private pendingTo?: number;
+  private lock: Promise<unknown> = Promise.resolve();
+  private timer?: NodeJS.Timeout;
+  private unregister?: () => void;
+  private readonly everyMs: number;
+  private readonly lagMs: number;
+
+  constructor(
+    private readonly inner: Store,
+    private readonly opts: RollupTicksOptions,
+  ) {
+    this.everyMs = opts.everyMs ?? MINUTE_MS;
+    this.lagMs = opts.lagMs ?? MINUTE_MS;
+  }
+
+  /**
+   * Reads the horizon, or sets the first: the later of now and the newest run stored (whole minutes), so no run the
+   * views rolled before (an upgrade from ROLLUPS=views) is rolled again. Then ticks every `everyMs`.
+   */
+  async start(now = Date.now()): Promise<void> {
+    const [kept] = await this.inner.query<{ at: number | null; n: number }>(
+      `SELECT toUnixTimestamp64Milli(max(at)) AS at, count() AS n FROM rollup_state WHERE key = '${HORIZON_KEY}'`,
+    );
+    if (Number(kept?.n)) {
+      this.horizon = Number(kept.at);
+      // A tick a crash cut short is finished first, over the same range (so under the same tokens).
+      const [intent] = await this.inner.query<{ at: number | null }>(`SELECT toUnixTimestamp64Milli(max(at)) AS at FROM rollup_state WHERE key = '${INTENT_KEY}'`);
+      if (Number(intent?.at) > this.horizon) this.pendingTo = Number(intent.at);
+    } else {
+      const [newest] = await this.inner.query<{ at: number | null; n: number }>('SELECT toUnixTimestamp64Milli(max(started_at)) AS at, count() AS n FROM check_results');
+      const after = Number(newest?.n) ? Number(newest.at) + 1 : now;
+      this.horizon = Math.ceil(Math.max(now, after) / MINUTE_MS) * MINUTE_MS;
+      await this.inner.command(`INSERT INTO rollup_state (key, at) VALUES ('${HORIZON_KEY}', {at:DateTime64(3, 'UTC')})`, { at: toClickHouseTime(this.horizon) });
+    }
+    this.unregister = registerRollupHorizon(() => this.horizon);
+    this.timer = setInterval(() => {
+      this.tick().catch((err: Error) => this.opts.logger.error({ err: err.message }, 'could not roll up the last minute of runs; trying again at the next tick'));
+    }, this.everyMs);
+    this.timer.unref();
+  }
+
+  /** Every run started before this is in the rollup tables. */
+  get rolledThrough(): number {
+    return this.horizon;
+  }
+
+  /** Runs `fn` with no insert and no tick beside it. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Rolls the runs started from the horizon to `now` − lagMs (whole minutes), then moves the horizon there. */
+  tick(now = Date.now()): Promise<void> {
+    return this.exclusive(async () => {
+      const from = this.horizon;
+      const to = this.pendingTo ?? Math.floor((now - this.lagMs) / MINUTE_MS) * MINUTE_MS;
+      if (!(to > from)) return;
+      if (this.pendingTo === undefined) {
+        await this.inner.command(`INSERT INTO rollup_state (key, at) VALUES ('${INTENT_KEY}', {at:DateTime64(3, 'UTC')})`, { at: toClickHouseTime(to) });
+      }
+      const where = "started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')} AND late_batch = ''";
+      for (const tier of TIERS) {
+        await this.inner.command(
+          `INSERT INTO ${tier.table} SETTINGS insert_deduplication_token = '${token('tick', tier.id, `${from}-${to}`)}'\n${rollupSelect(tier, where)}`,
+          { from: toClickHouseTime(from), to: toClickHouseTime(to) },
+        );
+      }
+      await this.inner.command(`INSERT INTO rollup_state (key, at) VALUES ('${HORIZON_KEY}', {at:DateTime64(3, 'UTC')})`, { at: toClickHouseTime(to) });
+      this.horizon = to;
+      this.pendingTo = undefined;
+    });
+  }
+
+  /**
+   * An insert into check_results: rows started before the horizon are marked late (`late_batch`, a column this
+   * adds) and rolled once stored. Other tables pass through.
+   */
+  async insert(table: string, columns: readonly string[], rows: readonly unknown[][], options: InsertOptions = {}): Promise<void> {
+    if (table !== 'check_results' || rows.length === 0) return this.inner.insert(table, columns, rows, options);
+    const at = columns.indexOf('started_at');
+    const ids = columns.indexOf('result_id');
+    if (at < 0 || ids < 0 || columns.includes('late_batch')) throw new Error('runs are inserted with started_at and result_id, and without late_batch');
+    const batch = String(options.settings?.insert_deduplication_token ?? randomUUID());
+    const late: string[] = [];
+    await this.exclusive(async () => {
+      const marked = rows.map((row) => {
+        const isLate = clickHouseTimeMs(row[at]) < this.horizon;
+        if (isLate) late.push(String(row[ids]));
+        return [...row, isLate ? batch : ''];
+      });
+      await this.inner.insert(table, [...columns, 'late_batch'], marked, options);
+    });
+    if (late.length) await this.rollLate(batch);
+  }
+
+  /**
+   * Rolls the late runs among `runs`, already stored: every run of each insert that stored one of them, under that
+   * insert's token (so what was rolled before is dropped). Runs not started before the horizon are the ticks'.
+   */
+  async settle(runs: readonly { resultId: string; startedAt: number }[]): Promise<void> {
+    const ids = runs.filter((r) => r.startedAt < this.horizon).map((r) => r.resultId);
+    if (!ids.length) return;
+    const batches = await this.inner.query<{ batch: string }>(
+      "SELECT DISTINCT late_batch AS batch FROM check_results WHERE result_id IN {ids:Array(UUID)} AND late_batch != ''",
+      { ids },
+    );
+    for (const { batch } of batches) await this.rollLate(batch);
+  }
+
+  /** Rolls the late runs one insert stored: all of them, so the token stands for the same rows each time. */
+  private async rollLate(batch: string): Promise<void> {
+    for (const tier of TIERS) {
+      await this.inner.command(
+        `INSERT INTO ${tier.table} SETTINGS insert_deduplication_token = '${token('late', tier.id, batch)}'\n${rollupSelect(tier, 'late_batch = {batch:String}')}`,
+        { batch },
+      );
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.unregister?.();
+  }
+}
+
+/** A deduplication token that may sit in the statement's text: hex of what names the insert. */
+function token(kind: string, tier: string, name: string): string {
+  return `${kind}_${tier}_${createHash('sha256').update(name).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * The store every writer of runs uses with ROLLUPS=ticks: inserts into check_results go through the ticks (marked
+ * and rolled), everything else to the engine as it is.
+ */
+export function storeWithRollupTicks(store: Store, ticks: RollupTicks): Store & { rollupTicks: RollupTicks } {
+  return {
+    kind: store.kind,
+    rollupTicks: ticks,
+    query: (sql, params, options) => store.query(sql, params, options),
+    queryWithStats: (sql, params, options) => store.queryWithStats(sql, params, options),
+    command: (sql, params, options) => store.command(sql, params, options),
+    insert: (table, columns, rows, options) => ticks.insert(table, columns, rows, options),
+    settleLateRuns: (runs) => ticks.settle(runs),
+    ping: () => store.ping(),
+    async close() {
+      ticks.close();
+      await store.close();
+    },
+  };
+}
