@@ -1,4 +1,4 @@
-import { budgetSettings } from '../analytics/index.js';
+import { budgetSettings, rollupHorizon } from '../analytics/index.js';
 import type { Deps } from '../storage/deps.js';
 import { incidentsById, type IncidentView } from './incidents.js';
 import { maintenanceStatus, materialise } from './maintenance-repository.js';
@@ -88,16 +88,27 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
   ]);
   const incidents = await incidentsById(sql, accountId, incidentIds.map((r) => r.id));
 
-  // Daily uptime and response time of the linked checks, from the daily rollup.
+  // Daily uptime and response time of the linked checks, from the daily rollup, and the runs it does not hold yet
+  // (ROLLUPS=ticks: those started from its horizon on, the last minute or two) from the runs themselves.
   const checkIds = checks.map((c) => c.id);
+  const horizon = rollupHorizon();
+  const tail = Number.isFinite(horizon)
+    ? `UNION ALL
+           SELECT check_id, toDate(started_at) AS d, toUInt64(1) AS runs, has_failures, coalesce(response_time, 0) AS rs, toUInt64(response_time IS NOT NULL) AS rn
+           FROM check_results
+           WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND started_at >= {horizon:DateTime64(3, 'UTC')}`
+    : '';
   const daily = checkIds.length
     ? await deps.store.query<{ checkId: string; day: string; total: string | number; failed: string | number; rtSum: number; rtN: string | number }>(
-        `SELECT toString(check_id) AS checkId, toString(toDate(bucket)) AS day, sum(runs) AS total, sumIf(runs, has_failures) AS failed,
-           sum(response_time__sum) AS rtSum, sum(response_time__n) AS rtN
-         FROM check_results_1d
-         WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND bucket >= {from:DateTime('UTC')}
-         GROUP BY check_id, day`,
-        { accountId, checkIds, from: toClickHouseTime(startOfDay(now) - (HISTORY_DAYS - 1) * DAY).slice(0, 19) },
+        `SELECT toString(check_id) AS checkId, toString(d) AS day, sum(runs) AS total, sumIf(runs, has_failures) AS failed, sum(rs) AS rtSum, sum(rn) AS rtN
+         FROM (
+           SELECT check_id, toDate(bucket) AS d, runs, has_failures, response_time__sum AS rs, response_time__n AS rn
+           FROM check_results_1d
+           WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND bucket >= {from:DateTime('UTC')}
+           ${tail}
+         )
+         GROUP BY check_id, d`,
+        { accountId, checkIds, from: toClickHouseTime(startOfDay(now) - (HISTORY_DAYS - 1) * DAY).slice(0, 19), ...(tail ? { horizon: toClickHouseTime(Math.max(horizon, startOfDay(now) - (HISTORY_DAYS - 1) * DAY)) } : {}) },
         { settings: budgetSettings(deps.config.analytics), purpose: 'status-page' },
       )
     : [];
