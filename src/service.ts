@@ -20,7 +20,7 @@ import { connectRedis } from './storage/redis.js';
 import { openBlobStore } from './storage/blobs.js';
 import { deploysSettled } from './projects/index.js';
 import { attachLiveBroker } from './live/index.js';
-import { RollupTicks, storeWithRollupTicks } from './analytics/index.js';
+import { forgetRollupHorizon, storeWithRollupTicks } from './analytics/index.js';
 import { serviceSecret } from './storage/service-secrets.js';
 import { instrumentStore } from './storage/clickhouse/instrumented.js';
 import { LOCATIONS } from './model/checks.js';
@@ -79,9 +79,11 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
     });
     if (config.clickhouse.rollups === 'ticks') {
       // Every run this process stores goes through the ticks (analytics/rollup-ticks.ts), which fill the rollups.
-      const ticks = new RollupTicks(store, { logger });
-      await ticks.start();
-      store = storeWithRollupTicks(store, ticks);
+      store = await storeWithRollupTicks(store, { logger });
+    } else if (!config.clickhouse.url) {
+      // Views from now on: a horizon left by ticks (an earlier ROLLUPS=ticks) is forgotten, so that ticks later start
+      // from a new one and never roll again what the views rolled.
+      await forgetRollupHorizon(store);
     }
   } catch (err) {
     await sql?.end({ timeout: 1 });

@@ -5,7 +5,7 @@ export { archiveErrorGroup, cleanErrorMessage, compileErrorGroups, errorGroupSta
 export { CATALOGS } from './metrics.js';
 export { prometheusRoutes } from './prometheus.js';
 export { planReport, reportCache, type ReportQuery } from './report.js';
-export { RollupTicks, storeWithRollupTicks } from './rollup-ticks.js';
+export { forgetRollupHorizon, RollupTicks, storeWithRollupTicks } from './rollup-ticks.js';
 export { TIERS, rollupDdl, rollupHorizon, rollupMigration } from './rollups.js';
 export { analyticsRoutes } from './routes.js';
 export { reportQuery } from './schemas.js';

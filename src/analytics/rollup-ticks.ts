@@ -45,7 +45,7 @@ export class RollupTicks {
   private readonly lagMs: number;
 
   constructor(
-    private readonly inner: Store,
+    private inner: Store,
     private readonly opts: RollupTicksOptions,
   ) {
     this.everyMs = opts.everyMs ?? MINUTE_MS;
@@ -72,10 +72,16 @@ export class RollupTicks {
       await this.inner.command(`INSERT INTO rollup_state (key, at) VALUES ('${HORIZON_KEY}', {at:DateTime64(3, 'UTC')})`, { at: toClickHouseTime(this.horizon) });
     }
     this.unregister = registerRollupHorizon(() => this.horizon);
+    if (this.pendingTo !== undefined) await this.tick(now);
     this.timer = setInterval(() => {
       this.tick().catch((err: Error) => this.opts.logger.error({ err: err.message }, 'could not roll up the last minute of runs; trying again at the next tick'));
     }, this.everyMs);
     this.timer.unref();
+  }
+
+  /** Goes on through another open store of the same engine (the one it used is closing). */
+  useStore(store: Store): void {
+    this.inner = store;
   }
 
   /** Every run started before this is in the rollup tables. */
@@ -98,6 +104,9 @@ export class RollupTicks {
       if (!(to > from)) return;
       if (this.pendingTo === undefined) {
         await this.inner.command(`INSERT INTO rollup_state (key, at) VALUES ('${INTENT_KEY}', {at:DateTime64(3, 'UTC')})`, { at: toClickHouseTime(to) });
+        // From here until the horizon moves, this range is redone the same way if anything fails (same tokens), and a
+        // run stored meanwhile that started in it is rolled as late: what the range holds unmarked no longer changes.
+        this.pendingTo = to;
       }
       const where = "started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')} AND late_batch = ''";
       for (const tier of TIERS) {
@@ -124,8 +133,10 @@ export class RollupTicks {
     const batch = String(options.settings?.insert_deduplication_token ?? randomUUID());
     const late: string[] = [];
     await this.exclusive(async () => {
+      // A range a tick has begun (and may redo) counts as rolled already.
+      const rolled = this.pendingTo ?? this.horizon;
       const marked = rows.map((row) => {
-        const isLate = clickHouseTimeMs(row[at]) < this.horizon;
+        const isLate = clickHouseTimeMs(row[at]) < rolled;
         if (isLate) late.push(String(row[ids]));
         return [...row, isLate ? batch : ''];
       });
@@ -139,7 +150,8 @@ export class RollupTicks {
    * insert's token (so what was rolled before is dropped). Runs not started before the horizon are the ticks'.
    */
   async settle(runs: readonly { resultId: string; startedAt: number }[]): Promise<void> {
-    const ids = runs.filter((r) => r.startedAt < this.horizon).map((r) => r.resultId);
+    const rolled = this.pendingTo ?? this.horizon;
+    const ids = runs.filter((r) => r.startedAt < rolled).map((r) => r.resultId);
     if (!ids.length) return;
     const batches = await this.inner.query<{ batch: string }>(
       "SELECT DISTINCT late_batch AS batch FROM check_results WHERE result_id IN {ids:Array(UUID)} AND late_batch != ''",
@@ -158,10 +170,17 @@ export class RollupTicks {
     }
   }
 
-  close(): void {
+  /** Stops ticking; a tick under way finishes first (so a graceful stop never leaves one cut short). */
+  async close(): Promise<void> {
     clearInterval(this.timer);
+    await this.lock;
     this.unregister?.();
   }
+}
+
+/** With the views filling the rollups again: the ticks' horizon and intent go, so ticks would start afresh. */
+export async function forgetRollupHorizon(store: Store): Promise<void> {
+  await store.command(`ALTER TABLE rollup_state DELETE WHERE key IN ('${HORIZON_KEY}', '${INTENT_KEY}') SETTINGS mutations_sync = 1`);
 }
 
 /** A deduplication token that may sit in the statement's text: hex of what names the insert. */
@@ -170,10 +189,24 @@ function token(kind: string, tier: string, name: string): string {
 }
 
 /**
- * The store every writer of runs uses with ROLLUPS=ticks: inserts into check_results go through the ticks (marked
- * and rolled), everything else to the engine as it is.
+ * The ticks of this process's engine: libchdb binds one engine per process, so every embedded store of the process
+ * (services started side by side, as tests do) shares one horizon and one lock, through the store of whichever
+ * holder is still open.
  */
-export function storeWithRollupTicks(store: Store, ticks: RollupTicks): Store & { rollupTicks: RollupTicks } {
+let shared: { ticks: RollupTicks; holders: Store[]; started: Promise<void> } | undefined;
+
+/**
+ * The store every writer of runs uses with ROLLUPS=ticks: inserts into check_results go through the ticks (marked
+ * and rolled), everything else to the engine as it is. Closing it lets go of the ticks (the last holder stops them).
+ */
+export async function storeWithRollupTicks(store: Store, opts: RollupTicksOptions): Promise<Store & { rollupTicks: RollupTicks }> {
+  if (!shared) {
+    const ticks = new RollupTicks(store, opts);
+    shared = { ticks, holders: [store], started: ticks.start() };
+  } else shared.holders.push(store);
+  const held = shared;
+  await held.started;
+  const { ticks } = held;
   return {
     kind: store.kind,
     rollupTicks: ticks,
@@ -184,7 +217,11 @@ export function storeWithRollupTicks(store: Store, ticks: RollupTicks): Store & 
     settleLateRuns: (runs) => ticks.settle(runs),
     ping: () => store.ping(),
     async close() {
-      ticks.close();
+      held.holders = held.holders.filter((h) => h !== store);
+      if (!held.holders.length) {
+        if (shared === held) shared = undefined;
+        await ticks.close();
+      } else ticks.useStore(held.holders[0]);
       await store.close();
     },
   };

@@ -3,7 +3,8 @@ import { METRIC_COLUMN_NAMES } from '../model/results.js';
 /**
  * Rollups of check_results: per (account, check, bucket, run location, status code, failed or not), the run
  * counts and, for each metric column, its count, sum, min, max, a mergeable variance state and a DDSketch
- * quantile state. AggregatingMergeTree tables filled by materialized views at insert time, one per tier.
+ * quantile state. AggregatingMergeTree tables, one per tier, filled by materialized views at insert time
+ * (ROLLUPS=views) or once a minute by rollup-ticks.ts (ROLLUPS=ticks, the embedded engine's default).
  * This module is the one source of their DDL, of the names the compiler reads, and of the backfill's SELECT.
  *
  * Rollup DDL only grows through append-only migrations: sql/clickhouse/0006_rollups.sql created the tables
@@ -106,7 +107,7 @@ export function rawAggregates(column: string, tier: Tier): string[] {
 /** The key of a rollup row; status_code 0 stands for "none" (no HTTP status is 0). */
 export const ROLLUP_KEY = ['account_id', 'check_id', 'bucket', 'run_location', 'status_code', 'has_failures'];
 
-/** The SELECT a tier's view runs over inserted rows (and the backfill over stored ones, with `where`). */
+/** The SELECT a tier's view runs over inserted rows (the ticks and the backfill over stored ones, with `where`). */
 export function rollupSelect(tier: Tier, where = '', metricColumns: readonly string[] = ROLLUP_METRIC_COLUMNS): string {
   return [
     'SELECT',

@@ -78,7 +78,7 @@ interface Evaluation {
  * batches waiting for their state share one transaction the same way.
  * Rows whose run id already landed, or is held by another batch in flight, are dropped first (ResultDedup);
  * the insert's deduplication token comes from its batch ids, so an insert repeated whole is dropped by the
- * engine and by the rollup views.
+ * engine and by the rollup views (ROLLUPS=views), or rolls its late runs under the same token (ROLLUPS=ticks).
  */
 export function startIngestWorker(queues: Queues, redisUrl: string, opts: IngestWorkerOptions) {
   const claims = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
@@ -126,7 +126,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       purpose: 'ingest',
       settings: {
         insert_deduplication_token: tokenOf(group.map((p) => p.job.data.batchId)),
-        // An insert the table drops as a repeat is dropped by the rollup views too (not counted twice).
+        // An insert the table drops as a repeat is dropped by the rollup views too (not counted twice); with
+        // ROLLUPS=ticks there are no views, and its late runs are rolled under a token made of the same one.
         deduplicate_blocks_in_dependent_materialized_views: 1,
       },
     });

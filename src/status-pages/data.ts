@@ -88,15 +88,17 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
   ]);
   const incidents = await incidentsById(sql, accountId, incidentIds.map((r) => r.id));
 
-  // Daily uptime and response time of the linked checks, from the daily rollup, and the runs it does not hold yet
-  // (ROLLUPS=ticks: those started from its horizon on, the last minute or two) from the runs themselves.
+  // Daily uptime and response time of the linked checks, from the daily rollup; with ROLLUPS=ticks, the days from
+  // the one its horizon is in from the runs themselves (the rollup holds that day only up to the horizon, and a tick
+  // between reading the horizon and this query adds only to days read from the runs).
   const checkIds = checks.map((c) => c.id);
   const horizon = rollupHorizon();
-  const tail = Number.isFinite(horizon)
+  const rawFrom = Number.isFinite(horizon) ? startOfDay(horizon) : undefined;
+  const tail = rawFrom !== undefined
     ? `UNION ALL
            SELECT check_id, toDate(started_at) AS d, toUInt64(1) AS runs, has_failures, coalesce(response_time, 0) AS rs, toUInt64(response_time IS NOT NULL) AS rn
            FROM check_results
-           WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND started_at >= {horizon:DateTime64(3, 'UTC')}`
+           WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND started_at >= {rawFrom:DateTime64(3, 'UTC')}`
     : '';
   const daily = checkIds.length
     ? await deps.store.query<{ checkId: string; day: string; total: string | number; failed: string | number; rtSum: number; rtN: string | number }>(
@@ -104,11 +106,11 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
          FROM (
            SELECT check_id, toDate(bucket) AS d, runs, has_failures, response_time__sum AS rs, response_time__n AS rn
            FROM check_results_1d
-           WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND bucket >= {from:DateTime('UTC')}
+           WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND bucket >= {from:DateTime('UTC')}${rawFrom !== undefined ? " AND bucket < {rawFrom:DateTime64(3, 'UTC')}" : ''}
            ${tail}
          )
          GROUP BY check_id, d`,
-        { accountId, checkIds, from: toClickHouseTime(startOfDay(now) - (HISTORY_DAYS - 1) * DAY).slice(0, 19), ...(tail ? { horizon: toClickHouseTime(Math.max(horizon, startOfDay(now) - (HISTORY_DAYS - 1) * DAY)) } : {}) },
+        { accountId, checkIds, from: toClickHouseTime(startOfDay(now) - (HISTORY_DAYS - 1) * DAY).slice(0, 19), ...(rawFrom !== undefined ? { rawFrom: toClickHouseTime(Math.max(rawFrom, startOfDay(now) - (HISTORY_DAYS - 1) * DAY)) } : {}) },
         { settings: budgetSettings(deps.config.analytics), purpose: 'status-page' },
       )
     : [];
