@@ -2,7 +2,7 @@ import { raiseAlerts, type CheckIncidentHooks, type Raised, type RaisedAlert, ty
 import type { GroupData } from '../checks/index.js';
 import { applyGroupSettings } from '../checks/index.js';
 import type { CheckType } from '../model/checks.js';
-import { transaction, type Sql } from '../storage/postgres.js';
+import { insertSlices, transaction, type Sql } from '../storage/postgres.js';
 import { FRESH, normaliseSettings, onRun, onTick, type AlertMemory, type AlertSettings, type Outcome } from './alerting.js';
 import { maintenanceEffect, type WindowData } from '../model/maintenance.js';
 import type { Run } from '../model/runs.js';
@@ -133,7 +133,8 @@ export async function saveStates(tx: Sql, accountId: string, states: { status: S
     reminders_sent: m.remindersSent,
     next_reminder_at: m.nextReminderAt === null ? null : new Date(m.nextReminderAt),
   }));
-  await tx`insert into check_statuses ${tx(rows)}
+  for (const slice of insertSlices(rows)) {
+    await tx`insert into check_statuses ${tx(slice)}
     on conflict (check_id) do update set
       has_failures = excluded.has_failures, has_errors = excluded.has_errors, is_degraded = excluded.is_degraded,
       last_run_location = excluded.last_run_location, last_check_run_id = excluded.last_check_run_id,
@@ -142,6 +143,7 @@ export async function saveStates(tx: Sql, accountId: string, states: { status: S
       failure_streak = excluded.failure_streak, degraded_streak = excluded.degraded_streak,
       failing_since = excluded.failing_since, reminders_sent = excluded.reminders_sent,
       next_reminder_at = excluded.next_reminder_at, updated_at = now()`;
+  }
 }
 
 export const alertCheck = (check: CheckContext): RaisedAlert['check'] => ({

@@ -1,4 +1,4 @@
-import type { Sql } from '../storage/postgres.js';
+import { insertSlices, type Sql } from '../storage/postgres.js';
 import type { Run } from '../model/runs.js';
 import { alertKind, type AlertType } from '../model/alerts.js';
 
@@ -79,21 +79,22 @@ export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly R
       and (s.check_id = any(${checkIds}::uuid[]) or s.group_id = any(${groupIds}::bigint[]))`;
   const incidents: ({ id: string; change?: 'opened' | 'resolved' } | null)[] = [];
   for (const alert of alerts) incidents.push(alert.check.triggerIncident ? await trackIncident(tx, accountId, alert, hooks) : null);
-  const rows = await tx<{ id: string }[]>`insert into check_alerts ${tx(
-    alerts.map((alert, i) => ({
-      account_id: accountId,
-      check_id: alert.check.id,
-      alert_type: alert.type,
-      check_result_id: alert.run?.resultId ?? null,
-      run_location: alert.run?.location ?? null,
-      response_time: alert.run?.durationMs ?? null,
-      status_code: alert.run?.statusCode ?? null,
-      started_at: new Date(alert.at),
-      silenced: alert.silenced,
-      muted: alert.check.muted,
-      incident_id: incidents[i]?.id ?? null,
-    })),
-  )} returning id`;
+  const alertRows = alerts.map((alert, i) => ({
+    account_id: accountId,
+    check_id: alert.check.id,
+    alert_type: alert.type,
+    check_result_id: alert.run?.resultId ?? null,
+    run_location: alert.run?.location ?? null,
+    response_time: alert.run?.durationMs ?? null,
+    status_code: alert.run?.statusCode ?? null,
+    started_at: new Date(alert.at),
+    silenced: alert.silenced,
+    muted: alert.check.muted,
+    incident_id: incidents[i]?.id ?? null,
+  }));
+  // In slices (a statement's bind parameters are bounded), each returning its ids in the order of its rows.
+  const rows: { id: string }[] = [];
+  for (const slice of insertSlices(alertRows)) rows.push(...(await tx<{ id: string }[]>`insert into check_alerts ${tx(slice)} returning id`));
   const notify: { account_id: string; alert_id: string; alert_channel_id: number; channel_type: string }[] = [];
   alerts.forEach((alert, i) => {
     if (alert.silenced || alert.check.muted) return;
@@ -121,7 +122,8 @@ export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly R
     };
   });
   if (!notify.length) return { notifications: [], events };
-  const sent = await tx<{ id: string }[]>`insert into alert_notifications ${tx(notify)} returning id`;
+  const sent: { id: string }[] = [];
+  for (const slice of insertSlices(notify)) sent.push(...(await tx<{ id: string }[]>`insert into alert_notifications ${tx(slice)} returning id`));
   return { notifications: sent.map((r) => r.id), events };
 }
 

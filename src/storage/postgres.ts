@@ -4,6 +4,21 @@ import postgres from 'postgres';
 export type Sql = postgres.Sql;
 
 /** A dependency that is down or refuses us; the message says which one and how to start it. */
+/** Bind parameters one statement may carry (Postgres' protocol counts them in 16 bits); a margin kept. */
+const MAX_PARAMETERS = 60_000;
+
+/**
+ * The rows of a multi-row insert (`${tx(rows)}`), in slices small enough for one statement each: every column of
+ * every row is a bind parameter, so the state of 5,000 checks (16 columns) in one statement is refused.
+ */
+export function insertSlices<T extends object>(rows: readonly T[]): T[][] {
+  if (!rows.length) return [];
+  const size = Math.max(1, Math.floor(MAX_PARAMETERS / Math.max(1, Object.keys(rows[0]).length)));
+  const slices: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) slices.push(rows.slice(i, i + size));
+  return slices;
+}
+
 export class UnreachableError extends Error {
   constructor(message: string) {
     super(message);
