@@ -57,19 +57,17 @@ export class RollupTicks {
    * views rolled before (an upgrade from ROLLUPS=views) is rolled again. Then ticks every `everyMs`.
    */
   async start(now = Date.now()): Promise<void> {
-    const [kept] = await this.inner.query<{ at: number | null; n: number }>(
-      `SELECT toUnixTimestamp64Milli(max(at)) AS at, count() AS n FROM rollup_state WHERE key = '${HORIZON_KEY}'`,
-    );
-    if (Number(kept?.n)) {
-      this.horizon = Number(kept.at);
+    const kept = await this.readState(HORIZON_KEY);
+    if (kept !== undefined) {
+      this.horizon = kept;
       // A tick a crash cut short is finished first, over the same range (so under the same tokens).
-      const [intent] = await this.inner.query<{ at: number | null }>(`SELECT toUnixTimestamp64Milli(max(at)) AS at FROM rollup_state WHERE key = '${INTENT_KEY}'`);
-      if (Number(intent?.at) > this.horizon) this.pendingTo = Number(intent.at);
+      const intent = await this.readState(INTENT_KEY);
+      if (intent !== undefined && intent > this.horizon) this.pendingTo = intent;
     } else {
       const [newest] = await this.inner.query<{ at: number | null; n: number }>('SELECT toUnixTimestamp64Milli(max(started_at)) AS at, count() AS n FROM check_results');
       const after = Number(newest?.n) ? Number(newest.at) + 1 : now;
       this.horizon = Math.ceil(Math.max(now, after) / MINUTE_MS) * MINUTE_MS;
-      await this.inner.command(`INSERT INTO rollup_state (key, at) VALUES ('${HORIZON_KEY}', {at:DateTime64(3, 'UTC')})`, { at: toClickHouseTime(this.horizon) });
+      await this.writeState(HORIZON_KEY, this.horizon);
     }
     this.unregister = registerRollupHorizon(() => this.horizon);
     if (this.pendingTo !== undefined) await this.tick(now);
@@ -89,6 +87,24 @@ export class RollupTicks {
     return this.horizon;
   }
 
+  /** Runs started before this are rolled as late when stored: a range a tick has begun (and may redo) counts too. */
+  private get lateBefore(): number {
+    return this.pendingTo ?? this.horizon;
+  }
+
+  /** The time a rollup_state key holds (the latest written), undefined when it was never written. */
+  private async readState(key: string): Promise<number | undefined> {
+    const [row] = await this.inner.query<{ at: number | null; n: number }>(
+      'SELECT toUnixTimestamp64Milli(max(at)) AS at, count() AS n FROM rollup_state WHERE key = {key:String}',
+      { key },
+    );
+    return Number(row?.n) ? Number(row.at) : undefined;
+  }
+
+  private writeState(key: string, at: number): Promise<void> {
+    return this.inner.command("INSERT INTO rollup_state (key, at) VALUES ({key:String}, {at:DateTime64(3, 'UTC')})", { key, at: toClickHouseTime(at) });
+  }
+
   /** Runs `fn` with no insert and no tick beside it. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.lock.then(fn, fn);
@@ -103,7 +119,7 @@ export class RollupTicks {
       const to = this.pendingTo ?? Math.floor((now - this.lagMs) / MINUTE_MS) * MINUTE_MS;
       if (!(to > from)) return;
       if (this.pendingTo === undefined) {
-        await this.inner.command(`INSERT INTO rollup_state (key, at) VALUES ('${INTENT_KEY}', {at:DateTime64(3, 'UTC')})`, { at: toClickHouseTime(to) });
+        await this.writeState(INTENT_KEY, to);
         // From here until the horizon moves, this range is redone the same way if anything fails (same tokens), and a
         // run stored meanwhile that started in it is rolled as late: what the range holds unmarked no longer changes.
         this.pendingTo = to;
@@ -115,7 +131,7 @@ export class RollupTicks {
           { from: toClickHouseTime(from), to: toClickHouseTime(to) },
         );
       }
-      await this.inner.command(`INSERT INTO rollup_state (key, at) VALUES ('${HORIZON_KEY}', {at:DateTime64(3, 'UTC')})`, { at: toClickHouseTime(to) });
+      await this.writeState(HORIZON_KEY, to);
       this.horizon = to;
       this.pendingTo = undefined;
     });
@@ -128,21 +144,19 @@ export class RollupTicks {
   async insert(table: string, columns: readonly string[], rows: readonly unknown[][], options: InsertOptions = {}): Promise<void> {
     if (table !== 'check_results' || rows.length === 0) return this.inner.insert(table, columns, rows, options);
     const at = columns.indexOf('started_at');
-    const ids = columns.indexOf('result_id');
-    if (at < 0 || ids < 0 || columns.includes('late_batch')) throw new Error('runs are inserted with started_at and result_id, and without late_batch');
+    if (at < 0 || !columns.includes('result_id') || columns.includes('late_batch')) throw new Error('runs are inserted with started_at and result_id, and without late_batch');
     const batch = String(options.settings?.insert_deduplication_token ?? randomUUID());
-    const late: string[] = [];
+    let anyLate = false;
     await this.exclusive(async () => {
-      // A range a tick has begun (and may redo) counts as rolled already.
-      const rolled = this.pendingTo ?? this.horizon;
+      const before = this.lateBefore;
       const marked = rows.map((row) => {
-        const isLate = clickHouseTimeMs(row[at]) < rolled;
-        if (isLate) late.push(String(row[ids]));
+        const isLate = clickHouseTimeMs(row[at]) < before;
+        anyLate ||= isLate;
         return [...row, isLate ? batch : ''];
       });
       await this.inner.insert(table, [...columns, 'late_batch'], marked, options);
     });
-    if (late.length) await this.rollLate(batch);
+    if (anyLate) await this.rollLate(batch);
   }
 
   /**
@@ -150,8 +164,8 @@ export class RollupTicks {
    * insert's token (so what was rolled before is dropped). Runs not started before the horizon are the ticks'.
    */
   async settle(runs: readonly { resultId: string; startedAt: number }[]): Promise<void> {
-    const rolled = this.pendingTo ?? this.horizon;
-    const ids = runs.filter((r) => r.startedAt < rolled).map((r) => r.resultId);
+    const before = this.lateBefore;
+    const ids = runs.filter((r) => r.startedAt < before).map((r) => r.resultId);
     if (!ids.length) return;
     const batches = await this.inner.query<{ batch: string }>(
       "SELECT DISTINCT late_batch AS batch FROM check_results WHERE result_id IN {ids:Array(UUID)} AND late_batch != ''",
