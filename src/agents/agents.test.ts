@@ -67,7 +67,7 @@ describe('agents of a private location', () => {
 
   it('registers, is shown in the fleet view, and answers its health and metrics', async () => {
     const a = await agent(location.keys[0]!.rawKey);
-    const read = await waitFor(() => svc.call('GET', `/v1/private-locations/${location.id}`), (r) => r.body.agentCount === 1);
+    const read = await waitFor(() => svc.call('GET', `/v1/private-locations/${location.id}`), (r) => r.body.agentCount === 1 && r.body.lastSeen !== null);
     expect(read.body).toMatchObject({ agentCount: 1, minAgentVersion: '1.0.0', runningAgents: [{ version: '1.0.0', isOutdated: false, count: 1 }] });
     expect(Date.parse(read.body.lastSeen)).toBeGreaterThan(Date.now() - 60_000);
     expect(read.body.runningAgents[0].agents[0].id).toMatch(/^[0-9a-f-]{36}$/);
