@@ -22,6 +22,13 @@ export type ServiceMessage =
 export interface Memory {
   rssBytes: number;
   peakRssBytes: number;
+  /** RSS of anonymous memory (heaps, stacks) and of mapped files (the engine's library code, parts read by mmap). */
+  rssAnonBytes: number;
+  rssFileBytes: number;
+  /** V8's heap in use and reserved, and memory of JavaScript objects held outside it (buffers). */
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+  externalBytes: number;
 }
 
 export interface QueueState {
@@ -36,7 +43,8 @@ export interface QueueState {
 export type ServiceReply =
   | { type: 'floor'; sql: string; wallMs: number[]; engineMs: number[]; rowsRead: number }
   | { type: 'saturate'; queries: number; seconds: number }
-  | ({ type: 'state'; rows: number; queue: QueueState } & Memory)
+  /** `engineBytes`: the embedded engine's own memory tracker (system.metrics MemoryTracking). */
+  | ({ type: 'state'; rows: number; queue: QueueState; engineBytes: number } & Memory)
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' }
   | { type: 'reportCache'; markDays: boolean; stats: ReportCacheStats }

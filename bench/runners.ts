@@ -79,10 +79,16 @@ async function main() {
     const threadsStart = threadCpuSeconds(pid);
     const hitsStart = target.hits();
     let peakRss = 0;
+    /** The memory figures of the sample with the highest RSS: what the peak was made of. */
+    let atPeak: Record<string, number> = {};
     let maxWaiting = 0;
     let maxLag = 0;
     const sampler = setInterval(() => {
       void svc.ask({ type: 'state' }).then((s) => {
+        if (s.rssBytes > peakRss) {
+          const mb = (b: number) => Math.round(b / 1048576);
+          atPeak = { rssMB: mb(s.rssBytes), anonMB: mb(s.rssAnonBytes), fileMB: mb(s.rssFileBytes), heapUsedMB: mb(s.heapUsedBytes), heapTotalMB: mb(s.heapTotalBytes), externalMB: mb(s.externalBytes), engineTrackedMB: mb(s.engineBytes) };
+        }
         peakRss = Math.max(peakRss, s.rssBytes);
         maxWaiting = Math.max(maxWaiting, s.queue.waiting);
         maxLag = Math.max(maxLag, s.queue.oldestWaitingSeconds);
@@ -144,6 +150,7 @@ async function main() {
       serviceCpuCores: Math.round((cpu / (MINUTES * 60)) * 100) / 100,
       serviceCpuMsPerRun: +((cpu * 1000) / Math.max(1, lateness.length)).toFixed(3),
       servicePeakRssMB: Math.round(peakRss / 1048576),
+      memoryAtPeak: atPeak,
       serviceCpuSecondsByThread: threads,
       ingest: { maxWaitingBatches: maxWaiting, maxLagSeconds: Math.round(maxLag * 10) / 10 },
       ...(profile ? { lastMinuteSelfTimeByOwner: profile, cpuNote: 'profiled minute included: the inspector adds to the CPU figures' } : {}),

@@ -53,7 +53,22 @@ async function compileErrorGroupsFloor(req: Extract<FloorRequest, { kind: 'error
 function memory() {
   const status = readFileSync('/proc/self/status', 'utf8');
   const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
-  return { rssBytes: kb('VmRSS') * 1024, peakRssBytes: kb('VmHWM') * 1024 };
+  const m = process.memoryUsage();
+  return {
+    rssBytes: kb('VmRSS') * 1024,
+    peakRssBytes: kb('VmHWM') * 1024,
+    rssAnonBytes: kb('RssAnon') * 1024,
+    rssFileBytes: kb('RssFile') * 1024,
+    heapUsedBytes: m.heapUsed,
+    heapTotalBytes: m.heapTotal,
+    externalBytes: m.external,
+  };
+}
+
+/** What the embedded engine's memory tracker counts (its allocations: caches, parts being merged, queries). */
+async function engineMemory(): Promise<number> {
+  const [row] = await store.query<{ v: number }>("SELECT value AS v FROM system.metrics WHERE metric = 'MemoryTracking'", {});
+  return Number(row?.v ?? 0);
 }
 
 /** The inspector session of a CPU profile the bench asked for (bench/api.ts), while one runs. */
@@ -93,7 +108,7 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
       const [{ rows }] = msg.checkId
         ? await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results WHERE check_id = {checkId:UUID}', { checkId: msg.checkId })
         : await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results');
-      return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), ...memory() };
+      return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), ...memory(), engineBytes: await engineMemory() };
     }
     case 'memory':
       return { type: 'memory', ...memory() };

@@ -1,0 +1,165 @@
+/**
+ * Ingest bench: `POST /v1/check-results` at C connections, batches of B results each spread over K API checks of
+ * the account (runs that just started, ids left to the service; `--late` spreads them over the last hour instead, so
+ * every run is older than the rollups' horizon), for S seconds, with the service's defaults (views or ticks, run-id
+ * dedup, check state, day marks for the report cache). Runner and scheduler are off, so only posted results land.
+ *
+ * Measures: results accepted a second (the service's own counter), results landed a second (ClickHouse's count from
+ * the first request until every accepted result is counted and the queue is empty), the lag after the load stops,
+ * loss (accepted − landed), failed batches, the service's CPU per landed result (and per kind of thread), peak RSS.
+ * With `--profile` the service's CPU is profiled over the load and the self time summed per owner of the code.
+ * Writes bench/results/<time>-ingest.json.
+ *
+ *   npm run bench:ingest -- [--seconds 20] [--connections 4] [--batch 1000] [--checks 500] [--late] [--profile]
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { load } from './load.js';
+import { benchAccount, benchEnvironment, cpuSeconds, profileOwners, removeBenchEnvironment, ROOT, ServiceUnderTest, threadCpuDelta, threadCpuSeconds } from './harness.js';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '20' },
+    connections: { type: 'string', default: '4' },
+    batch: { type: 'string', default: '1000' },
+    checks: { type: 'string', default: '500' },
+    late: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+  },
+});
+const SECONDS = Number(values.seconds);
+const CONNECTIONS = Number(values.connections);
+const BATCH = Number(values.batch);
+const CHECKS = Number(values.checks);
+/** Distinct bodies sent in turn: building one per request would spend the bench's CPU beside the service's. */
+const BODIES = 32;
+
+/** One body: B results over the checks in turn, started within the last minute (or hour with --late). */
+function body(checkIds: string[], n: number, now: number): string {
+  const spanMs = values.late ? 3_600_000 : 30_000;
+  const results = Array.from({ length: BATCH }, (_, i) => {
+    const startedAt = now - spanMs + Math.floor(((i + 1) * spanMs) / BATCH) - (n % 7);
+    return {
+      checkId: checkIds[(n * BATCH + i) % checkIds.length],
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: new Date(startedAt).toISOString(),
+      stoppedAt: new Date(startedAt + 180).toISOString(),
+      hasFailures: i % 97 === 0,
+      hasErrors: false,
+      isDegraded: false,
+      aborted: false,
+      attempts: 1,
+      responseTime: 150 + (i % 50),
+      statusCode: 200,
+      timings: { wait: 2, dns: 8, tcp: 12, firstByte: 90, download: 38 },
+    };
+  });
+  return JSON.stringify({ results });
+}
+
+async function main() {
+  const { env, dataDir } = benchEnvironment();
+  env.RUNNER = 'off';
+  env.SCHEDULER = 'off';
+  const { accountId, key } = await benchAccount(env, 'ingest-bench');
+  const svc = await ServiceUnderTest.start(env);
+  const headers = { authorization: `Bearer ${key}`, 'x-checkly-account': accountId, 'content-type': 'application/json' };
+  let out: Record<string, unknown>;
+  try {
+    const checkIds: string[] = [];
+    for (let i = 0; i < CHECKS; i++) {
+      const res = await fetch(`${svc.url}/v1/checks/api`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `ingest ${i}`, activated: false, frequency: 1, locations: ['eu-west-1'], request: { method: 'GET', url: 'http://127.0.0.1:9/x' } }),
+      });
+      if (res.status !== 201) throw new Error(`creating a check answered ${res.status}: ${await res.text()}`);
+      checkIds.push(((await res.json()) as { id: string }).id);
+    }
+    const now = Date.now();
+    const bodies = Array.from({ length: BODIES }, (_, n) => body(checkIds, n, now));
+    let next = 0;
+    console.log(`${CHECKS} checks; ${CONNECTIONS} connections post ${BATCH}-result batches (${(bodies[0].length / 1024).toFixed(0)} KiB each) for ${SECONDS} s${values.late ? ', runs of the last hour' : ''}`);
+
+    const pid = svc.child.pid!;
+    const before = await svc.ask({ type: 'state' });
+    const cpu0 = cpuSeconds(pid);
+    const threads0 = threadCpuSeconds(pid);
+    let peakRss = 0;
+    let atPeak: Record<string, number> = {};
+    let maxWaiting = 0;
+    let maxOldest = 0;
+    const poll = setInterval(() => {
+      void svc.ask({ type: 'state' }).then((s) => {
+        if (s.rssBytes > (atPeak.rssMB ?? 0) * 1048576) {
+          const mb = (b: number) => Math.round(b / 1048576);
+          atPeak = { rssMB: mb(s.rssBytes), anonMB: mb(s.rssAnonBytes), fileMB: mb(s.rssFileBytes), heapUsedMB: mb(s.heapUsedBytes), heapTotalMB: mb(s.heapTotalBytes), engineTrackedMB: mb(s.engineBytes) };
+        }
+        peakRss = Math.max(peakRss, s.peakRssBytes);
+        maxWaiting = Math.max(maxWaiting, s.queue.waiting);
+        maxOldest = Math.max(maxOldest, s.queue.oldestWaitingSeconds);
+      }, () => {});
+    }, 500);
+    const profileFile = values.profile ? path.join(mkdtempSync(path.join(os.tmpdir(), 'ingest-prof-')), 'ingest.cpuprofile') : undefined;
+    if (profileFile) await svc.ask({ type: 'profile', action: 'start' });
+    const started = Date.now();
+    const posted = await load({ url: svc.url, key, method: 'POST', path: '/v1/check-results', bodies: () => bodies[next++ % BODIES], connections: CONNECTIONS, durationSeconds: SECONDS });
+    const stopped = Date.now();
+    let state = await svc.ask({ type: 'state' });
+    const acceptedAtStop = state.queue.acceptedResults - before.queue.acceptedResults;
+    let accepted = acceptedAtStop;
+    const deadline = Date.now() + 180_000;
+    while ((state.rows - before.rows < accepted || state.queue.waiting + state.queue.active + state.queue.delayed > 0) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      state = await svc.ask({ type: 'state' });
+      accepted = state.queue.acceptedResults - before.queue.acceptedResults;
+    }
+    const drained = Date.now();
+    if (profileFile) await svc.ask({ type: 'profile', action: 'stop', file: profileFile });
+    clearInterval(poll);
+    const cpu = cpuSeconds(pid) - cpu0;
+    const threads = threadCpuDelta(threads0, threadCpuSeconds(pid));
+    const landed = state.rows - before.rows;
+    peakRss = Math.max(peakRss, state.peakRssBytes);
+    out = {
+      at: new Date(started).toISOString(),
+      cores: os.cpus().length,
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+      batch: BATCH,
+      checks: CHECKS,
+      late: values.late,
+      rollups: env.ROLLUPS ?? 'default',
+      post: { requests: posted.requests, p50: posted.latencyMs.p50, p99: posted.latencyMs.p99, statusCodes: posted.statusCodes, errors: posted.errors, timeouts: posted.timeouts },
+      acceptedPerSecond: Math.round(acceptedAtStop / ((stopped - started) / 1000)),
+      landedPerSecond: Math.round(landed / ((drained - started) / 1000)),
+      accepted,
+      landed,
+      lost: accepted - landed,
+      lagAfterStopSeconds: +((drained - stopped) / 1000).toFixed(1),
+      maxQueueWaiting: maxWaiting,
+      maxOldestWaitingSeconds: +maxOldest.toFixed(1),
+      failedBatches: state.queue.failed - before.queue.failed,
+      cpuCores: +(cpu / ((drained - started) / 1000)).toFixed(2),
+      cpuUsPerResult: +((cpu * 1e6) / Math.max(1, landed)).toFixed(1),
+      threadsSeconds: threads,
+      peakRssMB: Math.round(peakRss / 1048576),
+      memoryAtPeak: atPeak,
+      ...(profileFile ? { profile: profileOwners(profileFile, 30), profileFile } : {}),
+    };
+    console.log(out);
+  } finally {
+    await svc.stop();
+    await removeBenchEnvironment(env, dataDir);
+  }
+  const dir = path.join(ROOT, 'bench/results');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-ingest.json`);
+  writeFileSync(file, JSON.stringify(out, null, 2));
+  console.log(`wrote ${path.relative(ROOT, file)}`);
+}
+
+await main();
