@@ -112,18 +112,37 @@ export type Validator = (value: unknown) => unknown;
  * and unpaired surrogates (they would be written as U+FFFD). Object keys are checked like values.
  */
 export function findBadText(value: unknown, location: string, out: FieldError[] = []): FieldError[] {
+  // The walk that names fields builds a path for every value; a request without bad text (nearly all) is only scanned.
+  if (out.length === 0 && !hasBadText(value)) return out;
+  return findBadTextAt(value, location, out);
+}
+
+/** Whether any string or key of `value` is one findBadText reports: a scan that builds nothing. */
+function hasBadText(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000') || !value.isWellFormed();
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasBadText(value[i])) return true;
+    return false;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const key of Object.keys(value)) if (hasBadText(key) || hasBadText((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
+}
+
+function findBadTextAt(value: unknown, location: string, out: FieldError[]): FieldError[] {
   if (typeof value === 'string') {
     if (value.includes('\u0000')) out.push({ field: location, rule: 'characters', message: 'must not contain the NUL character (U+0000)' });
     else if (!value.isWellFormed()) out.push({ field: location, rule: 'unicode', message: 'must be well-formed Unicode (it has an unpaired surrogate)' });
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => findBadText(item, `${location}[${i}]`, out));
+    value.forEach((item, i) => findBadTextAt(item, `${location}[${i}]`, out));
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       const field = `${location}.${key}`;
       if (key.includes('\u0000') || !key.isWellFormed()) {
         out.push({ field: `${location}.${JSON.stringify(key).slice(1, -1)}`, rule: 'characters', message: 'is not an allowed property name' });
       } else {
-        findBadText(item, field, out);
+        findBadTextAt(item, field, out);
       }
     }
   }

@@ -96,39 +96,46 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
           needsPrivate ? privateLocationSlugs(sql, accountId) : new Set<string>(),
         ]);
         const runIds = new Map<string, number>();
+        // Field paths are built only for a failed rule: a batch of a thousand good results builds none.
         body.results.forEach((item, i) => {
-          const at = `body.results[${i}]`;
+          const at = () => `body.results[${i}]`;
           if (item.id !== undefined) {
             const first = runIds.get(item.id.toLowerCase());
-            if (first !== undefined) rules.fail(`${at}.id`, 'unique', `repeats the id of results[${first}]`);
+            if (first !== undefined) rules.fail(`${at()}.id`, 'unique', `repeats the id of results[${first}]`);
             else runIds.set(item.id.toLowerCase(), i);
           }
-          rules.check(PUBLIC_LOCATIONS.has(item.runLocation) || privateLocations.has(item.runLocation), `${at}.runLocation`, 'exists',
-            'is neither a public location nor the slugName of a private location of this account');
+          if (!PUBLIC_LOCATIONS.has(item.runLocation) && !privateLocations.has(item.runLocation)) {
+            rules.fail(`${at()}.runLocation`, 'exists', 'is neither a public location nor the slugName of a private location of this account');
+          }
           const type = types.get(item.checkId);
-          if (type === undefined) rules.fail(`${at}.checkId`, 'exists', 'names no check of this account');
-          else rules.check(type === item.checkType, `${at}.checkType`, 'match', `must be ${type}, the type of the check`);
+          if (type === undefined) rules.fail(`${at()}.checkId`, 'exists', 'names no check of this account');
+          else if (type !== item.checkType) rules.fail(`${at()}.checkType`, 'match', `must be ${type}, the type of the check`);
           const started = Date.parse(item.startedAt);
-          rules.check(Date.parse(item.stoppedAt) >= started, `${at}.stoppedAt`, 'after', 'must not be before startedAt');
-          rules.check(started <= now + MAX_FUTURE_MS, `${at}.startedAt`, 'future', 'is in the future');
-          rules.check(started >= oldest, `${at}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
+          if (!(Date.parse(item.stoppedAt) >= started)) rules.fail(`${at()}.stoppedAt`, 'after', 'must not be before startedAt');
+          if (!(started <= now + MAX_FUTURE_MS)) rules.fail(`${at()}.startedAt`, 'future', 'is in the future');
+          if (!(started >= oldest)) rules.fail(`${at()}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
           // Kept files a client lists are held to what a run writes: each names a blob of the account, typed.
+          let detailBytes = 0;
           for (const key of RESULT_DETAIL_KEYS) {
-            const assets = (item[key] as { assets?: unknown } | null | undefined)?.assets;
+            const detail = item[key];
+            if (detail === undefined) continue;
+            detailBytes += Buffer.byteLength(JSON.stringify(detail));
+            const assets = (detail as { assets?: unknown } | null)?.assets;
             if (assets === undefined || assets === null) continue;
             if (!Array.isArray(assets) || assets.length > 100) {
-              rules.fail(`${at}.${key}.assets`, 'assets', 'must be a list of at most 100 kept files');
+              rules.fail(`${at()}.${key}.assets`, 'assets', 'must be a list of at most 100 kept files');
               continue;
             }
             const names = new Set<string>();
             assets.forEach((asset, j) => {
               const why = keptAssetProblem(asset) ?? (names.has((asset as { name: string }).name) ? 'repeats the name of another file' : null);
               names.add((asset as { name?: string })?.name ?? '');
-              if (why) rules.fail(`${at}.${key}.assets[${j}]`, 'asset', why);
+              if (why) rules.fail(`${at()}.${key}.assets[${j}]`, 'asset', why);
             });
           }
-          const detailBytes = RESULT_DETAIL_KEYS.reduce((n, k) => n + (item[k] === undefined ? 0 : Buffer.byteLength(JSON.stringify(item[k]))), 0);
-          rules.check(detailBytes <= MAX_DETAIL_BYTES, at, 'detailSize', `its result objects (${RESULT_DETAIL_KEYS.filter((k) => item[k]).join(', ')}) hold ${detailBytes} bytes of JSON; at most ${MAX_DETAIL_BYTES}`);
+          if (detailBytes > MAX_DETAIL_BYTES) {
+            rules.fail(at(), 'detailSize', `its result objects (${RESULT_DETAIL_KEYS.filter((k) => item[k]).join(', ')}) hold ${detailBytes} bytes of JSON; at most ${MAX_DETAIL_BYTES}`);
+          }
         });
         rules.throwIfAny();
         const reply = { batchId: randomUUID(), count: body.results.length };
@@ -143,7 +150,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         }
         const rows = body.results.map((item) => toRow(accountId, item.id?.toLowerCase() ?? randomUUID(), item));
         try {
-          await ingest.enqueue(ingestJob(reply.batchId, accountId, rows));
+          await ingest.enqueue(ingestJob(reply.batchId, accountId, rows, undefined, runIds.size === 0));
         } catch (err) {
           if (key !== undefined) await idempotency.forget(accountId, key).catch(() => {});
           throw err;

@@ -57,6 +57,8 @@ describe('ingest under faults', () => {
     );
     expect(job!.attemptsMade).toBeGreaterThanOrEqual(1);
     expect(attemptsSeen.get(batchId)).toBe(2);
+    // Its ids were the service's own: the first try skipped deduplication, the retry looked for what it stored.
+    expect(job!.data.idsMinted).toBe(true);
     expect(await stored()).toBe(before + 250);
     // The rollups count each run once too.
     for (const table of ['check_results_1h', 'check_results_1d']) {

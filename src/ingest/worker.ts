@@ -8,7 +8,6 @@ import { runsOf, type Run } from '../model/runs.js';
 import { GroupCommit, tokenOf } from './group-commit.js';
 import { landedIds, ResultDedup } from './dedup.js';
 import { Generations } from '../storage/generations.js';
-import { clickHouseTimeMs } from '../model/time.js';
 
 /**
  * What the process assembly wires around the insert, so ingest knows nothing of check state or alerts.
@@ -60,6 +59,10 @@ export function readableLayout(job: Partial<IngestJob>): { columns: readonly str
 interface Pending {
   job: Job<IngestJob>;
   columns: readonly string[];
+  /** Every run of the batch, in row order. */
+  runs: readonly Run[];
+  /** Its runs' ids are the service's own and this is its first try: nothing to look for in ClickHouse. */
+  fresh: boolean;
   claimed: readonly Run[];
   paused: ReadonlySet<string>;
   /** Set by the insert: how many rows the batch wrote. */
@@ -88,8 +91,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
 
   async function insertGroup(group: Pending[]) {
     const landed = new Set<string>();
-    for (const accountId of new Set(group.map((p) => p.job.data.accountId))) {
-      const runs = group.filter((p) => p.job.data.accountId === accountId).flatMap((p) => p.claimed);
+    for (const accountId of new Set(group.filter((p) => !p.fresh).map((p) => p.job.data.accountId))) {
+      const runs = group.filter((p) => !p.fresh && p.job.data.accountId === accountId).flatMap((p) => p.claimed);
       for (const id of await landedIds(opts.store, accountId, runs)) landed.add(id);
     }
     const rows: ResultRow[] = [];
@@ -106,11 +109,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     // Reports cache closed buckets by the versions of the days they cover (storage/generations.ts): every day the
     // group's runs fall on is marked changed once the insert has landed, even runs that had landed before (a
     // retry after a crash between the insert and the mark).
-    const touched = group.flatMap((p) => {
-      const check = p.columns.indexOf('check_id');
-      const at = p.columns.indexOf('started_at');
-      return p.job.data.rows.map((row) => ({ checkId: String(row[check]), at: clickHouseTimeMs(row[at]) }));
-    });
+    const touched = group.flatMap((p) => p.runs.map((r) => ({ checkId: r.checkId, at: r.startedAt })));
     // Runs stored before (a batch repeated after a crash) are left out of the insert: with ROLLUPS=ticks, their
     // roll-up is made sure of here, as the insert does for the rest.
     if (landed.size && opts.store.settleLateRuns) {
@@ -174,13 +173,15 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     const runs = runsOf(columns, job.data.rows);
     const spans = job.data.spans;
     if (spans) for (const r of runs) if (Array.isArray(spans[r.resultId])) r.span = spans[r.resultId];
-    const claimed = await dedup.claim(job.data.batchId, runs);
+    // Ids the service made for this batch cannot be held by another batch, nor stored before its first try.
+    const fresh = job.data.idsMinted === true && job.attemptsStarted <= 1;
+    const claimed = fresh ? runs : await dedup.claim(job.data.batchId, runs);
     const paused = pausedRuns ? await pausedRuns(job.data.accountId, claimed) : new Set<string>();
-    const pending: Pending = { job, columns, claimed, paused, written: 0 };
+    const pending: Pending = { job, columns, runs, fresh, claimed, paused, written: 0 };
     await commitFor(columns).add(pending);
     // Landed: from now on a repeat of these ids is found in ClickHouse (landedIds), so the claims can go. Live
     // claim keys are the results between claim and insert, not every result of the last claim window.
-    await dedup.release(job.data.batchId, claimed.map((r) => r.resultId));
+    if (!fresh) await dedup.release(job.data.batchId, claimed.map((r) => r.resultId));
     await opts.afterInsert?.(job);
     // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
     // this line finds its rows landed, and applying a run twice changes nothing.

@@ -161,10 +161,16 @@ export interface IngestJob {
    * result an agent made while cut off) starts at another time within it. Ingest looks for it there.
    */
   spans?: Record<string, [number, number]>;
+  /**
+   * Every run id of the batch was made by the service when it accepted the batch (random UUIDs, none a client
+   * gave): no other batch can hold one, and until this batch is first tried none is stored, so its first try
+   * skips deduplication. A later try (after a crash or a failed insert) looks for what an earlier one stored.
+   */
+  idsMinted?: true;
 }
 
-export function ingestJob(batchId: string, accountId: string, rows: ResultRow[], spans?: Record<string, [number, number]>): IngestJob {
-  return { v: JOB_VERSION, batchId, accountId, columns: ROW_COLUMNS, rows, ...(spans && Object.keys(spans).length ? { spans } : {}) };
+export function ingestJob(batchId: string, accountId: string, rows: ResultRow[], spans?: Record<string, [number, number]>, idsMinted = false): IngestJob {
+  return { v: JOB_VERSION, batchId, accountId, columns: ROW_COLUMNS, rows, ...(spans && Object.keys(spans).length ? { spans } : {}), ...(idsMinted ? { idsMinted: true as const } : {}) };
 }
 
 /**
