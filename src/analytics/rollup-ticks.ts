@@ -5,27 +5,40 @@ import type { InsertOptions, Store } from '../storage/clickhouse/store.js';
 import { registerRollupHorizon, rollupSelect, TIERS } from './rollups.js';
 
 const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+/**
+ * The most checks one tick statement aggregates. An hour of 50,000 checks in one statement took 2.6 GB more memory
+ * while it ran (the daily tier keeps 28 quantile sketches per check); in parts of 2,000 checks (by a hash of the
+ * check id, each part reading the range again), 0.67 GB, for twice the CPU (`npm run bench:ticks`, bench/README.md).
+ */
+const CHECKS_PER_STATEMENT = 2000;
 const HORIZON_KEY = 'rolled_through';
 /** Where a tick under way rolls to, written before it rolls anything (a tick a crash cut short is redone the same). */
 const INTENT_KEY = 'rolling_to';
 
 export interface RollupTicksOptions {
   logger: Logger;
-  /** How often the rollups are brought up to date (default a minute). */
+  /** How often a tick looks whether the horizon can move (default a minute). */
   everyMs?: number;
+  /**
+   * The horizon moves in whole steps of this (default an hour). A rollup bucket is read only once it ends by the
+   * horizon, so rolling a bucket minute by minute only made more, smaller aggregate states (each a sketch per metric)
+   * for the engine to build, write and merge; an hour's runs of a check go into one.
+   */
+  stepMs?: number;
   /** How far behind now the horizon stays, so that runs arrive before it passes them (default a minute). */
   lagMs?: number;
 }
 
 /**
- * ROLLUPS=ticks (docs/analytics.md, "Rollups"): the rollup tables filled once a minute instead of by views on
+ * ROLLUPS=ticks (docs/analytics.md, "Rollups"): the rollup tables filled once an hour instead of by views on
  * every insert (the views cost the embedded engine a fixed ~100 ms each per insert, bench/README.md). Only for
  * the embedded engine: every insert into check_results goes through `store` (this process holds the engine), so
  * one lock orders inserts against ticks.
  *
  * - The horizon H (rollup_state `rolled_through`): every run started before H is in the rollup tables. A tick rolls
  *   the runs started in [H, H′) (`late_batch = ''`) with one INSERT … SELECT per tier, each with a token made of
- *   the tier and the range, then H becomes H′ (whole minutes, lagMs behind). H′ is written before anything is
+ *   the tier and the range, then H becomes H′ (whole steps of an hour, lagMs behind). H′ is written before anything is
  *   rolled: a tick a crash cut short is redone over the same range, under the same tokens, and its repeats dropped.
  * - An insert, under the same lock, marks every row started before H as late: `late_batch` names the insert (its
  *   deduplication token). Once it has landed, the late rows are rolled (`settle`), with a token made of that name
@@ -42,13 +55,17 @@ export class RollupTicks {
   private timer?: NodeJS.Timeout;
   private unregister?: () => void;
   private readonly everyMs: number;
+  private readonly stepMs: number;
   private readonly lagMs: number;
+  /** The tick under way: its statements run outside the lock (runs stored meanwhile in its range count as late). */
+  private rolling?: Promise<void>;
 
   constructor(
     private inner: Store,
     private readonly opts: RollupTicksOptions,
   ) {
     this.everyMs = opts.everyMs ?? MINUTE_MS;
+    this.stepMs = opts.stepMs ?? HOUR_MS;
     this.lagMs = opts.lagMs ?? MINUTE_MS;
   }
 
@@ -72,7 +89,7 @@ export class RollupTicks {
     this.unregister = registerRollupHorizon(() => this.horizon);
     if (this.pendingTo !== undefined) await this.tick(now);
     this.timer = setInterval(() => {
-      this.tick().catch((err: Error) => this.opts.logger.error({ err: err.message }, 'could not roll up the last minute of runs; trying again at the next tick'));
+      this.tick().catch((err: Error) => this.opts.logger.error({ err: err.message }, 'could not roll up the runs past the rollup horizon; trying again at the next tick'));
     }, this.everyMs);
     this.timer.unref();
   }
@@ -112,25 +129,45 @@ export class RollupTicks {
     return run;
   }
 
-  /** Rolls the runs started from the horizon to `now` − lagMs (whole minutes), then moves the horizon there. */
+  /**
+   * Rolls the runs started from the horizon to `now` − lagMs (whole steps), then moves the horizon there. Only choosing
+   * the range holds the lock: from then on runs stored that started in it are marked late and rolled as they are
+   * stored, so the range's unmarked runs no longer change while its statements run, and inserts do not wait for them.
+   */
   tick(now = Date.now()): Promise<void> {
-    return this.exclusive(async () => {
+    this.rolling ??= this.rollNext(now).finally(() => (this.rolling = undefined));
+    return this.rolling;
+  }
+
+  private async rollNext(now: number): Promise<void> {
+    const range = await this.exclusive(async () => {
       const from = this.horizon;
-      const to = this.pendingTo ?? Math.floor((now - this.lagMs) / MINUTE_MS) * MINUTE_MS;
-      if (!(to > from)) return;
+      const to = this.pendingTo ?? Math.floor((now - this.lagMs) / this.stepMs) * this.stepMs;
+      if (!(to > from)) return undefined;
       if (this.pendingTo === undefined) {
         await this.writeState(INTENT_KEY, to);
         // From here until the horizon moves, this range is redone the same way if anything fails (same tokens), and a
         // run stored meanwhile that started in it is rolled as late: what the range holds unmarked no longer changes.
         this.pendingTo = to;
       }
-      const where = "started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')} AND late_batch = ''";
-      for (const tier of TIERS) {
-        await this.inner.command(
-          `INSERT INTO ${tier.table} SETTINGS insert_deduplication_token = '${token('tick', tier.id, `${from}-${to}`)}'\n${rollupSelect(tier, where)}`,
-          { from: toClickHouseTime(from), to: toClickHouseTime(to) },
-        );
+      return { from, to };
+    });
+    if (!range) return;
+    const { from, to } = range;
+    const where = "started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')} AND late_batch = ''";
+    const params = { from: toClickHouseTime(from), to: toClickHouseTime(to) };
+    // The split depends only on the range's unmarked runs, so a redo splits (and names) its statements the same way.
+    // One thread each: a tick is background work, and one aggregation table per statement holds less at once.
+    const [counted] = await this.inner.query<{ n: number }>(`SELECT uniqExact(check_id) AS n FROM check_results WHERE ${where}`, params);
+    const parts = Math.max(1, Math.ceil(Number(counted?.n ?? 0) / CHECKS_PER_STATEMENT));
+    for (const tier of TIERS) {
+      for (let part = 0; part < parts; part++) {
+        const name = parts === 1 ? `${from}-${to}` : `${from}-${to}:${part}/${parts}`;
+        const inPart = parts === 1 ? where : `${where} AND cityHash64(check_id) % ${parts} = ${part}`;
+        await this.inner.command(`INSERT INTO ${tier.table} SETTINGS insert_deduplication_token = '${token('tick', tier.id, name)}', max_threads = 1\n${rollupSelect(tier, inPart)}`, params);
       }
+    }
+    await this.exclusive(async () => {
       await this.writeState(HORIZON_KEY, to);
       this.horizon = to;
       this.pendingTo = undefined;
@@ -187,6 +224,7 @@ export class RollupTicks {
   /** Stops ticking; a tick under way finishes first (so a graceful stop never leaves one cut short). */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    await this.rolling?.catch(() => undefined);
     await this.lock;
     this.unregister?.();
   }

@@ -103,7 +103,7 @@ describe('rollups filled by views (ROLLUPS=views, as with ClickHouse servers)', 
   });
 });
 
-describe('rollups filled once a minute (ROLLUPS=ticks, the embedded engine)', () => {
+describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', () => {
   let svc: TestService;
   let ticks: RollupTicks;
   beforeAll(async () => {
@@ -206,21 +206,47 @@ describe('rollups filled once a minute (ROLLUPS=ticks, the embedded engine)', ()
   it('a tick a crash cut short is redone over the same range, and what it had rolled is not counted twice', async () => {
     const check = await newCheck('tick crash');
     const h = ticks.rolledThrough;
+    // The horizon moves in whole hours: the range a tick had begun ends at the next one.
+    const next = Math.floor(h / HOUR) * HOUR + HOUR;
     await svc.deps.store.insert('check_results', ROW_COLUMNS, rows(svc.defaultAccountId, check, 3, h + 1000));
+    // And more checks than one tick statement takes (2,000), each with a run in the range: the tick is split into parts.
+    const many = randomUUID();
+    const spread = Array.from({ length: 12_000 }, (_, i) => rows(many, randomUUID(), 1, h + 2000 + ((i * 997) % (next - h - 3000)))[0]);
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, spread);
+    const manyIn = async (table: string) => Number((await svc.deps.store.query<{ n: number; c: number }>(`SELECT sum(runs) AS n FROM ${table} WHERE account_id = {a:UUID}`, { a: many }))[0].n);
     // The process that restarts reads the horizon as it is now, and the range a tick had begun to roll.
-    await svc.deps.store.command("INSERT INTO rollup_state (key, at) VALUES ('rolling_to', {at:DateTime64(3, 'UTC')})", { at: toClickHouseTime(h + 10 * 60_000) });
+    await svc.deps.store.command("INSERT INTO rollup_state (key, at) VALUES ('rolling_to', {at:DateTime64(3, 'UTC')})", { at: toClickHouseTime(next) });
     const restarted = new RollupTicks(engine(), { logger: svc.deps.logger, everyMs: 3_600_000 });
     try {
       // It finishes the range before anything else: the horizon moves past it, each run rolled once.
       await restarted.start();
-      expect(restarted.rolledThrough).toBe(h + 10 * 60_000);
+      expect(restarted.rolledThrough).toBe(next);
       for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(3);
-      // The process that crashed had rolled the same range (some tiers of it) before: those inserts are repeats, dropped.
-      await ticks.tick(h + 11 * 60_000);
-      expect(ticks.rolledThrough).toBe(h + 10 * 60_000);
+      for (const tier of TIERS) expect(await manyIn(tier.table)).toBe(12_000);
+      // The process that crashed had rolled the same range (some tiers and parts of it) before: those inserts are
+      // repeats, dropped.
+      await ticks.tick(next + 60_000);
+      expect(ticks.rolledThrough).toBe(next);
       for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(3);
+      for (const tier of TIERS) expect(await manyIn(tier.table)).toBe(12_000);
     } finally {
       await restarted.close();
     }
+  });
+
+  it('moves the horizon in whole hours, and rolls a run stored while a tick rolls its range as late, once', async () => {
+    const h = ticks.rolledThrough;
+    const next = Math.floor(h / HOUR) * HOUR + HOUR;
+    // Less than an hour past the horizon's hour: nothing to roll yet.
+    await ticks.tick(next - 1000 + 60_000);
+    expect(ticks.rolledThrough).toBe(h);
+    const check = await newCheck('during a tick');
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, rows(svc.defaultAccountId, check, 2, h + 1000));
+    const rolling = ticks.tick(next + 60_000);
+    // Stored while the tick's statements run (they hold no lock): started in its range, so rolled as late.
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, rows(svc.defaultAccountId, check, 2, h + 5000));
+    await rolling;
+    expect(ticks.rolledThrough).toBe(next);
+    for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(4);
   });
 });

@@ -1,0 +1,113 @@
+/**
+ * What rolling the runs up costs the embedded engine (ROLLUPS=ticks), by how often the horizon moves: N one-minute
+ * checks' runs of one hour (N × 60 API results, as ingest stores them) in a fresh data directory, then either ticks of
+ * a minute (the horizon moved every minute, as before; the first `--sample` minutes are measured and the hour's cost
+ * is that × 60 ÷ sample) or one tick of the hour (the horizon moved in whole hours, split into statements of at most
+ * 2,000 checks). The seeded runs are merged into one part first. Each way in its own process (one engine per process; peak RSS is the process's). CPU is the whole
+ * process's (the engine's threads do the work) over the ticks only. Writes bench/results/<time>-ticks.json.
+ *
+ *   npm run bench:ticks -- [--checks 10000] [--sample 5]
+ */
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/platform/config.js';
+import { createLogger } from '../src/platform/logger.js';
+import { createStore } from '../src/storage/clickhouse/index.js';
+import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
+import { RollupTicks } from '../src/analytics/rollup-ticks.js';
+import { toRow } from '../src/ingest/rows.js';
+import { ROW_COLUMNS } from '../src/model/results.js';
+import { toClickHouseTime } from '../src/model/time.js';
+import { cpuSeconds, ROOT } from './harness.js';
+
+const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, sample: { type: 'string', default: '5' }, way: { type: 'string' } } });
+const CHECKS = Number(values.checks);
+const SAMPLE = Number(values.sample);
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+const status = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+
+async function measure(way: 'minute' | 'hour') {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'monitoring-bench-ticks-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/unused', ROLLUPS: 'ticks' };
+  delete env.CLICKHOUSE_URL;
+  const config = loadConfig(env);
+  const store = createStore(config);
+  await applyClickhouseDdl(store, config.clickhouse);
+  const accountId = randomUUID();
+  const checks = Array.from({ length: CHECKS }, () => randomUUID());
+  const base = Math.floor(Date.now() / HOUR) * HOUR - 2 * HOUR;
+  // One run of every check each minute of the hour, inserted a minute at a time as ingest would.
+  for (let m = 0; m < 60; m++) {
+    for (let from = 0; from < CHECKS; from += 20_000) {
+      const rows = checks.slice(from, from + 20_000).map((checkId, i) => {
+        const at = new Date(base + m * MINUTE + ((from + i) * 7) % MINUTE).toISOString();
+        const item = { checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: at, stoppedAt: at, hasFailures: (from + i + m) % 97 === 0, hasErrors: false, isDegraded: false, aborted: false, attempts: 1, responseTime: 100 + ((i * 13 + m) % 300), statusCode: 200, timings: { wait: 1, dns: 2, tcp: 3, firstByte: 80 + (i % 40), download: 10 } };
+        return [...toRow(accountId, randomUUID(), item as never), false, ''];
+      });
+      await store.insert('check_results', [...ROW_COLUMNS, 'in_maintenance', 'late_batch'], rows, { settings: { insert_deduplication_token: `seed-${m}-${from}` } });
+    }
+  }
+  // The seeded parts merged first, so no merge of them runs beside the ticks measured.
+  await store.command('OPTIMIZE TABLE check_results FINAL');
+  await store.command("INSERT INTO rollup_state (key, at) VALUES ('rolled_through', {at:DateTime64(3, 'UTC')})", { at: toClickHouseTime(base) });
+  const ticks = new RollupTicks(store, { logger: createLogger('warn'), everyMs: 24 * HOUR, stepMs: way === 'minute' ? MINUTE : HOUR, lagMs: 0 });
+  // Far in the future: start() only reads the horizon (no tick is pending).
+  await ticks.start(base);
+  // The peak from here on is the ticks' (writing 5 to clear_refs resets VmHWM to the current RSS).
+  writeFileSync('/proc/self/clear_refs', '5');
+  const rssBefore = status('VmRSS');
+  const cpu0 = cpuSeconds(process.pid);
+  const started = performance.now();
+  const minutes = way === 'minute' ? SAMPLE : 60;
+  if (way === 'minute') for (let m = 1; m <= SAMPLE; m++) await ticks.tick(base + m * MINUTE);
+  else await ticks.tick(base + HOUR);
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuSeconds(process.pid) - cpu0;
+  if (ticks.rolledThrough !== base + minutes * MINUTE) throw new Error(`the horizon is at ${ticks.rolledThrough}, not ${base + minutes * MINUTE}`);
+  const [rolled] = await store.query<{ day: number; hour: number }>(
+    `SELECT (SELECT sum(runs) FROM check_results_1d) AS day, (SELECT sum(runs) FROM check_results_1h) AS hour`,
+  );
+  if (Number(rolled.day) !== CHECKS * minutes || Number(rolled.hour) !== CHECKS * minutes) throw new Error(`rolled ${JSON.stringify(rolled)}, not ${CHECKS * minutes} each`);
+  await ticks.close();
+  try {
+    rmSync(dataDir, { recursive: true, force: true });
+  } catch {
+    // merges still writing; the temporary directory goes with the machine
+  }
+  const scale = 60 / minutes;
+  return {
+    way,
+    checks: CHECKS,
+    minutesRolled: minutes,
+    cpuSecondsPerHour: +(cpu * scale).toFixed(2),
+    wallSecondsPerHour: +(seconds * scale).toFixed(2),
+    cpuUsPerRun: +((cpu * 1e6) / (CHECKS * minutes)).toFixed(1),
+    longestStatementSeconds: way === 'minute' ? +(seconds / minutes).toFixed(2) : +seconds.toFixed(2),
+    rssBeforeMB: Math.round(rssBefore / 1048576),
+    peakRssMB: Math.round(status('VmHWM') / 1048576),
+  };
+}
+
+if (values.way) {
+  console.log(JSON.stringify(await measure(values.way as 'minute' | 'hour')));
+  process.exit(0);
+}
+const results = [];
+for (const way of ['minute', 'hour']) {
+  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/ticks.ts'), '--checks', String(CHECKS), '--sample', String(SAMPLE), '--way', way], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const line = child.stdout.trim().split('\n').pop() ?? '';
+  if (child.status !== 0 || !line.startsWith('{')) throw new Error(`${way}: ${child.stderr.slice(-2000)}`);
+  const r = JSON.parse(line);
+  results.push(r);
+  console.log(r);
+}
+const file = path.join(ROOT, 'bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-ticks.json`);
+mkdirSync(path.dirname(file), { recursive: true });
+writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), cores: os.cpus().length, results }, null, 2));
+console.log(`wrote ${path.relative(ROOT, file)}`);
