@@ -15,6 +15,8 @@ const CHECKS_PER_STATEMENT = 2000;
 const HORIZON_KEY = 'rolled_through';
 /** Where a tick under way rolls to, written before it rolls anything (a tick a crash cut short is redone the same). */
 const INTENT_KEY = 'rolling_to';
+/** How many parts the range ending at a time is rolled in (`rolling_parts:<end>`, the count as the time's ms), written with the intent. */
+const partsKey = (to: number) => `rolling_parts:${to}`;
 
 export interface RollupTicksOptions {
   logger: Logger;
@@ -87,11 +89,17 @@ export class RollupTicks {
       await this.writeState(HORIZON_KEY, this.horizon);
     }
     this.unregister = registerRollupHorizon(() => this.horizon);
-    if (this.pendingTo !== undefined) await this.tick(now);
+    // A range a crash cut short is finished first, in the background: inserts already count its runs as late, and a
+    // start does not wait for (nor fail with) an hour's roll-up.
+    if (this.pendingTo !== undefined) this.tick(now).catch((err: Error) => this.failed(err));
     this.timer = setInterval(() => {
-      this.tick().catch((err: Error) => this.opts.logger.error({ err: err.message }, 'could not roll up the runs past the rollup horizon; trying again at the next tick'));
+      if (!this.rolling) this.tick().catch((err: Error) => this.failed(err));
     }, this.everyMs);
     this.timer.unref();
+  }
+
+  private failed(err: Error): void {
+    this.opts.logger.error({ err: err.message }, 'could not roll up the runs past the rollup horizon; trying again at the next tick');
   }
 
   /** Goes on through another open store of the same engine (the one it used is closing). */
@@ -135,31 +143,49 @@ export class RollupTicks {
    * stored, so the range's unmarked runs no longer change while its statements run, and inserts do not wait for them.
    */
   tick(now = Date.now()): Promise<void> {
-    this.rolling ??= this.rollNext(now).finally(() => (this.rolling = undefined));
-    return this.rolling;
+    // Ticks asked while one runs go after it (the timer's are skipped instead).
+    const run: Promise<void> = (this.rolling ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.rollUpTo(now))
+      .finally(() => {
+        if (this.rolling === run) this.rolling = undefined;
+      });
+    this.rolling = run;
+    return run;
   }
 
-  private async rollNext(now: number): Promise<void> {
+  /** One step after another, each chosen, rolled and passed on its own (a long outage is caught up an hour at a time). */
+  private async rollUpTo(now: number): Promise<void> {
+    while (await this.rollNext(now));
+  }
+
+  /** Rolls the next step (the range a crash cut short first); false when there is none yet. */
+  private async rollNext(now: number): Promise<boolean> {
+    const where = "started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')} AND late_batch = ''";
     const range = await this.exclusive(async () => {
       const from = this.horizon;
-      const to = this.pendingTo ?? Math.floor((now - this.lagMs) / this.stepMs) * this.stepMs;
+      // At most one step at a time: what a statement holds is measured for an hour of runs, not a day's backlog.
+      const to = this.pendingTo ?? Math.min(Math.floor((now - this.lagMs) / this.stepMs) * this.stepMs, Math.floor(from / this.stepMs) * this.stepMs + this.stepMs);
       if (!(to > from)) return undefined;
-      if (this.pendingTo === undefined) {
+      const params = { from: toClickHouseTime(from), to: toClickHouseTime(to) };
+      let parts: number | undefined;
+      if (this.pendingTo !== undefined) parts = await this.readState(partsKey(to));
+      else {
+        // The split, written before the intent: a redo splits (and names) its statements the same way. One thread a
+        // statement: a tick is background work, and one aggregation table per statement holds less at once.
+        const [counted] = await this.inner.query<{ n: number }>(`SELECT uniqExact(check_id) AS n FROM check_results WHERE ${where}`, params);
+        parts = Math.max(1, Math.ceil(Number(counted?.n ?? 0) / CHECKS_PER_STATEMENT));
+        await this.writeState(partsKey(to), parts);
         await this.writeState(INTENT_KEY, to);
         // From here until the horizon moves, this range is redone the same way if anything fails (same tokens), and a
         // run stored meanwhile that started in it is rolled as late: what the range holds unmarked no longer changes.
         this.pendingTo = to;
       }
-      return { from, to };
+      // An intent without a split was written by a version that rolled a range in one statement per tier.
+      return { from, to, params, parts: parts ?? 1 };
     });
-    if (!range) return;
-    const { from, to } = range;
-    const where = "started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')} AND late_batch = ''";
-    const params = { from: toClickHouseTime(from), to: toClickHouseTime(to) };
-    // The split depends only on the range's unmarked runs, so a redo splits (and names) its statements the same way.
-    // One thread each: a tick is background work, and one aggregation table per statement holds less at once.
-    const [counted] = await this.inner.query<{ n: number }>(`SELECT uniqExact(check_id) AS n FROM check_results WHERE ${where}`, params);
-    const parts = Math.max(1, Math.ceil(Number(counted?.n ?? 0) / CHECKS_PER_STATEMENT));
+    if (!range) return false;
+    const { from, to, params, parts } = range;
     for (const tier of TIERS) {
       for (let part = 0; part < parts; part++) {
         const name = parts === 1 ? `${from}-${to}` : `${from}-${to}:${part}/${parts}`;
@@ -172,6 +198,7 @@ export class RollupTicks {
       this.horizon = to;
       this.pendingTo = undefined;
     });
+    return true;
   }
 
   /**
