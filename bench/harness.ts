@@ -204,3 +204,22 @@ export function profileOwners(file: string, top = 18) {
     .slice(0, top)
     .map(([owner, us]) => ({ owner, share: +((100 * us) / total).toFixed(1) }));
 }
+
+/** One API check's result as `POST /v1/check-results` takes it: started at `startedAt` (epoch ms), the i-th of its batch. */
+export function apiResultItem(checkId: string, startedAt: number, i: number) {
+  return {
+    checkId,
+    checkType: 'API',
+    runLocation: 'eu-west-1',
+    startedAt: new Date(startedAt).toISOString(),
+    stoppedAt: new Date(startedAt + 180).toISOString(),
+    hasFailures: i % 97 === 0,
+    hasErrors: false,
+    isDegraded: false,
+    aborted: false,
+    attempts: 1,
+    responseTime: 150 + (i % 50),
+    statusCode: 200,
+    timings: { wait: 2, dns: 8, tcp: 12, firstByte: 90, download: 38 },
+  };
+}

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { load } from './load.js';
-import { benchAccount, benchEnvironment, cpuSeconds, profileOwners, removeBenchEnvironment, ROOT, ServiceUnderTest, threadCpuDelta, threadCpuSeconds } from './harness.js';
+import { apiResultItem, benchAccount, benchEnvironment, cpuSeconds, profileOwners, removeBenchEnvironment, ROOT, ServiceUnderTest, threadCpuDelta, threadCpuSeconds } from './harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -41,21 +41,7 @@ function body(checkIds: string[], n: number, now: number): string {
   const spanMs = values.late ? 3_600_000 : 30_000;
   const results = Array.from({ length: BATCH }, (_, i) => {
     const startedAt = now - spanMs + Math.floor(((i + 1) * spanMs) / BATCH) - (n % 7);
-    return {
-      checkId: checkIds[(n * BATCH + i) % checkIds.length],
-      checkType: 'API',
-      runLocation: 'eu-west-1',
-      startedAt: new Date(startedAt).toISOString(),
-      stoppedAt: new Date(startedAt + 180).toISOString(),
-      hasFailures: i % 97 === 0,
-      hasErrors: false,
-      isDegraded: false,
-      aborted: false,
-      attempts: 1,
-      responseTime: 150 + (i % 50),
-      statusCode: 200,
-      timings: { wait: 2, dns: 8, tcp: 12, firstByte: 90, download: 38 },
-    };
+    return apiResultItem(checkIds[(n * BATCH + i) % checkIds.length], startedAt, i);
   });
   return JSON.stringify({ results });
 }

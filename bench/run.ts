@@ -13,7 +13,7 @@ import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
 import { latencyStats, load, round, type LoadResult } from './load.js';
 import type { FloorRequest } from './protocol.js';
-import { benchEnvironment, ROOT, runCli, ServiceUnderTest, settle } from './harness.js';
+import { apiResultItem, benchEnvironment, ROOT, runCli, ServiceUnderTest, settle } from './harness.js';
 import { evaluateTargets, writeReadme, type BenchResults, type IngestResult, type ScenarioResult } from './results.js';
 
 const quick = process.argv.includes('--quick');
@@ -276,21 +276,7 @@ function ingestBody(checkId: string): string {
   const now = Date.now();
   const results = Array.from({ length: INGEST_BATCH }, (_, i) => {
     const startedAt = now - 3_600_000 + i * 3_600;
-    return {
-      checkId,
-      checkType: 'API',
-      runLocation: 'eu-west-1',
-      startedAt: new Date(startedAt).toISOString(),
-      stoppedAt: new Date(startedAt + 180).toISOString(),
-      hasFailures: i % 97 === 0,
-      hasErrors: false,
-      isDegraded: false,
-      aborted: false,
-      attempts: 1,
-      responseTime: 150 + (i % 50),
-      statusCode: 200,
-      timings: { wait: 2, dns: 8, tcp: 12, firstByte: 90, download: 38 },
-    };
+    return apiResultItem(checkId, startedAt, i);
   });
   return JSON.stringify({ results });
 }
