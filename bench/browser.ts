@@ -1,28 +1,33 @@
 /**
  * Browser bench: one runner process running browser checks (a click-through of a local two-page shop) in its
- * sandboxed Chromium, at 1, 2 and 4 runs at once. Measures runs per minute and the resident memory of the
- * runs' processes (bubblewrap, Node, Chromium; proportional set size, so shared pages count once) sampled every
+ * sandboxed Chromium, at 1 and 2 runs at once, each level run as the sandbox now runs (the pinned Node 22 runtime,
+ * Chromium's headless shell, the compile cache) and as before (the service's own Node, the full Chromium, no
+ * cache), alternated in the same process. Measures runs per minute, CPU per run (the runs' processes, counted by a
+ * cpuacct cgroup where this process can make one, else the whole machine's busy time) and the resident memory of
+ * the runs' processes (bubblewrap, Node, Chromium; proportional set size, so shared pages count once) sampled every
  * 100 ms: the peak, and the peak per concurrent run.
  * Writes bench/results/<time>-browser.json.
  *
- *   npm run bench:browser -- [--runs 12] [--concurrency 1,2,4]
+ *   npm run bench:browser -- [--runs 12] [--concurrency 1,2] [--rounds 2] [--baseline on|off]
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/platform/config.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
-import { processTree, treeMemory } from '../src/runners/index.js';
-import { configureBrowserRuns, runBrowserCheck } from '../src/runners/index.js';
+import { CHROMIUM_BINARY, configureBrowserRuns, processTree, runBrowserCheck, SANDBOX_NODE, treeMemory } from '../src/runners/index.js';
 import type { RunnableCheck } from '../src/runners/index.js';
 import { ROOT } from './harness.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '12' }, concurrency: { type: 'string', default: '1,2,4' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '12' }, concurrency: { type: 'string', default: '1,2' }, rounds: { type: 'string', default: '2' }, baseline: { type: 'string', default: 'on' } },
+});
 const RUNS = Number(values.runs);
 const LEVELS = values.concurrency.split(',').map(Number);
+const ROUNDS = Number(values.rounds);
 
 const SCRIPT = `
 import { test, expect } from '@playwright/test';
@@ -36,6 +41,40 @@ test('add to cart', async ({ page }) => {
 
 /** Memory (PSS) of this process's descendants: the runs' bubblewrap, Node and Chromium processes. */
 const runsMemory = () => treeMemory(processTree(process.pid).filter((p) => p !== process.pid));
+
+/** How the sandbox ran before issue 38: the service's own Node, Debian's full Chromium, no compile cache. */
+const VARIANTS = {
+  now: { node: SANDBOX_NODE, chromium: CHROMIUM_BINARY, compileCache: true },
+  before: { node: process.execPath, chromium: '/usr/lib/chromium/chromium', compileCache: false },
+};
+
+/**
+ * CPU time of this process's descendants, in ms, from a cpuacct cgroup this process moved itself into (cgroup v1, as
+ * root); else the whole machine's busy time (/proc/stat), which counts everything else running too.
+ */
+function cpuMeter(): { kind: 'cgroup' | 'machine'; childrenMs: () => number } {
+  const dir = `/sys/fs/cgroup/cpuacct/bench-browser-${process.pid}`;
+  try {
+    mkdirSync(dir);
+    writeFileSync(`${dir}/cgroup.procs`, String(process.pid));
+    process.once('exit', () => {
+      try {
+        writeFileSync('/sys/fs/cgroup/cpuacct/cgroup.procs', String(process.pid));
+        rmdirSync(dir);
+      } catch {
+        // left for the system to remove
+      }
+    });
+    const own = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+    return { kind: 'cgroup', childrenMs: () => Number(readFileSync(`${dir}/cpuacct.usage`, 'utf8')) / 1e6 - own() };
+  } catch {
+    const busy = () => {
+      const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+      return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) * (1000 / 100);
+    };
+    return { kind: 'machine', childrenMs: busy };
+  }
+}
 
 async function main() {
   const site = createServer((req, res) => {
@@ -54,25 +93,35 @@ async function main() {
     data: { script: SCRIPT }, variables: { SITE: siteUrl }, secrets: [], locations: ['eu-west-1'], runParallel: false,
   });
   const results: Record<string, unknown>[] = [];
-  for (const level of LEVELS) {
-    configureBrowserRuns({ concurrency: level, memoryBytes: 4096 * 1024 * 1024 });
+  const meter = cpuMeter();
+  const variants = values.baseline === 'off' ? (['now'] as const) : (['now', 'before'] as const);
+  const run = () => runBrowserCheck({ check: check(), location: 'eu-west-1', resultId: randomUUID(), attempt: 1, policy });
+  for (let round = 1; round <= ROUNDS; round++) for (const level of LEVELS) for (const variant of variants) {
+    configureBrowserRuns({ concurrency: level, memoryBytes: 4096 * 1024 * 1024, ...VARIANTS[variant] });
+    // One run first: the compile cache's warm-up (once per process), the page cache warm for both.
+    await run();
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, runsMemory())), 100);
+    const cpu0 = meter.childrenMs();
     const t0 = performance.now();
-    const outcomes = await Promise.all(
-      Array.from({ length: RUNS }, () => runBrowserCheck({ check: check(), location: 'eu-west-1', resultId: randomUUID(), attempt: 1, policy })),
-    );
+    const outcomes = await Promise.all(Array.from({ length: RUNS }, run));
     const seconds = (performance.now() - t0) / 1000;
+    const cpuMs = meter.childrenMs() - cpu0;
     clearInterval(sampler);
     const failed = outcomes.filter((o) => o.hasFailures);
     const durations = outcomes.map((o) => o.stoppedAt - o.startedAt).sort((a, b) => a - b);
     const row = {
+      round,
+      variant,
+      ...VARIANTS[variant],
       concurrency: level,
       runs: RUNS,
       failed: failed.length,
       firstFailure: failed[0]?.error,
       seconds: Number(seconds.toFixed(1)),
       runsPerMinute: Number(((RUNS / seconds) * 60).toFixed(1)),
+      cpuMsPerRun: Math.round(cpuMs / RUNS),
+      cpuCountedBy: meter.kind,
       runMsMedian: durations[Math.floor(durations.length / 2)],
       peakPssMb: Math.round(peak / 1024 / 1024),
       peakPssPerRunMb: Math.round(peak / 1024 / 1024 / level),
@@ -85,7 +134,7 @@ async function main() {
   const dir = path.join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-browser.json`);
-  writeFileSync(file, JSON.stringify({ runs: RUNS, levels: LEVELS, results }, null, 2));
+  writeFileSync(file, JSON.stringify({ runs: RUNS, levels: LEVELS, rounds: ROUNDS, results }, null, 2));
   console.log(`written ${file}`);
 }
 
