@@ -10,7 +10,8 @@ export type ServiceMessage =
   | { type: 'saturate'; request: FloorRequest; concurrency: number; seconds: number }
   /** Stored rows, of one check when named (heartbeat misses and other checks' runs land meanwhile). */
   | { type: 'state'; checkId?: string }
-  | { type: 'memory' }
+  /** The service's memory; with `gc`, after a full garbage collection (what live objects hold, not garbage not yet collected). */
+  | { type: 'memory'; gc?: boolean }
   | { type: 'settle' }
   /** The report cache's figures; `markDays` turns ingest's marking of days on or off first (the cache stays on). */
   | { type: 'reportCache'; markDays?: boolean }

@@ -74,6 +74,10 @@ async function main() {
     const end = start + MINUTES * PERIOD;
     console.log(`measuring ${new Date(start).toISOString()} to ${new Date(end).toISOString()}`);
     const pid = svc.child.pid!;
+    await new Promise((r) => setTimeout(r, start - 2000 - Date.now()));
+    // What live objects hold in V8's heap (after a full collection) as the window starts and after it ends: growth
+    // there is memory kept, not garbage V8 has not collected yet.
+    const liveHeapStart = (await svc.ask({ type: 'memory', gc: true })).heapUsedBytes;
     await new Promise((r) => setTimeout(r, start - Date.now()));
     const cpuStart = cpuSeconds(pid);
     const threadsStart = threadCpuSeconds(pid);
@@ -109,6 +113,7 @@ async function main() {
     const threads = threadCpuDelta(threadsStart, threadCpuSeconds(pid));
     const requests = target.hits() - hitsStart;
     clearInterval(sampler);
+    const liveHeapEnd = (await svc.ask({ type: 'memory', gc: true })).heapUsedBytes;
     // Let the last slots' results land.
     await new Promise((r) => setTimeout(r, 20_000));
     const { runs } = await svc.ask({ type: 'runs', accountId, from: start - 5000, to: end + 5000 });
@@ -151,6 +156,7 @@ async function main() {
       serviceCpuMsPerRun: +((cpu * 1000) / Math.max(1, lateness.length)).toFixed(3),
       servicePeakRssMB: Math.round(peakRss / 1048576),
       memoryAtPeak: atPeak,
+      liveHeapMB: { start: Math.round(liveHeapStart / 1048576), end: Math.round(liveHeapEnd / 1048576) },
       serviceCpuSecondsByThread: threads,
       ingest: { maxWaitingBatches: maxWaiting, maxLagSeconds: Math.round(maxLag * 10) / 10 },
       ...(profile ? { lastMinuteSelfTimeByOwner: profile, cpuNote: 'profiled minute included: the inspector adds to the CPU figures' } : {}),

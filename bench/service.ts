@@ -111,6 +111,12 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
       return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), ...memory(), engineBytes: await engineMemory() };
     }
     case 'memory':
+      if (msg.gc) {
+        const session = new Session();
+        session.connect();
+        await session.post('HeapProfiler.collectGarbage');
+        session.disconnect();
+      }
       return { type: 'memory', ...memory() };
     case 'runs': {
       const rows = await store.query<{ checkId: string; startedAt: number; failed: boolean }>(
