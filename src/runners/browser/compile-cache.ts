@@ -1,7 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { OutboundPolicy } from '../../platform/outbound.js';
 import { runInSandbox, SANDBOX_NODE } from './sandbox.js';
 
@@ -27,27 +28,26 @@ test('warm-up', async ({ page }) => {
 });
 `;
 
-/** Whether a Node binary has a compile cache (22.1 and later). */
-function hasCompileCache(node: string): boolean {
-  const out = spawnSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8', timeout: 10_000, env: {} });
-  const [major = 0, minor = 0] = (out.stdout ?? '').trim().split('.').map(Number);
-  return major > 22 || (major === 22 && minor >= 1);
+/** After a warm-up that did not pass, runs go without a cache this long before another warm-up is tried. */
+const RETRY_AFTER_MS = 10 * 60_000;
+
+/** Whether a Node binary can turn its compile cache on from a preloaded file (module.enableCompileCache: 22.8 and later). */
+async function hasCompileCache(node: string): Promise<boolean> {
+  try {
+    const { stdout } = await promisify(execFile)(node, ['-p', "typeof require('node:module').enableCompileCache"], { timeout: 10_000, env: {} });
+    return stdout.trim() === 'function';
+  } catch {
+    return false;
+  }
 }
 
-let made: Promise<string | null> | undefined;
-let madeFor: string | undefined;
-
-/**
- * The directory of the compile cache for runs on `node`, made on first use (the first run waits for the warm-up,
- * about two seconds), or null when that Node has none or the warm-up did not pass (runs then go without).
- */
-export function sandboxCompileCache(policy: OutboundPolicy, node: string = SANDBOX_NODE): Promise<string | null> {
-  if (made && madeFor === node) return made;
-  madeFor = node;
-  made = (async () => {
-    if (!hasCompileCache(node)) return null;
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'browser-compile-cache-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+async function warmUp(policy: OutboundPolicy, node: string, chromium: string | undefined): Promise<string | null> {
+  if (!(await hasCompileCache(node))) return null;
+  let dir: string | undefined;
+  try {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'browser-compile-cache-'));
+    const made = dir;
+    process.once('exit', () => rmSync(made, { recursive: true, force: true }));
     const outcome = await runInSandbox({
       program: { kind: 'spec', entry: 'warm-up.spec.ts', files: [{ path: 'warm-up.spec.ts', content: WARM_UP }] },
       env: {},
@@ -59,12 +59,36 @@ export function sandboxCompileCache(policy: OutboundPolicy, node: string = SANDB
       screenshot: 'only-on-failure',
       video: 'off',
       node,
+      chromium,
       compileCache: { dir, write: true },
-    }).catch(() => null);
-    outcome?.cleanup();
-    if (outcome?.report?.stats.expected === 1 && !outcome.report.stats.unexpected) return dir;
-    rmSync(dir, { recursive: true, force: true });
-    return null;
-  })();
-  return made;
+    });
+    outcome.cleanup();
+    const passed = outcome.report?.stats.expected === 1 && !outcome.report.stats.unexpected;
+    if (passed && readdirSync(dir, { recursive: true }).length > 0) return dir;
+  } catch {
+    // No cache this time (a full temporary directory, a sandbox that did not start).
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  throw new Error('warm-up failed');
+}
+
+const caches = new Map<string, { made: Promise<string | null>; failedAt?: number }>();
+
+/**
+ * The directory of the compile cache for runs on `node`, made on first use (the first run waits for the warm-up,
+ * about two seconds), or null when that Node has none or the warm-up did not pass: runs then go without one, and a
+ * warm-up is tried again after RETRY_AFTER_MS. Never rejects.
+ */
+export function sandboxCompileCache(policy: OutboundPolicy, node: string = SANDBOX_NODE, chromium?: string): Promise<string | null> {
+  const key = `${node}\n${chromium ?? ''}`;
+  const known = caches.get(key);
+  if (known && (known.failedAt === undefined || Date.now() - known.failedAt < RETRY_AFTER_MS)) return known.made;
+  const entry: { made: Promise<string | null>; failedAt?: number } = {
+    made: warmUp(policy, node, chromium).catch(() => {
+      entry.failedAt = Date.now();
+      return null;
+    }),
+  };
+  caches.set(key, entry);
+  return entry.made;
 }

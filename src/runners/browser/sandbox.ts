@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,7 +74,7 @@ export interface SandboxRun {
   chromium?: string;
   /**
    * A V8 compile cache of Playwright's modules (compile-cache.ts), bound at /sandbox/cache: read-only for a check's
-   * run, writable only for the service's own warm-up run that fills it. Needs Node 22.1 or later.
+   * run, writable only for the service's own warm-up run that fills it. Needs Node 22.8 or later.
    */
   compileCache?: { dir: string; write: boolean };
 }
@@ -119,10 +119,11 @@ export interface PlaywrightReport {
   stats: { expected: number; unexpected: number; flaky: number; skipped: number; duration: number };
 }
 
-/** Whether this machine can run browser checks, and if not, why. */
-export function browserSupport(): { ok: true } | { ok: false; why: string } {
+/** Whether this machine can run browser checks (with that Node and Chromium), and if not, why. */
+export function browserSupport(node = SANDBOX_NODE, chromium = CHROMIUM_BINARY): { ok: true } | { ok: false; why: string } {
   if (!existsSync(BWRAP)) return { ok: false, why: `bubblewrap is not installed (${BWRAP}): run scripts/system-packages.sh` };
-  if (!existsSync(CHROMIUM_BINARY)) return { ok: false, why: `Chromium is not installed (${CHROMIUM_BINARY}): apt-get install chromium` };
+  if (!existsSync(chromium)) return { ok: false, why: `Chromium is not installed (${chromium}): apt-get install chromium-headless-shell` };
+  if (!existsSync(node)) return { ok: false, why: `The sandbox's Node.js is not there (${node}): run scripts/sandbox-runtime.sh, or set SANDBOX_NODE` };
   return { ok: true };
 }
 
@@ -354,9 +355,9 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
 
   const env = Object.entries({ ...run.env, HOME: '/tmp', PATH: '/usr/bin:/bin' }).flatMap(([k, v]) => ['--setenv', k, v]);
   const packages = PACKAGES.flatMap((name) => ['--ro-bind', packageDir(name), `/sandbox/node_modules/${name}`]);
-  // Node itself, where it is not under /usr, is bound at /sandbox/node (its host path stays unseen).
+  // Node itself, where it is not under /usr, is bound alone at /sandbox/node/node (its host path stays unseen).
   const hostNode = run.node ?? SANDBOX_NODE;
-  const node = hostNode.startsWith('/usr/') ? hostNode : path.posix.join('/sandbox/node', path.basename(hostNode));
+  const node = hostNode.startsWith('/usr/') ? hostNode : '/sandbox/node/node';
   const preload = run.compileCache ? ['--require', '/sandbox/harness/compile-cache.js'] : [];
   const test = [node, ...preload, '/sandbox/node_modules/@playwright/test/cli.js', 'test', '--config', '/sandbox/harness/playwright.config.js', ...(program.kind === 'suite' ? program.args : [])];
   // Inside: unpack a suite's bundle (into the work tmpfs), run the test with the outputs pipe (fd 3) closed,
@@ -379,7 +380,7 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
     // A spec's files are read-only; a suite's bundle is unpacked (by tar, inside the sandbox) into a tmpfs of its size.
     ...(program.kind === 'spec' ? ['--ro-bind', work, '/sandbox/work'] : ['--size', String(limits.workBytes), '--tmpfs', '/sandbox/work', '--ro-bind', program.bundle, '/sandbox/bundle.tar.gz']),
     '--ro-bind', harness, '/sandbox/harness', '--size', String(limits.outBytes), '--tmpfs', '/sandbox/out', '--bind', socketPath, '/run/egress.sock',
-    ...(hostNode === node ? [] : ['--ro-bind', path.dirname(hostNode), '/sandbox/node']),
+    ...(hostNode === node ? [] : ['--ro-bind', realpathSync(hostNode), node]),
     ...(run.compileCache ? [run.compileCache.write ? '--bind' : '--ro-bind', run.compileCache.dir, '/sandbox/cache'] : []),
     '--chdir', '/sandbox/work', '--clearenv', ...env,
   ];

@@ -161,10 +161,10 @@ async function suiteProgram(ctx: RunContext): Promise<Prepared> {
 async function runBrowser(ctx: RunContext, key: 'browserCheckResult' | 'multiStepCheckResult' | 'playwrightCheckResult'): Promise<RunOutcome> {
   const { check } = ctx;
   const node = settings.node ?? SANDBOX_NODE;
+  const support = browserSupport(node, settings.chromium);
   // Made once per process, before the first run's clock starts.
-  const cache = settings.compileCache === false || !browserSupport().ok ? null : await sandboxCompileCache(ctx.policy, node);
+  const cache = settings.compileCache === false || !support.ok ? null : await sandboxCompileCache(ctx.policy, node, settings.chromium);
   const startedAt = Date.now();
-  const support = browserSupport();
   const fail = (why: string, hasErrors: boolean, jobLog: { level: string; msg: string }[] = []): RunOutcome => ({
     startedAt,
     stoppedAt: Date.now(),
