@@ -127,8 +127,9 @@ export function browserSupport(node = SANDBOX_NODE, chromium = CHROMIUM_BINARY):
   return { ok: true };
 }
 
-const LAUNCH = (chromium: string) => `{
-      executablePath: ${JSON.stringify(chromium)},
+/** The launch options of a run's Chromium (its own, else CHROMIUM_BINARY). */
+const LAUNCH = (run: SandboxRun) => `{
+      executablePath: ${JSON.stringify(run.chromium ?? CHROMIUM_BINARY)},
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     }`;
 
@@ -150,7 +151,7 @@ const CONFIG = (run: SandboxRun, entry: string) => `module.exports = {
     trace: '${run.trace}',
     screenshot: '${run.screenshot}',
     video: '${run.video}',
-    launchOptions: ${LAUNCH(run.chromium ?? CHROMIUM_BINARY)},
+    launchOptions: ${LAUNCH(run)},
   },
 };
 `;
@@ -171,7 +172,7 @@ const sandboxed = (use) => ({
   headless: true,
   channel: undefined,
   proxy: { server: 'http://127.0.0.1:${PROXY_PORT}' },
-  launchOptions: { ...((use && use.launchOptions) || {}), ...${LAUNCH(run.chromium ?? CHROMIUM_BINARY)} },
+  launchOptions: { ...((use && use.launchOptions) || {}), ...${LAUNCH(run)} },
 });
 const chromium = (p) => !p.use || !p.use.browserName || p.use.browserName === 'chromium' || p.use.defaultBrowserType === 'chromium';
 const projects = list(user.projects).filter(chromium).map((p) => ({ ...p, testDir: abs(p.testDir), outputDir: undefined, use: sandboxed(p.use) }));
