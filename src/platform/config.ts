@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { LOCATIONS as PUBLIC_LOCATION_NAMES } from '../model/checks.js';
 import { AGENT_VERSION } from '../model/agent.js';
@@ -241,10 +242,20 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     bufferMaxBytes: int(env, 'AGENT_BUFFER_MB', 256, 1, 1_048_576) * 1024 * 1024,
     offlineAfterMs: int(env, 'AGENT_OFFLINE_AFTER_SECONDS', 15, 1, 3600) * 1000,
     outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW') },
-    browserConcurrency: int(env, 'BROWSER_CONCURRENCY', 1, 1, 64),
-    browserMemoryBytes: int(env, 'BROWSER_MEMORY_MB', 1536, 256, 65_536) * 1024 * 1024,
+    ...browserRuns(env),
     egressIps,
   };
+}
+
+/**
+ * Browser runs at once (BROWSER_CONCURRENCY) and the memory of each (BROWSER_MEMORY_MB). By default one run per core
+ * (a run keeps about a core busy while its Node and Chromium start: on 2 cores, 2 at once make about 1.5 times the
+ * runs a minute of 1), and no more than half the machine's memory holds at BROWSER_MEMORY_MB each; at least 1.
+ */
+function browserRuns(env: Env): { browserConcurrency: number; browserMemoryBytes: number } {
+  const browserMemoryBytes = int(env, 'BROWSER_MEMORY_MB', 1536, 256, 65_536) * 1024 * 1024;
+  const fallback = Math.max(1, Math.min(os.availableParallelism(), 64, Math.floor(os.totalmem() / 2 / browserMemoryBytes)));
+  return { browserConcurrency: int(env, 'BROWSER_CONCURRENCY', fallback, 1, 64), browserMemoryBytes };
 }
 
 function str(env: Env, name: string, fallback: string): string {
@@ -395,8 +406,7 @@ function runnerSettings(env: Env): Config['runner'] {
     lookaheadMs: int(env, 'SCHEDULER_LOOKAHEAD_MS', 1000, 0, 60_000),
     reconcileMs: int(env, 'SCHEDULER_RECONCILE_MS', 5000, 100, 600_000),
     sessionTimeoutSeconds: int(env, 'CHECK_SESSION_TIMEOUT_SECONDS', 600, 1, 86_400),
-    browserConcurrency: int(env, 'BROWSER_CONCURRENCY', 1, 1, 64),
-    browserMemoryBytes: int(env, 'BROWSER_MEMORY_MB', 1536, 256, 65_536) * 1024 * 1024,
+    ...browserRuns(env),
     assetRetentionDays: int(env, 'ASSET_RETENTION_DAYS', 30, 0, 3650),
   };
 }

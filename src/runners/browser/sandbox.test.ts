@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OutboundPolicy } from '../../platform/outbound.js';
 import { sandboxCompileCache } from './compile-cache.js';
-import { runInSandbox, SANDBOX_NODE, type SandboxOutcome, type SandboxRun } from './sandbox.js';
+import { runInSandbox, SANDBOX_NICENESS, SANDBOX_NODE, type SandboxOutcome, type SandboxRun } from './sandbox.js';
 
 /**
  * Hostile scripts against the browser sandbox itself (docs/browser-checks.md, "Isolation" and "Outputs"): links to
@@ -71,6 +71,29 @@ describe('the browser sandbox against hostile scripts', { timeout: 90_000 }, () 
     expect(cmdline).toMatch(/^cmdline /);
     expect(cmdline).not.toContain(os.tmpdir() + '/browser-run-');
     expect(cmdline).not.toContain(process.cwd());
+    outcome.cleanup();
+  });
+
+  it("every process of a run, Chromium's included, runs below the service's priority", async () => {
+    const outcome = await spec(`
+      const { test } = require('@playwright/test');
+      const fs = require('node:fs');
+      test('niceness', async ({ page }) => {
+        await page.setContent('<title>up</title>');
+        // The sandbox has its own process namespace: /proc lists the run's processes and nothing else.
+        for (const pid of fs.readdirSync('/proc').filter((d) => /^\\d+$/.test(d))) {
+          let stat;
+          try { stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8'); } catch { continue; }
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          console.log('nice ' + fields[16] + ' ' + stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
+        }
+      });`);
+    expect(resultOf(outcome)?.status, outcome.output).toBe('passed');
+    const lines = logOf(outcome).trim().split('\n').filter((l) => l.startsWith('nice '));
+    expect(lines.some((l) => /chrom|headless/i.test(l)), lines.join('\n')).toBe(true);
+    expect(lines.length).toBeGreaterThan(3);
+    for (const line of lines) expect(line).toMatch(new RegExp(`^nice ${SANDBOX_NICENESS} `));
+    expect(os.getPriority()).toBeLessThan(SANDBOX_NICENESS);
     outcome.cleanup();
   });
 

