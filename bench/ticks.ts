@@ -6,7 +6,10 @@
  * 2,000 checks). The seeded runs are merged into one part first. Each way in its own process (one engine per process; peak RSS is the process's). CPU is the whole
  * process's (the engine's threads do the work) over the ticks only. Writes bench/results/<time>-ticks.json.
  *
- *   npm run bench:ticks -- [--checks 10000] [--sample 5]
+ *   npm run bench:ticks -- [--checks 10000] [--sample 5] [--rollup-settings 'merge_max_block_size = 1024']
+ *
+ * Besides the process's RSS, it samples the engine's memory tracker and its merges' memory every 200 ms, through
+ * the merges the tick sets off, and names the largest merge.
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -19,12 +22,16 @@ import { createLogger } from '../src/platform/logger.js';
 import { createStore } from '../src/storage/clickhouse/index.js';
 import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
 import { RollupTicks } from '../src/analytics/rollup-ticks.js';
+import { TIERS } from '../src/analytics/rollups.js';
 import { toRow } from '../src/ingest/rows.js';
 import { ROW_COLUMNS } from '../src/model/results.js';
 import { toClickHouseTime } from '../src/model/time.js';
 import { cpuSeconds, ROOT } from './harness.js';
 
-const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, sample: { type: 'string', default: '5' }, way: { type: 'string' } } });
+const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, sample: { type: 'string', default: '5' }, way: { type: 'string' }, 'rollup-settings': { type: 'string' } } });
+/** MergeTree settings for both rollup tables before the ticks, to try how they change the merges (`name = 1, other = 2`). */
+const ROLLUP_SETTINGS = values['rollup-settings'] ?? '';
+if (ROLLUP_SETTINGS && !/^[a-z_]+ = \d+(, [a-z_]+ = \d+)*$/.test(ROLLUP_SETTINGS)) throw new Error('--rollup-settings: "name = 1, other = 2"');
 const CHECKS = Number(values.checks);
 const SAMPLE = Number(values.sample);
 const MINUTE = 60_000;
@@ -56,6 +63,23 @@ async function measure(way: 'minute' | 'hour') {
   // The seeded parts merged first, so no merge of them runs beside the ticks measured.
   await store.command('OPTIMIZE TABLE check_results FINAL');
   await store.command("INSERT INTO rollup_state (key, at) VALUES ('rolled_through', {at:DateTime64(3, 'UTC')})", { at: toClickHouseTime(base) });
+  if (ROLLUP_SETTINGS) for (const tier of TIERS) await store.command(`ALTER TABLE ${tier.table} MODIFY SETTING ${ROLLUP_SETTINGS}`);
+  // The engine's memory tracker and its merges' memory, every 200 ms: what the peak above the process's was made of.
+  const engine = { peakMB: 0, mergesPeakMB: 0, largestMerge: undefined as unknown };
+  const sampler = setInterval(() => {
+    void store
+      .query<{ table: string; num_parts: number; rows_read: number; memory_usage: number; tracked: number }>(
+        "SELECT table, num_parts, rows_read, memory_usage, (SELECT value FROM system.metrics WHERE metric = 'MemoryTracking') AS tracked FROM system.merges UNION ALL SELECT '', 0, 0, 0, (SELECT value FROM system.metrics WHERE metric = 'MemoryTracking')",
+        {},
+      )
+      .then((rows) => {
+        const mb = (b: number) => Math.round(Number(b) / 1048576);
+        engine.peakMB = Math.max(engine.peakMB, mb(rows[0]?.tracked ?? 0));
+        const merges = rows.filter((r) => r.table);
+        engine.mergesPeakMB = Math.max(engine.mergesPeakMB, mb(merges.reduce((a, r) => a + Number(r.memory_usage), 0)));
+        for (const r of merges) if (mb(r.memory_usage) >= engine.mergesPeakMB) engine.largestMerge = { table: r.table, parts: Number(r.num_parts), rowsRead: Number(r.rows_read), memoryMB: mb(r.memory_usage) };
+      });
+  }, 200);
   const ticks = new RollupTicks(store, { logger: createLogger('warn'), everyMs: 24 * HOUR, stepMs: way === 'minute' ? MINUTE : HOUR, lagMs: 0 });
   // Far in the future: start() only reads the horizon (no tick is pending).
   await ticks.start(base);
@@ -74,6 +98,13 @@ async function measure(way: 'minute' | 'hour') {
     `SELECT (SELECT sum(runs) FROM check_results_1d) AS day, (SELECT sum(runs) FROM check_results_1h) AS hour`,
   );
   if (Number(rolled.day) !== CHECKS * minutes || Number(rolled.hour) !== CHECKS * minutes) throw new Error(`rolled ${JSON.stringify(rolled)}, not ${CHECKS * minutes} each`);
+  // The rollup tables' merges the tick set off run after it: their memory is the tick's too (sampled until none runs).
+  for (let i = 0; i < 60; i++) {
+    const [running] = await store.query<{ n: number }>('SELECT count() AS n FROM system.merges', {});
+    if (Number(running?.n ?? 0) === 0) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  clearInterval(sampler);
   await ticks.close();
   try {
     rmSync(dataDir, { recursive: true, force: true });
@@ -91,6 +122,8 @@ async function measure(way: 'minute' | 'hour') {
     longestStatementSeconds: way === 'minute' ? +(seconds / minutes).toFixed(2) : +seconds.toFixed(2),
     rssBeforeMB: Math.round(rssBefore / 1048576),
     peakRssMB: Math.round(status('VmHWM') / 1048576),
+    engine,
+    ...(ROLLUP_SETTINGS ? { rollupSettings: ROLLUP_SETTINGS } : {}),
   };
 }
 
@@ -100,7 +133,7 @@ if (values.way) {
 }
 const results = [];
 for (const way of ['minute', 'hour']) {
-  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/ticks.ts'), '--checks', String(CHECKS), '--sample', String(SAMPLE), '--way', way], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/ticks.ts'), '--checks', String(CHECKS), '--sample', String(SAMPLE), '--way', way, ...(ROLLUP_SETTINGS ? ['--rollup-settings', ROLLUP_SETTINGS] : [])], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0 || !line.startsWith('{')) throw new Error(`${way}: ${child.stderr.slice(-2000)}`);
   const r = JSON.parse(line);
