@@ -114,28 +114,43 @@ async function main() {
     const requests = target.hits() - hitsStart;
     clearInterval(sampler);
     const liveHeapEnd = (await svc.ask({ type: 'memory', gc: true })).heapUsedBytes;
-    // Let the last slots' results land.
-    await new Promise((r) => setTimeout(r, 20_000));
-    const { runs } = await svc.ask({ type: 'runs', accountId, from: start - 5000, to: end + 5000 });
-
-    const bySlot = new Map<string, number>();
-    const lateness: number[] = [];
-    let failed = 0;
-    for (const r of runs) {
-      if (!checkIds.has(r.checkId)) continue;
-      const phase = phaseOf(r.checkId, PERIOD);
-      const slot = Math.floor((r.startedAt - phase) / PERIOD) * PERIOD + phase;
-      if (slot < start || slot >= end) continue;
-      lateness.push(r.startedAt - slot);
-      const key = `${r.checkId}:${slot}`;
-      bySlot.set(key, (bySlot.get(key) ?? 0) + 1);
-      if (r.failed) failed++;
-    }
     let expected = 0;
     for (const id of ids) {
       const phase = phaseOf(id, PERIOD);
       for (let slot = Math.ceil((start - phase) / PERIOD) * PERIOD + phase; slot < end; slot += PERIOD) expected++;
     }
+    /** The window's runs found in the store, by check and slot. */
+    const count = async () => {
+      const { runs } = await svc.ask({ type: 'runs', accountId, from: start - 5000, to: end + 5000 });
+      const bySlot = new Map<string, number>();
+      const lateness: number[] = [];
+      let failed = 0;
+      for (const r of runs) {
+        if (!checkIds.has(r.checkId)) continue;
+        const phase = phaseOf(r.checkId, PERIOD);
+        const slot = Math.floor((r.startedAt - phase) / PERIOD) * PERIOD + phase;
+        if (slot < start || slot >= end) continue;
+        lateness.push(r.startedAt - slot);
+        const key = `${r.checkId}:${slot}`;
+        bySlot.set(key, (bySlot.get(key) ?? 0) + 1);
+        if (r.failed) failed++;
+      }
+      return { bySlot, lateness, failed };
+    };
+    // Let the last slots' results land: 20 s, then, while some are missing and more keep arriving (results waiting
+    // behind an hourly tick, say), 10 s more at a time, up to 80 s in all. A run found late is landed late, not missed.
+    await new Promise((r) => setTimeout(r, 20_000));
+    let counted = await count();
+    let landedWithinSeconds = 20;
+    for (let waited = 20; waited < 80 && counted.bySlot.size < expected; waited += 10) {
+      await new Promise((r) => setTimeout(r, 10_000));
+      const again = await count();
+      if (again.bySlot.size === counted.bySlot.size) break;
+      counted = again;
+      landedWithinSeconds = waited + 10;
+    }
+    const { bySlot, lateness } = counted;
+    const failed = counted.failed;
     const duplicated = [...bySlot.values()].filter((n) => n > 1).reduce((a, n) => a + n - 1, 0);
     const missed = expected - bySlot.size;
     lateness.sort((a, b) => a - b);
@@ -149,6 +164,8 @@ async function main() {
       runs: lateness.length,
       targetRequests: requests,
       missed,
+      /** Seconds after the window by which the runs counted had landed (20 unless some were still arriving). */
+      landedWithinSeconds,
       duplicated,
       failedRuns: failed,
       latenessMs: { p50: quantile(lateness, 0.5), p99: quantile(lateness, 0.99), max: lateness[lateness.length - 1] },
