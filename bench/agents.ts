@@ -11,9 +11,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { phaseOf } from '../src/runners/index.js';
 import { startAgentProcess, type AgentProcess } from '../test/support/agents.js';
-import { benchEnvironment, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, quantile, startCountingTarget } from './harness.js';
+import { benchEnvironment, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, quantile, slotRuns, startCountingTarget } from './harness.js';
 
 const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '3' }, agents: { type: 'string', default: '4' } } });
 const CHECKS = Number(values.checks);
@@ -72,7 +71,6 @@ async function main() {
 
     /** Measures whole minutes once the schedules exist: slots, lateness, CPU of the service and of each agent. */
     const measure = async (name: string, ids: string[], pids: number[]) => {
-      const checkIds = new Set(ids);
       const start = Math.ceil((Date.now() + 20_000) / PERIOD) * PERIOD;
       const end = start + MINUTES * PERIOD;
       console.log(`${name}: measuring ${new Date(start).toISOString()} to ${new Date(end).toISOString()}`);
@@ -94,21 +92,7 @@ async function main() {
       }
       await new Promise((r) => setTimeout(r, 5000));
       const { runs } = await svc.ask({ type: 'runs', accountId, from: start - 5000, to: end + 65_000 });
-      const bySlot = new Map<string, number>();
-      const lateness: number[] = [];
-      for (const r of runs) {
-        if (!checkIds.has(r.checkId)) continue;
-        const phase = phaseOf(r.checkId, PERIOD);
-        const slot = Math.floor((r.startedAt - phase) / PERIOD) * PERIOD + phase;
-        if (slot < start || slot >= end) continue;
-        lateness.push(r.startedAt - slot);
-        bySlot.set(`${r.checkId}:${slot}`, (bySlot.get(`${r.checkId}:${slot}`) ?? 0) + 1);
-      }
-      let expected = 0;
-      for (const id of ids) {
-        const phase = phaseOf(id, PERIOD);
-        for (let slot = Math.ceil((start - phase) / PERIOD) * PERIOD + phase; slot < end; slot += PERIOD) expected++;
-      }
+      const { expected, missed, duplicated, lateness } = slotRuns(runs, ids, start, end, PERIOD);
       lateness.sort((a, b) => a - b);
       const stored = lateness.length;
       const seconds = MINUTES * 60;
@@ -119,8 +103,8 @@ async function main() {
         expectedRuns: expected,
         storedRuns: stored,
         targetRequests: requests,
-        missed: expected - bySlot.size,
-        duplicated: [...bySlot.values()].filter((n) => n > 1).reduce((a, n) => a + n - 1, 0),
+        missed,
+        duplicated,
         latenessMs: { p50: quantile(lateness, 0.5), p99: quantile(lateness, 0.99), max: lateness.at(-1) ?? NaN },
         service: { cores: Math.round((cpu[0]! / seconds) * 100) / 100, cpuMsPerRun: Math.round((cpu[0]! * 1000 * 100) / Math.max(1, stored)) / 100, peakRssMB: rssMB(svc.child.pid!) },
         agentEvents,

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { phaseOf } from '../src/runners/index.js';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
 import type { ServiceMessage, ServiceReply } from './protocol.js';
@@ -174,6 +175,35 @@ export function threadCpuDelta(before: Record<string, number>, after: Record<str
 }
 
 /** The value at quantile q of an ascending list (NaN when empty). */
+/**
+ * The one-minute (or `periodMs`) slots of `checkIds` in [start, end) and the stored runs that fall in them: each run
+ * goes to the slot its start belongs to (by the check's phase), late by its start minus the slot's. `expected` counts
+ * the slots; a slot with no run is missed, one with several is duplicated.
+ */
+export function slotRuns(runs: readonly { checkId: string; startedAt: number; failed?: boolean }[], checkIds: readonly string[], start: number, end: number, periodMs: number) {
+  const ids = new Set(checkIds);
+  const bySlot = new Map<string, number>();
+  const lateness: number[] = [];
+  let failed = 0;
+  for (const r of runs) {
+    if (!ids.has(r.checkId)) continue;
+    const phase = phaseOf(r.checkId, periodMs);
+    const slot = Math.floor((r.startedAt - phase) / periodMs) * periodMs + phase;
+    if (slot < start || slot >= end) continue;
+    lateness.push(r.startedAt - slot);
+    const key = `${r.checkId}:${slot}`;
+    bySlot.set(key, (bySlot.get(key) ?? 0) + 1);
+    if (r.failed) failed++;
+  }
+  let expected = 0;
+  for (const id of checkIds) {
+    const phase = phaseOf(id, periodMs);
+    for (let slot = Math.ceil((start - phase) / periodMs) * periodMs + phase; slot < end; slot += periodMs) expected++;
+  }
+  const duplicated = [...bySlot.values()].filter((n) => n > 1).reduce((a, n) => a + n - 1, 0);
+  return { expected, found: bySlot.size, missed: expected - bySlot.size, duplicated, lateness, failed };
+}
+
 export const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);
 
 /** Self time per owner of the code: a package, a file of src/, node's internals, or V8's own entries (GC, program). */

@@ -20,9 +20,8 @@ import { deleteKeysWithPrefix } from '../src/storage/redis.js';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { phaseOf } from '../src/runners/index.js';
 import { LOCATIONS } from '../src/model/checks.js';
-import { benchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, profileOwners, quantile, startCountingTarget, threadCpuDelta, threadCpuSeconds } from './harness.js';
+import { benchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, profileOwners, quantile, slotRuns, startCountingTarget, threadCpuDelta, threadCpuSeconds } from './harness.js';
 import { measurePeer } from './peer.js';
 
 const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '10' }, locations: { type: 'string', default: '4' }, peer: { type: 'string', default: 'on' }, profile: { type: 'boolean', default: false } } });
@@ -68,7 +67,6 @@ async function main() {
       });
       await sql`insert into checks ${sql(part)}`;
     }
-    const checkIds = new Set(ids);
     // Measure whole minutes that start after every schedule exists (reconcile runs every 5 s).
     const start = Math.ceil((Date.now() + 15_000) / PERIOD) * PERIOD;
     const end = start + MINUTES * PERIOD;
@@ -114,45 +112,21 @@ async function main() {
     const requests = target.hits() - hitsStart;
     clearInterval(sampler);
     const liveHeapEnd = (await svc.ask({ type: 'memory', gc: true })).heapUsedBytes;
-    let expected = 0;
-    for (const id of ids) {
-      const phase = phaseOf(id, PERIOD);
-      for (let slot = Math.ceil((start - phase) / PERIOD) * PERIOD + phase; slot < end; slot += PERIOD) expected++;
-    }
     /** The window's runs found in the store, by check and slot. */
-    const count = async () => {
-      const { runs } = await svc.ask({ type: 'runs', accountId, from: start - 5000, to: end + 5000 });
-      const bySlot = new Map<string, number>();
-      const lateness: number[] = [];
-      let failed = 0;
-      for (const r of runs) {
-        if (!checkIds.has(r.checkId)) continue;
-        const phase = phaseOf(r.checkId, PERIOD);
-        const slot = Math.floor((r.startedAt - phase) / PERIOD) * PERIOD + phase;
-        if (slot < start || slot >= end) continue;
-        lateness.push(r.startedAt - slot);
-        const key = `${r.checkId}:${slot}`;
-        bySlot.set(key, (bySlot.get(key) ?? 0) + 1);
-        if (r.failed) failed++;
-      }
-      return { bySlot, lateness, failed };
-    };
+    const count = async () => slotRuns((await svc.ask({ type: 'runs', accountId, from: start - 5000, to: end + 5000 })).runs, ids, start, end, PERIOD);
     // Let the last slots' results land: 20 s, then, while some are missing and more keep arriving (results waiting
     // behind an hourly tick, say), 10 s more at a time, up to 80 s in all. A run found late is landed late, not missed.
     await new Promise((r) => setTimeout(r, 20_000));
     let counted = await count();
     let landedWithinSeconds = 20;
-    for (let waited = 20; waited < 80 && counted.bySlot.size < expected; waited += 10) {
+    for (let waited = 20; waited < 80 && counted.missed > 0; waited += 10) {
       await new Promise((r) => setTimeout(r, 10_000));
       const again = await count();
-      if (again.bySlot.size === counted.bySlot.size) break;
+      if (again.found === counted.found) break;
       counted = again;
       landedWithinSeconds = waited + 10;
     }
-    const { bySlot, lateness } = counted;
-    const failed = counted.failed;
-    const duplicated = [...bySlot.values()].filter((n) => n > 1).reduce((a, n) => a + n - 1, 0);
-    const missed = expected - bySlot.size;
+    const { expected, missed, duplicated, lateness, failed } = counted;
     lateness.sort((a, b) => a - b);
     result = {
       at: new Date().toISOString(),
