@@ -6,7 +6,7 @@
  * 2,000 checks). The seeded runs are merged into one part first. Each way in its own process (one engine per process; peak RSS is the process's). CPU is the whole
  * process's (the engine's threads do the work) over the ticks only. Writes bench/results/<time>-ticks.json.
  *
- *   npm run bench:ticks -- [--checks 10000] [--sample 5] [--rollup-settings 'merge_max_block_size = 1024']
+ *   npm run bench:ticks -- [--checks 10000] [--sample 5] [--ways minute,hour] [--rollup-settings 'merge_max_block_size = 1024']
  *
  * Besides the process's RSS, it samples the engine's memory tracker and its merges' memory every 200 ms, through
  * the merges the tick sets off, and names the largest merge.
@@ -28,7 +28,7 @@ import { ROW_COLUMNS } from '../src/model/results.js';
 import { toClickHouseTime } from '../src/model/time.js';
 import { cpuSeconds, ROOT } from './harness.js';
 
-const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, sample: { type: 'string', default: '5' }, way: { type: 'string' }, 'rollup-settings': { type: 'string' } } });
+const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, sample: { type: 'string', default: '5' }, way: { type: 'string' }, 'rollup-settings': { type: 'string' }, ways: { type: 'string', default: 'minute,hour' } } });
 /** MergeTree settings for both rollup tables before the ticks, to try how they change the merges (`name = 1, other = 2`). */
 const ROLLUP_SETTINGS = values['rollup-settings'] ?? '';
 if (ROLLUP_SETTINGS && !/^[a-z_]+ = \d+(, [a-z_]+ = \d+)*$/.test(ROLLUP_SETTINGS)) throw new Error('--rollup-settings: "name = 1, other = 2"');
@@ -139,7 +139,9 @@ if (values.way) {
   process.exit(0);
 }
 const results = [];
-for (const way of ['minute', 'hour']) {
+const WAYS = values.ways.split(',');
+if (!WAYS.every((w) => w === 'minute' || w === 'hour')) throw new Error('--ways: minute, hour or both');
+for (const way of WAYS) {
   const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/ticks.ts'), '--checks', String(CHECKS), '--sample', String(SAMPLE), '--way', way, ...(ROLLUP_SETTINGS ? ['--rollup-settings', ROLLUP_SETTINGS] : [])], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0 || !line.startsWith('{')) throw new Error(`${way}: ${child.stderr.slice(-2000)}`);

@@ -66,6 +66,25 @@ describe('rollups filled by views (ROLLUPS=views, as with ClickHouse servers)', 
     for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(40);
   });
 
+  it('writes rollup parts in the Compact format well past the 10 MiB where ClickHouse would go Wide (a merge then holds one buffer a part, not one a column)', async () => {
+    // 20,000 checks' runs in one insert: each tier's view writes one part of them, ~12 MB (hour) and ~40 MB (day)
+    // uncompressed, a sketch state per metric column in the daily tier.
+    const account = randomUUID();
+    const start = Date.UTC(2026, 9, 4, 10);
+    const batch = Array.from({ length: 20_000 }, (_, i) => rows(account, randomUUID(), 1, start + (i % 60) * 1000)[0]);
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, batch);
+    const parts = await svc.deps.store.query<{ table: string; part_type: string; bytes: number }>(
+      `SELECT table, part_type, data_uncompressed_bytes AS bytes FROM system.parts
+        WHERE database = currentDatabase() AND active AND table IN ('check_results_1h', 'check_results_1d') AND partition = '202610'`,
+      {},
+    );
+    for (const tier of TIERS) {
+      const largest = parts.filter((p) => p.table === tier.table).sort((a, b) => Number(b.bytes) - Number(a.bytes))[0];
+      expect(Number(largest.bytes), tier.table).toBeGreaterThan(10 * 1048576);
+      expect(largest.part_type, tier.table).toBe('Compact');
+    }
+  });
+
   it('backfill fills the rollups with runs stored before the views, once, and is safe beside new ingest', async () => {
     const check = (await svc.call('POST', '/v1/checks/api', { body: { name: 'old', request: { url: 'https://x.test' } } })).body.id as string;
     const [marker] = await svc.deps.store.query<{ at: string }>("SELECT toString(max(at)) AS at FROM rollup_state WHERE key = 'views_created'");
