@@ -174,7 +174,6 @@ export function threadCpuDelta(before: Record<string, number>, after: Record<str
   return Object.fromEntries(delta.filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]));
 }
 
-/** The value at quantile q of an ascending list (NaN when empty). */
 /**
  * The one-minute (or `periodMs`) slots of `checkIds` in [start, end) and the stored runs that fall in them: each run
  * goes to the slot its start belongs to (by the check's phase), late by its start minus the slot's. `expected` counts
@@ -204,6 +203,7 @@ export function slotRuns(runs: readonly { checkId: string; startedAt: number; fa
   return { expected, found: bySlot.size, missed: expected - bySlot.size, duplicated, lateness, failed };
 }
 
+/** The value at quantile q of an ascending list (NaN when empty). */
 export const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);
 
 /** Self time per owner of the code: a package, a file of src/, node's internals, or V8's own entries (GC, program). */

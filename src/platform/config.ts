@@ -247,18 +247,18 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
   };
 }
 
-/**
- * Browser runs at once (BROWSER_CONCURRENCY) and the memory of each (BROWSER_MEMORY_MB). By default one run per core
- * (a run keeps about a core busy while its Node and Chromium start: on 2 cores, 2 at once make about 1.5 times the
- * runs a minute of 1), and no more than half the machine's memory (a container's limit, where lower) holds at
- * BROWSER_MEMORY_MB each; at least 1. Per process: two runner processes on one machine each take that many.
- */
 /** The memory this process may use: the machine's, or its cgroup's limit (a container's) where that is lower. */
 export function machineMemory(): number {
   const limit = process.constrainedMemory?.() ?? 0;
   return limit > 0 && limit < os.totalmem() ? limit : os.totalmem();
 }
 
+/**
+ * Browser runs at once (BROWSER_CONCURRENCY) and the memory of each (BROWSER_MEMORY_MB). By default one run per core
+ * (a run keeps about a core busy while its Node and Chromium start: on 2 cores, 2 at once make about 1.5 times the
+ * runs a minute of 1), and no more than half the machine's memory (a container's limit, where lower) holds at
+ * BROWSER_MEMORY_MB each; at least 1. Per process: two runner processes on one machine each take that many.
+ */
 function browserRuns(env: Env): { browserConcurrency: number; browserMemoryBytes: number } {
   const browserMemoryBytes = int(env, 'BROWSER_MEMORY_MB', 1536, 256, 65_536) * 1024 * 1024;
   const fallback = Math.max(1, Math.min(os.availableParallelism(), 64, Math.floor(machineMemory() / 2 / browserMemoryBytes)));
