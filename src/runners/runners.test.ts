@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, startTlsTarget, type HttpTarget } from '../../test/support/targets.js';
 import { expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { createLogger } from '../platform/logger.js';
+import { Metrics } from '../platform/metrics.js';
 import { Queues } from '../storage/queues.js';
 import { startRunner } from './runner.js';
 import { localPort } from './local-port.js';
@@ -377,6 +379,55 @@ describe('checks run by the service', () => {
           const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}/${scheduledResultId(check.id, slot, location)}`), (r) => r.status === 200, 30_000);
           expect(stored.body.runLocation).toBe(location);
         }
+      } finally {
+        await runner.close();
+        await queues.close();
+      }
+    }, 60_000);
+
+    it('a scheduled run more than a period past its slot is skipped, counted, and logged as a count per location', async () => {
+      // None of these locations has a runner in this service: the runs wait for the runner this test starts.
+      const [batched, alone] = ['us-west-1', 'us-west-2'];
+      // The checks' own location, sa-east-1, has no runner either: the scheduler's runs of them wait there, out of the way.
+      const names = ['late a', 'late b', 'late alone', 'on time'];
+      const checks = await Promise.all(names.map((name) => create('api', { name: `skip ${name}`, locations: ['sa-east-1'], request: { url: `${http.url}/flaky/skip-${name.replace(' ', '-')}/0` } })));
+      const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${checks[0].id}`)[0].account_id;
+      const run = (i: number, location: string, slot: number) => ({ job: { v: 1, accountId, checkId: checks[i].id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob, queue: `runs-${location}`, startAt: slot });
+      // A batch of two runs of a slot a minute and a bit past, a lone run as late, and a run on time.
+      const lateSlot = Math.floor((Date.now() - 62_000) / 1000) * 1000;
+      const slot = lateSlot + 62_000;
+      const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
+      await enqueueRuns(queues, [run(0, batched, lateSlot), run(1, batched, lateSlot), run(2, alone, lateSlot), run(3, batched, slot)]);
+      const jobAt = async (location: string, at: number) =>
+        (await queues.queue<RunQueueJob>(`runs-${location}`).getJobs(['delayed', 'wait'])).find((j) => (isRunBatch(j.data) ? j.data.runs[0] : j.data).slot === at)!;
+      const [lateBatch, lateAlone] = [await jobAt(batched, lateSlot), await jobAt(alone, lateSlot)];
+      expect([isRunBatch(lateBatch.data), isRunBatch(lateAlone.data)]).toEqual([true, false]);
+      const lines: Record<string, unknown>[] = [];
+      const logger = createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const metrics = new Metrics();
+      const runner = startRunner(
+        localPort({ sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, logger, metrics, locations: [batched, alone], concurrency: 2, resultLingerMs: 50 }),
+        { policy: svc.deps.outbound, logger },
+      );
+      try {
+        const finished = (location: string, id: string) => waitFor(() => queues.queue<RunQueueJob>(`runs-${location}`).getJob(id), (j) => Boolean(j?.finishedOn), 20_000);
+        expect((await finished(batched, lateBatch.id!))!.returnvalue).toEqual({ runs: 2, skipped: 2, madeBefore: 0 });
+        expect((await finished(alone, lateAlone.id!))!.returnvalue).toEqual({ skipped: 'expired' });
+        const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${checks[3].id}/${scheduledResultId(checks[3].id, slot, batched)}`), (r) => r.status === 200, 30_000);
+        expect(stored.body).toMatchObject({ runLocation: batched, hasFailures: false });
+        for (const [i, location] of [[0, batched], [1, batched], [2, alone]] as const) {
+          expect(http.hits(`/flaky/skip-${names[i].replace(' ', '-')}/0`)).toHaveLength(0);
+          expect((await svc.call('GET', `/v1/check-results/${checks[i].id}/${scheduledResultId(checks[i].id, lateSlot, location)}`)).status).toBe(404);
+        }
+        const expired = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'runner_runs_total')!.values.filter((v) => v.labels.outcome === 'expired');
+        expect(Object.fromEntries(expired.map((v) => [v.labels.location, v.value]))).toEqual({ [batched]: 2, [alone]: 1 });
+        // The first skip of a quiet spell is logged at once, with its check; the next ones go into a count per
+        // location, logged every 10 s: fewer lines than runs.
+        const skipped = lines.filter((l) => l.msg === 'runs too late to make; skipped');
+        expect(skipped[0]).toMatchObject({ level: 40, runs: 1 });
+        expect(checks.slice(0, 3).map((c) => c.id)).toContain(skipped[0].checkId);
+        expect(skipped[0].lateSeconds).toBeGreaterThanOrEqual(61);
+        expect(skipped.length).toBeLessThan(3);
       } finally {
         await runner.close();
         await queues.close();
