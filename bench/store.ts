@@ -27,9 +27,13 @@ const VARIANTS: Record<string, string[]> = {
   'without the daily rollup view': ['DROP VIEW IF EXISTS check_results_1d_mv'],
   'without the hourly and daily rollup views': ['DROP VIEW IF EXISTS check_results_1h_mv', 'DROP VIEW IF EXISTS check_results_1d_mv'],
   'without any view': ['DROP VIEW IF EXISTS check_results_1h_mv', 'DROP VIEW IF EXISTS check_results_1d_mv', 'DROP VIEW IF EXISTS check_error_groups_mv'],
+  // The raw table's part format: an insert of more than 10 MiB uncompressed (about 20,000 API results) is a Wide part
+  // by default, a file per column and per projection column; Compact writes one.
+  'rollup ticks, raw parts Wide from 10 MiB': ['DROP VIEW IF EXISTS check_results_1h_mv', 'DROP VIEW IF EXISTS check_results_1d_mv', 'ALTER TABLE check_results MODIFY SETTING min_bytes_for_wide_part = 10485760'],
+  'rollup ticks, raw parts Compact to 256 MiB': ['DROP VIEW IF EXISTS check_results_1h_mv', 'DROP VIEW IF EXISTS check_results_1d_mv', 'ALTER TABLE check_results MODIFY SETTING min_bytes_for_wide_part = 268435456'],
 };
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '167' }, seconds: { type: 'string', default: '40' }, variant: { type: 'string' } } });
+const { values } = parseArgs({ options: { rows: { type: 'string', default: '167' }, seconds: { type: 'string', default: '40' }, variant: { type: 'string' }, variants: { type: 'string' } } });
 
 /** One variant, in this process: its CPU per result and per thread. */
 async function measure(variant: string) {
@@ -69,8 +73,13 @@ async function measure(variant: string) {
   }
   const byThread = threadCpuDelta(before, threadCpuSeconds(process.pid));
   const total = Object.values(byThread).reduce((a, b) => a + b, 0);
+  // What the raw table's parts are after the run (merges still running are not counted above).
+  const parts = await store.query<{ part_type: string; parts: string }>(
+    `SELECT part_type, toString(count()) AS parts FROM system.parts WHERE database = currentDatabase() AND table = 'check_results' AND active GROUP BY part_type ORDER BY part_type`,
+  );
+  await store.close();
   rmSync(dataDir, { recursive: true, force: true });
-  return { variant, rowsPerInsert, seconds: Math.round((Date.now() - started) / 100) / 10, cpuSecondsByThread: byThread, cpuMsPerResult: +((total * 1000) / (rowsPerInsert * seconds)).toFixed(3) };
+  return { variant, rowsPerInsert, seconds: Math.round((Date.now() - started) / 100) / 10, cpuSecondsByThread: byThread, cpuMsPerResult: +((total * 1000) / (rowsPerInsert * seconds)).toFixed(3), rawParts: Object.fromEntries(parts.map((p) => [p.part_type, Number(p.parts)])) };
 }
 
 if (values.variant) {
@@ -78,13 +87,16 @@ if (values.variant) {
   process.exit(0);
 }
 const results = [];
-for (const variant of Object.keys(VARIANTS)) {
+// --variants 'a|b': only those, in that order (a name may repeat, to alternate).
+const chosen = values.variants ? values.variants.split('|') : Object.keys(VARIANTS);
+for (const variant of chosen) {
+  if (!VARIANTS[variant]) throw new Error(`no variant "${variant}"; there are: ${Object.keys(VARIANTS).join(', ')}`);
   const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/store.ts'), '--rows', values.rows!, '--seconds', values.seconds!, '--variant', variant], { encoding: 'utf8' });
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0 || !line.startsWith('{')) throw new Error(`${variant}: ${child.stderr}`);
   const r = JSON.parse(line);
   results.push(r);
-  console.log(`${variant.padEnd(44)} ${String(r.cpuMsPerResult).padStart(6)} ms a result  ${JSON.stringify(r.cpuSecondsByThread)}`);
+  console.log(`${variant.padEnd(44)} ${String(r.cpuMsPerResult).padStart(6)} ms a result  parts ${JSON.stringify(r.rawParts)}  ${JSON.stringify(r.cpuSecondsByThread)}`);
 }
 const file = path.join(ROOT, 'bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-store.json`);
 mkdirSync(path.dirname(file), { recursive: true });
