@@ -18,7 +18,7 @@ describe('runs too late to make', () => {
       { location: 'eu-west-1', runs: 400, lateSeconds: [15, 20], checkId: undefined },
     ]);
     // Nothing more: no line, and the next skip is a quiet spell's first, logged at once.
-    await sleep(250);
+    await sleep(400);
     expect(lines).toHaveLength(3);
     log.add('us-east-1', 30_000, 'check-x');
     expect(lines[3]).toMatchObject({ location: 'us-east-1', runs: 1, checkId: 'check-x', lateSeconds: 30 });
