@@ -264,17 +264,19 @@ export class SkipLog {
   ) {}
 
   add(location: string, lateMs: number, checkId: string): void {
-    if (!this.timer) {
-      this.write(location, { runs: 1, minLateMs: lateMs, maxLateMs: lateMs, checkId });
-      this.arm();
-      return;
-    }
     const p = this.pending.get(location);
     if (p) {
       p.runs++;
       p.minLateMs = Math.min(p.minLateMs, lateMs);
       p.maxLateMs = Math.max(p.maxLateMs, lateMs);
-    } else this.pending.set(location, { runs: 1, minLateMs: lateMs, maxLateMs: lateMs, checkId });
+      return;
+    }
+    const first = { runs: 1, minLateMs: lateMs, maxLateMs: lateMs, checkId };
+    if (this.timer) this.pending.set(location, first);
+    else {
+      this.write(location, first);
+      this.arm();
+    }
   }
 
   /** Writes what is pending now (the timer does it every `everyMs`). */

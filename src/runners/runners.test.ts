@@ -389,8 +389,8 @@ describe('checks run by the service', () => {
       // None of these locations has a runner in this service: the runs wait for the runner this test starts.
       const [batched, alone] = ['us-west-1', 'us-west-2'];
       // The checks' own location, sa-east-1, has no runner either: the scheduler's runs of them wait there, out of the way.
-      const names = ['late a', 'late b', 'late alone', 'on time'];
-      const checks = await Promise.all(names.map((name) => create('api', { name: `skip ${name}`, locations: ['sa-east-1'], request: { url: `${http.url}/flaky/skip-${name.replace(' ', '-')}/0` } })));
+      const paths = ['late a', 'late b', 'late alone', 'on time'].map((name) => `/flaky/skip-${name.replace(' ', '-')}/0`);
+      const checks = await Promise.all(paths.map((p) => create('api', { name: `skip ${p}`, locations: ['sa-east-1'], request: { url: `${http.url}${p}` } })));
       const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${checks[0].id}`)[0].account_id;
       const run = (i: number, location: string, slot: number) => ({ job: { v: 1, accountId, checkId: checks[i].id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob, queue: `runs-${location}`, startAt: slot });
       // A batch of two runs of a slot a minute and a bit past, a lone run as late, and a run on time.
@@ -416,7 +416,7 @@ describe('checks run by the service', () => {
         const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${checks[3].id}/${scheduledResultId(checks[3].id, slot, batched)}`), (r) => r.status === 200, 30_000);
         expect(stored.body).toMatchObject({ runLocation: batched, hasFailures: false });
         for (const [i, location] of [[0, batched], [1, batched], [2, alone]] as const) {
-          expect(http.hits(`/flaky/skip-${names[i].replace(' ', '-')}/0`)).toHaveLength(0);
+          expect(http.hits(paths[i])).toHaveLength(0);
           expect((await svc.call('GET', `/v1/check-results/${checks[i].id}/${scheduledResultId(checks[i].id, lateSlot, location)}`)).status).toBe(404);
         }
         const expired = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'runner_runs_total')!.values.filter((v) => v.labels.outcome === 'expired');
