@@ -288,6 +288,48 @@ describe('a private location without an agent', () => {
   }, 90_000);
 });
 
+describe('runs that waited too long for an agent', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ AGENT_MAX_WAIT_SECONDS: '10', METRICS_TOKEN: 'max-wait-metrics' });
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('are dropped when an agent comes, counted as expired, and logged as a count, not a line each', async () => {
+    const location = (await svc.call('POST', '/v1/private-locations', { body: { name: 'Shed', slugName: 'shed' } })).body;
+    const check = await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
+      body: { name: 'shed door', locations: [], privateLocations: ['shed'], frequency: 720, retryStrategy: null, request: { url: 'http://127.0.0.1:9/' } },
+    });
+    expect(check.status, check.text).toBe(201);
+    for (let i = 0; i < 3; i++) expect((await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.body.id] } } })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 11_000));
+
+    const agentId = randomUUID();
+    const call = (path: string, body: unknown) =>
+      fetch(`${svc.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${location.keys[0].rawKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await call('/v1/agent/register', { protocol: 1, agentId, version: '1.0.0', capabilities: ['API'], concurrency: 3 })).status).toBe(200);
+    const res = await call('/v1/agent/leases', { agentId, max: 10, waitSeconds: 1 });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { leases: unknown[] }).leases).toEqual([]);
+
+    const scrape = await (await fetch(`${svc.url}/metrics`, { headers: { authorization: 'Bearer max-wait-metrics' } })).text();
+    expect(scrape.split('\n').filter((l) => l.startsWith('runner_runs_total{'))).toEqual(['runner_runs_total{location="shed",outcome="expired"} 3']);
+    // The first of a quiet spell is logged at once, with its check and wait; the other two wait for the next line.
+    const lines = svc.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'runs waited too long for an agent; dropped');
+    expect(lines).toEqual([expect.objectContaining({ location: 'shed', runs: 1, checkId: check.body.id })]);
+    expect(lines[0].waitedSeconds).toBeGreaterThanOrEqual(10);
+    const later = await waitFor(
+      async () => svc.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'runs waited too long for an agent; dropped'),
+      (l) => l.length === 2,
+      20_000,
+    );
+    expect(later[1]).toMatchObject({ location: 'shed', runs: 2 });
+    expect(later[1].waitedSeconds).toHaveLength(2);
+  }, 60_000);
+});
+
 /** Runs an agent leased so far, from its metrics. */
 async function leased(a: AgentProcess): Promise<number> {
   const text = await (await fetch(`${a.healthUrl}/metrics`)).text();

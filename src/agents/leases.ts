@@ -4,7 +4,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { AgentLocation } from '../private-locations/index.js';
 import type { RunBook, TakenRun } from '../runners/index.js';
-import { privateRunQueueName, type RunJob } from '../runners/index.js';
+import { privateRunQueueName, SkipLog, type RunJob } from '../runners/index.js';
 import type { Queues } from '../storage/queues.js';
 
 export interface LeaseSettings {
@@ -58,6 +58,8 @@ export class AgentLeases {
    * needs no second read of the check. A report reaching another process of the service reads it again.
    */
   private readonly prepared = new Map<string, { taken: TakenRun; until: number }>();
+  /** Runs dropped as having waited too long, logged as a count per location (an agent back after an hour finds many). */
+  private readonly dropped: SkipLog;
 
   constructor(
     private readonly queues: Queues,
@@ -65,7 +67,9 @@ export class AgentLeases {
     private readonly settings: LeaseSettings,
     private readonly logger: Logger,
     private readonly metrics?: Metrics,
-  ) {}
+  ) {
+    this.dropped = new SkipLog(logger, { message: 'runs waited too long for an agent; dropped', seconds: 'waitedSeconds' });
+  }
 
   private queueName(location: AgentLocation): string {
     return privateRunQueueName(location.id);
@@ -120,7 +124,7 @@ export class AgentLeases {
     const dueAt = job.timestamp + (job.opts.delay ?? 0);
     if (Date.now() - dueAt > this.settings.maxWaitMs) {
       this.book.count(run.location, 'expired');
-      this.logger.warn({ checkId: run.checkId, location: location.slugName, waitedSeconds: Math.round((Date.now() - dueAt) / 1000) }, 'run waited too long for an agent; dropped');
+      this.dropped.add(location.slugName, Date.now() - dueAt, run.checkId);
       await job.moveToCompleted({ expired: true }, token, false);
       return undefined;
     }

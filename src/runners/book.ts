@@ -249,10 +249,20 @@ export class RunBook {
   }
 }
 
+/** What a SkipLog's lines say: their message, and the field their lateness (seconds) goes in. */
+export interface SkipWording {
+  message: string;
+  seconds: string;
+}
+
+/** A runner's runs more than a period past their slot. */
+export const TOO_LATE: SkipWording = { message: 'runs too late to make; skipped', seconds: 'lateSeconds' };
+
 /**
- * Runs skipped as too late, logged as a count per location: the first of a quiet spell at once, then one line per
- * location every `everyMs` while more come. A line per run was a flood when a runner fell behind (254,782 lines in
- * a quarter hour at 50,000 one-minute checks in a slow hour). `runner_runs_total{outcome="expired"}` counts every run.
+ * Runs skipped or dropped as too late, logged as a count per location: the first of a quiet spell at once, then one
+ * line per location every `everyMs` while more come. A line per run was a flood when a runner fell behind (254,782
+ * lines in a quarter hour at 50,000 one-minute checks in a slow hour), or when an agent came back to a queue of runs
+ * that had waited too long for it. `runner_runs_total{outcome="expired"}` counts every run.
  */
 export class SkipLog {
   private pending = new Map<string, Pending>();
@@ -260,6 +270,7 @@ export class SkipLog {
 
   constructor(
     private readonly logger: Logger,
+    private readonly wording: SkipWording = TOO_LATE,
     private readonly everyMs = 10_000,
   ) {}
 
@@ -296,8 +307,9 @@ export class SkipLog {
 
   private write(location: string, p: Pending): void {
     const s = (ms: number) => Math.round(ms / 1000);
-    const which = p.runs === 1 ? { checkId: p.checkId, lateSeconds: s(p.maxLateMs) } : { lateSeconds: [s(p.minLateMs), s(p.maxLateMs)] };
-    this.logger.warn({ location, runs: p.runs, ...which }, 'runs too late to make; skipped');
+    const { message, seconds } = this.wording;
+    const which = p.runs === 1 ? { checkId: p.checkId, [seconds]: s(p.maxLateMs) } : { [seconds]: [s(p.minLateMs), s(p.maxLateMs)] };
+    this.logger.warn({ location, runs: p.runs, ...which }, message);
   }
 }
 

@@ -10,7 +10,7 @@ export { checkSessionRoutes, runnerResourceRoutes } from './routes.js';
 export { bounded, executeRun, resultItem, startRunner } from './runner.js';
 export { RUN_METRIC_KEYS, RUN_TIMING_KEYS, type RunOutcome, type RunFiles } from './types/common.js';
 export { localPort } from './local-port.js';
-export { RunBook, verdict } from './book.js';
+export { RunBook, SkipLog, verdict } from './book.js';
 export { scheduledResultId } from './result-ids.js';
 export { type ExecuteRun, type RunnerPort, type TakenRun } from './port.js';
 export { phaseOf } from './schedule.js';
