@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { GroupCommit, toRow } from '../ingest/index.js';
 import { LivePublisher } from '../live/index.js';
@@ -55,7 +56,8 @@ export class RunBook {
         for (const item of group) byAccount.set(item.accountId, [...(byAccount.get(item.accountId) ?? []), item]);
         for (const [accountId, items] of byAccount) {
           const spans = Object.fromEntries(items.flatMap((i) => (i.span ? [[i.resultId, i.span]] : [])));
-          await opts.ingest.enqueue(ingestJob(randomUUID(), accountId, items.map((i) => i.row), spans));
+          const job = ingestJob(randomUUID(), accountId, items.map((i) => i.row), spans);
+          await handOff(() => opts.ingest.enqueue(job), opts.logger, job.rows.length);
         }
       },
       () => 1,
@@ -246,6 +248,36 @@ export class RunBook {
   /** Results of runs made while their agent was cut off: ingested as they are, one per check, slot and location. */
   async ingestMade(accountId: string, made: { resultId: string; row: ResultRow; slot: number; periodMs: number | undefined }[]): Promise<void> {
     await Promise.all(made.map((m) => this.sink.add({ accountId, resultId: m.resultId, row: m.row, span: slotSpan(m.slot, m.periodMs) })));
+  }
+}
+
+/**
+ * How long made runs' results wait for ingest's queue to take them before their batch fails to the failed set. A
+ * Redis command fails after 1.5 s (redis.ts), and a main thread or a Redis held up a little longer than that (a
+ * busy machine during the hourly rollup, a Redis fork) lost 128 made runs of a 50,000-check bench that way.
+ */
+const HANDOFF_PATIENCE_MS = 30_000;
+/** What ioredis says of a command on a connection closed on purpose. */
+const CONNECTION_CLOSED = 'Connection is closed.';
+
+/**
+ * Hands a batch of results to ingest, again after a failure (250 ms, doubling up to 4 s) until HANDOFF_PATIENCE_MS
+ * has passed. Safe to repeat: the batch keeps its id, which makes a second enqueue of a batch still queued a no-op,
+ * and ingest drops results already stored (by id, and a scheduled run by its slot).
+ */
+async function handOff(enqueue: () => Promise<void>, logger: Logger, results: number): Promise<void> {
+  const until = Date.now() + HANDOFF_PATIENCE_MS;
+  for (let tries = 1, waitMs = 250; ; tries++, waitMs = Math.min(4000, waitMs * 2)) {
+    try {
+      await enqueue();
+      if (tries > 1) logger.info({ results, tries }, 'results handed to ingest after a retry');
+      return;
+    } catch (err) {
+      // A connection this process closed (shutting down) is not coming back.
+      if (Date.now() + waitMs > until || messageOf(err) === CONNECTION_CLOSED) throw err;
+      if (tries === 1) logger.warn({ err: messageOf(err), results }, 'results could not be handed to ingest yet; trying again for up to 30 s');
+      await sleep(waitMs);
+    }
   }
 }
 

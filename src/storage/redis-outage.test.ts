@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer, type Server } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
@@ -82,4 +83,56 @@ describe('without Redis', () => {
     const after = await waitFor(() => answered('POST', '/v1/check-results', { results: [result(check.id)] }), (r) => r.status === 202, 20_000);
     expect(after.status).toBe(202);
   }, 60_000);
+});
+
+/**
+ * A Redis that stops answering for a few seconds (a fork, a failover, a machine too busy to read its socket) while
+ * a run ends: the runner keeps the result and hands it to ingest once Redis answers, instead of failing the run.
+ */
+describe('a Redis stall as a run ends', () => {
+  let svc: TestService;
+  let redis: ChildProcess;
+  let target: Server;
+  let targetUrl: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = await startRedis(port);
+    // The target stops Redis (SIGSTOP) as it is called, for 4 s, and answers at once: the run ends into the stall.
+    target = createHttpServer((_req, res) => {
+      redis.kill('SIGSTOP');
+      setTimeout(() => redis.kill('SIGCONT'), 4000);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    targetUrl = `http://127.0.0.1:${(target.address() as { port: number }).port}/stall`;
+    svc = await startTestService({ REDIS_URL: `redis://127.0.0.1:${port}`, RUNNER: 'on', RUNNER_LOCATIONS: 'eu-west-1' });
+  }, 60_000);
+  afterAll(async () => {
+    if (redis && redis.exitCode === null) redis.kill('SIGCONT');
+    await svc?.stop().catch(() => {});
+    await new Promise((resolve) => target?.close(resolve));
+    if (redis && redis.exitCode === null) await stopRedis(redis);
+  });
+
+  it('keeps the made run and stores its result once Redis answers', async () => {
+    const check = await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
+      body: { name: 'Ends into a stall', locations: ['eu-west-1'], frequency: 720, retryStrategy: null, request: { url: targetUrl } },
+    });
+    expect(check.status, check.text).toBe(201);
+    const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.body.id] } } });
+    expect(trigger.status, trigger.text).toBe(201);
+    const said = () => svc.logs.map((l) => JSON.parse(l) as { level: number; msg: string; tries?: number });
+    // The hand-off timed out in the stall (its command waited past 1.5 s) and went through when Redis answered.
+    const handed = await waitFor(async () => said().find((l) => l.msg === 'results handed to ingest after a retry'), (l) => l !== undefined, 45_000);
+    expect(handed!.tries).toBeGreaterThan(1);
+    expect(said().some((l) => l.msg === 'results could not be handed to ingest yet; trying again for up to 30 s')).toBe(true);
+    // Stored once (the command that timed out may have been carried out as well: the batch's id makes a second a
+    // no-op), and the run's job did not fail.
+    const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${check.body.id}`), (r) => r.status === 200 && r.body.length > 0, 20_000);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect((await svc.call('GET', `/v1/check-results/${check.body.id}`)).body).toHaveLength(1);
+    expect(stored.body[0]).toMatchObject({ checkId: check.body.id, hasFailures: false, runLocation: 'eu-west-1' });
+    expect(said().filter((l) => l.level >= 50)).toEqual([]);
+  }, 90_000);
 });
