@@ -124,7 +124,7 @@ export class AgentLeases {
     const dueAt = job.timestamp + (job.opts.delay ?? 0);
     if (Date.now() - dueAt > this.settings.maxWaitMs) {
       this.book.count(run.location, 'expired');
-      this.dropped.add(location.slugName, Date.now() - dueAt, run.checkId);
+      this.dropped.add(location.id, Date.now() - dueAt, run.checkId, { location: location.slugName, privateLocationId: location.id, accountId: location.accountId });
       await job.moveToCompleted({ expired: true }, token, false);
       return undefined;
     }

@@ -141,7 +141,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
   const { sql, config, logger } = deps;
   // No linger for agents' results: a report is answered, and its lease ended, once its result is queued (a lease
   // lapsing while the result waited would lease the run again).
-  const book = new RunBook({ sql, queues: deps.queues, redis: deps.redis, redisPrefix: config.redisPrefix, ingest: deps.ingest, logger, metrics: deps.metrics, resultLingerMs: 0, recordAdhoc: adhocRecorder(sql) });
+  const book = new RunBook({ sql, queues: deps.queues, redis: deps.redis, redisPrefix: config.redisPrefix, ingest: deps.ingest, logger, metrics: deps.metrics, resultLingerMs: 0, handOffPatienceMs: 0, recordAdhoc: adhocRecorder(sql) });
   const leases = new AgentLeases(deps.queues, book, { leaseMs: config.agents.leaseMs, maxWaitMs: config.agents.maxWaitMs }, logger, deps.metrics);
   const settings = config.agents;
 

@@ -3,11 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { GroupCommit, toRow } from '../ingest/index.js';
 import { LivePublisher } from '../live/index.js';
-import { ingestJob, slotSpan, type ResultQueue, type ResultRow } from '../model/results.js';
+import { ingestJob, slotSpan, type IngestJob, type ResultQueue, type ResultRow } from '../model/results.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
+import { isRedisUnavailable } from '../storage/redis.js';
 import { adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt, type AdhocRecorder } from './adhoc.js';
 import { loadRunnable, locationQueues, type RunnableCheck } from './definitions.js';
 import { enqueueRuns, type RunJob } from './jobs.js';
@@ -28,6 +29,11 @@ export interface RunBookOptions {
   metrics?: Metrics;
   /** How long finished runs wait for others to go to ingest with them (default 1000 ms). */
   resultLingerMs?: number;
+  /**
+   * How long results wait, retried, for ingest's queue while Redis is away (default 30 s; 0: the first failure is
+   * the run's). The agents' book passes 0: an agent's report fails at once and the agent sends it again.
+   */
+  handOffPatienceMs?: number;
   /** Records an ad-hoc run's final result in its test session (wired by the process assembly). */
   recordAdhoc?: AdhocRecorder;
 }
@@ -47,6 +53,10 @@ export class RunBook {
   private readonly sink: GroupCommit<Sunk>;
   private readonly live: LivePublisher;
   private readonly tooLate: SkipLog;
+  /** Since when ingest's queue has failed to take results (undefined while it takes them). */
+  private unavailableSince?: number;
+  /** Aborted by `close`: a hand-off waiting to try again gives up. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly opts: RunBookOptions) {
     this.tooLate = new SkipLog(opts.logger);
@@ -56,8 +66,7 @@ export class RunBook {
         for (const item of group) byAccount.set(item.accountId, [...(byAccount.get(item.accountId) ?? []), item]);
         for (const [accountId, items] of byAccount) {
           const spans = Object.fromEntries(items.flatMap((i) => (i.span ? [[i.resultId, i.span]] : [])));
-          const job = ingestJob(randomUUID(), accountId, items.map((i) => i.row), spans);
-          await handOff(() => opts.ingest.enqueue(job), opts.logger, job.rows.length);
+          await this.handOff(ingestJob(randomUUID(), accountId, items.map((i) => i.row), spans));
         }
       },
       () => 1,
@@ -68,6 +77,40 @@ export class RunBook {
       opts.resultLingerMs ?? 1000,
     );
     this.live = new LivePublisher(opts.redis, opts.redisPrefix);
+  }
+
+  /** Stops trying to hand results to ingest again (the process is stopping); call before closing the run workers. */
+  close(): void {
+    this.closing.abort();
+  }
+
+  /**
+   * Hands a batch of results to ingest; while Redis is away (a command timed out, the connection is down), again
+   * (250 ms, doubling up to 4 s) until `handOffPatienceMs` has passed since ingest's queue first failed: one clock
+   * for every batch, so batches behind a long outage fail at once instead of waiting their own 30 s each. Safe to
+   * repeat: the batch keeps its id, so a second enqueue of a batch still kept in the queue is a no-op, and ingest
+   * drops results already stored (by id; a scheduled run also by its slot).
+   */
+  private async handOff(job: IngestJob): Promise<void> {
+    const patienceMs = this.opts.handOffPatienceMs ?? HANDOFF_PATIENCE_MS;
+    for (let tries = 1, waitMs = 250; ; tries++, waitMs = Math.min(4000, waitMs * 2)) {
+      try {
+        await this.opts.ingest.enqueue(job);
+        this.unavailableSince = undefined;
+        if (tries > 1) this.opts.logger.info({ results: job.rows.length, tries }, 'results handed to ingest after a retry');
+        return;
+      } catch (err) {
+        // A connection this process closed (it is stopping) is not coming back; nor is an error other than Redis's absence.
+        if (!isRedisUnavailable(err) || (err as Error).message === CONNECTION_CLOSED || this.closing.signal.aborted) throw err;
+        const now = Date.now();
+        this.unavailableSince ??= now;
+        if (now + waitMs > this.unavailableSince + patienceMs) throw err;
+        if (tries === 1) this.opts.logger.warn({ err: messageOf(err), results: job.rows.length }, 'results could not be handed to ingest yet; trying again while Redis is away, up to 30 s');
+        await sleep(waitMs, undefined, { signal: this.closing.signal }).catch(() => {
+          throw err;
+        });
+      }
+    }
   }
 
   /** Counts a run's outcome on `runner_runs_total`. */
@@ -254,32 +297,11 @@ export class RunBook {
 /**
  * How long made runs' results wait for ingest's queue to take them before their batch fails to the failed set. A
  * Redis command fails after 1.5 s (redis.ts), and a main thread or a Redis held up a little longer than that (a
- * busy machine during the hourly rollup, a Redis fork) lost 128 made runs of a 50,000-check bench that way.
+ * busy machine during the hourly rollup, a Redis fork) failed the jobs of 128 made runs of a 50,000-check bench.
  */
 const HANDOFF_PATIENCE_MS = 30_000;
 /** What ioredis says of a command on a connection closed on purpose. */
 const CONNECTION_CLOSED = 'Connection is closed.';
-
-/**
- * Hands a batch of results to ingest, again after a failure (250 ms, doubling up to 4 s) until HANDOFF_PATIENCE_MS
- * has passed. Safe to repeat: the batch keeps its id, which makes a second enqueue of a batch still queued a no-op,
- * and ingest drops results already stored (by id, and a scheduled run by its slot).
- */
-async function handOff(enqueue: () => Promise<void>, logger: Logger, results: number): Promise<void> {
-  const until = Date.now() + HANDOFF_PATIENCE_MS;
-  for (let tries = 1, waitMs = 250; ; tries++, waitMs = Math.min(4000, waitMs * 2)) {
-    try {
-      await enqueue();
-      if (tries > 1) logger.info({ results, tries }, 'results handed to ingest after a retry');
-      return;
-    } catch (err) {
-      // A connection this process closed (shutting down) is not coming back.
-      if (Date.now() + waitMs > until || messageOf(err) === CONNECTION_CLOSED) throw err;
-      if (tries === 1) logger.warn({ err: messageOf(err), results }, 'results could not be handed to ingest yet; trying again for up to 30 s');
-      await sleep(waitMs);
-    }
-  }
-}
 
 /** What a SkipLog's lines say: their message, and the field their lateness (seconds) goes in. */
 export interface SkipWording {
@@ -306,7 +328,11 @@ export class SkipLog {
     private readonly everyMs = 10_000,
   ) {}
 
-  add(location: string, lateMs: number, checkId: string): void {
+  /**
+   * `location` keys the count and is logged as `location`, unless `fields` (kept from the first run of a count, and
+   * logged with it) say otherwise: a private location's slug is its account's only, so its key is its id.
+   */
+  add(location: string, lateMs: number, checkId: string, fields?: Record<string, string>): void {
     const p = this.pending.get(location);
     if (p) {
       p.runs++;
@@ -314,7 +340,7 @@ export class SkipLog {
       p.maxLateMs = Math.max(p.maxLateMs, lateMs);
       return;
     }
-    const first = { runs: 1, minLateMs: lateMs, maxLateMs: lateMs, checkId };
+    const first = { runs: 1, minLateMs: lateMs, maxLateMs: lateMs, checkId, fields };
     if (this.timer) this.pending.set(location, first);
     else {
       this.write(location, first);
@@ -341,7 +367,7 @@ export class SkipLog {
     const s = (ms: number) => Math.round(ms / 1000);
     const { message, seconds } = this.wording;
     const which = p.runs === 1 ? { checkId: p.checkId, [seconds]: s(p.maxLateMs) } : { [seconds]: [s(p.minLateMs), s(p.maxLateMs)] };
-    this.logger.warn({ location, runs: p.runs, ...which }, message);
+    this.logger.warn({ location, ...p.fields, runs: p.runs, ...which }, message);
   }
 }
 
@@ -351,6 +377,7 @@ interface Pending {
   minLateMs: number;
   maxLateMs: number;
   checkId: string;
+  fields?: Record<string, string>;
 }
 
 /** A result on its way to ingest, with the span its scheduled slot's other runs may have started in. */

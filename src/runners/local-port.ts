@@ -99,6 +99,7 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
       opts.logger.info({ runnerId, locations: opts.locations.length }, 'runner started');
     },
     async close() {
+      book.close();
       if (stamper) clearInterval(stamper);
       await Promise.all(workers.map((w) => opts.queues.closeWorker(w)));
       await stopBeat();
