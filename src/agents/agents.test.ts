@@ -317,14 +317,11 @@ describe('runs that waited too long for an agent', () => {
     const scrape = await (await fetch(`${svc.url}/metrics`, { headers: { authorization: 'Bearer max-wait-metrics' } })).text();
     expect(scrape.split('\n').filter((l) => l.startsWith('runner_runs_total{'))).toEqual(['runner_runs_total{location="shed",outcome="expired"} 3']);
     // The first of a quiet spell is logged at once, with its check and wait; the other two wait for the next line.
-    const lines = svc.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'runs waited too long for an agent; dropped');
+    const dropped = () => svc.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'runs waited too long for an agent; dropped');
+    const lines = dropped();
     expect(lines).toEqual([expect.objectContaining({ location: 'shed', privateLocationId: location.id, runs: 1, checkId: check.body.id })]);
     expect(lines[0].waitedSeconds).toBeGreaterThanOrEqual(10);
-    const later = await waitFor(
-      async () => svc.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'runs waited too long for an agent; dropped'),
-      (l) => l.length === 2,
-      20_000,
-    );
+    const later = await waitFor(async () => dropped(), (l) => l.length === 2, 20_000);
     expect(later[1]).toMatchObject({ location: 'shed', privateLocationId: location.id, runs: 2 });
     expect(later[1].waitedSeconds).toHaveLength(2);
   }, 60_000);
