@@ -8,6 +8,7 @@ import { rollupColumns, rollupDdl, rollupMigration, rollupSelect, ROLLUP_COLUMNS
 import { RollupTicks } from './rollup-ticks.js';
 import { forRollups } from '../storage/clickhouse/ddl.js';
 import type { Store } from '../storage/clickhouse/store.js';
+import { BACKGROUND_NICENESS, threadsAtNiceness } from '../storage/clickhouse/priority.js';
 import { loadConfig } from '../platform/config.js';
 
 const HOUR = 3_600_000;
@@ -262,6 +263,40 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', () 
     } finally {
       await restarted.close();
     }
+  });
+
+  it("runs a tick's statements below the service's own threads, and leaves no thread of the engine at that priority", async () => {
+    const h = ticks.rolledThrough;
+    const next = Math.floor(h / HOUR) * HOUR + HOUR;
+    const many = randomUUID();
+    const spread = Array.from({ length: 12_000 }, (_, i) => rows(many, randomUUID(), 1, h + 2000 + ((i * 997) % (next - h - 3000)))[0]);
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, spread);
+    // The engine nices a thread only where the process may put it back (CAP_SYS_NICE, bit 23 of the effective set).
+    const capEff = /CapEff:\s+([0-9a-f]+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1];
+    const mayNice = (BigInt(`0x${capEff}`) >> 23n) & 1n;
+    expect(threadsAtNiceness(BACKGROUND_NICENESS)).toEqual([]);
+    const seen = new Set<string>();
+    const sampler = setInterval(() => threadsAtNiceness(BACKGROUND_NICENESS).forEach((t) => seen.add(t)), 2);
+    try {
+      await ticks.tick(next + 60_000);
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(ticks.rolledThrough).toBe(next);
+    expect(Number((await svc.deps.store.query<{ n: number }>('SELECT sum(runs) AS n FROM check_results_1d WHERE account_id = {a:UUID}', { a: many }))[0].n)).toBe(12_000);
+    if (mayNice) expect(seen.size).toBeGreaterThan(0);
+    else expect(seen.size).toBe(0);
+    // Put back: threads the engine started while a statement ran were niced from birth, and would run what comes next.
+    expect(threadsAtNiceness(BACKGROUND_NICENESS)).toEqual([]);
+    // A query after it runs at the service's priority.
+    const during = new Set<string>();
+    const watch = setInterval(() => threadsAtNiceness(BACKGROUND_NICENESS).forEach((t) => during.add(t)), 2);
+    try {
+      await svc.deps.store.query('SELECT account_id, sum(runs) FROM check_results_1h GROUP BY account_id');
+    } finally {
+      clearInterval(watch);
+    }
+    expect([...during]).toEqual([]);
   });
 
   it('moves the horizon in whole hours, and rolls a run stored while a tick rolls its range as late, once', async () => {

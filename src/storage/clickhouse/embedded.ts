@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'chdb';
 import { storeCall } from './errors.js';
+import { BACKGROUND_NICENESS, BackgroundStatements, MERGE_NICENESS } from './priority.js';
 import { assertIdentifiers, OUTPUT_SETTINGS, parseJsonFormat, settingsClause, type InsertOptions, type QueryOptions, type QueryParams, type Store } from './store.js';
 
 /**
@@ -10,14 +11,39 @@ import { assertIdentifiers, OUTPUT_SETTINGS, parseJsonFormat, settingsClause, ty
  */
 export class EmbeddedStore implements Store {
   readonly kind = 'embedded' as const;
+  private readonly dir: string;
   private readonly session: Session;
+  /** The background statements' own connection (made at the first): the engine runs one statement at a time a connection. */
+  private backgroundSession?: Session;
+  private readonly background = new BackgroundStatements();
 
   constructor(dataDir: string) {
-    const dir = path.join(dataDir, 'clickhouse');
-    mkdirSync(dir, { recursive: true });
-    this.session = new Session(dir, {
-      connectionArgs: Object.entries(OUTPUT_SETTINGS).map(([k, v]) => `--${k}=${v}`),
+    this.dir = path.join(dataDir, 'clickhouse');
+    mkdirSync(this.dir, { recursive: true });
+    this.session = this.connect();
+  }
+
+  private connect(): Session {
+    // Merges below the service's own threads (priority.ts); the engine takes its server settings as arguments too.
+    return new Session(this.dir, {
+      connectionArgs: Object.entries({ ...OUTPUT_SETTINGS, os_threads_nice_value_merge_mutate: MERGE_NICENESS }).map(([k, v]) => `--${k}=${v}`),
     });
+  }
+
+  /**
+   * A background statement (QueryOptions.background) runs niced, on a connection of its own, so the service's own
+   * statements never wait behind it: the engine runs one statement at a time a connection, and chdb runs statements
+   * with parameters one at a time in the whole process, whatever their connection. So it takes none (a tick reads its
+   * range from rollup_state); the threads it left niced are put back once no background statement runs.
+   */
+  private runInBackground(operation: 'query' | 'command', sql: string, params: QueryParams, options: QueryOptions, format?: string) {
+    if (Object.keys(params).length) throw new Error('a background statement takes no parameters (chdb would run it in line with every other)');
+    this.backgroundSession ??= this.connect();
+    const session = this.backgroundSession;
+    const text = sql + settingsClause({ ...options.settings, os_thread_priority: BACKGROUND_NICENESS });
+    return this.background.run(() =>
+      storeCall(operation, () => session.queryAsync(text, { ...(format ? { format } : {}), ...(options.signal ? { signal: options.signal } : {}) }), options.signal),
+    );
   }
 
   async query<T>(sql: string, params: QueryParams = {}, options: QueryOptions = {}): Promise<T[]> {
@@ -27,13 +53,14 @@ export class EmbeddedStore implements Store {
   async queryWithStats<T>(sql: string, params: QueryParams = {}, options: QueryOptions = {}) {
     // chdb takes settings only in the text: the checked settings become its SETTINGS clause. It has no query
     // ids; an abort stops waiting (the engine finishes the query in the background).
-    const withSettings = sql + settingsClause(options.settings);
     // FORMAT JSON carries the engine's statistics (rows scanned); chdb's own rowsRead counts rows returned.
-    const result = await storeCall(
-      'query',
-      () => this.session.queryBindAsync(withSettings, params, { format: 'JSON', ...(options.signal ? { signal: options.signal } : {}) }),
-      options.signal,
-    );
+    const result = options.background
+      ? await this.runInBackground('query', sql, params, options, 'JSON')
+      : await storeCall(
+          'query',
+          () => this.session.queryBindAsync(sql + settingsClause(options.settings), params, { format: 'JSON', ...(options.signal ? { signal: options.signal } : {}) }),
+          options.signal,
+        );
     const text = result.text();
     if (!text) return { rows: [] as T[], stats: { elapsedMs: result.elapsed * 1000, rowsRead: 0 } };
     const parsed = parseJsonFormat<T>(text);
@@ -41,8 +68,12 @@ export class EmbeddedStore implements Store {
   }
 
   async command(sql: string, params: QueryParams = {}, options: QueryOptions = {}): Promise<void> {
-    const withSettings = sql + settingsClause(options.settings);
-    await storeCall('command', () => this.session.queryBindAsync(withSettings, params, options.signal ? { signal: options.signal } : {}), options.signal);
+    if (options.background) {
+      await this.runInBackground('command', sql, params, options);
+      return;
+    }
+    const text = sql + settingsClause(options.settings);
+    await storeCall('command', () => this.session.queryBindAsync(text, params, options.signal ? { signal: options.signal } : {}), options.signal);
   }
 
   async insert(table: string, columns: readonly string[], rows: readonly unknown[][], options: InsertOptions = {}) {
@@ -60,6 +91,7 @@ export class EmbeddedStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.backgroundSession?.close();
     this.session.close();
   }
 }

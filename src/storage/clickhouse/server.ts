@@ -1,5 +1,6 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { storeCall, StoreError } from './errors.js';
+import { BACKGROUND_NICENESS } from './priority.js';
 import { assertIdentifiers, OUTPUT_SETTINGS, settingsClause, type InsertOptions, type QueryOptions, type QueryParams, type Store } from './store.js';
 
 /** A ClickHouse server over HTTP. Kept thin: the SQL is the same text the embedded engine runs. */
@@ -49,9 +50,11 @@ export class ServerStore implements Store {
   }
 
   /** Settings, query id and abort signal as the client takes them, for every kind of call. */
-  private common(options: { settings?: Record<string, string | number>; queryId?: string; signal?: AbortSignal }) {
+  private common(options: { settings?: Record<string, string | number>; queryId?: string; signal?: AbortSignal; background?: boolean }) {
+    // A background statement is niced by the server (a no-op where it lacks CAP_SYS_NICE).
+    const settings = options.background ? { ...options.settings, os_thread_priority: BACKGROUND_NICENESS } : options.settings;
     return {
-      ...(options.settings ? { clickhouse_settings: options.settings } : {}),
+      ...(settings ? { clickhouse_settings: settings } : {}),
       ...(options.queryId ? { query_id: options.queryId } : {}),
       ...(options.signal ? { abort_signal: options.signal } : {}),
     };

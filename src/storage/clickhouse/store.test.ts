@@ -95,6 +95,34 @@ storeContract('embedded', async () => {
   return { store, close: () => store.close() };
 });
 
+describe('embedded store: background statements', () => {
+  let store: EmbeddedStore;
+  beforeAll(() => {
+    store = new EmbeddedStore(PROCESS_DATA_DIR);
+  });
+  afterAll(() => store?.close());
+
+  it("never hold up the service's own statements: a query with parameters and an insert finish while one runs", async () => {
+    const order: string[] = [];
+    // About 3 s of the engine's time (sleepEachRow, 0.5 s a row), on the background connection.
+    const slow = store.command('SELECT sleepEachRow(0.5) FROM numbers(6) FORMAT Null', {}, { background: true }).then(() => order.push('background'));
+    // Under way before the others are asked (the engine's own list of running queries shows it).
+    for (let i = 0; i < 100; i++) {
+      const running = await store.query<{ n: number }>("SELECT count() AS n FROM system.processes WHERE query LIKE {q:String}", { q: '%sleepEachRow(0.5)%numbers(6)%' });
+      if (Number(running[0].n) > 1) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await store.query<{ n: number }>('SELECT {n:UInt8} AS n', { n: 7 }).then(() => order.push('query'));
+    await store.insert('rollup_state', ['key', 'at'], [[`background-${randomUUID()}`, '2026-11-28 00:00:00.000']]).then(() => order.push('insert'));
+    await slow;
+    expect(order).toEqual(['query', 'insert', 'background']);
+  });
+
+  it('take no parameters (chdb would run them in line with every statement that has some)', async () => {
+    await expect(store.command('SELECT {n:UInt8}', { n: 1 }, { background: true })).rejects.toThrow(/no parameters/);
+  });
+});
+
 storeContract('server (HTTP interface answered by the embedded engine)', async () => {
   const shim = await startClickHouseShim(path.join(PROCESS_DATA_DIR, 'clickhouse'));
   const store = new ServerStore({ url: shim.url, user: 'default', password: '', database: 'default' });

@@ -11,6 +11,11 @@ export interface QueryOptions {
   signal?: AbortSignal;
   /** What the query is for: a label of the service's query metrics (a fixed set, never from a request). */
   purpose?: QueryPurpose;
+  /**
+   * Work nobody waits for (a rollup tick): its threads run at the lowest CPU priority (`os_thread_priority` 19; the
+   * engine needs CAP_SYS_NICE for it, else it is a no-op), so it takes longer instead of slowing the service's own.
+   */
+  background?: boolean;
 }
 
 export type QueryPurpose = 'report' | 'summary' | 'dashboard' | 'status-page' | 'results' | 'ingest' | 'other';

@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { BACKGROUND_NICENESS, BackgroundStatements, threadsAtNiceness } from './priority.js';
+
+/** Whether this process may lower a thread's niceness (CAP_SYS_NICE, bit 23 of the effective set). */
+const mayLower = ((BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`) >> 23n) & 1n) === 1n;
+
+/** A thread that niced itself as one the engine starts during a niced statement is, and waits to be told to end. */
+async function nicedThread(): Promise<{ tid: string; end: () => Promise<number> }> {
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads'); const os = require('node:os'); const fs = require('node:fs');
+     os.setPriority(0, ${BACKGROUND_NICENESS});
+     parentPort.postMessage(fs.readlinkSync('/proc/thread-self').split('/').pop());
+     parentPort.on('message', () => { parentPort.postMessage(String(os.getPriority(0))); });`,
+    { eval: true },
+  );
+  const tid = await new Promise<string>((resolve) => worker.once('message', resolve));
+  return {
+    tid,
+    end: async () => {
+      const seen = new Promise<string>((resolve) => worker.once('message', resolve));
+      worker.postMessage('niceness?');
+      const niceness = Number(await seen);
+      await worker.terminate();
+      return niceness;
+    },
+  };
+}
+
+describe('background statements', () => {
+  it('put back the threads left at the background niceness once none is under way, not before', async () => {
+    const background = new BackgroundStatements();
+    const thread = await nicedThread();
+    try {
+      expect(threadsAtNiceness(BACKGROUND_NICENESS)).toContain(thread.tid);
+      let release!: () => void;
+      const first = background.run(() => new Promise<void>((r) => (release = r)));
+      // A second statement ends while the first still runs: nothing is put back under the first.
+      await background.run(async () => undefined);
+      expect(threadsAtNiceness(BACKGROUND_NICENESS)).toContain(thread.tid);
+      release();
+      await first;
+      if (mayLower) expect(threadsAtNiceness(BACKGROUND_NICENESS)).not.toContain(thread.tid);
+      else expect(threadsAtNiceness(BACKGROUND_NICENESS)).toContain(thread.tid);
+    } finally {
+      const niceness = await thread.end();
+      if (mayLower) expect(niceness).toBe(os.getPriority());
+    }
+  });
+
+  it('a statement that fails puts them back too, and its error reaches the caller', async () => {
+    const background = new BackgroundStatements();
+    const thread = await nicedThread();
+    try {
+      await expect(background.run(() => Promise.reject(new Error('engine said no')))).rejects.toThrow('engine said no');
+      if (mayLower) expect(threadsAtNiceness(BACKGROUND_NICENESS)).not.toContain(thread.tid);
+    } finally {
+      await thread.end();
+    }
+  });
+});
