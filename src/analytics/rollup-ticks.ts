@@ -16,11 +16,15 @@ const HORIZON_KEY = 'rolled_through';
 /** Where a tick under way rolls to, written before it rolls anything (a tick a crash cut short is redone the same). */
 const INTENT_KEY = 'rolling_to';
 /**
- * The range a tick rolls, as its statements read it from rollup_state: from the horizon to the intent, both written
- * before the first statement (and the horizon moved only after the last), so this is the range the tick chose.
+ * The range a tick chose, in the text of its statements: a background statement takes no parameters (chdb runs every
+ * statement with parameters one at a time in the whole process, so a niced one would hold up the service's). The two
+ * ends are whole milliseconds this code computed, checked to be safe integers, never anything from a request; the
+ * range is not read back from rollup_state, so a statement rolls exactly what the tick chose and names in its tokens.
  */
-const STORED_RANGE =
-  `started_at >= (SELECT max(at) FROM rollup_state WHERE key = '${HORIZON_KEY}') AND started_at < (SELECT max(at) FROM rollup_state WHERE key = '${INTENT_KEY}') AND late_batch = ''`;
+function rangeInText(from: number, to: number): string {
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new Error(`a tick's range is whole milliseconds, not ${from}–${to}`);
+  return `started_at >= fromUnixTimestamp64Milli(toInt64(${from}), 'UTC') AND started_at < fromUnixTimestamp64Milli(toInt64(${to}), 'UTC') AND late_batch = ''`;
+}
 /** How many parts the range ending at a time is rolled in (`rolling_parts:<end>`, the count as the time's ms), written with the intent. */
 const partsKey = (to: number) => `rolling_parts:${to}`;
 
@@ -199,9 +203,8 @@ export class RollupTicks {
     });
     if (!range) return false;
     const { from, to, params, parts } = range;
-    // In the background (below the service's threads, on a connection of their own), a statement takes no parameters:
-    // it reads the range from rollup_state, where the horizon (from) and the intent (to) were written before it.
-    const rolling = this.background ? STORED_RANGE : where;
+    // In the background (below the service's threads, on a connection of their own), a statement takes no parameters.
+    const rolling = this.background ? rangeInText(from, to) : where;
     for (const tier of TIERS) {
       for (let part = 0; part < parts; part++) {
         const name = parts === 1 ? `${from}-${to}` : `${from}-${to}:${part}/${parts}`;

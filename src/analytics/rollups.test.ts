@@ -8,7 +8,7 @@ import { rollupColumns, rollupDdl, rollupMigration, rollupSelect, ROLLUP_COLUMNS
 import { RollupTicks } from './rollup-ticks.js';
 import { forRollups } from '../storage/clickhouse/ddl.js';
 import type { Store } from '../storage/clickhouse/store.js';
-import { BACKGROUND_NICENESS, threadsAtNiceness } from '../storage/clickhouse/priority.js';
+import { BACKGROUND_NICENESS, enginePriorities, threadsAtNiceness } from '../storage/clickhouse/priority.js';
 import { loadConfig } from '../platform/config.js';
 
 const HOUR = 3_600_000;
@@ -122,7 +122,8 @@ describe('rollups filled by views (ROLLUPS=views, as with ClickHouse servers)', 
   });
 });
 
-describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', () => {
+// A tick's statements run below the service's threads: on a busy machine (other test files beside these) they wait.
+describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', { timeout: 180_000 }, () => {
   let svc: TestService;
   let ticks: RollupTicks;
   beforeAll(async () => {
@@ -265,15 +266,17 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', () 
     }
   });
 
-  it("runs a tick's statements below the service's own threads, and leaves no thread of the engine at that priority", async () => {
+  it.skipIf(process.platform !== 'linux')("runs a tick's statements below the service's own threads, and leaves no thread of the engine at that priority", async () => {
     const h = ticks.rolledThrough;
     const next = Math.floor(h / HOUR) * HOUR + HOUR;
     const many = randomUUID();
-    const spread = Array.from({ length: 12_000 }, (_, i) => rows(many, randomUUID(), 1, h + 2000 + ((i * 997) % (next - h - 3000)))[0]);
+    // More checks than one statement takes (2,000): a tick of several statements.
+    const spread = Array.from({ length: 4_500 }, (_, i) => rows(many, randomUUID(), 1, h + 2000 + ((i * 997) % (next - h - 3000)))[0]);
     await svc.deps.store.insert('check_results', ROW_COLUMNS, spread);
-    // The engine nices a thread only where the process may put it back (CAP_SYS_NICE, bit 23 of the effective set).
+    // The engine nices a thread only where the process may put it back (CAP_SYS_NICE, bit 23 of the effective set),
+    // and the store asks for it only where the service runs at niceness 0.
     const capEff = /CapEff:\s+([0-9a-f]+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1];
-    const mayNice = (BigInt(`0x${capEff}`) >> 23n) & 1n;
+    const mayNice = enginePriorities && ((BigInt(`0x${capEff}`) >> 23n) & 1n) === 1n;
     expect(threadsAtNiceness(BACKGROUND_NICENESS)).toEqual([]);
     const seen = new Set<string>();
     const sampler = setInterval(() => threadsAtNiceness(BACKGROUND_NICENESS).forEach((t) => seen.add(t)), 2);
@@ -283,7 +286,7 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', () 
       clearInterval(sampler);
     }
     expect(ticks.rolledThrough).toBe(next);
-    expect(Number((await svc.deps.store.query<{ n: number }>('SELECT sum(runs) AS n FROM check_results_1d WHERE account_id = {a:UUID}', { a: many }))[0].n)).toBe(12_000);
+    expect(Number((await svc.deps.store.query<{ n: number }>('SELECT sum(runs) AS n FROM check_results_1d WHERE account_id = {a:UUID}', { a: many }))[0].n)).toBe(4_500);
     if (mayNice) expect(seen.size).toBeGreaterThan(0);
     else expect(seen.size).toBe(0);
     // Put back: threads the engine started while a statement ran were niced from birth, and would run what comes next.

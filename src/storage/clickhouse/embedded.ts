@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'chdb';
 import { storeCall } from './errors.js';
-import { BACKGROUND_NICENESS, BackgroundStatements, MERGE_NICENESS } from './priority.js';
+import { BACKGROUND_NICENESS, enginePriorities, inBackground, MERGE_NICENESS } from './priority.js';
 import { assertIdentifiers, OUTPUT_SETTINGS, parseJsonFormat, settingsClause, type InsertOptions, type QueryOptions, type QueryParams, type Store } from './store.js';
 
 /**
@@ -15,7 +15,7 @@ export class EmbeddedStore implements Store {
   private readonly session: Session;
   /** The background statements' own connection (made at the first): the engine runs one statement at a time a connection. */
   private backgroundSession?: Session;
-  private readonly background = new BackgroundStatements();
+  private closed = false;
 
   constructor(dataDir: string) {
     this.dir = path.join(dataDir, 'clickhouse');
@@ -25,23 +25,23 @@ export class EmbeddedStore implements Store {
 
   private connect(): Session {
     // Merges below the service's own threads (priority.ts); the engine takes its server settings as arguments too.
-    return new Session(this.dir, {
-      connectionArgs: Object.entries({ ...OUTPUT_SETTINGS, os_threads_nice_value_merge_mutate: MERGE_NICENESS }).map(([k, v]) => `--${k}=${v}`),
-    });
+    const settings = enginePriorities ? { ...OUTPUT_SETTINGS, os_threads_nice_value_merge_mutate: MERGE_NICENESS } : OUTPUT_SETTINGS;
+    return new Session(this.dir, { connectionArgs: Object.entries(settings).map(([k, v]) => `--${k}=${v}`) });
   }
 
   /**
    * A background statement (QueryOptions.background) runs niced, on a connection of its own, so the service's own
    * statements never wait behind it: the engine runs one statement at a time a connection, and chdb runs statements
-   * with parameters one at a time in the whole process, whatever their connection. So it takes none (a tick reads its
-   * range from rollup_state); the threads it left niced are put back once no background statement runs.
+   * with parameters one at a time in the whole process, whatever their connection. So it takes none (a tick writes its
+   * range in the text); the threads it left niced are put back once no background statement runs.
    */
   private runInBackground(operation: 'query' | 'command', sql: string, params: QueryParams, options: QueryOptions, format?: string) {
     if (Object.keys(params).length) throw new Error('a background statement takes no parameters (chdb would run it in line with every other)');
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
     this.backgroundSession ??= this.connect();
     const session = this.backgroundSession;
-    const text = sql + settingsClause({ ...options.settings, os_thread_priority: BACKGROUND_NICENESS });
-    return this.background.run(() =>
+    const text = sql + settingsClause(enginePriorities ? { ...options.settings, os_thread_priority: BACKGROUND_NICENESS } : options.settings);
+    return inBackground(() =>
       storeCall(operation, () => session.queryAsync(text, { ...(format ? { format } : {}), ...(options.signal ? { signal: options.signal } : {}) }), options.signal),
     );
   }
@@ -91,6 +91,7 @@ export class EmbeddedStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.backgroundSession?.close();
     this.session.close();
   }

@@ -6,14 +6,22 @@ import os from 'node:os';
  * a machine with few cores a rollup tick or a merge takes longer instead of making runs late (docs/performance.md).
  *
  * - A statement asked to run in the background (QueryOptions.background) runs at `BACKGROUND_NICENESS`: the engine's
- *   `os_thread_priority` setting nices the threads that run it and puts them back afterwards.
+ *   `os_thread_priority` setting nices the threads that run it, and sets them to niceness 0 afterwards.
  * - Merges run at `MERGE_NICENESS` (the engine's `os_threads_nice_value_merge_mutate`), a little above the rest: they
  *   keep the part count of tables that take inserts bounded.
  *
- * The engine does this only with CAP_SYS_NICE (it must be able to put a thread back); without it both are no-ops.
+ * The engine does this only with CAP_SYS_NICE (it must be able to lower a thread's niceness again); without it both
+ * are no-ops. And only where the service itself runs at niceness 0 (`enginePriorities`): the engine puts threads back
+ * to 0, not to what they were, so under an operator's `nice -n 10` it would lift them above the service.
  */
 export const BACKGROUND_NICENESS = 19;
 export const MERGE_NICENESS = 10;
+
+/** The service's niceness as it started (its main thread's). */
+const SERVICE_NICENESS = os.getPriority();
+
+/** Whether the engine's threads are niced at all: on Linux, with the service at niceness 0. */
+export const enginePriorities = process.platform === 'linux' && SERVICE_NICENESS === 0;
 
 /** Linux's per-thread niceness, from /proc (field 19 of a task's stat). */
 function threadNiceness(tid: string): number | undefined {
@@ -36,33 +44,30 @@ export function threadsAtNiceness(niceness: number): string[] {
   return tids.filter((tid) => threadNiceness(tid) === niceness);
 }
 
+/** Background statements under way in this process (threads are the process's, whichever store runs them). */
+let running = 0;
+
 /**
- * Counts the background statements under way, and once none is, puts back the engine's threads that inherited their
- * niceness: a thread the engine starts while it runs a niced statement is niced from birth, and the engine puts back
+ * Runs a background statement, and once none runs in the process, puts back the threads that inherited its
+ * niceness: a thread the engine starts while it runs a niced statement is niced from birth, and the engine resets
  * only the threads it niced itself, so the new one would go on to run anything (an insert, a report) at the lowest
- * priority. Such threads go back to the niceness of the service's main thread.
+ * priority. Such threads go back to the service's niceness.
  */
-export class BackgroundStatements {
-  private running = 0;
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    this.running++;
-    try {
-      return await fn();
-    } finally {
-      if (--this.running === 0) this.restore();
-    }
+export async function inBackground<T>(fn: () => Promise<T>): Promise<T> {
+  running++;
+  try {
+    return await fn();
+  } finally {
+    if (--running === 0 && enginePriorities) restoreThreads();
   }
+}
 
-  private restore(): void {
-    const own = os.getPriority();
-    if (own === BACKGROUND_NICENESS) return;
-    for (const tid of threadsAtNiceness(BACKGROUND_NICENESS)) {
-      try {
-        os.setPriority(Number(tid), own);
-      } catch {
-        // the thread ended, or this process may not lower a niceness (then the engine niced nothing either)
-      }
+function restoreThreads(): void {
+  for (const tid of threadsAtNiceness(BACKGROUND_NICENESS)) {
+    try {
+      os.setPriority(Number(tid), SERVICE_NICENESS);
+    } catch {
+      // the thread ended, or this process may not lower a niceness (then the engine niced nothing either)
     }
   }
 }

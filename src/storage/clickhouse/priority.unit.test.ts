@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { BACKGROUND_NICENESS, BackgroundStatements, threadsAtNiceness } from './priority.js';
+import { BACKGROUND_NICENESS, enginePriorities, inBackground, threadsAtNiceness } from './priority.js';
 
-/** Whether this process may lower a thread's niceness (CAP_SYS_NICE, bit 23 of the effective set). */
-const mayLower = ((BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`) >> 23n) & 1n) === 1n;
+const linux = process.platform === 'linux';
+/** Whether this process may lower a thread's niceness (CAP_SYS_NICE, bit 23 of the effective set), and does put threads back. */
+const mayLower = linux && enginePriorities && ((BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`) >> 23n) & 1n) === 1n;
 
 /** A thread that niced itself as one the engine starts during a niced statement is, and waits to be told to end. */
 async function nicedThread(): Promise<{ tid: string; end: () => Promise<number> }> {
@@ -29,16 +30,15 @@ async function nicedThread(): Promise<{ tid: string; end: () => Promise<number> 
   };
 }
 
-describe('background statements', () => {
+describe.skipIf(!linux)('background statements', () => {
   it('put back the threads left at the background niceness once none is under way, not before', async () => {
-    const background = new BackgroundStatements();
     const thread = await nicedThread();
     try {
       expect(threadsAtNiceness(BACKGROUND_NICENESS)).toContain(thread.tid);
       let release!: () => void;
-      const first = background.run(() => new Promise<void>((r) => (release = r)));
+      const first = inBackground(() => new Promise<void>((r) => (release = r)));
       // A second statement ends while the first still runs: nothing is put back under the first.
-      await background.run(async () => undefined);
+      await inBackground(async () => undefined);
       expect(threadsAtNiceness(BACKGROUND_NICENESS)).toContain(thread.tid);
       release();
       await first;
@@ -51,10 +51,9 @@ describe('background statements', () => {
   });
 
   it('a statement that fails puts them back too, and its error reaches the caller', async () => {
-    const background = new BackgroundStatements();
     const thread = await nicedThread();
     try {
-      await expect(background.run(() => Promise.reject(new Error('engine said no')))).rejects.toThrow('engine said no');
+      await expect(inBackground(() => Promise.reject(new Error('engine said no')))).rejects.toThrow('engine said no');
       if (mayLower) expect(threadsAtNiceness(BACKGROUND_NICENESS)).not.toContain(thread.tid);
     } finally {
       await thread.end();
