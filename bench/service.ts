@@ -19,6 +19,11 @@ import { createLogger } from '../src/platform/logger.js';
 import { startService } from '../src/service.js';
 import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
 
+import v8 from 'node:v8';
+import { boundHeapGrowth } from '../src/platform/heap.js';
+// As src/server.ts starts the service; BENCH_V8_FLAGS (V8 flags set after it) to try others.
+boundHeapGrowth();
+if (process.env.BENCH_V8_FLAGS) v8.setFlagsFromString(process.env.BENCH_V8_FLAGS);
 const service = await startService(loadConfig(), createLogger((process.env.BENCH_LOG_LEVEL as 'warn' | undefined) ?? 'warn'));
 const { store } = service.deps;
 

@@ -1,10 +1,12 @@
 import { ConfigError, loadConfig } from './platform/config.js';
+import { boundHeapGrowth } from './platform/heap.js';
 import { createLogger } from './platform/logger.js';
 import { startService } from './service.js';
 import { UnreachableError } from './storage/postgres.js';
 
 /** Process entry: configuration errors and unreachable dependencies end start-up with one clear line. */
 async function main() {
+  boundHeapGrowth();
   let config;
   try {
     config = loadConfig();
