@@ -83,12 +83,8 @@ async function busyThreads(n: number, load: number) {
       ),
   );
   const tids = await Promise.all(workers.map((w) => new Promise<string>((resolve) => w.once('message', resolve))));
-  /** Their CPU so far, in seconds (utime + stime of each thread, in clock ticks of 1/100 s). */
-  const cpu = () =>
-    tids.reduce((a, tid) => {
-      const f = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return a + (Number(f[11]) + Number(f[12])) / 100;
-    }, 0);
+  /** Their CPU so far, in seconds (/proc/<tid> is each thread's own). */
+  const cpu = () => tids.reduce((a, tid) => a + cpuSeconds(Number(tid)), 0);
   const total = () => counts.reduce((a, c) => a + Number(c), 0);
   let last = { at: performance.now(), rounds: total() };
   return {

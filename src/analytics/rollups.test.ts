@@ -273,10 +273,9 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', { t
     // More checks than one statement takes (2,000): a tick of several statements.
     const spread = Array.from({ length: 4_500 }, (_, i) => rows(many, randomUUID(), 1, h + 2000 + ((i * 997) % (next - h - 3000)))[0]);
     await svc.deps.store.insert('check_results', ROW_COLUMNS, spread);
-    // The engine nices a thread only where the process may put it back (CAP_SYS_NICE, bit 23 of the effective set),
-    // and the store asks for it only where the service runs at niceness 0.
-    const capEff = /CapEff:\s+([0-9a-f]+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1];
-    const mayNice = enginePriorities && ((BigInt(`0x${capEff}`) >> 23n) & 1n) === 1n;
+    // The store asks the engine to nice its threads only where it may put them back (CAP_SYS_NICE) and the service
+    // runs at niceness 0.
+    const mayNice = enginePriorities;
     expect(threadsAtNiceness(BACKGROUND_NICENESS)).toEqual([]);
     const seen = new Set<string>();
     const sampler = setInterval(() => threadsAtNiceness(BACKGROUND_NICENESS).forEach((t) => seen.add(t)), 2);

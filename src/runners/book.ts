@@ -101,7 +101,7 @@ export class RunBook {
         return;
       } catch (err) {
         // A connection this process closed (it is stopping) is not coming back; nor is an error other than Redis's absence.
-        if (!isRedisUnavailable(err) || (err as Error).message === CONNECTION_CLOSED || this.closing.signal.aborted) throw err;
+        if (!isRedisUnavailable(err) || messageOf(err) === CONNECTION_CLOSED || this.closing.signal.aborted) throw err;
         const now = Date.now();
         this.unavailableSince ??= now;
         if (now + waitMs > this.unavailableSince + patienceMs) throw err;

@@ -20,8 +20,21 @@ export const MERGE_NICENESS = 10;
 /** The service's niceness as it started (its main thread's). */
 const SERVICE_NICENESS = os.getPriority();
 
-/** Whether the engine's threads are niced at all: on Linux, with the service at niceness 0. */
-export const enginePriorities = process.platform === 'linux' && SERVICE_NICENESS === 0;
+/** Whether this process may lower a thread's niceness again (CAP_SYS_NICE, bit 23 of /proc's effective set). */
+function maySetNiceness(): boolean {
+  try {
+    const capEff = /CapEff:\s+([0-9a-f]+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return capEff !== undefined && ((BigInt(`0x${capEff}`) >> 23n) & 1n) === 1n;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the engine's threads are niced at all: on Linux, with the service at niceness 0, and allowed to (without
+ * CAP_SYS_NICE the engine's settings are no-ops, and threads could not be put back).
+ */
+export const enginePriorities = process.platform === 'linux' && SERVICE_NICENESS === 0 && maySetNiceness();
 
 /** Linux's per-thread niceness, from /proc (field 19 of a task's stat). */
 function threadNiceness(tid: string): number | undefined {
@@ -67,7 +80,7 @@ function restoreThreads(): void {
     try {
       os.setPriority(Number(tid), SERVICE_NICENESS);
     } catch {
-      // the thread ended, or this process may not lower a niceness (then the engine niced nothing either)
+      // the thread ended
     }
   }
 }
