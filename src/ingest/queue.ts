@@ -2,6 +2,14 @@ import type { Queue } from 'bullmq';
 import { INGEST_QUEUE, type IngestJob, type ResultQueue, type ResultQueueStats } from '../model/results.js';
 import type { Queues } from '../storage/queues.js';
 
+/**
+ * Counts a batch's results once per batch id: a hand-off tried again after its answer was lost (the add and the
+ * count were carried out, the reply timed out) must not count the same results twice. The marker outlives a
+ * hand-off's retries (`RunBook`'s patience is 30 s) by far, and is short enough that markers stay few at any rate.
+ */
+const COUNT_ONCE_SCRIPT = `if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then return redis.call('INCRBY', KEYS[1], ARGV[1]) end return 0`;
+const COUNTED_BATCH_SECONDS = 600;
+
 /** Producer side of the ingest queue: enqueue batches and report depth and lag. */
 export class IngestQueue implements ResultQueue {
   readonly queue: Queue<IngestJob>;
@@ -25,7 +33,7 @@ export class IngestQueue implements ResultQueue {
       // Batches that keep failing stay in the failed set for inspection.
       removeOnFail: false,
     });
-    await this.queues.connection.incrby(this.acceptedKey, job.rows.length);
+    await this.queues.connection.eval(COUNT_ONCE_SCRIPT, 2, this.acceptedKey, `${this.acceptedKey}:${job.batchId}`, job.rows.length, COUNTED_BATCH_SECONDS);
   }
 
   async stats(): Promise<ResultQueueStats> {

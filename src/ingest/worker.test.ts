@@ -143,6 +143,16 @@ describe('run ids, idempotency keys and job layout', () => {
     expect(await stored()).toBe(before + 120);
   });
 
+  it('counts a batch handed to ingest twice (a retry after a lost reply) once among accepted results', async () => {
+    const before = [await stored(), (await svc.deps.ingest.stats()).acceptedResults];
+    const items = results(7, 12);
+    const batch = ingestJob(randomUUID(), svc.defaultAccountId, items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)));
+    await svc.deps.ingest.enqueue(batch);
+    await svc.deps.ingest.enqueue(batch);
+    await settled();
+    expect([await stored(), (await svc.deps.ingest.stats()).acceptedResults]).toEqual([before[0] + 7, before[1] + 7]);
+  });
+
   it('keeps no Redis key of a run once it landed (claims are released, not left to expire)', async () => {
     const items = results(200, 10);
     expect((await svc.call('POST', '/v1/check-results', { body: { results: items } })).status).toBe(202);

@@ -105,7 +105,7 @@ export class RunBook {
         const now = Date.now();
         this.unavailableSince ??= now;
         if (now + waitMs > this.unavailableSince + patienceMs) throw err;
-        if (tries === 1) this.opts.logger.warn({ err: messageOf(err), results: job.rows.length }, 'results could not be handed to ingest yet; trying again while Redis is away, up to 30 s');
+        if (tries === 1) this.opts.logger.warn({ err: messageOf(err), results: job.rows.length }, `results could not be handed to ingest yet; trying again while Redis is away, up to ${patienceMs / 1000} s`);
         await sleep(waitMs, undefined, { signal: this.closing.signal }).catch(() => {
           throw err;
         });
