@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeHeapFlags } from '../src/platform/heap.js';
 import { phaseOf } from '../src/runners/index.js';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
@@ -74,6 +75,12 @@ export function cleanLoad<R extends { errors: number; non2xx: number; timeouts: 
   return result;
 }
 
+/** The service's heap flags as `npm start` passes them, or BENCH_HEAP_FLAGS (space-separated; empty for V8's own) to try others. */
+function serviceHeapFlags(): string[] {
+  const tried = process.env.BENCH_HEAP_FLAGS;
+  return tried === undefined ? [...nodeHeapFlags] : tried.split(/\s+/).filter(Boolean);
+}
+
 /** bench/service.ts in a child process, asked over IPC. */
 export class ServiceUnderTest {
   private nextId = 1;
@@ -84,7 +91,7 @@ export class ServiceUnderTest {
   ) {}
 
   static start(env: NodeJS.ProcessEnv): Promise<ServiceUnderTest> {
-    const child = fork(path.join(ROOT, 'bench/service.ts'), [], { cwd: ROOT, env, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(path.join(ROOT, 'bench/service.ts'), [], { cwd: ROOT, env, execArgv: [...serviceHeapFlags(), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     return new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`service exited during start-up (${code})`)));
       child.once('message', (msg: { type: string; url: string }) => {
@@ -183,6 +190,8 @@ export function slotRuns(runs: readonly { checkId: string; startedAt: number; fa
   const ids = new Set(checkIds);
   const bySlot = new Map<string, number>();
   const lateness: number[] = [];
+  /** Lateness by the minute the slot is in (epoch ms of the minute). */
+  const byMinute = new Map<number, number[]>();
   let failed = 0;
   for (const r of runs) {
     if (!ids.has(r.checkId)) continue;
@@ -190,6 +199,10 @@ export function slotRuns(runs: readonly { checkId: string; startedAt: number; fa
     const slot = Math.floor((r.startedAt - phase) / periodMs) * periodMs + phase;
     if (slot < start || slot >= end) continue;
     lateness.push(r.startedAt - slot);
+    const minute = Math.floor(slot / 60_000) * 60_000;
+    const list = byMinute.get(minute);
+    if (list) list.push(r.startedAt - slot);
+    else byMinute.set(minute, [r.startedAt - slot]);
     const key = `${r.checkId}:${slot}`;
     bySlot.set(key, (bySlot.get(key) ?? 0) + 1);
     if (r.failed) failed++;
@@ -200,7 +213,7 @@ export function slotRuns(runs: readonly { checkId: string; startedAt: number; fa
     for (let slot = Math.ceil((start - phase) / periodMs) * periodMs + phase; slot < end; slot += periodMs) expected++;
   }
   const duplicated = [...bySlot.values()].filter((n) => n > 1).reduce((a, n) => a + n - 1, 0);
-  return { expected, found: bySlot.size, missed: expected - bySlot.size, duplicated, lateness, failed };
+  return { expected, found: bySlot.size, missed: expected - bySlot.size, duplicated, lateness, failed, byMinute };
 }
 
 /** The value at quantile q of an ascending list (NaN when empty). */

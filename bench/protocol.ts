@@ -45,7 +45,7 @@ export type ServiceReply =
   | { type: 'floor'; sql: string; wallMs: number[]; engineMs: number[]; rowsRead: number }
   | { type: 'saturate'; queries: number; seconds: number }
   /** `engineBytes`: the embedded engine's own memory tracker (system.metrics MemoryTracking). */
-  | ({ type: 'state'; rows: number; queue: QueueState; engineBytes: number } & Memory)
+  | ({ type: 'state'; rows: number; queue: QueueState; engineBytes: number; /** The end of the range an hourly rollup tick is rolling now. */ rollingTo?: number } & Memory)
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' }
   | { type: 'reportCache'; markDays: boolean; stats: ReportCacheStats }

@@ -85,6 +85,8 @@ async function main() {
     let atPeak: Record<string, number> = {};
     let maxWaiting = 0;
     let maxLag = 0;
+    /** Hourly rollup ticks seen under way in the window (sampled every 2 s): the range's end, first and last seen. */
+    const ticks: { rolledTo: string; firstSeenAt: string; lastSeenAt: string }[] = [];
     const sampler = setInterval(() => {
       void svc.ask({ type: 'state' }).then((s) => {
         if (s.rssBytes > peakRss) {
@@ -94,6 +96,13 @@ async function main() {
         peakRss = Math.max(peakRss, s.rssBytes);
         maxWaiting = Math.max(maxWaiting, s.queue.waiting);
         maxLag = Math.max(maxLag, s.queue.oldestWaitingSeconds);
+        if (s.rollingTo !== undefined) {
+          const at = new Date().toISOString();
+          const rolledTo = new Date(s.rollingTo).toISOString();
+          const tick = ticks.find((t) => t.rolledTo === rolledTo);
+          if (tick) tick.lastSeenAt = at;
+          else ticks.push({ rolledTo, firstSeenAt: at, lastSeenAt: at });
+        }
       });
     }, 2000);
     let profile: ReturnType<typeof profileOwners> | undefined;
@@ -126,7 +135,13 @@ async function main() {
       counted = again;
       landedWithinSeconds = waited + 10;
     }
-    const { expected, missed, duplicated, lateness, failed } = counted;
+    const { expected, missed, duplicated, lateness, failed, byMinute } = counted;
+    const latenessByMinuteMs = [...byMinute]
+      .sort(([a], [b]) => a - b)
+      .map(([minute, list]) => {
+        list.sort((a, b) => a - b);
+        return { minute: new Date(minute).toISOString().slice(11, 16), runs: list.length, p99: quantile(list, 0.99), max: list[list.length - 1] };
+      });
     lateness.sort((a, b) => a - b);
     result = {
       at: new Date().toISOString(),
@@ -150,6 +165,8 @@ async function main() {
       liveHeapMB: { start: Math.round(liveHeapStart / 1048576), end: Math.round(liveHeapEnd / 1048576) },
       serviceCpuSecondsByThread: threads,
       ingest: { maxWaitingBatches: maxWaiting, maxLagSeconds: Math.round(maxLag * 10) / 10 },
+      rollupTicks: ticks,
+      latenessByMinuteMs,
       ...(profile ? { lastMinuteSelfTimeByOwner: profile, cpuNote: 'profiled minute included: the inspector adds to the CPU figures' } : {}),
     };
     console.log(JSON.stringify(result, null, 2));

@@ -11,7 +11,7 @@ import { reportQuery } from '../src/analytics/index.js';
 import { planSummary } from '../src/analytics/index.js';
 import { compileErrorGroups } from '../src/analytics/index.js';
 import { budgetSettings } from '../src/analytics/index.js';
-import type { QuickRange } from '../src/analytics/index.js';
+import type { QuickRange, RollupTicks } from '../src/analytics/index.js';
 import { loadConfig } from '../src/platform/config.js';
 import { findCheckRow } from '../src/checks/index.js';
 import { compileValidator } from '../src/http/validation.js';
@@ -113,7 +113,8 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
       const [{ rows }] = msg.checkId
         ? await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results WHERE check_id = {checkId:UUID}', { checkId: msg.checkId })
         : await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results');
-      return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), ...memory(), engineBytes: await engineMemory() };
+      const ticks = (store as { rollupTicks?: RollupTicks }).rollupTicks;
+      return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), ...memory(), engineBytes: await engineMemory(), rollingTo: ticks?.rollingTo };
     }
     case 'memory':
       if (msg.gc) {

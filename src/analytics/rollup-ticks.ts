@@ -129,6 +129,11 @@ export class RollupTicks {
     return this.horizon;
   }
 
+  /** The end of the range a tick is rolling now (or a crash cut short), undefined between ticks. */
+  get rollingTo(): number | undefined {
+    return this.pendingTo;
+  }
+
   /** Runs started before this are rolled as late when stored: a range a tick has begun (and may redo) counts too. */
   private get lateBefore(): number {
     return this.pendingTo ?? this.horizon;
