@@ -18,7 +18,7 @@ export function boundHeapGrowth(): void {
  * V8's young generation: each of its two semi-spaces may grow to this many MB (V8's own limit is 16 on a 64-bit
  * machine). A run, a job and a batch are mostly objects that die young; with a larger nursery fewer of them live
  * through a scavenge and get copied or promoted. At 50,000 one-minute checks, alternated: 0.90–0.92 ms a run against
- * 1.00, the main thread 148–152 s against 163 s for 250,000 runs, and 130–145 MB more at the peak (bench/README.md,
+ * 1.00, the main thread 148–152 s against 163 s for 250,000 runs, and 130–145 MB more at the peak (docs/performance.md,
  * "A larger young generation"). V8 sizes its heap once, as the process starts, so this is a flag of the process:
  * `npm start`, `npm run runner` and `npm run worker` pass it (`nodeHeapFlags`, checked by heap.unit.test.ts).
  */
