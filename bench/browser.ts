@@ -5,7 +5,8 @@
  * cache), alternated in the same process. Measures runs per minute, CPU per run (the runs' processes, counted by a
  * cpuacct cgroup where this process can make one, else the whole machine's busy time) and the resident memory of
  * the runs' processes (bubblewrap, Node, Chromium; proportional set size, so shared pages count once) sampled every
- * 100 ms: the peak, and the peak per concurrent run.
+ * 100 ms: the peak, and the peak per concurrent run; and, read at the same samples, the CPU a run by kind of process
+ * (Playwright's runner and worker, Chromium's processes, the collector).
  * Writes bench/results/<time>-browser.json.
  *
  *   npm run bench:browser -- [--runs 12] [--concurrency 1,2] [--rounds 2] [--baseline on|off]
@@ -39,8 +40,49 @@ test('add to cart', async ({ page }) => {
   await expect(page).toHaveTitle('Cart');
 });`;
 
-/** Memory (PSS) of this process's descendants: the runs' bubblewrap, Node and Chromium processes. */
-const runsMemory = () => treeMemory(processTree(process.pid).filter((p) => p !== process.pid));
+/** This process's descendants: the runs' bubblewrap, Node and Chromium processes. */
+const runsProcesses = () => processTree(process.pid).filter((p) => p !== process.pid);
+
+/** What a run's process is, from its command line. */
+function processKind(cmdline: string): string {
+  if (cmdline.includes('workerProcessEntry')) return 'Playwright worker (Node)';
+  if (cmdline.includes('@playwright/test/cli.js')) return 'Playwright runner (Node)';
+  if (cmdline.includes('collect.js')) return 'collector (Node)';
+  const type = /--type=([\w-]+)/.exec(cmdline)?.[1];
+  if (type) return `Chromium ${type}`;
+  if (/chrom/.test(cmdline)) return 'Chromium browser';
+  if (cmdline.includes('bwrap')) return 'bubblewrap';
+  return 'other';
+}
+
+/**
+ * CPU by kind of process: each descendant's user and system time read every 100 ms, its last reading counted (so a
+ * little under: what a process spends after the last reading before it ends is missed). The cgroup's total is exact.
+ */
+function processCpu() {
+  const seen = new Map<number, { kind: string; ms: number }>();
+  return {
+    sample(pids: readonly number[]) {
+      for (const pid of pids) {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+          const known = seen.get(pid);
+          const kind = known?.kind ?? processKind(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '));
+          seen.set(pid, { kind, ms: Math.max(ms, known?.ms ?? 0) });
+        } catch {
+          // the process ended meanwhile
+        }
+      }
+    },
+    byKind(runs: number): Record<string, number> {
+      const out: Record<string, number> = {};
+      for (const { kind, ms } of seen.values()) out[kind] = (out[kind] ?? 0) + ms;
+      return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, Math.round(v / runs)] as const).sort((a, b) => b[1] - a[1]));
+    },
+  };
+}
 
 /** How the sandbox ran before issue 38: the service's own Node, Debian's full Chromium, no compile cache. */
 const VARIANTS = {
@@ -101,7 +143,12 @@ async function main() {
     // One run first: the compile cache's warm-up (once per process), the page cache warm for both.
     await run();
     let peak = 0;
-    const sampler = setInterval(() => (peak = Math.max(peak, runsMemory())), 100);
+    const cpuByProcess = processCpu();
+    const sampler = setInterval(() => {
+      const pids = runsProcesses();
+      peak = Math.max(peak, treeMemory(pids));
+      cpuByProcess.sample(pids);
+    }, 100);
     const cpu0 = meter.childrenMs();
     const t0 = performance.now();
     const outcomes = await Promise.all(Array.from({ length: RUNS }, run));
@@ -122,6 +169,7 @@ async function main() {
       runsPerMinute: Number(((RUNS / seconds) * 60).toFixed(1)),
       cpuMsPerRun: Math.round(cpuMs / RUNS),
       cpuCountedBy: meter.kind,
+      cpuMsPerRunByProcess: cpuByProcess.byKind(RUNS),
       runMsMedian: durations[Math.floor(durations.length / 2)],
       peakPssMb: Math.round(peak / 1024 / 1024),
       peakPssPerRunMb: Math.round(peak / 1024 / 1024 / level),

@@ -5,7 +5,11 @@
  * per process). CPU is read per thread of the process (`/proc/self/task`); the engine's threads do the inserts, the
  * views and the merges. Nothing is sent anywhere: the engine is in the process.
  *
- *   npm run bench:store -- [--rows 167] [--seconds 40]
+ * With `--flat-out` the inserts go back to back instead, on `--connections` connections to the one engine (rows built
+ * once, before the clock; each insert encodes them as ingest does, on the main thread, reported apart): the rows a
+ * second the engine can land at all on this machine, and the cores it takes.
+ *
+ *   npm run bench:store -- [--rows 167] [--seconds 40] [--flat-out [--connections 1]] [--variants 'a|b']
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -14,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/platform/config.js';
-import { createStore } from '../src/storage/clickhouse/index.js';
+import { createStore, type Store } from '../src/storage/clickhouse/index.js';
 import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
 import { toRow } from '../src/ingest/rows.js';
 import { ROW_COLUMNS } from '../src/model/results.js';
@@ -36,7 +40,7 @@ const VARIANTS: Record<string, string[]> = {
   'rollup ticks, raw parts Compact to 256 MiB': [...TICKS, 'ALTER TABLE check_results MODIFY SETTING min_bytes_for_wide_part = 268435456'],
 };
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '167' }, seconds: { type: 'string', default: '40' }, variant: { type: 'string' }, variants: { type: 'string' } } });
+const { values } = parseArgs({ options: { rows: { type: 'string', default: '167' }, seconds: { type: 'string', default: '40' }, variant: { type: 'string' }, variants: { type: 'string' }, 'flat-out': { type: 'boolean', default: false }, connections: { type: 'string', default: '1' } } });
 
 /** One variant, in this process: its CPU per result and per thread. */
 async function measure(variant: string) {
@@ -49,6 +53,7 @@ async function measure(variant: string) {
   delete env.CLICKHOUSE_URL;
   const config = loadConfig(env);
   const store = createStore(config);
+  const extra: Store[] = [];
   await applyClickhouseDdl(store, config.clickhouse);
   for (const statement of VARIANTS[variant]) await store.command(statement);
   const accountId = randomUUID();
@@ -62,27 +67,64 @@ async function measure(variant: string) {
     jobLog: { setup: [], request: [], teardown: [] },
   };
   let next = 0;
-  const before = threadCpuSeconds(process.pid);
-  const started = Date.now();
-  for (let s = 0; s < seconds; s++) {
-    const at = Date.now();
-    const rows = Array.from({ length: rowsPerInsert }, () => {
+  const batch = () =>
+    Array.from({ length: rowsPerInsert }, () => {
       const now = new Date().toISOString();
       const item = { apiCheckResult, checkId: checks[next++ % checks.length], checkType: 'API', runLocation: 'eu-west-1', startedAt: now, stoppedAt: now, hasFailures: false, hasErrors: false, isDegraded: false, aborted: false, attempts: 1, responseTime: 1.3, statusCode: 200, timings };
       return [...toRow(accountId, randomUUID(), item as never), false];
     });
-    await store.insert('check_results', [...ROW_COLUMNS, 'in_maintenance'], rows as never, { purpose: 'ingest' });
-    await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - at))));
+  const insert = (rows: unknown[][], into: Store = store) =>
+    // As ingest inserts: a deduplication token per insert (the service's is its batches' ids), so a batch sent again
+    // with another token is stored again.
+    into.insert('check_results', [...ROW_COLUMNS, 'in_maintenance'], rows as never, { purpose: 'ingest', settings: { insert_deduplication_token: randomUUID() } });
+  let inserted = 0;
+  const before = threadCpuSeconds(process.pid);
+  const started = Date.now();
+  if (values['flat-out']) {
+    // Back to back on each connection (the engine runs one statement at a time a connection), cycling through
+    // batches built before the clock started: the rows are made once; each insert still encodes its rows as the
+    // service's does (on the main thread, reported apart).
+    const batches = Array.from({ length: 4 }, batch);
+    const connections = [store, ...Array.from({ length: Number(values.connections) - 1 }, () => createStore(config))];
+    extra.push(...connections.slice(1));
+    let turn = 0;
+    await Promise.all(
+      connections.map(async (into) => {
+        while (Date.now() - started < seconds * 1000) {
+          await insert(batches[turn++ % batches.length]!, into);
+          inserted += rowsPerInsert;
+        }
+      }),
+    );
+  } else {
+    for (let s = 0; s < seconds; s++) {
+      const at = Date.now();
+      await insert(batch());
+      inserted += rowsPerInsert;
+      await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - at))));
+    }
   }
+  const elapsed = (Date.now() - started) / 1000;
   const byThread = threadCpuDelta(before, threadCpuSeconds(process.pid));
   const total = Object.values(byThread).reduce((a, b) => a + b, 0);
   // What the raw table's parts are after the run (merges still running are not counted above).
   const parts = await store.query<{ part_type: string; parts: string }>(
     `SELECT part_type, toString(count()) AS parts FROM system.parts WHERE database = currentDatabase() AND table = 'check_results' AND active GROUP BY part_type ORDER BY part_type`,
   );
+  for (const other of extra) await other.close();
   await store.close();
   rmSync(dataDir, { recursive: true, force: true });
-  return { variant, rowsPerInsert, seconds: Math.round((Date.now() - started) / 100) / 10, cpuSecondsByThread: byThread, cpuMsPerResult: +((total * 1000) / (rowsPerInsert * seconds)).toFixed(3), rawParts: Object.fromEntries(parts.map((p) => [p.part_type, Number(p.parts)])) };
+  const engine = total - (byThread.main ?? 0);
+  return {
+    variant,
+    rowsPerInsert,
+    seconds: Math.round(elapsed * 10) / 10,
+    rowsPerSecond: Math.round(inserted / elapsed),
+    engineCores: +(engine / elapsed).toFixed(2),
+    cpuSecondsByThread: byThread,
+    cpuMsPerResult: +((total * 1000) / inserted).toFixed(4),
+    engineUsPerResult: +((engine * 1e6) / inserted).toFixed(1),
+    rawParts: Object.fromEntries(parts.map((p) => [p.part_type, Number(p.parts)])) };
 }
 
 if (values.variant) {
@@ -94,14 +136,14 @@ const results = [];
 const chosen = values.variants ? values.variants.split('|') : Object.keys(VARIANTS);
 for (const variant of chosen) {
   if (!VARIANTS[variant]) throw new Error(`no variant "${variant}"; there are: ${Object.keys(VARIANTS).join(', ')}`);
-  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/store.ts'), '--rows', values.rows!, '--seconds', values.seconds!, '--variant', variant], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/store.ts'), '--rows', values.rows!, '--seconds', values.seconds!, ...(values['flat-out'] ? ['--flat-out', '--connections', values.connections!] : []), '--variant', variant], { encoding: 'utf8' });
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0 || !line.startsWith('{')) throw new Error(`${variant}: ${child.stderr}`);
   const r = JSON.parse(line);
   results.push(r);
-  console.log(`${variant.padEnd(44)} ${String(r.cpuMsPerResult).padStart(6)} ms a result  parts ${JSON.stringify(r.rawParts)}  ${JSON.stringify(r.cpuSecondsByThread)}`);
+  console.log(`${variant.padEnd(44)} ${String(r.cpuMsPerResult).padStart(6)} ms a result  ${r.rowsPerSecond} rows/s  engine ${r.engineCores} cores  parts ${JSON.stringify(r.rawParts)}  ${JSON.stringify(r.cpuSecondsByThread)}`);
 }
 const file = path.join(ROOT, 'bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-store.json`);
 mkdirSync(path.dirname(file), { recursive: true });
-writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), results }, null, 2));
+writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), rowsPerInsert: Number(values.rows), seconds: Number(values.seconds), flatOut: values['flat-out'], connections: Number(values.connections), results }, null, 2));
 console.log(`written to ${path.relative(ROOT, file)}`);
