@@ -42,6 +42,8 @@ const VARIANTS: Record<string, string[]> = {
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '167' }, seconds: { type: 'string', default: '40' }, variant: { type: 'string' }, variants: { type: 'string' }, 'flat-out': { type: 'boolean', default: false }, connections: { type: 'string', default: '1' } } });
 
+if (!Number.isInteger(Number(values.connections)) || Number(values.connections) < 1) throw new Error('--connections takes a whole number from 1');
+
 /** One variant, in this process: its CPU per result and per thread. */
 async function measure(variant: string) {
   const rowsPerInsert = Number(values.rows);
@@ -124,7 +126,8 @@ async function measure(variant: string) {
     cpuSecondsByThread: byThread,
     cpuMsPerResult: +((total * 1000) / inserted).toFixed(4),
     engineUsPerResult: +((engine * 1e6) / inserted).toFixed(1),
-    rawParts: Object.fromEntries(parts.map((p) => [p.part_type, Number(p.parts)])) };
+    rawParts: Object.fromEntries(parts.map((p) => [p.part_type, Number(p.parts)])),
+  };
 }
 
 if (values.variant) {
