@@ -21,7 +21,7 @@ import { loadConfig } from '../src/platform/config.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
 import { CHROMIUM_BINARY, configureBrowserRuns, processTree, runBrowserCheck, SANDBOX_NODE, treeMemory } from '../src/runners/index.js';
 import type { RunnableCheck } from '../src/runners/index.js';
-import { ROOT } from './harness.js';
+import { cpuSeconds, ROOT } from './harness.js';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '12' }, concurrency: { type: 'string', default: '1,2' }, rounds: { type: 'string', default: '2' }, baseline: { type: 'string', default: 'on' } },
@@ -65,9 +65,7 @@ function processCpu() {
     sample(pids: readonly number[]) {
       for (const pid of pids) {
         try {
-          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-          const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+          const ms = cpuSeconds(pid) * 1000;
           const known = seen.get(pid);
           const kind = known?.kind ?? processKind(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '));
           seen.set(pid, { kind, ms: Math.max(ms, known?.ms ?? 0) });
