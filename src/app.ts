@@ -230,6 +230,9 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   const app = new Koa();
   app.silent = true;
   app.proxy = deps.config.trustProxy;
+  // Only the addresses the trusted proxies added (the rightmost TRUST_PROXY_HOPS of X-Forwarded-For): what a client
+  // writes there itself is never its address.
+  app.maxIpsCount = deps.config.trustProxyHops;
   app.use(requestLog(deps.logger));
   // Answers of 1 KiB or more go out compressed to clients that take it (gzip, deflate or br): dashboard
   // pages and data, reports, lists. Error bodies are compressed like any other.

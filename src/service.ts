@@ -139,7 +139,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const { port } = server.address() as AddressInfo;
   deps.outbound.addOwnEndpoint({ host: '127.0.0.1', port });
   // Live results over MQTT on WebSocket at /mqtt, on this same port.
-  const live = await attachLiveBroker(server, { resolvePrincipal: (key, account) => resolvePrincipal(deps.sql, key, account), redis: deps.redis, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger, trustProxy: config.trustProxy });
+  const live = await attachLiveBroker(server, { resolvePrincipal: (key, account) => resolvePrincipal(deps.sql, key, account), redis: deps.redis, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger, trustProxy: config.trustProxy, trustProxyHops: config.trustProxyHops });
   config.publicUrl ??= `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -79,7 +79,9 @@ function App() {
 
 function toSignIn() {
   const here = location.pathname + location.search;
-  navigate(here === '/' || here.startsWith('/sign-in') ? '/sign-in' : `/sign-in?next=${encodeURIComponent(here)}`, true);
+  // On the sign-in page already (its ?step=code after a provider, its ?next): it stays as it is.
+  if (location.pathname === '/sign-in') return;
+  navigate(here === '/' ? '/sign-in' : `/sign-in?next=${encodeURIComponent(here)}`, true);
 }
 
 applyTheme();

@@ -9,6 +9,8 @@ export interface Session {
   accounts: { id: string; name: string }[];
   csrfToken: string | null;
   secondFactorRequired: boolean;
+  /** Signed in through this account's provider: the session acts for it only. */
+  onlyAccountId?: string;
 }
 
 /** The signed-in member (or null), shared by every screen; the account they act for is remembered per browser. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import * as OTPAuth from 'otpauth';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -7,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../../src/accounts/members.js';
 import { hashPassword } from '../../src/accounts/passwords.js';
 import { ensureUser, setPassword } from '../../src/accounts/users.js';
+import { startOidcProvider } from '../../test/support/oidc-provider.js';
 import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
 import { startHttpTarget, type HttpTarget } from '../../test/support/targets.js';
 
@@ -359,5 +361,45 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
     await page.getByRole('heading', { name: 'Release 2.0' }).waitFor();
     await expectAccessible(page, 'a test session');
     await context.close();
+  });
+
+  it("links the account's identity provider from the profile, then signs in through it with the person's own second factor", async () => {
+    const client = { clientId: 'console', clientSecret: 'a client secret for the console suite' };
+    const idp = await startOidcProvider({ ...client, redirectUri: `${svc.url}/v1/auth/oidc/callback` });
+    idp.people.set('olive-at-idp', { sub: 'olive-at-idp', email: 'olive@corp.test', name: 'Olive' });
+    try {
+      expect((await svc.call('PUT', '/v1/account/oidc', { body: { issuer: idp.issuer, ...client } })).status).toBe(200);
+      const { context, page } = await signedIn();
+      await page.goto(`${svc.url}/settings/profile`);
+      await page.getByRole('heading', { name: 'Identity providers' }).waitFor();
+      idp.signInNext('olive-at-idp');
+      await page.getByRole('button', { name: /Link .* identity provider/ }).click();
+      await page.waitForURL(`${svc.url}/settings/profile`);
+      await page.getByRole('cell', { name: 'olive@corp.test' }).waitFor();
+      await context.close();
+
+      // Her own second factor goes on; the provider's sign-in then asks for its code.
+      const secret = new OTPAuth.Secret({ size: 20 });
+      await svc.deps.sql`update users set totp_secret = ${secret.base32}, totp_enabled_at = now() where email = 'olive@shop.test'`;
+      const fresh = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const page2 = await fresh.newPage();
+      await page2.goto(`${svc.url}/`);
+      idp.signInNext('olive-at-idp');
+      await page2.getByRole('link', { name: "Sign in with your organisation's provider" }).click();
+      await page2.getByRole('heading', { name: 'One more step' }).waitFor();
+      await expectAccessible(page2, 'the second factor after a provider');
+      await page2.screenshot({ path: path.join(SHOTS, 'console-sign-in-code.png') });
+      await page2.getByLabel('Authenticator code').fill('000000');
+      await page2.getByRole('button', { name: 'Sign in' }).click();
+      await page2.getByText(/not the code/).waitFor();
+      await page2.getByLabel('Authenticator code').fill(new OTPAuth.TOTP({ secret }).generate());
+      await page2.getByRole('button', { name: 'Sign in' }).click();
+      await page2.getByRole('heading', { name: 'Checks' }).waitFor();
+      await fresh.close();
+    } finally {
+      await svc.deps.sql`update users set totp_secret = null, totp_enabled_at = null where email = 'olive@shop.test'`;
+      await svc.call('DELETE', '/v1/account/oidc');
+      await idp.close();
+    }
   });
 });

@@ -16,6 +16,7 @@ import {
   revokeInvitation, setMemberRole, type InvitationRow, type MemberRow,
 } from './members.js';
 import { hashPassword, passwordMatches, passwordProblem } from './passwords.js';
+import { attemptLimit, secondFactorHolds } from './proofs.js';
 import { accountsOf, createUserKey, listUserKeys, revokeUserKey, type UserKeyRow } from './repository.js';
 import { createSession, resolveSession } from './sessions.js';
 import { ensureUser, findUser, findUserByEmail, setName, setPassword } from './users.js';
@@ -190,6 +191,14 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
     });
   }
 
+  const guesses = attemptLimit(deps, 'password-check-user', config.people.signInFailures);
+  /** A new person's first password, hashed; a refused one is a 400 at the field. */
+  const newPassword = async (password: string | undefined, email: string) => {
+    const problem = password ? passwordProblem(password, email) : 'is required to make your sign-in';
+    if (problem) throw badRequest(`body.password ${problem}`, { errors: [{ field: 'body.password', rule: 'password', message: problem }] });
+    return hashPassword(password!);
+  };
+
   const personOf = async (principal: Principal) => {
     const user = principal.userId ? await findUser(sql, principal.userId) : undefined;
     if (!user) throw new HttpError(403, 'This is for a person: sign in, or use a key of your own');
@@ -277,41 +286,70 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/invitations/accept', operationId: 'acceptInvitation', tag, access: 'public', errors: [400, 401, 404, 409, 410],
+      method: 'POST', path: '/v1/invitations/accept', operationId: 'acceptInvitation', tag, access: 'public', errors: [400, 401, 404, 409, 410, 429, 503],
       summary: "Accept an invitation with its link's token: become a member (a new person sets a password; a known one proves it), signed in",
       description:
-        'Signed in (the session cookie), the invitation must be for your own address (409 otherwise). Otherwise a person who has a password gives it; ' +
-        'a new person sets one. Used, revoked or expired links answer 410.',
+        'Signed in (the session cookie), the invitation must be for your own address (409 otherwise). Otherwise a person who has a password gives it, ' +
+        'and one with a second factor its `code` too (401 `reason: "second-factor"` without it); a new person sets a password. Wrong passwords are ' +
+        'limited per person (429). Used, revoked or expired links answer 410.',
       schema: {
-        body: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }), name: Type.Optional(Type.String({ maxLength: 200 })), password: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })) }, { additionalProperties: false }),
+        body: Type.Object(
+          {
+            token: Type.String({ minLength: 20, maxLength: 100 }),
+            name: Type.Optional(Type.String({ maxLength: 200 })),
+            password: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+            code: Type.Optional(Type.String({ minLength: 6, maxLength: 32, description: 'The authenticator\'s code or a recovery code, for a person whose second factor is on' })),
+          },
+          { additionalProperties: false },
+        ),
         responses: { 200: Type.Object({ accountId: Uuid, role: Role, userId: Uuid }) },
       },
       handler: async ({ body, context }) => {
         const cookie = context.cookie(SESSION_COOKIE);
         const signedIn = cookie ? await resolveSession(sql, cookie, undefined, { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs }) : undefined;
         const sessionUser = signedIn && signedIn !== 'forbidden' ? signedIn.userId : null;
-        const outcome = await transaction(sql, async (tx) => {
-          const invite = await invitationByToken(tx, body.token);
+        const usable = (invite: InvitationRow | undefined): InvitationRow => {
           if (!invite) throw notFound();
           if (invite.accepted_at || invite.revoked_at || invite.expires_at.getTime() <= Date.now()) {
             throw new HttpError(410, `This invitation was ${invite.accepted_at ? 'used already' : invite.revoked_at ? 'revoked' : 'not accepted in time'}: ask for a new one`);
           }
-          let user = await findUserByEmail(tx, invite.email);
-          if (sessionUser) {
-            if (!user || user.id !== sessionUser) throw conflict('This invitation is for another address than the one you are signed in with');
-          } else if (user?.password_hash) {
-            if (!body.password || !(await passwordMatches(user.password_hash, body.password))) throw new HttpError(401, `Sign in as ${invite.email}, or give its password`, { reason: 'credentials' });
-          } else {
-            const problem = body.password ? passwordProblem(body.password, invite.email) : 'is required to make your sign-in';
-            if (problem) throw badRequest(`body.password ${problem}`, { errors: [{ field: 'body.password', rule: 'password', message: problem }] });
-            user = user ?? (await ensureUser(tx, invite.email, body.name ?? ''));
-            await setPassword(tx, user.id, await hashPassword(body.password!));
+          return invite;
+        };
+        // Who accepts is proved before the transaction (hashing holds no connection); the transaction checks nothing changed meanwhile.
+        const invite = usable(await invitationByToken(sql, body.token));
+        const known = await findUserByEmail(sql, invite.email);
+        let newHash: string | undefined;
+        if (sessionUser) {
+          if (!known || known.id !== sessionUser) throw conflict('This invitation is for another address than the one you are signed in with');
+        } else if (known?.password_hash || known?.totp_enabled_at) {
+          const guess = await guesses.take(known.id);
+          if (guess) throw new HttpError(429, 'Too many wrong passwords or codes; wait and try again', undefined, { 'Retry-After': String(guess) });
+          if (known.password_hash && !(body.password && (await passwordMatches(known.password_hash, body.password)))) {
+            throw new HttpError(401, `Sign in as ${invite.email}, or give its password`, { reason: 'credentials' });
+          }
+          if (known.totp_enabled_at && !(body.code && (await secondFactorHolds(sql, known, body.code)))) {
+            throw new HttpError(401, 'The second factor is on: send the code of your authenticator app (or a recovery code)', { reason: 'second-factor' });
+          }
+          await guesses.clear(known.id);
+          if (!known.password_hash) newHash = await newPassword(body.password, invite.email);
+        } else {
+          newHash = await newPassword(body.password, invite.email);
+        }
+        const outcome = await transaction(sql, async (tx) => {
+          const current = usable(await invitationByToken(tx, body.token));
+          let user = await findUserByEmail(tx, current.email);
+          if ((user?.id ?? null) !== (known?.id ?? null) || (user && known && user.password_hash !== known.password_hash)) {
+            throw conflict('This person changed while the invitation was accepted: try again');
+          }
+          if (newHash) {
+            user = user ?? (await ensureUser(tx, current.email, body.name ?? ''));
+            await setPassword(tx, user.id, newHash);
             if (body.name) await setName(tx, user.id, body.name);
           }
-          if (await findMember(tx, invite.account_id, user!.id)) throw conflict(`${invite.email} is a member already: the invitation changes no role`);
-          await addMember(tx, invite.account_id, user!.id, invite.role);
-          await markAccepted(tx, invite.id, user!.id);
-          return { accountId: invite.account_id, role: invite.role, userId: user!.id };
+          if (await findMember(tx, current.account_id, user!.id)) throw conflict(`${current.email} is a member already: the invitation changes no role`);
+          await addMember(tx, current.account_id, user!.id, current.role);
+          await markAccepted(tx, current.id, user!.id);
+          return { accountId: current.account_id, role: current.role, userId: user!.id };
         });
         const session = sessionUser ? undefined : await createSession(sql, outcome.userId, { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs }, { address: context.client.address, userAgent: context.client.userAgent });
         return { status: 200, body: outcome, ...(session ? { cookies: [{ name: SESSION_COOKIE, value: session.token, maxAgeMs: config.people.sessionAbsoluteMs }] } : {}) };
@@ -321,7 +359,7 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       method: 'GET', path: '/v1/users/me/api-keys', operationId: 'listUserApiKeys', tag: 'Account', access: 'read',
       summary: 'Your own API keys: each acts with your role in each account, and stops when you leave or the key expires',
       schema: { responses: { 200: Type.Array(UserKey) } },
-      handler: async ({ principal }) => ({ status: 200, body: (await listUserKeys(sql, (await personOf(principal)).id)).map(toUserKey) }),
+      handler: async ({ principal }) => ({ status: 200, body: (await listUserKeys(sql, (await personOf(principal)).id, principal.onlyAccountId)).map(toUserKey) }),
     }),
     defineRoute({
       method: 'POST', path: '/v1/users/me/api-keys', operationId: 'createUserApiKey', tag: 'Account', access: 'read',
@@ -333,7 +371,8 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       handler: async ({ principal, body }) => {
         const user = await personOf(principal);
         const key = generateApiKey();
-        const row = await createUserKey(sql, { userId: user.id, accountId: principal.account.id, name: body.name, key, expiresAt: body.expiresInDays ? new Date(Date.now() + body.expiresInDays * 86_400_000) : null });
+        const expiresAt = body.expiresInDays ? new Date(Date.now() + body.expiresInDays * 86_400_000) : null;
+        const row = await createUserKey(sql, { userId: user.id, accountId: principal.account.id, name: body.name, key, expiresAt, onlyAccountId: principal.onlyAccountId });
         return { status: 201, body: { ...toUserKey(row), key } };
       },
     }),
@@ -342,7 +381,7 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       summary: 'Revoke one of your API keys',
       schema: { params: Type.Object({ id: Uuid }, { additionalProperties: false }), responses: { 204: null } },
       handler: async ({ principal, params }) => {
-        if (!(await revokeUserKey(sql, (await personOf(principal)).id, params.id.toLowerCase()))) throw notFound();
+        if (!(await revokeUserKey(sql, (await personOf(principal)).id, params.id.toLowerCase(), principal.onlyAccountId))) throw notFound();
         return { status: 204 };
       },
     }),

@@ -1,3 +1,4 @@
+import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink } from '../../test/support/receivers.js';
 import { startTestService, waitFor, type ApiResponse, type TestService } from '../../test/support/service.js';
@@ -165,6 +166,27 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
     expect((await members('?type=invite&status=EXPIRED')).body.members.map((m: { id: string }) => m.id)).toEqual([late.body.id]);
     expect((await svc.call('POST', '/v1/invitations/accept', { key: null, body: { token: /\n([\w-]{40,})\n/.exec(lateMail!.text!)![1]!, password: 'a late password!' } })).status).toBe(410);
     expect((await svc.call('POST', '/v1/invitations/accept', { key: null, body: { token: 'x'.repeat(43) } })).status).toBe(404);
+  });
+
+  it('asks a person whose second factor is on for its code when they accept an invitation with their password', async () => {
+    const elsewhere = await createAccount(svc.deps.sql, 'their own');
+    const person = await ensureUser(svc.deps.sql, 'careful@team.test', 'Careful');
+    await setPassword(svc.deps.sql, person.id, await hashPassword(PASSWORD));
+    await addMember(svc.deps.sql, elsewhere.id, person.id, 'OWNER');
+    const secret = new OTPAuth.Secret({ size: 20 });
+    await svc.deps.sql`update users set totp_secret = ${secret.base32}, totp_enabled_at = now() where id = ${person.id}`;
+    const totp = new OTPAuth.TOTP({ secret, digits: 6, period: 30, algorithm: 'SHA1' });
+
+    expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'careful@team.test', role: 'READ_ONLY' } })).status).toBe(201);
+    const [mail] = await waitFor(async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('careful@team.test')), (m) => m.length === 1);
+    const token = /\n([\w-]{40,})\n/.exec(mail!.text!)![1]!;
+    const noCode = await svc.call('POST', '/v1/invitations/accept', { key: null, body: { token, password: PASSWORD } });
+    expect(noCode.status).toBe(401);
+    expect(noCode.body.attributes).toEqual({ reason: 'second-factor' });
+    expect(noCode.headers.getSetCookie()).toEqual([]);
+    expect((await members('?search=careful&type=member')).body.members).toEqual([]);
+    const accepted = await svc.call('POST', '/v1/invitations/accept', { key: null, body: { token, password: PASSWORD, code: totp.generate() } });
+    expect(accepted.status, accepted.text).toBe(200);
   });
 
   it("keeps another account's members out of reach", async () => {

@@ -193,7 +193,14 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     const noCode = await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'radia@example.test', password: PASSWORD } });
     expect(noCode.status).toBe(401);
     expect(noCode.body.attributes).toEqual({ reason: 'second-factor' });
-    await signIn('radia@example.test', PASSWORD, totp.generate());
+    // The code that turned it on was taken: it does not sign in (RFC 6238 section 5.2), the next step's code does, once.
+    const enabling = totp.generate();
+    expect((await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'radia@example.test', password: PASSWORD, code: enabling } })).status).toBe(401);
+    const next = totp.generate({ timestamp: Date.now() + 30_000 });
+    await signIn('radia@example.test', PASSWORD, next);
+    const replay = await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'radia@example.test', password: PASSWORD, code: next } });
+    expect(replay.status).toBe(401);
+    expect(replay.body.attributes).toEqual({ reason: 'second-factor' });
     const recovery = enabled.body.recoveryCodes[0];
     await signIn('radia@example.test', PASSWORD, recovery);
     expect((await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'radia@example.test', password: PASSWORD, code: recovery } })).status).toBe(401);

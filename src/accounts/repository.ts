@@ -179,8 +179,12 @@ export async function resolveKey(
   rawKey: string,
   requestedAccountId: string | undefined,
 ): Promise<{ principal: Principal | 'forbidden'; expiresAt: Date | null } | undefined> {
-  const [row] = await sql<(AccountRow & { key_id: string; key_name: string; user_id: string | null; user_email: string | null; user_totp: Date | null; key_role: Role | null; member_role: AccountRole | null; last_used_at: Date | null; key_expires_at: Date | null })[]>`
-    select k.id as key_id, k.name as key_name, k.user_id, u.email as user_email, u.totp_enabled_at as user_totp, k.last_used_at, k.expires_at as key_expires_at, m.role as key_role, am.role as member_role, a.*
+  const [row] = await sql<(AccountRow & {
+    key_id: string; key_name: string; user_id: string | null; user_email: string | null; user_totp: Date | null; key_role: Role | null; member_role: AccountRole | null;
+    last_used_at: Date | null; key_expires_at: Date | null; only_account_id: string | null;
+  })[]>`
+    select k.id as key_id, k.name as key_name, k.user_id, u.email as user_email, u.totp_enabled_at as user_totp, k.last_used_at, k.expires_at as key_expires_at,
+      k.only_account_id, m.role as key_role, am.role as member_role, a.*
     from api_keys k
     left join users u on u.id = k.user_id
     left join memberships m on k.user_id is null and m.api_key_id = k.id
@@ -191,8 +195,11 @@ export async function resolveKey(
     where k.key_hash = ${hashSecret(rawKey)} and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())`;
   if (!row) return undefined;
   const role = row.member_role ?? (row.key_role ? KEY_ROLE_AS[row.key_role] : null);
-  // A person's key is refused where the account requires a second factor they have not turned on.
-  if (!role || (row.user_id && row.require_two_factor && !row.user_totp)) return { principal: 'forbidden', expiresAt: row.key_expires_at };
+  // A person's key is refused where the account requires a second factor they have not turned on, and a key made
+  // by a session of an account's provider anywhere but in that account.
+  if (!role || (row.user_id && row.require_two_factor && !row.user_totp) || (row.only_account_id && row.only_account_id !== row.id)) {
+    return { principal: 'forbidden', expiresAt: row.key_expires_at };
+  }
   if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
     sql`update api_keys set last_used_at = now() where id = ${row.key_id}`.catch(() => undefined);
   }
@@ -203,6 +210,7 @@ export async function resolveKey(
     role,
     account: toAccount(row),
     actor: row.user_id ? { type: 'user', id: row.user_id, name: row.user_email ?? '' } : { type: 'key', id: row.key_id, name: row.key_name },
+    ...(row.only_account_id ? { onlyAccountId: row.only_account_id } : {}),
   };
   return { principal, expiresAt: row.key_expires_at };
 }
@@ -210,27 +218,38 @@ export async function resolveKey(
 /** The accounts a principal may act for: a service key's memberships, or its user's. */
 export async function accountsOf(sql: Sql, principal: Principal): Promise<Account[]> {
   if (principal.userId) {
+    const only = principal.onlyAccountId ?? null;
     const rows = await sql<AccountRow[]>`select a.* from account_members m join accounts a on a.id = m.account_id
-      where m.user_id = ${principal.userId} order by a.created_at, a.id`;
+      where m.user_id = ${principal.userId} and (${only}::uuid is null or a.id = ${only}::uuid) order by a.created_at, a.id`;
     return rows.map(toAccount);
   }
   return principal.keyId ? accountsOfKey(sql, principal.keyId) : [];
 }
 
-export async function createUserKey(sql: Sql, k: { userId: string; accountId: string; name: string; key: string; expiresAt: Date | null }): Promise<UserKeyRow> {
-  const [row] = await sql<UserKeyRow[]>`insert into api_keys (name, key_hash, key_suffix, default_account_id, user_id, created_by_user_id, expires_at)
-    values (${k.name}, ${hashSecret(k.key)}, ${keySuffix(k.key)}, ${k.accountId}, ${k.userId}, ${k.userId}, ${k.expiresAt})
+/** A person's key; `onlyAccountId` (a session of an account's provider made it) keeps it to that account. */
+export async function createUserKey(sql: Sql, k: { userId: string; accountId: string; name: string; key: string; expiresAt: Date | null; onlyAccountId?: string }): Promise<UserKeyRow> {
+  const [row] = await sql<UserKeyRow[]>`insert into api_keys (name, key_hash, key_suffix, default_account_id, user_id, created_by_user_id, expires_at, only_account_id)
+    values (${k.name}, ${hashSecret(k.key)}, ${keySuffix(k.key)}, ${k.accountId}, ${k.userId}, ${k.userId}, ${k.expiresAt}, ${k.onlyAccountId ?? null})
     returning id, name, key_suffix, created_at, last_used_at, expires_at, revoked_at`;
   return row!;
 }
 
-export async function listUserKeys(sql: Sql, userId: string): Promise<UserKeyRow[]> {
-  return sql<UserKeyRow[]>`select id, name, key_suffix, created_at, last_used_at, expires_at, revoked_at from api_keys where user_id = ${userId} order by created_at, id`;
+/** A person's keys; with `onlyAccountId`, only those kept to that account (what a provider's session may see). */
+export async function listUserKeys(sql: Sql, userId: string, onlyAccountId?: string): Promise<UserKeyRow[]> {
+  return sql<UserKeyRow[]>`select id, name, key_suffix, created_at, last_used_at, expires_at, revoked_at from api_keys
+    where user_id = ${userId} and (${onlyAccountId ?? null}::uuid is null or only_account_id = ${onlyAccountId ?? null}::uuid) order by created_at, id`;
 }
 
-export async function revokeUserKey(sql: Sql, userId: string, id: string): Promise<boolean> {
-  const rows = await sql`update api_keys set revoked_at = now() where id = ${id} and user_id = ${userId} and revoked_at is null returning 1`;
+export async function revokeUserKey(sql: Sql, userId: string, id: string, onlyAccountId?: string): Promise<boolean> {
+  const rows = await sql`update api_keys set revoked_at = now() where id = ${id} and user_id = ${userId} and revoked_at is null
+    and (${onlyAccountId ?? null}::uuid is null or only_account_id = ${onlyAccountId ?? null}::uuid) returning 1`;
   return rows.length > 0;
+}
+
+/** Revokes every key of the person (a password reset; a change that asks for it). */
+export async function revokeAllUserKeys(sql: Sql, userId: string): Promise<number> {
+  const rows = await sql`update api_keys set revoked_at = now() where user_id = ${userId} and revoked_at is null returning 1`;
+  return rows.length;
 }
 
 /** Sets whether the account's members must have a second factor. */

@@ -16,30 +16,48 @@ export interface SessionSettings {
   absoluteMs: number;
 }
 
-export async function createSession(db: Sql, userId: string, settings: SessionSettings, meta: { address?: string; userAgent?: string }): Promise<{ id: string; token: string; csrfToken: string }> {
+/** How a sign-in through an account's provider binds its session: to that account, and how a second factor was proved. */
+export interface SessionScope {
+  accountId: string;
+  secondFactor: 'totp' | 'provider' | null;
+}
+
+export async function createSession(
+  db: Sql,
+  userId: string,
+  settings: SessionSettings,
+  meta: { address?: string; userAgent?: string },
+  scope?: SessionScope,
+): Promise<{ id: string; token: string; csrfToken: string }> {
   const { raw, hash } = newToken();
   const csrfToken = randomBytes(24).toString('base64url');
-  const [row] = await db<{ id: string }[]>`insert into user_sessions (user_id, token_hash, csrf_token, expires_at, address, user_agent)
-    values (${userId}, ${hash}, ${csrfToken}, ${new Date(Date.now() + settings.absoluteMs)}, ${meta.address ?? null}, ${(meta.userAgent ?? '').slice(0, 512)})
+  const [row] = await db<{ id: string }[]>`insert into user_sessions (user_id, token_hash, csrf_token, expires_at, address, user_agent, account_id, second_factor)
+    values (${userId}, ${hash}, ${csrfToken}, ${new Date(Date.now() + settings.absoluteMs)}, ${meta.address ?? null}, ${(meta.userAgent ?? '').slice(0, 512)},
+      ${scope?.accountId ?? null}, ${scope?.secondFactor ?? null})
     returning id`;
   return { id: row!.id, token: raw, csrfToken };
 }
 
 /**
  * A live session's principal in the account it asks for (else the user's first account): undefined when the
- * session is unknown, ended, idle too long or past its end; 'forbidden' when the user is no member of that account.
+ * session is unknown, ended, idle too long or past its end; 'forbidden' when the user is no member of that account,
+ * or the session was made by another account's provider (it acts for that account only).
  * Where the account requires a second factor the user has not turned on, the principal says so (`secondFactorMissing`)
  * and reaches only the person's own settings. Its last use is stamped at most once a minute.
  */
 export async function resolveSession(db: Sql, token: string, requestedAccountId: string | undefined, settings: SessionSettings): Promise<(Principal & { csrfToken: string }) | 'forbidden' | undefined> {
   // One round trip, as a key's: the session, its person, and their membership of the account asked for (or their first).
-  const [row] = await db<(Partial<AccountRow> & { session_id: string; user_id: string; csrf_token: string; last_seen_at: Date; email: string; totp_enabled_at: Date | null; member_role: AccountRole | null })[]>`
-    select s.id as session_id, s.user_id, s.csrf_token, s.last_seen_at, u.email, u.totp_enabled_at, m.role as member_role, a.*
+  const [row] = await db<(Partial<AccountRow> & {
+    session_id: string; user_id: string; csrf_token: string; last_seen_at: Date; email: string; totp_enabled_at: Date | null; member_role: AccountRole | null;
+    only_account_id: string | null; second_factor: 'totp' | 'provider' | null;
+  })[]>`
+    select s.id as session_id, s.user_id, s.csrf_token, s.last_seen_at, s.account_id as only_account_id, s.second_factor, u.email, u.totp_enabled_at, m.role as member_role, a.*
     from user_sessions s
     join users u on u.id = s.user_id
     left join lateral (
       select am.account_id, am.role from account_members am
       where am.user_id = s.user_id and (${requestedAccountId ?? null}::uuid is null or am.account_id = ${requestedAccountId ?? null}::uuid)
+        and (s.account_id is null or am.account_id = s.account_id)
       order by am.created_at, am.account_id limit 1
     ) m on true
     left join accounts a on a.id = m.account_id
@@ -56,7 +74,8 @@ export async function resolveSession(db: Sql, token: string, requestedAccountId:
     sessionId: row.session_id,
     actor: { type: 'user', id: row.user_id, name: row.email },
     csrfToken: row.csrf_token,
-    ...(row.require_two_factor && !row.totp_enabled_at ? { secondFactorMissing: true } : {}),
+    ...(row.require_two_factor && !row.totp_enabled_at && row.second_factor !== 'provider' ? { secondFactorMissing: true } : {}),
+    ...(row.only_account_id ? { onlyAccountId: row.only_account_id } : {}),
   };
 }
 

@@ -11,6 +11,8 @@ export interface UserRow {
   password_changed_at: Date | null;
   totp_secret: string | null;
   totp_enabled_at: Date | null;
+  /** The last TOTP time step a code was accepted for: a code signs in once. */
+  totp_last_step: string | null;
   created_at: Date;
   updated_at: Date | null;
 }
@@ -49,7 +51,7 @@ export async function setName(db: Sql, userId: string, name: string): Promise<vo
 
 /** A TOTP secret being set up (the second factor is not on until confirmed with a code). */
 export async function setTotpSecret(db: Sql, userId: string, secret: string): Promise<void> {
-  await db`update users set totp_secret = ${secret}, totp_enabled_at = null, updated_at = now() where id = ${userId}`;
+  await db`update users set totp_secret = ${secret}, totp_enabled_at = null, totp_last_step = null, updated_at = now() where id = ${userId}`;
 }
 
 /** Turns the second factor on and replaces the recovery codes (their hashes). */
@@ -64,6 +66,21 @@ export async function enableTotp(db: Sql, userId: string, recoveryCodeHashes: Bu
 export async function disableTotp(db: Sql, userId: string): Promise<void> {
   await db`update users set totp_secret = null, totp_enabled_at = null, updated_at = now() where id = ${userId}`;
   await db`delete from user_recovery_codes where user_id = ${userId}`;
+}
+
+/**
+ * Takes a TOTP code's time step for the user: true only when it is later than the last one taken, so a code (and
+ * any earlier one) is accepted once (RFC 6238 section 5.2).
+ */
+export async function takeTotpStep(db: Sql, userId: string, step: number): Promise<boolean> {
+  const rows = await db`update users set totp_last_step = ${step} where id = ${userId} and (totp_last_step is null or totp_last_step < ${step}) returning 1`;
+  return rows.length > 0;
+}
+
+/** A new person with this email; undefined when one has it already (any letter case). */
+export async function createUser(db: Sql, email: string, name = ''): Promise<UserRow | undefined> {
+  const [row] = await db<UserRow[]>`insert into users (email, name) values (${email.trim()}, ${name}) on conflict (lower(email)) do nothing returning *`;
+  return row;
 }
 
 /** Uses a recovery code once; false when it is not one of the user's unused codes. */

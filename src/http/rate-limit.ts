@@ -67,7 +67,8 @@ export class RateLimits {
   /**
    * Middleware for one route: `routeId` keeps a route's own limit in its own bucket. A public route (no key,
    * so no account) counts per the values of its path, whatever their letter case (a ping token answers in
-   * either): a ping or trigger URL is limited per token.
+   * either): a ping or trigger URL is limited per token; one without path values (a password reset) counts per
+   * client address, never one bucket for everyone.
    */
   middleware(routeId: string, routeRule?: RateLimitRule): Middleware {
     const limits = this;
@@ -79,7 +80,9 @@ export class RateLimits {
         ? principal.account.id
         : credential
           ? `credential:${createHash('sha256').update(credential).digest('base64url').slice(0, 22)}`
-          : `path:${Object.values(ctx.params as Record<string, string>).join('/').toLowerCase()}`;
+          : Object.keys(ctx.params ?? {}).length
+            ? `path:${Object.values(ctx.params as Record<string, string>).join('/').toLowerCase()}`
+            : `address:${ctx.ip}`;
       const bucket = routeRule?.bucket ?? routeId;
       const key = scope === 'route' ? `${bucket}:${owner}` : owner;
       let res: RateLimiterRes;

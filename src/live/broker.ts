@@ -45,13 +45,15 @@ export interface LiveBroker {
  */
 export async function attachLiveBroker(
   server: Server,
-  opts: { resolvePrincipal: PrincipalResolver; redis: Redis; redisUrl: string; redisPrefix: string; logger: Logger; trustProxy?: boolean },
+  opts: { resolvePrincipal: PrincipalResolver; redis: Redis; redisUrl: string; redisPrefix: string; logger: Logger; trustProxy?: boolean; trustProxyHops?: number },
 ): Promise<LiveBroker> {
   const rule = { keyPrefix: `${opts.redisPrefix}rl:mqtt-login`, points: LOGIN_FAILURES_PER_MINUTE, duration: 60 };
   const failures = new RateLimiterRedis({ ...rule, storeClient: opts.redis, insuranceLimiter: new RateLimiterMemory(rule) });
   const addressOf = (client: Client) => {
     const req = client.req;
-    const forwarded = opts.trustProxy ? String(req?.headers['x-forwarded-for'] ?? '').split(',')[0]?.trim() : '';
+    // As the API reads it: the address the trusted proxies saw, TRUST_PROXY_HOPS entries from the right.
+    const hops = String(req?.headers['x-forwarded-for'] ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+    const forwarded = opts.trustProxy ? (hops.slice(-(opts.trustProxyHops ?? 1))[0] ?? '') : '';
     return forwarded || req?.socket.remoteAddress || 'unknown';
   };
   const broker = await Aedes.createBroker({

@@ -57,6 +57,11 @@ export interface Principal {
    * the person's own settings (routes marked `personal`), where they turn it on.
    */
   secondFactorMissing?: boolean;
+  /**
+   * The session was made by this account's OpenID provider (or the key was made with such a session): it acts for
+   * this account only, and cannot change how the person signs in elsewhere (docs/people.md).
+   */
+  onlyAccountId?: string;
 }
 
 /**

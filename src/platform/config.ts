@@ -83,8 +83,10 @@ export interface Config {
   domainDnsServers: string[];
   /** The most verified subscribers `autoVerify` imports may leave in one account (people subscribed without a confirm mail). */
   statusPageAutoVerifyLimit: number;
-  /** Behind a reverse proxy: take the client address from X-Forwarded-For (dashboard login throttling). */
+  /** Behind a reverse proxy: take the client address from X-Forwarded-For (sign-in limits, the audit log, dashboard logins). */
   trustProxy: boolean;
+  /** How many proxies in front add to X-Forwarded-For: the client is the address that many entries from the right. */
+  trustProxyHops: number;
   /** What calls made for an account (deliveries, check runs) may reach: docs/outbound.md. */
   outbound: OutboundSettings;
   /** The service's own runners and their scheduler (docs/runners.md). */
@@ -137,10 +139,13 @@ export interface Config {
     keyCacheMs: number;
     /** Failed sign-ins allowed per email and per client address in 15 minutes. */
     signInFailures: number;
+    /** Password hashes at once (each on a thread of its own, off libuv's pool), and how many may wait; past both, a 503. */
+    hashThreads: number;
+    hashQueue: number;
     invitationTtlMs: number;
     auditRetentionDays: number;
     /** OpenID Connect for the default account from the environment (an account may set its own through the API). */
-    oidc: { issuer: string; clientId: string; clientSecret: string; roleClaim: string; roleMap: { value: string; role: string }[]; defaultRole: string | null } | undefined;
+    oidc: { issuer: string; clientId: string; clientSecret: string; roleClaim: string; roleMap: { value: string; role: string }[]; defaultRole: string | null; trustProviderMfa: boolean } | undefined;
   };
   /** Acting on results: check state, alerts and their delivery, heartbeats, maintenance. */
   alerts: {
@@ -241,7 +246,7 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     dataDir: path.resolve(str(env, 'AGENT_DATA_DIR', './agent-data')),
     bufferMaxBytes: int(env, 'AGENT_BUFFER_MB', 256, 1, 1_048_576) * 1024 * 1024,
     offlineAfterMs: int(env, 'AGENT_OFFLINE_AFTER_SECONDS', 15, 1, 3600) * 1000,
-    outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW') },
+    outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW'), dnsServers: dnsServers(env, 'DNS_SERVERS') },
     ...browserRuns(env),
     egressIps,
   };
@@ -389,9 +394,11 @@ function peopleSettings(env: Env): Config['people'] {
     keyCacheMs: int(env, 'KEY_CACHE_SECONDS', 5, 0, 60) * 1000,
     sessionAbsoluteMs: int(env, 'SESSION_MAX_HOURS', 168, 1, 10_000) * 3_600_000,
     signInFailures: int(env, 'SIGN_IN_FAILURES', 10, 1, 10_000),
+    hashThreads: int(env, 'PASSWORD_HASH_THREADS', 1, 1, 16),
+    hashQueue: int(env, 'PASSWORD_HASH_QUEUE', 16, 0, 10_000),
     invitationTtlMs: int(env, 'INVITATION_TTL_HOURS', 168, 1, 10_000) * 3_600_000,
     auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
-    oidc: issuer ? { issuer, clientId, clientSecret, roleClaim: str(env, 'OIDC_ROLE_CLAIM', 'groups'), roleMap: roleMap(env, 'OIDC_ROLE_MAP'), defaultRole } : undefined,
+    oidc: issuer ? { issuer, clientId, clientSecret, roleClaim: str(env, 'OIDC_ROLE_CLAIM', 'groups'), roleMap: roleMap(env, 'OIDC_ROLE_MAP'), defaultRole, trustProviderMfa: bool(env, 'OIDC_TRUST_PROVIDER_MFA', false) } : undefined,
   };
 }
 
@@ -489,7 +496,8 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapApiKey,
     metricsToken,
     trustProxy: bool(env, 'TRUST_PROXY', false),
-    outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW') },
+    trustProxyHops: int(env, 'TRUST_PROXY_HOPS', 1, 1, 10),
+    outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW'), dnsServers: dnsServers(env, 'DNS_SERVERS') },
     runner: runnerSettings(env),
     agents: agentServiceSettings(env),
     dashboardCacheSeconds: int(env, 'DASHBOARD_CACHE_SECONDS', 600, 1, 600),

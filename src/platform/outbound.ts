@@ -35,6 +35,35 @@ export interface OutboundSettings {
   allowPublic: boolean;
   /** OUTBOUND_ALLOW: CIDRs (or single addresses) and host names (`*.corp.example` for a domain and its subdomains). */
   allow: string[];
+  /** DNS_SERVERS: the name servers host names are resolved with (ip[:port]); none: the system's (/etc/resolv.conf). */
+  dnsServers?: string[];
+}
+
+type Answer = { address: string; family: number };
+
+/**
+ * Resolves names with c-ares (dns.Resolver: its own sockets, never libuv's thread pool, so a burst of password hashing,
+ * compression or file reads cannot make a check's lookup wait). A name the name servers do not know is asked of the
+ * system resolver too (getaddrinfo: /etc/hosts, search domains), unless DNS_SERVERS names the servers to ask.
+ */
+export function nameResolver(servers: readonly string[] = [], timeoutMs = 2_500): (host: string, family: 0 | 4 | 6) => Promise<Answer[]> {
+  const resolver = new dns.promises.Resolver({ timeout: timeoutMs, tries: 2 });
+  if (servers.length) resolver.setServers([...servers]);
+  return async (host, family) => {
+    const [v4, v6] = await Promise.allSettled([
+      family === 6 ? Promise.resolve([]) : resolver.resolve4(host),
+      family === 4 ? Promise.resolve([]) : resolver.resolve6(host),
+    ]);
+    const found: Answer[] = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (found.length) return found;
+    const failure = [v4, v6].find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason as NodeJS.ErrnoException | undefined;
+    const unknown = !failure || failure.code === 'ENOTFOUND' || failure.code === 'ENODATA';
+    if (unknown && !servers.length) return dns.promises.lookup(host, { all: true, family, verbatim: true });
+    throw failure ?? Object.assign(new Error(`${host}: no such host`), { code: 'ENOTFOUND' });
+  };
 }
 
 export interface Endpoint {
@@ -147,9 +176,8 @@ export class OutboundPolicy {
   constructor(
     readonly settings: OutboundSettings,
     ownEndpoints: readonly Endpoint[] = [],
-    /** How names are resolved (the system resolver); a test answers names itself. */
-    private readonly lookupAll: (host: string, family: 0 | 4 | 6) => Promise<{ address: string; family: number }[]> = (host, family) =>
-      dns.promises.lookup(host, { all: true, family, verbatim: true }),
+    /** How names are resolved (c-ares, nameResolver); a test answers names itself. */
+    private readonly lookupAll: (host: string, family: 0 | 4 | 6) => Promise<Answer[]> = nameResolver(settings.dnsServers),
   ) {
     ({ cidrs: this.cidrs, names: this.names } = parseAllowList(settings.allow));
     for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) this.local.add(parseAddress(i.address)?.toString() ?? i.address);

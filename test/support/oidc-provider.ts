@@ -9,7 +9,8 @@ export interface ProviderPerson {
   email: string;
   name?: string;
   groups?: string[];
-  emailVerified?: boolean;
+  /** true unless told; null: the provider does not say (no email_verified claim at all). */
+  emailVerified?: boolean | null;
 }
 
 /**
@@ -36,7 +37,9 @@ export async function startOidcProvider(opts: { clientId: string; clientSecret: 
     features: { devInteractions: { enabled: false } },
     findAccount: (_ctx, sub) => {
       const p = people.get(sub);
-      return p ? { accountId: sub, claims: () => ({ sub, email: p.email, email_verified: p.emailVerified ?? true, name: p.name ?? '', groups: p.groups ?? [] }) } : undefined;
+      return p
+        ? { accountId: sub, claims: () => ({ sub, email: p.email, ...(p.emailVerified === null ? {} : { email_verified: p.emailVerified ?? true }), name: p.name ?? '', groups: p.groups ?? [] }) }
+        : undefined;
     },
     // Consent is given: the grant is made for what the client asks.
     loadExistingGrant: async (ctx) => {
@@ -114,6 +117,13 @@ export class CookieBrowser {
 
   cookie(host: string, name: string): string | undefined {
     return this.jars.get(host)?.get(name);
+  }
+
+  /** Puts a cookie in the host's jar (a session the browser holds already). */
+  setCookie(host: string, name: string, value: string): void {
+    const jar = this.jars.get(host) ?? new Map<string, string>();
+    jar.set(name, value);
+    this.jars.set(host, jar);
   }
 
   /** Follows redirects from `url` until an answer that is not one, or one to a host outside `stopAt`'s. */

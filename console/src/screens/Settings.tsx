@@ -49,6 +49,9 @@ export function Profile() {
       <section class="card" aria-labelledby="profile-title">
         <h2 id="profile-title">{session.user.name || session.user.email}</h2>
         <p>{session.user.email} · {session.account ? `${ROLE_LABELS[session.account.role]} of ${session.account.name}` : 'member of no account'}</p>
+        {session.onlyAccountId && (
+          <p class="muted">You signed in through {session.account?.name ?? 'this account'}'s identity provider: this session acts for this account only. Sign in with your password to set a first password or to set up a second factor.</p>
+        )}
       </section>
       <section class="card" aria-labelledby="pw-title">
         <h2 id="pw-title">Password</h2>
@@ -96,8 +99,58 @@ export function Profile() {
           </>
         )}
       </section>
+      <Identities />
       <UserKeys />
     </>
+  );
+}
+
+interface Identity {
+  id: string;
+  accountId: string;
+  accountName: string;
+  issuer: string;
+  subject: string;
+  email: string;
+  lastUsedAt: string | null;
+}
+
+/** The identity providers that sign you in (each to its own account only), and linking this account's. */
+function Identities() {
+  const session = useSession()!;
+  const identities = useData((signal) => get<Identity[]>('/v1/users/me/identities', signal), []);
+  const options = useData((signal) => (session.account ? get<{ oidc: { startUrl: string } | null }>(`/v1/auth/sign-in/options?account=${session.account.id}`, signal) : Promise.resolve({ oidc: null })), [session.account?.id]);
+  const action = useAction();
+  const linkedHere = identities.data?.some((i) => i.accountId === session.account?.id);
+  return (
+    <section class="card" aria-labelledby="idp-title">
+      <h2 id="idp-title">Identity providers</h2>
+      <p class="muted">An account's identity provider signs you in to that account only, and only as an identity linked to you.</p>
+      <ErrorNote error={identities.error ?? action.error} />
+      {identities.data && identities.data.length > 0 && (
+        <table>
+          <thead><tr><th scope="col">Account</th><th scope="col">Provider</th><th scope="col">Signed in there as</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+          <tbody>
+            {identities.data.map((i) => (
+              <tr key={i.id}>
+                <td>{i.accountName}</td>
+                <td><code>{i.issuer}</code></td>
+                <td>{i.email}</td>
+                <td>{i.lastUsedAt ? ago(i.lastUsedAt) : 'never'}</td>
+                <td><Button kind="danger" onClick={() => { if (confirmAction(`Stop signing in to ${i.accountName} through ${i.issuer}?`)) void action.run(async () => { await del(`/v1/users/me/identities/${i.id}`); identities.reload(); }); }}>Unlink</Button></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {identities.data?.length === 0 && <p>None linked.</p>}
+      {options.data?.oidc && !linkedHere && !session.onlyAccountId && (
+        <Button kind="primary" disabled={action.busy} onClick={() => void action.run(async () => {
+          const { url } = await post<{ url: string }>('/v1/account/oidc/link', { redirect: '/settings/profile' });
+          location.assign(url);
+        })}>Link {session.account?.name}'s identity provider</Button>
+      )}
+    </section>
   );
 }
 
@@ -333,6 +386,7 @@ interface Oidc {
   roleClaim: string;
   roleMap: { value: string; role: Role }[];
   defaultRole: Role | null;
+  trustProviderMfa: boolean;
   startUrl: string;
 }
 
@@ -341,7 +395,7 @@ export function Account() {
   const account = useData((signal) => get<AccountInfo>('/v1/account', signal), []);
   const oidc = useData((signal) => (can(session, 'admin') ? get<Oidc>('/v1/account/oidc', signal).catch((e) => (e instanceof ApiError && e.status === 404 ? null : Promise.reject(e))) : Promise.resolve(null)), []);
   const [failed, setFailed] = useState<unknown>(null);
-  const form = useForm({ issuer: '', clientId: '', clientSecret: '', roleClaim: 'groups', roleMap: '', defaultRole: '' });
+  const form = useForm({ issuer: '', clientId: '', clientSecret: '', roleClaim: 'groups', roleMap: '', defaultRole: '', trustProviderMfa: '' });
   if (!account.data) return <><h1>Settings</h1><Tabs /><ErrorNote error={account.error} />{!account.error && <Loading />}</>;
   const a = account.data;
   const change = (body: Record<string, unknown>) => patch('/v1/account', body).then(() => account.reload(), setFailed);
@@ -370,13 +424,17 @@ export function Account() {
             <>
               <p>People sign in at <code>{oidc.data.startUrl}</code> through <code>{oidc.data.issuer}</code> (client <code>{oidc.data.clientId}</code>).</p>
               <p>Their <code>{oidc.data.roleClaim}</code> claim gives the role: {oidc.data.roleMap.map((m) => `${m.value} → ${ROLE_LABELS[m.role]}`).join(', ') || 'no mapping'}; otherwise {oidc.data.defaultRole ? ROLE_LABELS[oidc.data.defaultRole] : 'no access'}.</p>
+              <p>{oidc.data.trustProviderMfa ? 'The provider asks for a second factor itself: people who sign in through it are not asked for their own code.' : 'People whose own second factor is on are asked for its code after the provider.'}</p>
               <Button kind="danger" onClick={() => { if (confirmAction('Stop signing people in with this provider?')) void del('/v1/account/oidc').then(() => oidc.reload(), setFailed); }}>Remove</Button>
             </>
           )}
           {oidc.data === null && (
             <form onSubmit={(e) => { e.preventDefault(); void form.run(async () => {
               const roleMap = form.values.roleMap.split(',').map((p) => p.trim()).filter(Boolean).map((p) => { const [value, role] = p.split('='); return { value: value!.trim(), role: (role ?? '').trim().toUpperCase() }; });
-              await put('/v1/account/oidc', { issuer: form.values.issuer, clientId: form.values.clientId, clientSecret: form.values.clientSecret, roleClaim: form.values.roleClaim || 'groups', roleMap, defaultRole: form.values.defaultRole || null });
+              await put('/v1/account/oidc', {
+                issuer: form.values.issuer, clientId: form.values.clientId, clientSecret: form.values.clientSecret, roleClaim: form.values.roleClaim || 'groups', roleMap,
+                defaultRole: form.values.defaultRole || null, trustProviderMfa: form.values.trustProviderMfa === 'yes',
+              });
               oidc.reload();
             }); }}>
               <p class="muted">Register <code>{location.origin}/v1/auth/oidc/callback</code> as the redirect URI at the provider.</p>
@@ -386,6 +444,10 @@ export function Account() {
               <Field label="Role claim"><input {...form.bind('roleClaim')} /></Field>
               <Field label="Groups to roles" hint="sre=ADMIN, developers=READ_WRITE" error={form.fieldError('roleMap')}><input {...form.bind('roleMap')} /></Field>
               <Field label="Role of everyone else"><select value={form.values.defaultRole} onChange={(e) => form.setValues({ ...form.values, defaultRole: (e.target as HTMLSelectElement).value })}><option value="">No access</option>{INVITE_ROLES.map((r) => <option value={r}>{ROLE_LABELS[r]}</option>)}</select></Field>
+              <label class="field check-inline">
+                <input type="checkbox" checked={form.values.trustProviderMfa === 'yes'} onChange={(e) => form.setValues({ ...form.values, trustProviderMfa: (e.target as HTMLInputElement).checked ? 'yes' : '' })} />
+                <span>The provider asks for a second factor itself: do not ask people for their own code after it</span>
+              </label>
               <ErrorNote error={form.error} />
               <Button kind="primary" type="submit" disabled={form.busy}>Save</Button>
             </form>

@@ -4,10 +4,25 @@ import { navigate } from '../router';
 import { signedIn, type Session } from '../session';
 import { Button, ErrorNote, Field } from '../ui';
 
-/** Email and password (and the authenticator's code when the second factor is on), or the account's OpenID provider. */
+/** A path of this console to go to after signing in: `next` when it stays on this origin, else Home. */
+export function ownPath(next: string | null): string {
+  if (!next || !next.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '/';
+  try {
+    const url = new URL(next, location.origin);
+    return url.origin === location.origin ? `${url.pathname}${url.search}${url.hash}` : '/';
+  } catch {
+    return '/';
+  }
+}
+
+/**
+ * Email and password (and the authenticator's code when the second factor is on), or the account's OpenID provider.
+ * `?step=code`: the provider signed the person in and their own second factor is still asked for.
+ */
 export function SignIn() {
   const query = new URLSearchParams(location.search);
-  const next = query.get('next');
+  const next = ownPath(query.get('next'));
+  const codeStep = query.get('step') === 'code';
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
@@ -28,11 +43,13 @@ export function SignIn() {
     setBusy(true);
     setError(null);
     try {
-      const session = await post<Session>('/v1/auth/sign-in', { email, password, ...(needsCode ? { code } : {}) });
+      const session = codeStep
+        ? await post<Session>('/v1/auth/sign-in/second-factor', { code })
+        : await post<Session>('/v1/auth/sign-in', { email, password, ...(needsCode ? { code } : {}) });
       signedIn(session);
-      navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/', true);
+      navigate(next, true);
     } catch (err) {
-      if (err instanceof ApiError && err.attributes.reason === 'second-factor' && !needsCode) {
+      if (!codeStep && err instanceof ApiError && err.attributes.reason === 'second-factor' && !needsCode) {
         setNeedsCode(true);
       } else {
         setError(err);
@@ -42,7 +59,23 @@ export function SignIn() {
     }
   }
 
-  const safeNext = next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+  const safeNext = next;
+  if (codeStep) {
+    return (
+      <main id="content" class="signin">
+        <h1>One more step</h1>
+        <form onSubmit={submit} class="card" aria-describedby="signin-error">
+          <p>Your organisation's provider signed you in. Your own second factor is on: enter the code your authenticator app shows.</p>
+          <Field label="Authenticator code" hint="The 6 digits your app shows, or a recovery code">
+            <input name="code" autoComplete="one-time-code" inputMode="numeric" required autoFocus value={code} onInput={(e) => setCode((e.target as HTMLInputElement).value)} />
+          </Field>
+          <div id="signin-error"><ErrorNote error={error} /></div>
+          <Button kind="primary" type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</Button>
+        </form>
+        <p><a href="/sign-in" onClick={(e) => { e.preventDefault(); navigate('/sign-in'); }}>Start again</a></p>
+      </main>
+    );
+  }
   return (
     <main id="content" class="signin">
       <h1>Sign in</h1>
