@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentProcess, type AgentProcess } from '../../test/support/agents.js';
 import { createOtherTenant, startTestService, waitFor, type TestService } from '../../test/support/service.js';
@@ -204,6 +205,22 @@ describe('agents of a private location', () => {
     const thief = await probe(elsewhere.keys[0].rawKey);
     const stolen = await thief.call('/v1/agent/outcomes', { agentId: thief.agentId, outcomes: [{ leaseId: leases[0].leaseId, outcome }] });
     expect((await stolen.json()).outcomes).toEqual([{ leaseId: leases[0].leaseId, state: 'gone' }]);
+    // Kept files are held to what a run writes: a CR/LF content type or a `../` name is refused, nothing taken.
+    const badAsset = { type: 'screenshot', name: '../escape.png', contentType: 'image/png\r\nX-Injected: 1', key: 'screenshots/x.png', size: 1 };
+    const forgedFiles = await own.call('/v1/agent/outcomes', { agentId: own.agentId, outcomes: [{ leaseId: leases[0].leaseId, outcome: { ...outcome, detail: { apiCheckResult: { assets: [badAsset] } } } }] });
+    expect((await forgedFiles.json()).outcomes[0].state).toBe('refused');
+    // A file past 50 MiB sent in chunks (no length declared) is a 413, not a 500.
+    let sent = 0;
+    const chunk = new Uint8Array(1024 * 1024);
+    const stream = new ReadableStream<Uint8Array>({ pull: (c) => (sent++ < 52 ? c.enqueue(chunk) : c.close()) });
+    // (On a connection of its own: the service closes it when the body goes on arriving after its answer.)
+    const alone = new Agent();
+    const upload = await undiciFetch(`${svc.url}/v1/agent/leases/${leases[0].leaseId}/files/screenshots`, {
+      method: 'PUT', headers: { authorization: `Bearer ${location.keys[0]!.rawKey}`, 'content-type': 'application/octet-stream' }, body: stream, duplex: 'half', dispatcher: alone,
+    });
+    expect(upload.status).toBe(413);
+    expect(await upload.text()).toMatch(/maximum allowed: 52428800/);
+    await alone.destroy();
     const report = () => own.call('/v1/agent/outcomes', { agentId: own.agentId, outcomes: [{ leaseId: leases[0].leaseId, outcome }] });
     expect((await (await report()).json()).outcomes[0].state).toBe('done');
     // Times no run could have had are refused, item by item, and take nothing.
@@ -217,10 +234,15 @@ describe('agents of a private location', () => {
         { checkId: randomUUID(), location: 'office', slot: Date.now() - 60_000, outcome },
         { checkId: waiting.id, location: 'office', slot: Date.now() + 600_000, outcome },
         { checkId: waiting.id, location: 'office', slot: Date.now() - 8 * 86_400_000, outcome },
+        // What the service cannot take (an error past its length, a metric of a newer agent) is refused alone, never the batch.
+        { checkId: waiting.id, location: 'office', slot: Date.now() - 60_000, outcome: { ...outcome, error: 'x'.repeat(20_001) } },
+        { checkId: waiting.id, location: 'office', slot: Date.now() - 60_000, outcome: { ...outcome, metrics: { aNewerMetric: 1 } } },
+        'not a result at all',
       ],
     })).json();
     expect(made).toMatchObject({ accepted: 0 });
-    expect(made.refused.map((r: { index: number }) => r.index)).toEqual([0, 1, 2, 3]);
+    expect(made.refused.map((r: { index: number }) => r.index)).toEqual([4, 5, 6, 0, 1, 2, 3]);
+    expect(made.refused.slice(0, 3).every((r: { reason: string }) => /not a result this service takes/.test(r.reason))).toBe(true);
     // Reported again (a retry after a lost answer): taken once.
     expect((await (await report()).json()).outcomes[0].state).toBe('duplicate');
     await waitFor(() => svc.call('GET', `/v1/check-results/${waiting.id}`), (r) => r.body.length === 1);

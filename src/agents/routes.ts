@@ -3,9 +3,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { HttpError, notFound, unauthorized } from '../http/errors.js';
 import { defineRoute, type AnyRoute, type RateLimitRule } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
+import { compileValidator } from '../http/validation.js';
 import { AGENT_PROTOCOL, compareVersions } from '../model/agent.js';
 import { CHECK_TYPES } from '../model/checks.js';
-import { RESULT_DETAIL_KEYS } from '../model/results.js';
+import { keptAssetsProblems, RESULT_DETAIL_KEYS } from '../model/results.js';
 import { locationOfKey, registerAgent, touchAgent, type AgentLocation } from '../private-locations/index.js';
 import { bounded, loadRunnable, resultItem, RUN_METRIC_KEYS, RUN_TIMING_KEYS, RunBook, scheduledResultId, verdict, type RunOutcome } from '../runners/index.js';
 import type { Deps } from '../storage/deps.js';
@@ -82,20 +83,28 @@ const OutcomesBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** One result an agent made while cut off. */
+const MadeItem = Type.Object(
+  {
+    checkId: Type.String({ format: 'uuid' }),
+    location: Type.String({ minLength: 1, maxLength: 64 }),
+    slot: Type.Integer(EPOCH_MS),
+    periodMs: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 86_400_000, description: "The check's period when the run was made" })),
+    outcome: Outcome,
+  },
+  { additionalProperties: false },
+);
+/** Each result is checked on its own: one the service cannot take is refused alone (an agent's buffer never stops on it). */
+const checkMadeItem = compileValidator('result', MadeItem);
+
 const MadeBody = Type.Object(
   {
     agentId: AgentId,
     results: Type.Array(
-      Type.Object(
-        {
-          checkId: Type.String({ format: 'uuid' }),
-          location: Type.String({ minLength: 1, maxLength: 64 }),
-          slot: Type.Integer(EPOCH_MS),
-          periodMs: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 86_400_000, description: "The check's period when the run was made" })),
-          outcome: Outcome,
-        },
-        { additionalProperties: false },
-      ),
+      Type.Unknown({
+        description:
+          'A result: {checkId, location, slot, periodMs?, outcome} (the outcome as POST /v1/agent/outcomes takes it). One that is not is refused alone, in `refused`, and the rest are taken',
+      }),
       { minItems: 1, maxItems: 500 },
     ),
   },
@@ -274,7 +283,8 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
         // Together: the results of one report go to ingest in one batch.
         const outcomes = await Promise.all(
           body.outcomes.map(async ({ leaseId, outcome }) => {
-            if (!plausibleTimes(outcome, Date.now() - MADE_MAX_AGE_MS)) return { leaseId, state: 'refused' as const };
+            // Times no run could have had, or kept files that are not what a run writes (a CR/LF content type, a `../` name): refused.
+            if (!plausibleTimes(outcome, Date.now() - MADE_MAX_AGE_MS) || keptAssetsProblems(outcome.detail).length) return { leaseId, state: 'refused' as const };
             const done = await leases.complete(location, leaseId, outcome as RunOutcome);
             if (done.state === 'lost') logger.warn({ agentId: body.agentId, location: location.slugName }, 'an agent reported a run its lease no longer held; not taken');
             return { leaseId, state: done.state };
@@ -336,11 +346,19 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       handler: async ({ headers, body, context }) => {
         const location = await locationOf(headers);
         await seen(location, body.agentId, context.client.address);
-        const checks = await loadRunnable(sql, location.accountId, [...new Set(body.results.map((r) => r.checkId))]);
-        const now = Date.now();
         const refused: { index: number; reason: string }[] = [];
+        const items: { index: number; r: Static<typeof MadeItem> }[] = [];
+        for (const [index, raw] of body.results.entries()) {
+          try {
+            items.push({ index, r: checkMadeItem(raw) as Static<typeof MadeItem> });
+          } catch (err) {
+            refused.push({ index, reason: `not a result this service takes: ${(err as Error).message}`.slice(0, 1000) });
+          }
+        }
+        const checks = await loadRunnable(sql, location.accountId, [...new Set(items.map(({ r }) => r.checkId))]);
+        const now = Date.now();
         const rows = [];
-        for (const [index, r] of body.results.entries()) {
+        for (const { index, r } of items) {
           const check = checks.get(r.checkId);
           const reason = !check
             ? 'no such check in this account'
@@ -348,7 +366,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
               ? 'the check does not run in this location'
               : r.slot > now || r.slot < now - MADE_MAX_AGE_MS || r.outcome.startedAt < r.slot - 60_000 || !plausibleTimes(r.outcome, r.slot - 60_000)
                 ? 'the slot or its start is not a time this agent could have run it'
-                : undefined;
+                : keptAssetsProblems(r.outcome.detail).map((p) => `detail.${p.at} ${p.why}`)[0];
           if (reason) {
             refused.push({ index, reason });
             continue;

@@ -92,7 +92,10 @@ export function bodyParseError(err: unknown): HttpError {
 /** Errors thrown by Koa and its libraries carry a 4xx `status`; keep that meaning without their text. */
 function fromLibraryError(err: unknown): HttpError | undefined {
   const status = errorStatus(err);
-  return status >= 400 && status < 500 ? new HttpError(status) : undefined;
+  if (status < 400 || status >= 500) return undefined;
+  // An error made to be said to the client (`expose`, as http-errors marks them) keeps its message.
+  const said = (err as { expose?: unknown; message?: unknown }).expose === true && typeof (err as Error).message === 'string' ? (err as Error).message : undefined;
+  return new HttpError(status, said);
 }
 
 /** How long a refused body may keep arriving after its 413 before the connection is closed. */

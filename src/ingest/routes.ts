@@ -16,10 +16,9 @@ import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { anchorResult, project } from './anchor-view.js';
 import { toRow } from './rows.js';
 import { ResultItem, StoredResult } from './schemas.js';
-import { keptAssetProblem, MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
+import { keptAssetsOf, keptAssetsProblems, MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
 import { ingestJob } from '../model/results.js';
 import { privateLocationSlugs } from '../private-locations/index.js';
-import { keptAssetsOf } from '../model/results.js';
 import { AssetManifest, assetDownload, AssetManifestQuery, assetManifest, linkOrigin } from '../http/asset-manifest.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
@@ -70,7 +69,8 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         'Every item is validated and must name a check of this account with its type; one bad item rejects the ' +
         'whole batch with a 400 naming each index and field. Accepted batches are queued and land in the analytics ' +
         'store shortly after. An item `id` (the run id) is the deduplication key: a run posted again, in this or any ' +
-        'later batch, is stored once; one batch may not carry the same `id` twice. With an `Idempotency-Key` header, ' +
+        'later batch, with the same `startedAt`, is stored once (the lookup is bounded by the batch\'s times: the same `id` ' +
+        'posted with other times is stored again); one batch may not carry the same `id` twice. With an `Idempotency-Key` header, ' +
         'a repeat of the request within 24 hours answers the first 202 again and queues nothing; the same key with ' +
         'another body is a 409.',
       tag,
@@ -116,23 +116,13 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
           if (!(started >= oldest)) rules.fail(`${at()}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
           // Kept files a client lists are held to what a run writes: each names a blob of the account, typed.
           let detailBytes = 0;
+          const details: Record<string, unknown> = {};
           for (const key of RESULT_DETAIL_KEYS) {
-            const detail = item[key];
-            if (detail === undefined) continue;
-            detailBytes += Buffer.byteLength(JSON.stringify(detail));
-            const assets = (detail as { assets?: unknown } | null)?.assets;
-            if (assets === undefined || assets === null) continue;
-            if (!Array.isArray(assets) || assets.length > 100) {
-              rules.fail(`${at()}.${key}.assets`, 'assets', 'must be a list of at most 100 kept files');
-              continue;
-            }
-            const names = new Set<string>();
-            assets.forEach((asset, j) => {
-              const why = keptAssetProblem(asset) ?? (names.has((asset as { name: string }).name) ? 'repeats the name of another file' : null);
-              names.add((asset as { name?: string })?.name ?? '');
-              if (why) rules.fail(`${at()}.${key}.assets[${j}]`, 'asset', why);
-            });
+            if (item[key] === undefined) continue;
+            details[key] = item[key];
+            detailBytes += Buffer.byteLength(JSON.stringify(item[key]));
           }
+          for (const p of keptAssetsProblems(details)) rules.fail(`${at()}.${p.at}`, p.rule, p.why);
           if (detailBytes > MAX_DETAIL_BYTES) {
             rules.fail(at(), 'detailSize', `its result objects (${RESULT_DETAIL_KEYS.filter((k) => item[k]).join(', ')}) hold ${detailBytes} bytes of JSON; at most ${MAX_DETAIL_BYTES}`);
           }

@@ -235,6 +235,29 @@ export function keptAssetProblem(asset: unknown): string | null {
   return null;
 }
 
+/**
+ * What is wrong with the kept files the result objects of `detail` list: each problem with where it is (`key.assets[j]`)
+ * and why; none is []. A list is at most 100 files, each held to keptAssetProblem, no name twice.
+ */
+export function keptAssetsProblems(detail: Record<string, unknown>): { at: string; rule: 'assets' | 'asset'; why: string }[] {
+  const problems: { at: string; rule: 'assets' | 'asset'; why: string }[] = [];
+  for (const [key, object] of Object.entries(detail)) {
+    const assets = (object as { assets?: unknown } | null)?.assets;
+    if (assets === undefined || assets === null) continue;
+    if (!Array.isArray(assets) || assets.length > 100) {
+      problems.push({ at: `${key}.assets`, rule: 'assets', why: 'must be a list of at most 100 kept files' });
+      continue;
+    }
+    const names = new Set<string>();
+    assets.forEach((asset, j) => {
+      const why = keptAssetProblem(asset) ?? (names.has((asset as { name: string }).name) ? 'repeats the name of another file' : null);
+      names.add((asset as { name?: string })?.name ?? '');
+      if (why) problems.push({ at: `${key}.assets[${j}]`, rule: 'asset', why });
+    });
+  }
+  return problems;
+}
+
 /** The result objects of runs that keep files (browser, multi-step, Playwright check suites). */
 export const ASSET_DETAIL_KEYS = ['browserCheckResult', 'multiStepCheckResult', 'playwrightCheckResult'] as const;
 

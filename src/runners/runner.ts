@@ -131,8 +131,10 @@ export async function executeRun(taken: TakenRun, policy: OutboundPolicy, files:
     // Why it failed may quote the request (a URL, a header): secret values never leave the run, to a log, a disk or a report.
     return bounded(outcome.error ? { ...outcome, error: maskSecretValues(outcome.error, check.secrets) } : outcome);
   } catch (err) {
-    logger.error({ checkId: check.id, adhocId: run.adhocId, err: messageOf(err) }, 'runner failed on a run');
-    return { startedAt: started, stoppedAt: Date.now(), hasFailures: true, hasErrors: true, isDegraded: false, metrics: {}, detail: {}, error: `The runner failed: ${messageOf(err)}` };
+    // Masked and bounded like any failure: a thrown message may quote a secret, and may be of any length.
+    const why = maskSecretValues(messageOf(err), check.secrets);
+    logger.error({ checkId: check.id, adhocId: run.adhocId, err: why.slice(0, ERROR_CHARS) }, 'runner failed on a run');
+    return bounded({ startedAt: started, stoppedAt: Date.now(), hasFailures: true, hasErrors: true, isDegraded: false, metrics: {}, detail: {}, error: `The runner failed: ${why}` });
   }
 }
 

@@ -23,8 +23,13 @@ export type BlobKind = keyof typeof BLOB_KINDS;
 /** What runs keep per result, swept after ASSET_RETENTION_DAYS (code bundles, snapshots and reports are not). */
 export const RUN_ASSET_KINDS: readonly BlobKind[] = ['screenshots', 'traces', 'videos'];
 
-/** A blob larger than the store accepts; `limit` is the most it takes, in bytes. */
+/**
+ * A blob larger than the store accepts; `limit` is the most it takes, in bytes. Its status is 413 and its message
+ * is said to the client (what the anchor's CLI reads: "maximum allowed: <bytes>"), wherever a route lets it through.
+ */
 export class BlobTooLargeError extends Error {
+  readonly status = 413;
+  readonly expose = true;
   constructor(readonly limit: number) {
     super(`Payload content length greater than maximum allowed: ${limit}`);
     this.name = 'BlobTooLargeError';

@@ -65,6 +65,7 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
   new Gauge({ name: 'agent_buffer_results', help: 'Results in the on-disk buffer, waiting for the service', registers: [registry], collect() { this.set(buffer.stats.results); } });
   new Gauge({ name: 'agent_buffer_bytes', help: 'Bytes of the on-disk buffer', registers: [registry], collect() { this.set(buffer.stats.bytes); } });
   new Gauge({ name: 'agent_buffer_dropped_results', help: 'Results dropped from the buffer for space since start', registers: [registry], collect() { this.set(buffer.stats.dropped); } });
+  new Gauge({ name: 'agent_buffer_refused_results', help: 'Results the service refused, set aside in refused/ since start', registers: [registry], collect() { this.set(buffer.stats.setAside); } });
   new Gauge({ name: 'agent_remembered_checks', help: 'Scheduled checks the agent would run from memory if cut off', registers: [registry], collect() { this.set(memory.size); } });
 
   const ownEndpoints = config.healthPort ? [{ host: config.healthHost, port: config.healthPort }] : [];
@@ -79,8 +80,10 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
       const url = (req.url ?? '/').split('?')[0];
       if (url === '/-/liveness') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
       if (url === '/-/readiness') {
-        const ready = port.registered && !port.offline;
-        return void res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : port.offline ? 'offline: running from memory\n' : 'not registered yet\n');
+        const stuck = port.drainFailing && buffer.stats.results > 0;
+        const ready = port.registered && !port.offline && !stuck;
+        const why = port.offline ? 'offline: running from memory' : !port.registered ? 'not registered yet' : `the buffer (${buffer.stats.results} results) cannot be delivered`;
+        return void res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : `${why}\n`);
       }
       if (url === '/metrics') {
         void registry.metrics().then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text), () => res.writeHead(500).end());

@@ -1,11 +1,16 @@
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadAgentConfig } from '../../platform/config.js';
+import { createLogger } from '../../platform/logger.js';
 import type { RunnableCheck } from '../definitions.js';
 import type { RunJob } from '../jobs.js';
-import { DiskBuffer, type MadeResult } from './buffer.js';
+import { DiskBuffer, RefusedBatch, type MadeResult } from './buffer.js';
+import { HttpPort } from './http-port.js';
 import { ScheduleMemory } from './memory.js';
 
 const dirs: string[] = [];
@@ -48,6 +53,24 @@ describe("the agent's disk buffer", () => {
     expect(got.map((r) => r.checkId)).toEqual(['c1', 'c2', 'c3']);
   });
 
+  it('sets a batch the service refuses aside (kept on disk, counted) and goes on with the rest', async () => {
+    const dir = tmp();
+    const buffer = new DiskBuffer(dir, 1024 * 1024);
+    buffer.add([made(1), made(2), made(3), made(4)]);
+    const got: string[] = [];
+    const n = await buffer.drain(async (rs) => {
+      if (rs.some((r) => r.checkId === 'c1')) throw new RefusedBatch('400: not a result this service takes');
+      got.push(...rs.map((r) => r.checkId));
+    }, 2);
+    expect(n).toBe(2);
+    expect(got).toEqual(['c3', 'c4']);
+    expect(buffer.stats).toMatchObject({ results: 0, setAside: 2 });
+    const [file] = readdirSync(path.join(dir, 'refused'));
+    const kept = readFileSync(path.join(dir, 'refused', file!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { reason: string; result: MadeResult });
+    expect(kept.map((k) => k.result.checkId)).toEqual(['c1', 'c2']);
+    expect(kept[0]!.reason).toMatch(/not a result/);
+  });
+
   it('stays under its size limit by dropping the oldest results, and counts them', async () => {
     const buffer = new DiskBuffer(tmp(), 3 * 1024 * 1024);
     // 1 MiB segments of ~100 KiB results: 40 results are about 4 MiB, a third more than the limit.
@@ -59,6 +82,64 @@ describe("the agent's disk buffer", () => {
     await buffer.drain(async (rs) => void got.push(...rs));
     // What is left is the newest, in order.
     expect(got.map((r) => r.checkId)).toEqual(Array.from({ length: got.length }, (_, k) => `c${40 - got.length + k}`));
+  });
+});
+
+describe("the agent's port when the service refuses what it buffered", () => {
+  /** A service on 127.0.0.1 that registers the agent, hands out no runs, and answers /made with `made`. */
+  async function fakeService(made: number) {
+    const calls: string[] = [];
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        calls.push(req.url ?? '');
+        const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        if (req.url === '/v1/agent/register') return json(200, { leaseSeconds: 30, location: { slugName: 'office' }, isOutdated: false, minAgentVersion: '0.0.0' });
+        if (req.url === '/v1/agent/made') return json(made, made === 200 ? { accepted: 0, refused: [] } : { statusCode: made, error: 'Bad Request', message: 'body.results/0/outcome must NOT have additional properties' });
+        if (req.url === '/v1/agent/leases') return setTimeout(() => json(200, { leases: [] }), 20);
+        json(404, {});
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, close: () => new Promise((r) => (server.closeAllConnections(), server.close(r))) };
+  }
+  const quiet = createLogger('silent', new Writable({ write: (_c, _e, done) => done() }));
+  const portFor = (apiUrl: string, buffer: DiskBuffer) =>
+    new HttpPort({ apiUrl, apiKey: `pl_${'a'.repeat(48)}`, agentId: 'a1', capabilities: ['API'], concurrency: 1, egressIps: [], offlineAfterMs: 60_000, buffer, memory: new ScheduleMemory(), logger: quiet });
+
+  it('a batch refused as a whole (a 400: a version skew) is set aside and leasing goes on', async () => {
+    const service = await fakeService(400);
+    const dir = tmp();
+    const buffer = new DiskBuffer(dir, 1024 * 1024);
+    buffer.add([made(1), made(2)]);
+    const port = portFor(service.url, buffer);
+    try {
+      port.serve(async () => expect.unreachable());
+      for (let i = 0; i < 100 && service.calls.filter((c) => c === '/v1/agent/leases').length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(service.calls.filter((c) => c === '/v1/agent/leases').length).toBeGreaterThanOrEqual(2);
+      expect(service.calls.filter((c) => c === '/v1/agent/made')).toHaveLength(1);
+      expect(buffer.stats).toMatchObject({ results: 0, setAside: 2 });
+      expect(port.drainFailing).toBe(false);
+    } finally {
+      await port.close(0);
+      await service.close();
+    }
+  });
+
+  it('a buffer the service does not take for another reason stays, and says so (readiness)', async () => {
+    const service = await fakeService(409);
+    const buffer = new DiskBuffer(tmp(), 1024 * 1024);
+    buffer.add([made(1)]);
+    const port = portFor(service.url, buffer);
+    try {
+      port.serve(async () => expect.unreachable());
+      for (let i = 0; i < 100 && service.calls.filter((c) => c === '/v1/agent/leases').length < 1; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(port.drainFailing).toBe(true);
+      expect(buffer.stats).toMatchObject({ results: 1, setAside: 0 });
+    } finally {
+      await port.close(0);
+      await service.close();
+    }
   });
 });
 

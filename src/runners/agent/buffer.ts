@@ -12,6 +12,11 @@ export interface MadeResult {
 
 /** A segment is closed (and may be sent) past this size or age. */
 const SEGMENT_BYTES = 1024 * 1024;
+/** The most results set aside (refused by the service) are kept on disk, oldest removed first. */
+const ASIDE_BYTES = 16 * 1024 * 1024;
+
+/** The service refused a batch as a whole (a 400): it is set aside, never sent again, and the drain goes on. */
+export class RefusedBatch extends Error {}
 
 /**
  * The agent's bounded on-disk buffer of results made while the service was unreachable. Results are appended
@@ -23,15 +28,17 @@ export class DiskBuffer {
   private readonly dir: string;
   private current?: { file: string; fd: number; bytes: number; lines: number };
   private seq = 0;
-  /** Results and bytes held, and results dropped for space since start. */
-  readonly stats = { results: 0, bytes: 0, dropped: 0 };
+  /** Results and bytes held, results dropped for space since start, and results the service refused (set aside). */
+  readonly stats = { results: 0, bytes: 0, dropped: 0, setAside: 0 };
   private readonly lines = new Map<string, number>();
+  private readonly asideDir: string;
 
   constructor(
     dataDir: string,
     private readonly maxBytes: number,
   ) {
     this.dir = path.join(dataDir, 'buffer');
+    this.asideDir = path.join(dataDir, 'refused');
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     for (const file of this.segments()) {
       const text = readFileSync(path.join(this.dir, file), 'utf8');
@@ -102,9 +109,36 @@ export class DiskBuffer {
   }
 
   /**
+   * Keeps results the service refused in `refused/` beside the buffer (JSON lines with the reason, for a person to
+   * read; at most 16 MiB, oldest first out), counted; they are never sent again.
+   */
+  setAside(results: readonly MadeResult[], reason: string): void {
+    if (!results.length) return;
+    mkdirSync(this.asideDir, { recursive: true, mode: 0o700 });
+    const at = new Date().toISOString();
+    const file = path.join(this.asideDir, `refused-${String(Date.now()).padStart(13, '0')}-${String(this.seq++ % 1_000_000).padStart(6, '0')}.jsonl`);
+    const fd = openSync(file, 'a', 0o600);
+    try {
+      writeSync(fd, results.map((result) => `${JSON.stringify({ at, reason: reason.slice(0, 2000), result })}\n`).join(''));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    this.stats.setAside += results.length;
+    const files = readdirSync(this.asideDir).filter((f) => f.startsWith('refused-')).sort();
+    let total = files.reduce((sum, f) => sum + statSync(path.join(this.asideDir, f)).size, 0);
+    for (const f of files) {
+      if (total <= ASIDE_BYTES) break;
+      total -= statSync(path.join(this.asideDir, f)).size;
+      rmSync(path.join(this.asideDir, f), { force: true });
+    }
+  }
+
+  /**
    * Hands the results to `deliver`, oldest segment first, in batches of `batch`; a segment is removed once all
-   * of it was delivered. Stops at the first failure (the rest waits for the next try). Lines a crash cut short
-   * are skipped. Resolves to how many results were delivered.
+   * of it was delivered or set aside. A batch the service refuses as a whole (`deliver` throws RefusedBatch) is
+   * set aside and the drain goes on; any other failure stops it (the rest waits for the next try). Lines a crash
+   * cut short are skipped. Resolves to how many results were delivered.
    */
   async drain(deliver: (results: MadeResult[]) => Promise<void>, batch = 500): Promise<number> {
     this.closeCurrent();
@@ -119,9 +153,19 @@ export class DiskBuffer {
           // a line cut short by a crash: not a result
         }
       }
-      for (let i = 0; i < results.length; i += batch) await deliver(results.slice(i, i + batch));
+      let sent = 0;
+      for (let i = 0; i < results.length; i += batch) {
+        const part = results.slice(i, i + batch);
+        try {
+          await deliver(part);
+          sent += part.length;
+        } catch (err) {
+          if (!(err instanceof RefusedBatch)) throw err;
+          this.setAside(part, err.message);
+        }
+      }
       this.remove(file, false);
-      delivered += results.length;
+      delivered += sent;
     }
     return delivered;
   }

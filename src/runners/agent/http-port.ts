@@ -9,7 +9,7 @@ import type { RunJob } from '../jobs.js';
 import type { ExecuteRun, RunnerPort, TakenRun } from '../port.js';
 import { scheduledResultId } from '../result-ids.js';
 import { messageOf, type RunFiles, type RunOutcome } from '../types/common.js';
-import type { DiskBuffer } from './buffer.js';
+import { RefusedBatch, type DiskBuffer } from './buffer.js';
 import type { ScheduleMemory } from './memory.js';
 
 export interface HttpPortOptions {
@@ -28,7 +28,7 @@ export interface HttpPortOptions {
   count?: (event: AgentEvent, n?: number) => void;
 }
 
-export type AgentEvent = 'leased' | 'reported' | 'lost' | 'made-offline' | 'buffered' | 'delivered' | 'api-error' | 'expired-unreported';
+export type AgentEvent = 'leased' | 'reported' | 'lost' | 'made-offline' | 'buffered' | 'delivered' | 'set-aside' | 'api-error' | 'expired-unreported';
 
 /** The service answered, but not with what the call needs: not a network failure (no offline mode for it). */
 export class ServiceRefusal extends Error {
@@ -86,6 +86,8 @@ export class HttpPort implements RunnerPort {
   private loops: Promise<void>[] = [];
   registered = false;
   leaseMs = 300_000;
+  /** The last try to deliver the buffer failed (not a refusal: the service did not take it): not ready while so. */
+  drainFailing = false;
   /** Whether the agent is running from memory now. */
   get offline(): boolean {
     return this.unreachableSince !== undefined && Date.now() - this.unreachableSince >= this.opts.offlineAfterMs;
@@ -199,7 +201,8 @@ export class HttpPort implements RunnerPort {
           if (this.offline) await this.call('POST', '/v1/agent/register', null).catch(() => undefined); // a probe: any answer ends offline
           continue;
         }
-        // What was made while cut off goes first: its slots are older than anything the service hands out now.
+        // What was made while cut off goes first: its slots are older than anything the service hands out now. A buffer
+        // that cannot be delivered does not stop new runs (readiness says so instead).
         if (this.opts.buffer.stats.results) await this.deliverBuffer();
         const { leases } = (await this.call('POST', '/v1/agent/leases', { agentId: this.opts.agentId, max: this.free, waitSeconds: 10 }, 'application/json', 60_000, this.stop.signal)) as { leases: LeaseWire[] };
         backoff = 500;
@@ -306,11 +309,38 @@ export class HttpPort implements RunnerPort {
     }
   }
 
+  /**
+   * Delivers the buffer. Results the service refuses (one by one in its answer, or a whole batch with a 400: a
+   * version skew, a result it cannot take) are set aside on disk and counted, never sent again; anything else that
+   * fails leaves the buffer as it is, for the next try, and the agent not ready meanwhile.
+   */
   private async deliverBuffer(): Promise<void> {
-    const n = await this.opts.buffer.drain(async (results) => {
-      const { refused } = (await this.call('POST', '/v1/agent/made', { agentId: this.opts.agentId, results })) as { refused: { index: number; reason: string }[] };
-      if (refused.length) this.opts.logger.warn({ refused: refused.length, first: refused[0]?.reason }, 'the service refused results made while cut off');
-    });
+    let n: number;
+    try {
+      n = await this.opts.buffer.drain(async (results) => {
+        let answer: { refused: { index: number; reason: string }[] };
+        try {
+          answer = (await this.call('POST', '/v1/agent/made', { agentId: this.opts.agentId, results })) as typeof answer;
+        } catch (err) {
+          if (err instanceof ServiceRefusal && (err.status === 400 || err.status === 413)) {
+            this.opts.count?.('set-aside', results.length);
+            this.opts.logger.error({ results: results.length, status: err.status, err: err.message }, 'the service refused a batch of results made while cut off: set aside (refused/), going on');
+            throw new RefusedBatch(`${err.status}: ${err.message}`);
+          }
+          throw err;
+        }
+        for (const r of answer.refused) this.opts.buffer.setAside([results[r.index]!].filter(Boolean), r.reason);
+        if (answer.refused.length) {
+          this.opts.count?.('set-aside', answer.refused.length);
+          this.opts.logger.warn({ refused: answer.refused.length, first: answer.refused[0]?.reason }, 'the service refused results made while cut off: set aside (refused/)');
+        }
+      });
+    } catch (err) {
+      this.drainFailing = true;
+      this.opts.logger.warn({ err: messageOf(err), buffered: this.opts.buffer.stats.results }, 'could not deliver the results made while cut off; trying again');
+      return;
+    }
+    this.drainFailing = false;
     if (n) {
       this.opts.count?.('delivered', n);
       this.opts.logger.info({ results: n }, 'results made while cut off delivered');
