@@ -141,6 +141,7 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
           requestId: ctx.state.requestId as string,
           signal: aborted.signal,
           method: ctx.method,
+          path: ctx.path,
           cookie: (name) => ctx.cookies.get(name),
           client: { address: ctx.ip, userAgent: ctx.get('user-agent'), secure: ctx.secure, origin: serviceOrigin(ctx) },
         },

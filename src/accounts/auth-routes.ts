@@ -151,7 +151,7 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       actor: user ? { type: 'user', id: user.id, name: user.email } : { type: 'anonymous', id: null, name: null },
       operation,
       method: ctx.method,
-      path: operation === 'signIn' ? '/v1/auth/sign-in' : operation,
+      path: ctx.path,
       status,
       address: ctx.client.address,
     }).catch((err: Error) => deps.logger.error({ err: err.message }, 'could not record a sign-in'));
@@ -373,10 +373,14 @@ export function authRoutes(deps: Deps): AnyRoute[] {
         const token = context.cookie(SESSION_COOKIE);
         const session = token && /^[\w-]{20,100}$/.test(token) ? await sessionByToken(sql, token) : undefined;
         if (session) {
+          const user = await findUser(sql, session.user_id);
+          const record = (status: number) => (user ? auditUser(user.id, 'signOut', context, user.email, status, session.account_id ?? undefined) : Promise.resolve());
           if (!fromOwnPages({ csrfToken: headers[CSRF_HEADER] ?? '', origin: headers.origin ?? '' }, context.client.origin, session.csrf_token, config.publicUrl)) {
+            await record(403);
             throw new HttpError(403, `A write made with a session cookie needs its CSRF token (${CSRF_HEADER}) or this service's Origin`);
           }
           await endSession(sql, session.id);
+          await record(204);
         }
         return { status: 204, cookies: [sessionCookie(null)] };
       },
@@ -430,11 +434,13 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       description: 'Limited per client address (10 in 15 minutes) and per email (3 in 15 minutes, whoever asks): a 429 with Retry-After.',
       rateLimit: { points: 10, windowSeconds: 900 },
       schema: { body: Type.Object({ email: Email }, { additionalProperties: false }), responses: { 202: null } },
-      handler: async ({ body }) => {
+      handler: async ({ body, context }) => {
         const wait = await resetsByEmail.take(body.email.trim().toLowerCase());
         if (wait) throw new HttpError(429, 'Too many resets asked for this address; wait and try again', undefined, { 'Retry-After': String(wait) });
         const user = await findUserByEmail(sql, body.email);
         if (user) {
+          // In the person's accounts' logs: someone asked (who, from where), though the answer says nothing.
+          await auditUser(user.id, 'requestPasswordReset', context, user.email, 202);
           const token = await createUserToken(sql, user.id, 'password-reset', 3_600_000);
           await queueMail(sql, {
             to: user.email,
@@ -452,7 +458,7 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       method: 'POST', path: '/v1/auth/password-reset/confirm', operationId: 'resetPassword', tag, access: 'public', errors: [400, 401, 503],
       summary: 'Set a new password with a reset link\'s token: every session and every API key of the person ends',
       schema: { body: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }), password: Password }, { additionalProperties: false }), responses: { 204: null } },
-      handler: async ({ body }) => {
+      handler: async ({ body, context }) => {
         const probe = passwordProblem(body.password);
         if (probe) throw badRequest(`body.password ${probe}`, { errors: [{ field: 'body.password', rule: 'password', message: probe }] });
         const userId = await consumeUserToken(sql, body.token, 'password-reset');
@@ -464,6 +470,7 @@ export function authRoutes(deps: Deps): AnyRoute[] {
         await endUserSessions(sql, user.id);
         // Whoever had the old password may have made keys with it: a reset ends them too.
         await revokeAllUserKeys(sql, user.id);
+        await auditUser(user.id, 'resetPassword', context, user.email, 204);
         return { status: 204 };
       },
     }),

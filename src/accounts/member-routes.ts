@@ -9,7 +9,7 @@ import { generateApiKey } from '../model/secrets.js';
 import { iso } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
 import { transaction } from '../storage/postgres.js';
-import { auditPage, type AuditRow } from './audit.js';
+import { auditPage, recordAudit, type AuditRow } from './audit.js';
 import { queueMail } from './mail.js';
 import {
   addMember, createInvitation, findMember, invitationByToken, lockOwners, markAccepted, membersAndInvitations, pendingInvitation, removeMember,
@@ -305,6 +305,12 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
         responses: { 200: Type.Object({ accountId: Uuid, role: Role, userId: Uuid }) },
       },
       handler: async ({ body, context }) => {
+        /** In the inviting account's log: the invitation accepted (or a wrong password given for it), by whom, from where. */
+        const record = (accountId: string, who: { id: string; email: string }, status: number) =>
+          recordAudit(sql, {
+            accountId, actor: { type: 'user', id: who.id, name: who.email }, operation: 'acceptInvitation', method: context.method, path: context.path,
+            status, address: context.client.address,
+          }).catch((err: Error) => deps.logger.error({ err: err.message }, 'could not record an accepted invitation'));
         const cookie = context.cookie(SESSION_COOKIE);
         const signedIn = cookie ? await resolveSession(sql, cookie, undefined, { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs }) : undefined;
         const sessionUser = signedIn && signedIn !== 'forbidden' ? signedIn.userId : null;
@@ -325,9 +331,11 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
           const guess = await guesses.take(known.id);
           if (guess) throw new HttpError(429, 'Too many wrong passwords or codes; wait and try again', undefined, { 'Retry-After': String(guess) });
           if (known.password_hash && !(body.password && (await passwordMatches(known.password_hash, body.password)))) {
+            await record(invite.account_id, { id: known.id, email: known.email }, 401);
             throw new HttpError(401, `Sign in as ${invite.email}, or give its password`, { reason: 'credentials' });
           }
           if (known.totp_enabled_at && !(body.code && (await secondFactorHolds(sql, known, body.code)))) {
+            await record(invite.account_id, { id: known.id, email: known.email }, 401);
             throw new HttpError(401, 'The second factor is on: send the code of your authenticator app (or a recovery code)', { reason: 'second-factor' });
           }
           await guesses.clear(known.id);
@@ -351,6 +359,7 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
           await markAccepted(tx, current.id, user!.id);
           return { accountId: current.account_id, role: current.role, userId: user!.id };
         });
+        await record(outcome.accountId, { id: outcome.userId, email: invite.email }, 200);
         const session = sessionUser ? undefined : await createSession(sql, outcome.userId, { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs }, { address: context.client.address, userAgent: context.client.userAgent });
         return { status: 200, body: outcome, ...(session ? { cookies: [{ name: SESSION_COOKIE, value: session.token, maxAgeMs: config.people.sessionAbsoluteMs }] } : {}) };
       },

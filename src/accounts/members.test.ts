@@ -187,6 +187,9 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
     expect((await members('?search=careful&type=member')).body.members).toEqual([]);
     const accepted = await svc.call('POST', '/v1/invitations/accept', { key: null, body: { token, password: PASSWORD, code: totp.generate() } });
     expect(accepted.status, accepted.text).toBe(200);
+    // The inviting account's log has the refusal and the acceptance, by the person.
+    const log = await svc.call('GET', `/v1/audit-logs?operation=acceptInvitation&actorId=${person.id}`, { key: keys.ADMIN });
+    expect(log.body.entries.map((e: { status: number }) => e.status)).toEqual([200, 401]);
   });
 
   it("keeps another account's members out of reach", async () => {

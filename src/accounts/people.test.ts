@@ -235,6 +235,24 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     expect((await as(member, 'POST', '/v1/auth/two-factor/disable', { headers: header, body: { password: PASSWORD } })).status).toBe(409);
   });
 
+  it('records in the audit log what is done without a key: sign-out, resets asked and done, and a write refused for want of its CSRF token', async () => {
+    const user = await person('audited@example.test', 'READ_WRITE');
+    const b = await signIn('audited@example.test');
+    expect((await as(b, 'POST', '/v1/checks/api', { csrf: false, body: { name: 'forged', request: { url: 'http://127.0.0.1:9/' } } })).status).toBe(403);
+    expect((await as(b, 'POST', '/v1/auth/sign-out')).status).toBe(204);
+    expect((await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'audited@example.test' } })).status).toBe(202);
+    const token = /\n([\w-]{40,})\n/.exec((await waitFor(async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('audited@example.test')), (m) => m.length === 1))[0]!.text!)![1]!;
+    expect((await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'frequency hopping spread spectrum' } })).status).toBe(204);
+    const log = await svc.call('GET', `/v1/audit-logs?actorId=${user.id}&limit=100`);
+    const seen = log.body.entries.map((e: { operation: string; status: number; path: string }) => `${e.operation} ${e.status} ${e.path}`);
+    expect(seen).toEqual(expect.arrayContaining([
+      'createApiCheck 403 /v1/checks/api',
+      'signOut 204 /v1/auth/sign-out',
+      'requestPasswordReset 202 /v1/auth/password-reset',
+      'resetPassword 204 /v1/auth/password-reset/confirm',
+    ]));
+  });
+
   it('signs in once with the link create-user prints', async () => {
     const { signInLink } = await import('./auth-routes.js');
     const user = await person('first-owner@example.test', 'OWNER');

@@ -88,9 +88,9 @@ export async function endUserSessions(db: Sql, userId: string, except?: string):
   await db`update user_sessions set ended_at = now() where user_id = ${userId} and ended_at is null and (${except ?? null}::uuid is null or id <> ${except ?? null}::uuid)`;
 }
 
-/** Ends the session a cookie holds; its CSRF token, to check the sign-out came from this service's pages. */
-export async function sessionByToken(db: Sql, token: string): Promise<{ id: string; csrf_token: string } | undefined> {
-  const [row] = await db<{ id: string; csrf_token: string }[]>`select id, csrf_token from user_sessions
+/** The live session a cookie holds: its CSRF token (to check a sign-out came from this service's pages), its person and account scope. */
+export async function sessionByToken(db: Sql, token: string): Promise<{ id: string; csrf_token: string; user_id: string; account_id: string | null } | undefined> {
+  const [row] = await db<{ id: string; csrf_token: string; user_id: string; account_id: string | null }[]>`select id, csrf_token, user_id, account_id from user_sessions
     where token_hash = ${tokenHash(token)} and ended_at is null and expires_at > now()`;
   return row;
 }

@@ -68,6 +68,8 @@ export function authenticate(resolvers: Resolvers, access: Exclude<Access, 'publ
     } else {
       principal = /^[\w-]{20,100}$/.test(cookie) ? await resolvers.session(cookie, wellFormed ? requested : undefined) : undefined;
       if (principal && principal !== 'forbidden' && !SAFE.has(ctx.method) && !fromOwnPages({ csrfToken: ctx.get(CSRF_HEADER), origin: ctx.get('origin') }, serviceOrigin(ctx), principal.csrfToken, resolvers.publicUrl())) {
+        // Named first: the audit log records the refused write with whose session it came (a forged request is worth seeing).
+        ctx.state.principal = principal;
         throw new HttpError(403, `A write made with a session cookie needs its CSRF token (${CSRF_HEADER}) or this service's Origin`);
       }
     }

@@ -104,6 +104,7 @@ export class RouteCaller {
       requestId: `in-process ${method} ${pathOf(path, params)}`,
       signal: new AbortController().signal,
       method,
+      path: pathOf(path, params),
       cookie: () => undefined,
       client: { address: 'in-process', userAgent: '', secure: false, origin: '' },
     };

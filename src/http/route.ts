@@ -47,6 +47,8 @@ export interface RequestContext {
   signal: AbortSignal;
   /** The request's method (HEAD on a GET route). */
   method: string;
+  /** The request's path (what the audit log names). */
+  path: string;
   /** A cookie the request carries (none in an in-process call). */
   cookie: (name: string) => string | undefined;
   /** The client's address (X-Forwarded-For's with TRUST_PROXY), its user agent, whether it came over TLS. */
