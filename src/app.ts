@@ -49,6 +49,7 @@ import { prometheusRoutes } from './analytics/index.js';
 import { apiReference } from './ops/docs.js';
 import { consolePages } from './console/index.js';
 import { projectRoutes } from './projects/index.js';
+import { secretScanRoutes } from './secret-scans/index.js';
 import { storageRoutes } from './projects/index.js';
 import { httpMetrics, metricsEndpoint } from './ops/metrics-http.js';
 
@@ -97,6 +98,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...heartbeatRoutes(deps),
     ...prometheusRoutes(deps),
     ...projectRoutes(deps),
+    ...secretScanRoutes(deps),
     ...storageRoutes(deps),
     ...runtimeRoutes(),
     ...locationRoutes(),

@@ -29,6 +29,7 @@ export const LAYERS = [
   'dashboards',
   'status-pages',
   'projects',
+  'secret-scans',
   'ops',
   'console',
   'seed',
