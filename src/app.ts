@@ -236,6 +236,17 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   // Only the addresses the trusted proxies added (the rightmost TRUST_PROXY_HOPS of X-Forwarded-For): what a client
   // writes there itself is never its address.
   app.maxIpsCount = deps.config.trustProxyHops;
+  // Requests still being handled, whether or not their client is still there: shutdown waits for them before the
+  // pools close (a handler that committed a write still records its audit entry).
+  const inFlight = new InFlight();
+  app.use(async function countInFlight(_ctx, next) {
+    inFlight.start();
+    try {
+      await next();
+    } finally {
+      inFlight.end();
+    }
+  });
   app.use(requestLog(deps.logger));
   // Answers of 1 KiB or more go out compressed to clients that take it (gzip, deflate or br): dashboard
   // pages and data, reports, lists. Error bodies are compressed like any other.
@@ -252,5 +263,36 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   app.use(consolePages(deps.config.publicUrl));
   app.use(jsonBody(deps.config.bodyLimitBytes, largerBodies(routes)));
   app.use(dispatch);
-  return { app, router, routes, document, principals };
+  return { app, router, routes, document, principals, inFlight };
+}
+
+/** A count of requests being handled, and a wait for it to reach zero. */
+export class InFlight {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+  get size(): number {
+    return this.count;
+  }
+  start(): void {
+    this.count++;
+  }
+  end(): void {
+    this.count--;
+    if (this.count === 0) for (const w of this.waiters.splice(0)) w();
+  }
+  /** Resolves once no request is being handled, or after `ms` (true: all ended). */
+  idle(ms: number): Promise<boolean> {
+    if (this.count === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== done);
+        resolve(false);
+      }, ms);
+      const done = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.waiters.push(done);
+    });
+  }
 }

@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadAgentConfig, loadConfig, machineMemory } from './platform/config.js';
-import { dropDatabase } from './storage/postgres.js';
-import { newTestEnv, removeRedisKeys } from '../test/support/service.js';
+import { connectPostgres, dropDatabase } from './storage/postgres.js';
+import { newTestEnv, removeRedisKeys, startTestService, waitFor } from '../test/support/service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -139,6 +140,37 @@ describe('graceful shutdown', () => {
       proc.kill('SIGKILL');
       await dropDatabase(env.DATABASE_URL);
       await removeRedisKeys(env.REDIS_PREFIX);
+    }
+  }, 60_000);
+});
+
+describe('shutdown with a handler still running', () => {
+  it('keeps the pools open for a handler whose client left, so what it committed is finished (its audit entry)', async () => {
+    const svc = await startTestService();
+    const admin = connectPostgres(svc.env.DATABASE_URL, 2);
+    try {
+      // The create will wait for this lock: it is still running when its client leaves and the service closes.
+      const holder = await admin.reserve();
+      await holder`begin`;
+      await holder`lock table variables in exclusive mode`;
+      const socket = net.connect(Number(new URL(svc.url).port), "127.0.0.1");
+      const body = JSON.stringify({ key: 'LEFT_BEHIND', value: 'v' });
+      socket.write(`POST /v1/variables HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${svc.adminKey}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      await waitFor(async () => (await admin`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into variables%'`)[0]!.n as number, (n) => n === 1);
+      socket.destroy();
+      const closed = svc.close();
+      await new Promise((r) => setTimeout(r, 500));
+      await holder`commit`;
+      holder.release();
+      await closed;
+      const [variable] = await admin`select key from variables where key = 'LEFT_BEHIND'`;
+      expect(variable).toBeDefined();
+      const [entry] = await admin`select operation, status from audit_log where operation = 'createVariable'`;
+      expect(entry).toEqual({ operation: 'createVariable', status: 201 });
+    } finally {
+      await admin.end();
+      await dropDatabase(svc.env.DATABASE_URL);
+      await removeRedisKeys(svc.env.REDIS_PREFIX);
     }
   }, 60_000);
 });

@@ -124,7 +124,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
     ? await startBackgroundWork({ ...deps, afterInsert: options.afterInsert })
     : undefined;
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
-  const { app, principals } = createApp(deps, options);
+  const { app, principals, inFlight } = createApp(deps, options);
   const server = app.listen(config.port, config.host);
   server.on('clientError', answerClientError);
   // An idle keep-alive connection stays open longer than the idle timeout of the proxies put in front (60 s is
@@ -144,6 +144,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      const deadline = Date.now() + config.shutdownTimeoutMs;
       await live.close();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
@@ -156,6 +157,11 @@ export async function startService(config: Config, logger: Logger, options: Serv
         });
         server.closeIdleConnections();
       });
+      // Connections are gone, but a handler whose client left may still run: the pools stay open for it, within
+      // SHUTDOWN_TIMEOUT_MS, so what it committed is finished (its audit entry, its queue job).
+      if (!(await inFlight.idle(Math.max(0, deadline - Date.now())))) {
+        logger.warn({ requests: inFlight.size }, 'requests still running at the shutdown deadline; closing under them');
+      }
       // The worker finishes the batch it holds before the store closes under it.
       await worker?.close();
       principals.stop();

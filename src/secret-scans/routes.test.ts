@@ -56,7 +56,7 @@ describe('the secret scan', () => {
         'ENVIRONMENT_VARIABLE STRIPE_SECRET value STRIPE_SECRET',
       ].sort(),
     );
-    const header = res.body.find((f: { fieldKey: string }) => f.fieldKey === 'Authorization' && f.entityType === 'CHECK');
+    const header = res.body.find((f: { fieldKey: string; entityType: string }) => f.fieldKey === 'Authorization' && f.entityType === 'CHECK');
     expect(header).toMatchObject({ entityName: 'Orders API', checkType: 'API', project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' }, logicalId: 'orders-api', valuePreview: 'abcd…tu' });
     // No value is ever returned whole.
     for (const secret of ['abcdefghijklmnopqrstu', 'orders-password-1', 'k3y-in-the-url', 'group-level-token', 'AKIAABCDEFGHIJKLMNOP', 'webhook-literal-token', 'never-looked-at', 'kept-secret-value', 'a-locked-password']) {
