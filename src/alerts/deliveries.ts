@@ -1,4 +1,4 @@
-import type { Job, Queue } from 'bullmq';
+import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import type { OutboundPolicy } from '../platform/outbound.js';
@@ -52,6 +52,8 @@ export async function undeliveredNotifications(sql: Sql, now: number): Promise<s
 interface NotificationRow {
   id: string;
   status: string;
+  alert_channel_id: string;
+  created_at: Date;
   channel_type: ChannelType;
   config: Record<string, unknown>;
   signing_secret: string | null;
@@ -75,7 +77,7 @@ interface NotificationRow {
 }
 
 async function loadNotification(sql: Sql, id: string): Promise<NotificationRow | undefined> {
-  const [row] = await sql<NotificationRow[]>`select n.id, n.status, n.channel_type, ch.config, ch.signing_secret,
+  const [row] = await sql<NotificationRow[]>`select n.id, n.status, n.alert_channel_id, n.created_at, n.channel_type, ch.config, ch.signing_secret,
       a.id as alert_id, a.alert_type, a.check_result_id, a.run_location, a.response_time, a.status_code, a.started_at,
       a.created_at as alert_created_at, c.id as check_id, c.name as check_name, c.check_type, c.tags, g.name as group_name,
       c.account_id, c.data->'environmentVariables' as check_variables, g.data->'environmentVariables' as group_variables,
@@ -89,6 +91,22 @@ async function loadNotification(sql: Sql, id: string): Promise<NotificationRow |
     where n.id = ${id}`;
   return row;
 }
+
+/**
+ * Whether an earlier notification of the same check to the same channel is still being delivered: one check's
+ * messages reach a channel in the order its alerts happened (a retried trigger never lands after the check's
+ * resolve and leaves an incident open). Earlier is by the run's start, then the alert, then the notification.
+ */
+async function earlierPending(sql: Sql, n: NotificationRow): Promise<boolean> {
+  const rows = await sql`select 1 from alert_notifications e join check_alerts ea on ea.id = e.alert_id
+    where e.alert_channel_id = ${n.alert_channel_id} and e.status = 'IN_PROGRESS' and ea.check_id = ${n.check_id} and e.id <> ${n.id}
+      and (ea.started_at, ea.created_at, e.created_at, e.id) < (${n.started_at}, ${n.alert_created_at}, ${n.created_at}, ${n.id}::uuid)
+    limit 1`;
+  return rows.length > 0;
+}
+
+/** How long a delivery waits before looking again at an earlier one of its check and channel. */
+const ORDER_WAIT_MS = 1000;
 
 /** Template variables: the account's, the group's, then the check's own (later wins). */
 async function variablesOf(sql: Sql, n: NotificationRow): Promise<Record<string, string>> {
@@ -133,9 +151,15 @@ export function startDeliveryWorker(
   opts: { sql: Sql; logger: Logger; config: Config['alerts']; outbound: OutboundPolicy; publicUrl: () => string | undefined; concurrency?: number },
 ) {
   const dispatcher = opts.outbound.dispatcher({ connectTimeoutMs: opts.config.deliveryTimeoutMs });
-  async function process(job: Job<DeliveryJob>) {
+  async function process(job: Job<DeliveryJob>, token?: string) {
     const n = await loadNotification(opts.sql, job.data.notificationId);
     if (!n || n.status !== 'IN_PROGRESS') return { skipped: true };
+    // An earlier message of this check to this channel goes first: this one waits (no attempt spent) until it has
+    // been delivered or has failed for good.
+    if (token && (await earlierPending(opts.sql, n))) {
+      await job.moveToDelayed(Date.now() + ORDER_WAIT_MS, token);
+      throw new DelayedError();
+    }
     const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     try {
       const message = messageOf(n, await variablesOf(opts.sql, n), opts.publicUrl());

@@ -93,6 +93,7 @@ interface Hit {
 async function startProviders() {
   const hits: Hit[] = [];
   let refuse = 0;
+  let holdMs = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -110,7 +111,10 @@ async function startProviders() {
         hits.push({ provider: 'pagerduty', path: url.pathname, query: url.searchParams, authorization: req.headers.authorization, body, invalid: valid ? null : PAGERDUTY_EVENT.errors });
         if (refuse > 0) {
           refuse--;
-          return reply(400, { status: 'invalid event', message: 'Event object is invalid', errors: ['Length of \'routing_key\' is incorrect (should be 32 characters)'] });
+          const wait = holdMs;
+          holdMs = 0;
+          const refused = () => reply(400, { status: 'invalid event', message: 'Event object is invalid', errors: ['Length of \'routing_key\' is incorrect (should be 32 characters)'] });
+          return void (wait ? setTimeout(refused, wait) : refused());
         }
         return valid ? reply(202, { status: 'success', message: 'Event processed', dedup_key: body.dedup_key }) : reply(400, { status: 'invalid event', message: 'Event object is invalid' });
       }
@@ -127,7 +131,7 @@ async function startProviders() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, hits, refuseNext: (n: number) => (refuse = n), close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { url, hits, refuseNext: (n: number, afterMs = 0) => ((refuse = n), (holdMs = afterMs)), close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 describe('PagerDuty and Opsgenie channels', () => {
@@ -235,6 +239,21 @@ describe('PagerDuty and Opsgenie channels', () => {
     const [n] = await waitFor(async () => (await svc.call('GET', `/v1/alert-notifications?checkId=${checkId}`)).body as { status: string; attempts: { ok: boolean; detail?: string }[] }[], (l) => l[0]?.status === 'FAILURE');
     expect(n!.attempts).toHaveLength(2);
     expect(n!.attempts.every((a) => !a.ok && /HTTP 400 .*Event object is invalid/.test(a.detail ?? ''))).toBe(true);
+  });
+
+  it("delivers one check's messages to a channel in order: a trigger retried after a slow refusal still lands before the resolve", async () => {
+    const pd = await create({ type: 'PAGERDUTY', config: { serviceKey: 'ORDERORDERORDERORDERORDERORDER12' } });
+    const checkId = await check('In order', [pd.id]);
+    const mine = () => providers.hits.filter((h) => (h.body as { dedup_key?: string }).dedup_key === `check-${checkId}`);
+    // The first trigger is held 1.5 s and refused: the check recovers meanwhile.
+    providers.refuseNext(1, 1500);
+    await report(checkId, 'fail');
+    await waitFor(async () => mine().length, (n) => n >= 1);
+    await report(checkId, 'pass');
+    await waitFor(async () => mine().length, (n) => n >= 3, 20_000);
+    expect(mine().map((h) => (h.body as { event_action: string }).event_action)).toEqual(['trigger', 'trigger', 'resolve']);
+    const log = (await svc.call('GET', `/v1/alert-notifications?checkId=${checkId}`)).body as { status: string }[];
+    expect(log.map((n) => n.status)).toEqual(['SUCCESS', 'SUCCESS']);
   });
 
   it('deploys from the CLI constructs PagerdutyAlertChannel and OpsgenieAlertChannel', async () => {
