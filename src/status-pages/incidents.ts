@@ -230,6 +230,12 @@ export async function resolveCheckIncident(tx: Sql, accountId: string, checkInci
   await addUpdate(tx, accountId, incident.id, { status: 'RESOLVED', description: 'The checks of this service pass again.', notifySubscribers }, at);
 }
 
+/**
+ * An imported subscriber (autoVerify) who never confirmed gets at most this many incident and maintenance mails in any
+ * 24 hours: an Admin's list cannot be mailed on every incident (a subscriber who confirmed gets every one).
+ */
+export const UNCONFIRMED_MAILS_PER_DAY = 3;
+
 /** Mail about an incident update to the verified subscribers of every page showing one of its services. */
 async function queueIncidentMail(tx: Sql, incidentId: string, update: UpdateRow): Promise<void> {
   const [incident] = await tx<{ name: string; severity: string }[]>`select name, severity from status_page_incidents where id = ${incidentId}`;
@@ -241,7 +247,9 @@ async function queueIncidentMail(tx: Sql, incidentId: string, update: UpdateRow)
     from status_page_subscriptions s
     join status_page_cards c on c.status_page_id = s.status_page_id
     join status_page_incident_services l on l.service_id = any(c.service_ids)
-    where l.incident_id = ${incidentId} and s.status = 'VERIFIED'`;
+    where l.incident_id = ${incidentId} and s.status = 'VERIFIED'
+      and (s.confirmed_at is not null or (select count(*) from status_page_mails d where d.subscription_id = s.id and d.kind <> 'confirm'
+        and d.created_at > now() - interval '1 day') < ${UNCONFIRMED_MAILS_PER_DAY})`;
 }
 
 /** What check state hands its check incidents to (state/records.ts): they show on the account's status pages. */

@@ -1,4 +1,5 @@
 import { occurrences, type WindowData } from '../model/maintenance.js';
+import { UNCONFIRMED_MAILS_PER_DAY } from './incidents.js';
 import type { Sql } from '../storage/postgres.js';
 
 /** The occurrences of maintenance windows (maintenances) and their status updates: every statement about them. */
@@ -58,6 +59,8 @@ export async function queueMaintenanceMail(tx: Sql, accountId: string, window: {
     select distinct s.id, 'maintenance', ${subject}, ${body}
     from status_page_subscriptions s join status_pages p on p.id = s.status_page_id
     where p.account_id = ${accountId} and s.status = 'VERIFIED'
+      and (s.confirmed_at is not null or (select count(*) from status_page_mails d where d.subscription_id = s.id and d.kind <> 'confirm'
+        and d.created_at > now() - interval '1 day') < ${UNCONFIRMED_MAILS_PER_DAY})
       and (${pages.length + services.length === 0}
         or p.id = any(${pages}::uuid[])
         or exists (select 1 from status_page_cards c where c.status_page_id = p.id and c.service_ids && ${services}::uuid[]))`;

@@ -104,7 +104,7 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
         : message(ctx, 200, v, theme, 'Unsubscribe', `Stop mail about ${t.page.data.name}.`, { form: { action, button: 'Unsubscribe' }, back });
     }
     if (purpose === 'confirm') {
-      await deps.sql`update status_page_subscriptions set status = 'VERIFIED', updated_at = now() where id = ${sub.id}`;
+      await deps.sql`update status_page_subscriptions set status = 'VERIFIED', confirmed_at = coalesce(confirmed_at, now()), updated_at = now() where id = ${sub.id}`;
       return message(ctx, 200, v, theme, 'Subscribed', `You will get mail about incidents and maintenance on ${t.page.data.name}.`, { back });
     }
     await deps.sql`delete from status_page_subscriptions where id = ${sub.id}`;

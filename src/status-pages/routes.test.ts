@@ -117,6 +117,25 @@ describe('status pages, services, incidents and subscribers (API)', () => {
     expect((await svc.call('GET', '/v1/status-pages/incidents?limit=1')).body).toMatchObject({ length: 1, entries: [{ id }] });
   });
 
+  it('mails an imported subscriber who never confirmed at most 3 incident updates a day; one who confirmed gets every one', async () => {
+    const api = await service('Search');
+    const page = await svc.call('POST', '/v1/status-pages', { body: { name: 'Search', url: 'search-status', cards: [{ name: 'All', services: [{ id: api.id }] }] } });
+    await svc.call('POST', `/v1/status-pages/${page.body.id}/subscriptions/bulk`, { body: { subscriptions: [{ type: 'EMAIL', config: 'imported@example.test' }, { type: 'EMAIL', config: 'confirmed@example.test' }], autoVerify: true } });
+    // The second one confirmed through their mail's link (what the page's confirm form records).
+    await svc.deps.sql`update status_page_subscriptions set confirmed_at = now() where address = 'confirmed@example.test'`;
+    const created = await svc.call('POST', '/v1/status-pages/incidents', {
+      body: { name: 'Search flaps', severity: 'MINOR', services: [{ id: api.id, name: 'Search', accountId: svc.defaultAccountId }], incidentUpdates: [{ description: 'Looking', notifySubscribers: true }] },
+    });
+    for (let i = 0; i < 5; i++) {
+      const res = await svc.call('POST', `/v1/status-pages/incidents/${created.body.id}/incident-updates`, { body: { status: 'MONITORING', description: `Update ${i}`, notifySubscribers: true } });
+      expect(res.status, res.text).toBe(200);
+    }
+    const mailsTo = async (address: string) =>
+      (await svc.deps.sql`select count(*)::int as n from status_page_mails m join status_page_subscriptions s on s.id = m.subscription_id where s.address = ${address}`)[0]!.n as number;
+    expect(await mailsTo('imported@example.test')).toBe(3);
+    expect(await mailsTo('confirmed@example.test')).toBe(6);
+  });
+
   it('autoVerify needs an admin key and stops at the account cap; without it every address gets a confirm mail', async () => {
     const other = await createOtherTenant(svc);
     const { createApiKey } = await import('../accounts/repository.js');
