@@ -15,11 +15,17 @@ import { rollupDdl, rollupMigration, TIERS } from './analytics/index.js';
 import { backfillRollups } from './analytics/index.js';
 import { Generations } from './storage/generations.js';
 import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
+import { newSecretsKey } from './storage/secret-box.js';
+import { openSecrets, SecretsKeyError } from './storage/secret-keys.js';
+import { rotateSecrets } from './secrets.js';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
 Commands:
   migrate                                   apply pending Postgres migrations
+  new-secrets-key                           print a new key for SECRETS_KEY (32 random bytes, base64)
+  rotate-secrets                            seal every stored secret with SECRETS_KEY (the old key in
+                                            SECRETS_KEY_PREVIOUS); the last step of a key rotation
   create-account --name NAME                create an account; prints its id
   create-key --account ID [--role ROLE] [--name NAME]
                                             create an API key (role: ${ROLES.join(', ')}; default read-write);
@@ -109,6 +115,21 @@ async function run(argv: string[]): Promise<void> {
     case 'rollup-ddl': {
       const added = values.add;
       process.stdout.write(added ? rollupMigration(String(added).split(',').map((c) => c.trim()).filter(Boolean)) : rollupDdl());
+      return;
+    }
+    case 'new-secrets-key': {
+      // A key for SECRETS_KEY: 32 random bytes, base64. Printed only; nothing is stored.
+      process.stdout.write(`${newSecretsKey()}\n`);
+      return;
+    }
+    case 'rotate-secrets': {
+      // The rotation's last step: with SECRETS_KEY the new key and SECRETS_KEY_PREVIOUS the old one, every stored
+      // secret is sealed anew with the new key.
+      const counts = await withDatabase(async (sql) => {
+        const opened = await openSecrets(sql, loadConfig().secrets);
+        return { keyId: opened.box.currentId, sealed: await rotateSecrets(sql, opened.box) };
+      });
+      console.log(JSON.stringify(counts));
       return;
     }
     case 'migrate': {
@@ -270,7 +291,7 @@ async function seed(values: Record<string, string | boolean | undefined>): Promi
 
 run(process.argv.slice(2)).catch((err) => {
   if (err instanceof UsageError) process.stderr.write(`${err.message}\n\n${USAGE}`);
-  else if (err instanceof ConfigError || err instanceof UnreachableError) process.stderr.write(`${err.message}\n`);
+  else if (err instanceof ConfigError || err instanceof UnreachableError || err instanceof SecretsKeyError) process.stderr.write(`${err.message}\n`);
   else if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') process.stderr.write(`${(err as Error).message}\n\n${USAGE}`);
   else process.stderr.write(`${(err as Error).stack ?? err}\n`);
   process.exit(1);

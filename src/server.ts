@@ -3,6 +3,7 @@ import { boundHeapGrowth } from './platform/heap.js';
 import { createLogger } from './platform/logger.js';
 import { startService } from './service.js';
 import { UnreachableError } from './storage/postgres.js';
+import { SecretsKeyError } from './storage/secret-keys.js';
 
 /** Process entry: configuration errors and unreachable dependencies end start-up with one clear line. */
 async function main() {
@@ -22,7 +23,7 @@ async function main() {
   try {
     service = await startService(config, logger);
   } catch (err) {
-    if (err instanceof UnreachableError) {
+    if (err instanceof UnreachableError || err instanceof SecretsKeyError) {
       process.stderr.write(`${err.message}\n`);
       process.exit(1);
     }

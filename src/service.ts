@@ -11,6 +11,7 @@ import { Queues } from './storage/queues.js';
 import { Metrics } from './platform/metrics.js';
 import { OutboundPolicy } from './platform/outbound.js';
 import type { IngestWorkerOptions } from './ingest/index.js';
+import { openServiceSecrets } from './secrets.js';
 import { startBackgroundWork } from './background.js';
 import { createStore, type Store } from './storage/clickhouse/index.js';
 import { applyClickhouseDdl } from './storage/clickhouse/ddl.js';
@@ -74,6 +75,7 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
     asideSql = connectPostgres(config.databaseUrl, 2);
     const applied = await migrate(sql);
     if (applied.length) logger.info({ versions: applied }, 'applied Postgres migrations');
+    await openServiceSecrets(sql, config.secrets, logger);
     await applyClickhouseDdl(store, config.clickhouse).catch((err: Error) => {
       throw new UnreachableError(`Cannot prepare ${clickhouseName}: ${err.message}`);
     });

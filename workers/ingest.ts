@@ -12,6 +12,7 @@ import { createStore } from '../src/storage/clickhouse/index.js';
 import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
 import { connectRedis } from '../src/storage/redis.js';
 import { checkPostgres, connectPostgres } from '../src/storage/postgres.js';
+import { openServiceSecrets } from '../src/secrets.js';
 
 async function main() {
   const config = loadConfig();
@@ -23,6 +24,8 @@ async function main() {
   // The API applies migrations; the worker only needs to reach the database.
   await checkPostgres(config.databaseUrl);
   const sql = connectPostgres(config.databaseUrl, 4);
+  // Deliveries open the channels' stored secrets: the service's key, checked against the database.
+  await openServiceSecrets(sql, config.secrets, logger);
   const store = createStore(config);
   await store.ping();
   await applyClickhouseDdl(store, config.clickhouse);

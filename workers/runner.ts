@@ -12,6 +12,7 @@ import { privateLocationOfKey } from '../src/runners/index.js';
 import { localPort, startRunner } from '../src/runners/index.js';
 import { adhocRecorder } from '../src/test-sessions/index.js';
 import { connectPostgres, checkPostgres } from '../src/storage/postgres.js';
+import { openServiceSecrets } from '../src/secrets.js';
 import { openBlobStore } from '../src/storage/blobs.js';
 import { Queues } from '../src/storage/queues.js';
 import { connectRedis } from '../src/storage/redis.js';
@@ -23,6 +24,8 @@ async function main() {
   (await connectRedis(config.redisUrl)).disconnect();
   await checkPostgres(config.databaseUrl);
   const sql = connectPostgres(config.databaseUrl, 4);
+  // Runs open the checks' secret variables: the service's key, checked against the database.
+  await openServiceSecrets(sql, config.secrets, logger);
   let locations = values.locations ? values.locations.split(',').map((l) => l.trim()).filter(Boolean) : config.runner.locations;
   const key = values['private-location-key'] ?? process.env.PRIVATE_LOCATION_KEY;
   if (key) {

@@ -8,4 +8,5 @@ export { resolveSession } from './sessions.js';
 export { PrincipalCache } from './principal-cache.js';
 export { sendDuePeopleMail } from './mail.js';
 export { addMember } from './members.js';
-export { ensureUser } from './users.js';
+export { ensureUser, resealTotpSecrets } from './users.js';
+export { resealOidcSecrets } from './oidc.js';

@@ -2,6 +2,7 @@ import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink } from '../../test/support/receivers.js';
 import { startTestService, waitFor, type ApiResponse, type TestService } from '../../test/support/service.js';
+import { sealSecret } from '../storage/secret-box.js';
 import type { AccountRole } from '../model/accounts.js';
 import { addMember } from './members.js';
 import { hashPassword } from './passwords.js';
@@ -174,7 +175,7 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
     await setPassword(svc.deps.sql, person.id, await hashPassword(PASSWORD));
     await addMember(svc.deps.sql, elsewhere.id, person.id, 'OWNER');
     const secret = new OTPAuth.Secret({ size: 20 });
-    await svc.deps.sql`update users set totp_secret = ${secret.base32}, totp_enabled_at = now() where id = ${person.id}`;
+    await svc.deps.sql`update users set totp_secret = ${sealSecret(secret.base32)}, totp_enabled_at = now() where id = ${person.id}`;
     const totp = new OTPAuth.TOTP({ secret, digits: 6, period: 30, algorithm: 'SHA1' });
 
     expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'careful@team.test', role: 'READ_ONLY' } })).status).toBe(201);

@@ -3,6 +3,7 @@ import * as client from 'openid-client';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import type { AccountRole } from '../model/accounts.js';
 import type { Sql } from '../storage/postgres.js';
+import { openSecret, sealSecret } from '../storage/secret-box.js';
 
 /**
  * OpenID Connect sign-in (docs/people.md) with a maintained relying-party library (openid-client): authorization
@@ -32,14 +33,14 @@ export async function findAccountOidc(db: Sql, accountId: string): Promise<OidcS
   const [row] = await db<{ issuer: string; client_id: string; client_secret: string; role_claim: string; role_map: { value: string; role: AccountRole }[]; default_role: AccountRole | null; trust_provider_mfa: boolean }[]>`
     select issuer, client_id, client_secret, role_claim, role_map, default_role, trust_provider_mfa from account_oidc where account_id = ${accountId}`;
   return row && {
-    issuer: row.issuer, clientId: row.client_id, clientSecret: row.client_secret, roleClaim: row.role_claim, roleMap: row.role_map, defaultRole: row.default_role,
+    issuer: row.issuer, clientId: row.client_id, clientSecret: openSecret(row.client_secret), roleClaim: row.role_claim, roleMap: row.role_map, defaultRole: row.default_role,
     trustProviderMfa: row.trust_provider_mfa, source: 'account',
   };
 }
 
 export async function saveAccountOidc(db: Sql, accountId: string, s: Omit<OidcSettings, 'source'>): Promise<void> {
   await db`insert into account_oidc (account_id, issuer, client_id, client_secret, role_claim, role_map, default_role, trust_provider_mfa)
-    values (${accountId}, ${s.issuer}, ${s.clientId}, ${s.clientSecret}, ${s.roleClaim}, ${db.json(s.roleMap as never)}, ${s.defaultRole}, ${s.trustProviderMfa})
+    values (${accountId}, ${s.issuer}, ${s.clientId}, ${sealSecret(s.clientSecret)}, ${s.roleClaim}, ${db.json(s.roleMap as never)}, ${s.defaultRole}, ${s.trustProviderMfa})
     on conflict (account_id) do update set issuer = excluded.issuer, client_id = excluded.client_id, client_secret = excluded.client_secret,
       role_claim = excluded.role_claim, role_map = excluded.role_map, default_role = excluded.default_role,
       trust_provider_mfa = excluded.trust_provider_mfa, updated_at = now()`;
@@ -180,3 +181,15 @@ export function sameOriginPath(redirect: string, base: string): string | undefin
 }
 
 export { client as oidcClient };
+
+/** Passes every stored OpenID client secret through `f` (sealing begins, or a key rotation); answers how many changed. */
+export async function resealOidcSecrets(db: Sql, f: (value: string) => string): Promise<number> {
+  let changed = 0;
+  for (const row of await db<{ account_id: string; client_secret: string }[]>`select account_id, client_secret from account_oidc`) {
+    const next = f(row.client_secret);
+    if (next === row.client_secret) continue;
+    await db`update account_oidc set client_secret = ${next} where account_id = ${row.account_id} and client_secret = ${row.client_secret}`;
+    changed++;
+  }
+  return changed;
+}

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../storage/postgres.js';
+import { sealSecret } from '../storage/secret-box.js';
 
 /** People (docs/people.md): users, their second factor and recovery codes, and single-use links. */
 
@@ -9,6 +10,7 @@ export interface UserRow {
   name: string;
   password_hash: string | null;
   password_changed_at: Date | null;
+  /** The TOTP secret, sealed (docs/platform.md, "Secrets at rest"): proofs.ts opens it. */
   totp_secret: string | null;
   totp_enabled_at: Date | null;
   /** The last TOTP time step a code was accepted for: a code signs in once. */
@@ -51,7 +53,7 @@ export async function setName(db: Sql, userId: string, name: string): Promise<vo
 
 /** A TOTP secret being set up (the second factor is not on until confirmed with a code). */
 export async function setTotpSecret(db: Sql, userId: string, secret: string): Promise<void> {
-  await db`update users set totp_secret = ${secret}, totp_enabled_at = null, totp_last_step = null, updated_at = now() where id = ${userId}`;
+  await db`update users set totp_secret = ${sealSecret(secret)}, totp_enabled_at = null, totp_last_step = null, updated_at = now() where id = ${userId}`;
 }
 
 /** Turns the second factor on and replaces the recovery codes (their hashes). */
@@ -101,4 +103,16 @@ export async function consumeUserToken(db: Sql, raw: string, purpose: 'sign-in' 
   const [row] = await db<{ user_id: string }[]>`update user_tokens set used_at = now()
     where token_hash = ${tokenHash(raw)} and purpose = ${purpose} and used_at is null and expires_at > now() returning user_id`;
   return row?.user_id;
+}
+
+/** Passes every stored TOTP secret through `f` (sealing begins, or a key rotation); answers how many changed. */
+export async function resealTotpSecrets(db: Sql, f: (value: string) => string): Promise<number> {
+  let changed = 0;
+  for (const row of await db<{ id: string; totp_secret: string }[]>`select id, totp_secret from users where totp_secret is not null`) {
+    const next = f(row.totp_secret);
+    if (next === row.totp_secret) continue;
+    await db`update users set totp_secret = ${next} where id = ${row.id} and totp_secret = ${row.totp_secret}`;
+    changed++;
+  }
+  return changed;
 }

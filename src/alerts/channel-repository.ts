@@ -1,5 +1,7 @@
 import type { ChannelType } from '../model/alerts.js';
 import type { Sql } from '../storage/postgres.js';
+import { sealSecret } from '../storage/secret-box.js';
+import { mapChannelSecrets, sealChannelConfig } from './channels/index.js';
 
 export interface ChannelRow {
   id: number;
@@ -95,8 +97,8 @@ export async function channelExists(db: Sql, accountId: string, id: number): Pro
 export async function insertChannel(db: Sql, accountId: string, s: ChannelSettings, signingSecret: string | null): Promise<ChannelRow> {
   const [row] = await db<ChannelRow[]>`insert into alert_channels (account_id, type, config, send_recovery, send_failure, send_degraded,
       ssl_expiry, ssl_expiry_threshold, auto_subscribe, signing_secret)
-    values (${accountId}, ${s.type}, ${db.json(s.config as never)}, ${s.sendRecovery},
-      ${s.sendFailure}, ${s.sendDegraded}, ${s.sslExpiry}, ${s.sslExpiryThreshold}, ${s.autoSubscribe}, ${signingSecret}) returning *`;
+    values (${accountId}, ${s.type}, ${db.json(sealChannelConfig(s.type, s.config) as never)}, ${s.sendRecovery},
+      ${s.sendFailure}, ${s.sendDegraded}, ${s.sslExpiry}, ${s.sslExpiryThreshold}, ${s.autoSubscribe}, ${sealSecret(signingSecret)}) returning *`;
   return row;
 }
 
@@ -109,7 +111,7 @@ export async function lockChannelType(db: Sql, accountId: string, id: number): P
 
 /** Updates the account's channel's settings (not its type). */
 export async function updateChannel(db: Sql, accountId: string, id: number, s: ChannelSettings): Promise<void> {
-  await db`update alert_channels set config = ${db.json(s.config as never)}, send_recovery = ${s.sendRecovery},
+  await db`update alert_channels set config = ${db.json(sealChannelConfig(s.type, s.config) as never)}, send_recovery = ${s.sendRecovery},
       send_failure = ${s.sendFailure}, send_degraded = ${s.sendDegraded}, ssl_expiry = ${s.sslExpiry},
       ssl_expiry_threshold = ${s.sslExpiryThreshold}, auto_subscribe = ${s.autoSubscribe}, updated_at = now()
     where id = ${id} and account_id = ${accountId}`;
@@ -157,8 +159,8 @@ export async function deleteSubscription(db: Sql, accountId: string, channelId: 
 
 /** Gives a webhook channel new secrets: its signing secret and, in its config, its webhookSecret. */
 export async function rotateChannelSecrets(db: Sql, accountId: string, id: number, signingSecret: string, webhookSecret: string): Promise<boolean> {
-  const rows = await db`update alert_channels set signing_secret = ${signingSecret},
-      config = jsonb_set(config, '{webhookSecret}', ${db.json(webhookSecret as never)}), updated_at = now()
+  const rows = await db`update alert_channels set signing_secret = ${sealSecret(signingSecret)},
+      config = jsonb_set(config, '{webhookSecret}', ${db.json(sealSecret(webhookSecret) as never)}), updated_at = now()
     where id = ${id} and account_id = ${accountId} and type = 'WEBHOOK' returning id`;
   return rows.length > 0;
 }
@@ -180,4 +182,17 @@ export async function channelsOfLocation(db: Sql, accountId: string, slug: strin
           or exists (select 1 from checks gc where gc.group_id = g.id and gc.data->'privateLocations' ? ${slug}))))
     order by ch.id`;
   return rows.map((r) => Number(r.id));
+}
+
+/** Passes every channel's stored secrets (its config's, its signing secret) through `f` (sealing begins, or a key rotation). */
+export async function resealChannelSecrets(db: Sql, f: (value: string) => string): Promise<number> {
+  let changed = 0;
+  for (const row of await db<{ id: number; type: ChannelType; config: Record<string, unknown>; signing_secret: string | null }[]>`select id, type, config, signing_secret from alert_channels`) {
+    const config = mapChannelSecrets(row.type, row.config, f);
+    const signing = row.signing_secret && f(row.signing_secret);
+    if (JSON.stringify(config) === JSON.stringify(row.config) && signing === row.signing_secret) continue;
+    await db`update alert_channels set config = ${db.json(config as never)}, signing_secret = ${signing} where id = ${row.id}`;
+    changed++;
+  }
+  return changed;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherTenant, expectFieldError, startTestService, type TestService } from '../../test/support/service.js';
+import { openSecret } from '../storage/secret-box.js';
 
 describe('alert channels', () => {
   let svc: TestService;
@@ -29,7 +30,8 @@ describe('alert channels', () => {
     if (signingSecret) {
       expect(signingSecret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
       const [row] = await svc.deps.sql`select signing_secret from alert_channels where id = ${res.body.id}`;
-      expect(row.signing_secret).toBe(signingSecret);
+      expect(row.signing_secret).not.toContain('whsec_');
+      expect(openSecret(row.signing_secret)).toBe(signingSecret);
     }
     const read = await svc.call('GET', `/v1/alert-channels/${res.body.id}`);
     expect(read.body).toEqual(rest);

@@ -5,6 +5,7 @@ import type { OutboundPolicy } from '../platform/outbound.js';
 import type { ChannelType } from '../model/alerts.js';
 import type { CheckType } from '../model/checks.js';
 import type { Sql } from '../storage/postgres.js';
+import { openVariables } from '../storage/secret-box.js';
 import type { Queues } from '../storage/queues.js';
 import { closeSenders, sendThrough } from './channels/index.js';
 import { titleOf, type AlertMessage } from './message.js';
@@ -71,8 +72,8 @@ interface NotificationRow {
   tags: string[];
   group_name: string | null;
   account_id: string;
-  check_variables: { key: string; value: string | null }[] | null;
-  group_variables: { key: string; value: string | null }[] | null;
+  check_variables: { key: string; value: string | null; secret?: boolean }[] | null;
+  group_variables: { key: string; value: string | null; secret?: boolean }[] | null;
   ssl_days_remaining: number | null;
 }
 
@@ -110,9 +111,9 @@ const ORDER_WAIT_MS = 1000;
 
 /** Template variables: the account's, the group's, then the check's own (later wins). */
 async function variablesOf(sql: Sql, n: NotificationRow): Promise<Record<string, string>> {
-  const account = await sql<{ key: string; value: string }[]>`select key, value from variables where account_id = ${n.account_id}`;
+  const account = await sql<{ key: string; value: string; secret: boolean }[]>`select key, value, secret from variables where account_id = ${n.account_id}`;
   const out: Record<string, string> = {};
-  for (const list of [account, n.group_variables ?? [], n.check_variables ?? []]) for (const v of list) if (v.value !== null) out[v.key] = v.value;
+  for (const list of [account, n.group_variables ?? [], n.check_variables ?? []]) for (const v of openVariables(list)) if (v.value !== null) out[v.key] = v.value;
   return out;
 }
 

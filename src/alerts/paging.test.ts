@@ -252,7 +252,7 @@ describe('PagerDuty and Opsgenie channels', () => {
     await report(checkId, 'pass');
     await waitFor(async () => mine().length, (n) => n >= 3, 20_000);
     expect(mine().map((h) => (h.body as { event_action: string }).event_action)).toEqual(['trigger', 'trigger', 'resolve']);
-    const log = (await svc.call('GET', `/v1/alert-notifications?checkId=${checkId}`)).body as { status: string }[];
+    const log = await waitFor(async () => (await svc.call('GET', `/v1/alert-notifications?checkId=${checkId}`)).body as { status: string }[], (l) => l.every((n) => n.status !== 'IN_PROGRESS'));
     expect(log.map((n) => n.status)).toEqual(['SUCCESS', 'SUCCESS']);
   });
 

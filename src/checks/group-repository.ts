@@ -1,6 +1,7 @@
 import type { ChannelSubscription } from './subscriptions.js';
 import type { GroupData } from './group-schemas.js';
 import type { Sql } from '../storage/postgres.js';
+import { sealVariables } from '../storage/secret-box.js';
 
 export interface GroupRow {
   id: number;
@@ -51,10 +52,13 @@ export async function listGroupRows(db: Sql, accountId: string, filter: GroupFil
   return { rows, total: n };
 }
 
+/** A group as stored: its secret variables sealed. */
+const sealedGroup = (data: GroupData): GroupData => (data.environmentVariables ? { ...data, environmentVariables: sealVariables(data.environmentVariables) } : data);
+
 /** Inserts a group of the account; returns its row. */
 export async function insertGroup(db: Sql, accountId: string, name: string, data: GroupData): Promise<GroupRow> {
   const [row] = await db<GroupRow[]>`insert into check_groups (account_id, name, data)
-    values (${accountId}, ${name}, ${db.json(data as never)}) returning *`;
+    values (${accountId}, ${name}, ${db.json(sealedGroup(data) as never)}) returning *`;
   return row;
 }
 
@@ -67,7 +71,7 @@ export async function lockGroupData(db: Sql, accountId: string, id: number): Pro
 
 /** Sets a group's name and data (the caller has checked the account's); returns its row. */
 export async function updateGroup(db: Sql, id: number, name: string, data: GroupData): Promise<GroupRow> {
-  const [row] = await db<GroupRow[]>`update check_groups set name = ${name}, data = ${db.json(data as never)}, updated_at = now()
+  const [row] = await db<GroupRow[]>`update check_groups set name = ${name}, data = ${db.json(sealedGroup(data) as never)}, updated_at = now()
     where id = ${id} returning *`;
   return row;
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSecret } from '../storage/secret-box.js';
 import { createOtherTenant, expectFieldError, startTestService, type TestService } from '../../test/support/service.js';
 
 describe('check groups', () => {
@@ -36,7 +37,9 @@ describe('check groups', () => {
     const put = await svc.call('PUT', `/v1/check-groups/${res.body.id}`, { body: { name: 'S', environmentVariables: res.body.environmentVariables } });
     expect(put.status).toBe(200);
     const [row] = await svc.deps.sql`select data from check_groups where id = ${res.body.id}`;
-    expect(row.data.environmentVariables[0].value).toBe('group-secret-value');
+    // Kept (sealed at rest) across the round trip.
+    expect(row.data.environmentVariables[0].value).not.toContain('group-secret-value');
+    expect(openSecret(row.data.environmentVariables[0].value)).toBe('group-secret-value');
   });
 
   it.each([

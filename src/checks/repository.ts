@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
 import type { Sql } from '../storage/postgres.js';
+import { resealVariables, sealVariables } from '../storage/secret-box.js';
 import type { GroupData } from './group-schemas.js';
 import { Rules } from '../http/rules.js';
 import { frequencyOffsetProblem, SEGMENT_OF, type CheckType } from '../model/checks.js';
@@ -84,9 +85,10 @@ export async function enforceBrowserLimit(db: Sql, accountId: string): Promise<v
   if (n >= limit) throw new HttpError(402, 'Payment Required', { limit, browserChecks: n });
 }
 
+/** What is stored of a check: its subscriptions live elsewhere, and its secret variables are sealed. */
 function storedData(data: CheckInput): Record<string, unknown> {
   const { alertChannelSubscriptions: _subs, ...rest } = data;
-  return rest;
+  return rest.environmentVariables ? { ...rest, environmentVariables: sealVariables(rest.environmentVariables) } : rest;
 }
 
 export async function insertCheck(db: Sql, accountId: string, checkType: CheckType, data: CheckInput): Promise<string> {
@@ -322,4 +324,23 @@ export async function checksWithStatus(db: Sql, accountId: string): Promise<Chec
   return db<CheckWithStatus[]>`select c.id, c.name, c.check_type, c.activated, c.muted, c.tags, s.has_failures, s.has_errors, s.is_degraded
     from checks c left join check_statuses s on s.check_id = c.id
     where c.account_id = ${accountId} order by c.created_at, c.id`;
+}
+
+/**
+ * Passes the secret variables of every check and group through `f` (sealing begins, or a key rotation): only rows
+ * that hold a secret are read; answers how many rows changed.
+ */
+export async function resealCheckVariables(db: Sql, f: (value: string) => string): Promise<number> {
+  let changed = 0;
+  for (const table of ['checks', 'check_groups'] as const) {
+    const rows = await db<{ id: string; vars: EnvVar[] }[]>`select id::text as id, data->'environmentVariables' as vars from ${db(table)}
+      where data->'environmentVariables' @> '[{"secret": true}]'`;
+    for (const row of rows) {
+      const next = resealVariables(row.vars, f);
+      if (!next) continue;
+      await db`update ${db(table)} set data = jsonb_set(data, '{environmentVariables}', ${db.json(next as never)}) where id::text = ${row.id}`;
+      changed++;
+    }
+  }
+  return changed;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSecret } from '../storage/secret-box.js';
 import { createAccount, createApiKey } from '../accounts/repository.js';
 import { createOtherTenant, expectFieldError, startTestService, type TestService } from '../../test/support/service.js';
 
@@ -247,7 +248,10 @@ describe('checks', () => {
     const put = await svc.call('PUT', `/v1/checks/browser/${c.id}`, { body: { ...editable, name: 'Edited' } });
     expect(put.status).toBe(200);
     const [row] = await svc.deps.sql`select data from checks where id = ${c.id}`;
-    expect(row.data.environmentVariables[0]).toMatchObject({ key: 'PASSWORD', value: 'hunter2-secret' });
+    // Kept (sealed at rest) across the round trip.
+    expect(row.data.environmentVariables[0].key).toBe('PASSWORD');
+    expect(JSON.stringify(row.data)).not.toContain('hunter2');
+    expect(openSecret(row.data.environmentVariables[0].value)).toBe('hunter2-secret');
     const list = await svc.call('GET', '/v1/checks?limit=100');
     expect(list.text).not.toContain('hunter2');
   });

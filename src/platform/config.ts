@@ -59,6 +59,8 @@ export interface Config {
     rollups: 'views' | 'ticks';
   };
   dataDir: string;
+  /** The key secrets are sealed with at rest (docs/platform.md, "Secrets at rest"). */
+  secrets: SecretsSettings;
   logLevel: LogLevel;
   rateLimit: { points: number; windowSeconds: number };
   bodyLimitBytes: number;
@@ -382,6 +384,36 @@ function roleMap(env: Env, name: string): { value: string; role: string }[] {
   });
 }
 
+export interface SecretsSettings {
+  /** SECRETS_KEY: 32 bytes; unset, the key file's (made on a fresh install). */
+  key: Buffer | undefined;
+  /** SECRETS_KEY_PREVIOUS: keys that may still open values during a rotation. */
+  previous: Buffer[];
+  /** SECRETS_KEY_FILE: where the key is kept when SECRETS_KEY is unset (default DATA_DIR/secrets.key). */
+  keyFile: string;
+}
+
+/** A key as SECRETS_KEY takes it: 32 bytes, base64 (44 characters) or hex (64). */
+function secretsKey(name: string, raw: string): Buffer {
+  const text = raw.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(text)
+    ? Buffer.from(text, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(text)
+      ? Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
+      : undefined;
+  if (key?.length !== 32) throw new ConfigError(name, 'expected 32 bytes as base64 (44 characters) or hex (64 digits); `npm run cli -- new-secrets-key` prints one');
+  return key;
+}
+
+function secretsSettings(env: Env, dataDir: string): SecretsSettings {
+  const raw = str(env, 'SECRETS_KEY', '');
+  return {
+    key: raw ? secretsKey('SECRETS_KEY', raw) : undefined,
+    previous: str(env, 'SECRETS_KEY_PREVIOUS', '').split(',').map((k) => k.trim()).filter(Boolean).map((k) => secretsKey('SECRETS_KEY_PREVIOUS', k)),
+    keyFile: path.resolve(str(env, 'SECRETS_KEY_FILE', path.join(dataDir, 'secrets.key'))),
+  };
+}
+
 function peopleSettings(env: Env): Config['people'] {
   const issuer = url(env, 'OIDC_ISSUER', undefined, ['http:', 'https:']);
   const clientId = str(env, 'OIDC_CLIENT_ID', '');
@@ -478,6 +510,7 @@ export function loadConfig(env: Env = process.env): Config {
       rollups: rollupMode(env, clickhouseUrl),
     },
     dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
+    secrets: secretsSettings(env, path.resolve(str(env, 'DATA_DIR', './data'))),
     logLevel: logLevel as LogLevel,
     rateLimit: {
       points: int(env, 'RATE_LIMIT_POINTS', 600, 1, 10_000_000),

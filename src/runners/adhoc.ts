@@ -1,6 +1,7 @@
 import type { CheckType } from '../model/checks.js';
 import { keptAssetsOf, type KeptAsset } from '../model/results.js';
 import type { Sql } from '../storage/postgres.js';
+import { openVariables, resealVariables, sealVariables } from '../storage/secret-box.js';
 import type { Queues } from '../storage/queues.js';
 import type { EnvVar } from '../model/variables.js';
 import { DEFAULT_LOCATION, locationQueues, type RunnableCheck } from './definitions.js';
@@ -69,6 +70,12 @@ export interface AdhocCheck {
   definition: AdhocDefinition;
 }
 
+/** A definition as stored: its secret variables sealed (opened again by adhocRunnable). */
+function sealedDefinition(def: AdhocDefinition): AdhocDefinition {
+  const vars = def.data.environmentVariables as EnvVar[] | null | undefined;
+  return { ...def, data: vars ? { ...def.data, environmentVariables: sealVariables(vars) } : def.data, variables: sealVariables(def.variables) };
+}
+
 /** The MQTT topic of an ad-hoc run's messages (the CLI matches on the 5th segment, the run's id). */
 export function adhocTopic(run: Pick<AdhocRunRow, 'topic_account' | 'check_run_suite_id' | 'id' | 'check_run_id'>, subtopic: 'run-start' | 'result' | 'error'): string {
   return `account/${run.topic_account}/ad-hoc-check-results/${run.check_run_suite_id}/${run.id}/${run.check_run_id}/${subtopic}`;
@@ -110,7 +117,7 @@ export async function recordAdhoc(
     test_result_id: c.testResultId,
     name: c.name,
     check_type: c.checkType,
-    definition: sql.json(c.definition as never),
+    definition: sql.json(sealedDefinition(c.definition) as never),
     location: s.location,
     status: queue ? 'QUEUED' : 'CANCELLED',
   }));
@@ -184,7 +191,7 @@ export async function adhocRunnable(sql: Sql, run: AdhocRunRow): Promise<Runnabl
   const variables: Record<string, string> = {};
   const secrets: string[] = [];
   const def = run.definition;
-  for (const v of [...accountVars, ...((def.data.environmentVariables as EnvVar[] | null | undefined) ?? []), ...def.variables]) {
+  for (const v of [...openVariables(accountVars), ...(openVariables(def.data.environmentVariables as EnvVar[] | null | undefined) ?? []), ...openVariables(def.variables)]) {
     if (v.value === null || v.value === undefined) continue;
     variables[v.key] = v.value;
     if (v.secret && v.value) secrets.push(v.value);
@@ -310,4 +317,20 @@ export async function findAdhocRunOfResult(sql: Sql, accountId: string, testSess
   const [row] = await sql<AdhocRunRow[]>`select * from adhoc_runs
     where account_id = ${accountId} and test_session_id = ${testSessionId} and test_result_id = ${testResultId}`;
   return row;
+}
+
+/** Passes the secret variables of stored ad-hoc definitions through `f` (sealing begins, or a key rotation). */
+export async function resealAdhocDefinitions(sql: Sql, f: (value: string) => string): Promise<number> {
+  let changed = 0;
+  const rows = await sql<{ id: string; definition: AdhocDefinition }[]>`select id, definition from adhoc_runs
+    where definition->'data'->'environmentVariables' @> '[{"secret": true}]' or definition->'variables' @> '[{"secret": true}]'`;
+  for (const row of rows) {
+    const data = resealVariables(row.definition.data.environmentVariables as EnvVar[] | null | undefined, f);
+    const variables = resealVariables(row.definition.variables, f);
+    if (!data && !variables) continue;
+    const definition = { ...row.definition, data: data ? { ...row.definition.data, environmentVariables: data } : row.definition.data, variables: variables ?? row.definition.variables };
+    await sql`update adhoc_runs set definition = ${sql.json(definition as never)} where id = ${row.id}`;
+    changed++;
+  }
+  return changed;
 }

@@ -5,6 +5,7 @@ import type { WindowData } from '../model/maintenance.js';
 import type { EnvVar } from '../model/variables.js';
 import { hashSecret } from '../model/secrets.js';
 import type { Sql } from '../storage/postgres.js';
+import { openVariables } from '../storage/secret-box.js';
 import { privateRunQueueName, runQueueName } from './jobs.js';
 
 const PUBLIC_LOCATIONS: ReadonlySet<string> = new Set(LOCATIONS);
@@ -74,11 +75,11 @@ export async function loadRunnable(sql: Sql, accountId: string, ids: readonly st
   for (const { row, data } of effective) {
     const variables: Record<string, string> = {};
     const secrets: string[] = [];
-    for (const v of accountVars) {
+    for (const v of openVariables(accountVars)) {
       variables[v.key] = v.value;
       if (v.secret && v.value) secrets.push(v.value);
     }
-    for (const v of (data.environmentVariables as EnvVar[] | null | undefined) ?? []) {
+    for (const v of openVariables(data.environmentVariables as EnvVar[] | null | undefined) ?? []) {
       if (v.value === null) continue;
       variables[v.key] = v.value;
       if (v.secret && v.value) secrets.push(v.value);

@@ -1,5 +1,5 @@
 /** The service's own runners: scheduler, run queues, per-type runners, ad-hoc runs, check sessions. What other folders may use: everything else here is this folder's own. */
-export { adhocTopic, cancelAdhocRuns, cancelledResult, findAdhocRunOfResult, findScheduling, queueAdhoc, recordAdhoc, sessionRuns, type AdhocCheck, type AdhocRecorder, type AdhocResult, type AdhocRunRow, type SchedulingRow } from './adhoc.js';
+export { adhocTopic, cancelAdhocRuns, cancelledResult, findAdhocRunOfResult, findScheduling, queueAdhoc, recordAdhoc, resealAdhocDefinitions, sessionRuns, type AdhocCheck, type AdhocRecorder, type AdhocResult, type AdhocRunRow, type SchedulingRow } from './adhoc.js';
 export { CHROMIUM_BINARY, processTree, SANDBOX_NODE, treeMemory } from './browser/sandbox.js';
 export { loadRunnable, privateLocationOfKey, type RunnableCheck } from './definitions.js';
 export { locationHealth, locationRunCounts, type LocationHealth } from './health.js';

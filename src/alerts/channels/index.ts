@@ -10,7 +10,8 @@ import { checkSlackConfig, sendSlack, SlackConfig } from './slack.js';
 import { OpsgenieConfig, opsgenieKey, sendOpsgenie } from './opsgenie.js';
 import { PagerdutyConfig, pagerdutyKey, sendPagerduty } from './pagerduty.js';
 import { sendSms, SmsConfig } from './sms.js';
-import { checkWebhookConfig, keepStoredWebhookSecrets, maskWebhookConfig, sendWebhook, WebhookConfig } from './webhook.js';
+import { openSecret, sealSecret } from '../../storage/secret-box.js';
+import { checkWebhookConfig, keepStoredWebhookSecrets, maskWebhookConfig, sendWebhook, WebhookConfig, webhookSecrets } from './webhook.js';
 
 /** What a sender is given besides the channel's config and the message. */
 export interface SendContext {
@@ -32,6 +33,8 @@ export interface ChannelKind<C> {
   mask?(config: C, revealHeaders: boolean): C;
   /** An update that sends masked values back keeps the stored ones. */
   keepStored?(incoming: C, stored: C | undefined): C;
+  /** Its secret values through `f`: sealed to be stored, opened to be sent (docs/platform.md, "Secrets at rest"). */
+  secrets?(config: C, f: (value: string) => string): C;
   /** It keeps an open incident per check until a recovery closes it: a test message is closed right after it is sent. */
   opensIncidents?: boolean;
 }
@@ -50,6 +53,7 @@ export const CHANNEL_KINDS = {
     check: checkWebhookConfig,
     mask: maskWebhookConfig,
     keepStored: keepStoredWebhookSecrets,
+    secrets: webhookSecrets,
     send: (config: WebhookConfig, message, { settings, signingSecret, dispatcher }) => sendWebhook(config, signingSecret, message, settings.deliveryTimeoutMs, dispatcher),
   },
   SLACK: {
@@ -77,11 +81,33 @@ export const CHANNEL_KINDS = {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each kind narrows its own config type
 } satisfies Record<ChannelType, ChannelKind<any>>;
 
-/** Sends `message` through a stored channel of kind `type`. */
+/** Sends `message` through a stored channel of kind `type` (its stored secrets opened here, for the send only). */
 export function sendThrough(type: ChannelType, config: unknown, message: AlertMessage, ctx: SendContext): Promise<string> {
   const kind = CHANNEL_KINDS[type] as unknown as ChannelKind<unknown> | undefined;
   if (!kind) return Promise.reject(new Error(`No sender for ${type} channels`));
-  return kind.send(config, message, ctx);
+  try {
+    return kind.send(openChannelConfig(type, config), message, { ...ctx, signingSecret: openSecret(ctx.signingSecret) });
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** A config as stored: its secret values sealed (a value sealed already, kept from storage, stays as it is). */
+export function sealChannelConfig<C>(type: ChannelType, config: C): C {
+  const secrets = kindOf(type).secrets;
+  return secrets ? (secrets(config, (v) => sealSecret(v)) as C) : config;
+}
+
+/** A config with its secret values passed through `f`. */
+export function mapChannelSecrets<C>(type: ChannelType, config: C, f: (value: string) => string): C {
+  const secrets = kindOf(type).secrets;
+  return secrets ? (secrets(config, f) as C) : config;
+}
+
+/** A stored config with its secret values opened. */
+export function openChannelConfig<C>(type: ChannelType, config: C): C {
+  const secrets = kindOf(type).secrets;
+  return secrets ? (secrets(config, (v) => openSecret(v)) as C) : config;
 }
 
 /** Whether a channel kind keeps incidents open until a recovery (PagerDuty, Opsgenie). */

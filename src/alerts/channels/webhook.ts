@@ -81,6 +81,15 @@ export function maskWebhookConfig(config: WebhookConfig, revealHeaders: boolean)
   };
 }
 
+/** Its secrets (secret headers' values, webhookSecret) through `f`: sealed to be stored, opened to be sent. */
+export function webhookSecrets(config: WebhookConfig, f: (value: string) => string): WebhookConfig {
+  return {
+    ...config,
+    headers: (config.headers ?? []).map((h) => (h.secret && h.value ? { ...h, value: f(h.value) } : h)),
+    ...(config.webhookSecret ? { webhookSecret: f(config.webhookSecret) } : {}),
+  };
+}
+
 /**
  * A client that read a channel and sends it back carries empty values for what was masked: keep the stored
  * webhookSecret (unless sent as null or a new value) and each secret header's value (by key).

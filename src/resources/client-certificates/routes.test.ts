@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherTenant, expectFieldError, startTestService, type TestService } from '../../../test/support/service.js';
+import { openSecret } from '../../storage/secret-box.js';
 
 const cert = readFileSync(new URL('../../../test/fixtures/client-cert.pem', import.meta.url), 'utf8');
 const key = readFileSync(new URL('../../../test/fixtures/client-key.pem', import.meta.url), 'utf8');
@@ -20,8 +21,10 @@ describe('client certificates', () => {
       expect(text).not.toContain('s3cret');
       expect(text).not.toContain('ENCRYPTED PRIVATE KEY');
     }
+    // Kept sealed at rest (docs/platform.md, "Secrets at rest"), and what the service's key opens is what was sent.
     const [stored] = await svc.deps.sql`select private_key, passphrase from client_certificates where id = ${res.body.id}`;
-    expect(stored).toEqual({ private_key: key, passphrase: 's3cret' });
+    expect(JSON.stringify(stored)).not.toMatch(/PRIVATE KEY|s3cret/);
+    expect({ private_key: openSecret(stored!.private_key), passphrase: openSecret(stored!.passphrase) }).toEqual({ private_key: key, passphrase: 's3cret' });
     expect(svc.logs.join('\n')).not.toContain('s3cret');
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherTenant, expectFieldError, startTestService, type TestService } from '../../../test/support/service.js';
+import { openSecret } from '../../storage/secret-box.js';
 
 describe('environment variables', () => {
   let svc: TestService;
@@ -54,9 +55,10 @@ describe('environment variables', () => {
     const updated = await svc.call('PUT', '/v1/variables/TOKEN', { body: { value: 'n3w-s3cr3t' } });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ value: '', secret: true });
-    // Stored as given, for the runners that need it.
+    // Stored sealed (docs/platform.md, "Secrets at rest"); the service's key opens what was given, for the runners.
     const [row] = await svc.deps.sql`select value from variables where key = 'TOKEN'`;
-    expect(row.value).toBe('n3w-s3cr3t');
+    expect(row.value).not.toContain('s3cr3t');
+    expect(openSecret(row.value)).toBe('n3w-s3cr3t');
     expect(svc.logs.join('\n')).not.toContain('s3cr3t');
   });
 
@@ -65,7 +67,7 @@ describe('environment variables', () => {
     const res = await svc.call('PUT', '/v1/variables/SEALED', { body: { value: 'v2', secret: false } });
     expectFieldError(res, 'body.secret', 'immutable');
     const [row] = await svc.deps.sql`select value, secret from variables where key = 'SEALED'`;
-    expect(row).toMatchObject({ value: 'v1', secret: true });
+    expect({ ...row, value: openSecret(row!.value) }).toMatchObject({ value: 'v1', secret: true });
   });
 
   it('updates value and locked, but not the key', async () => {
