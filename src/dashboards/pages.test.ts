@@ -267,8 +267,8 @@ describe('rendered dashboards', () => {
     const right = await view(`/dashboards/forge-me?key=${encodeURIComponent(d.keys[0].rawKey!)}`);
     const session = right.headers.get('set-cookie')!.split(';')[0];
     expect((await view('/dashboards/forge-me', { headers: { cookie: session } })).status).toBe(200);
-    const [secret] = await svc.deps.sql<{ name: string }[]>`select name from service_secrets`;
-    expect(secret.name).toBe('dashboard-sessions');
+    const names = (await svc.deps.sql<{ name: string }[]>`select name from service_secrets`).map((r) => r.name);
+    expect(names).toContain('dashboard-sessions');
   });
 
   it('sends pages and data compressed to browsers that take it', async () => {
