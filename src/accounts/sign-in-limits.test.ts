@@ -70,6 +70,8 @@ describe('sign-in limits', () => {
     const done = await waitFor(() => svc.call('GET', `/v2/check-sessions/${trigger.body.sessions[0].checkSessionId}/completion?maxWaitSeconds=5`), (r) => r.status !== 408, 30_000);
     const result = await waitFor(() => svc.call('GET', `/v1/check-results/${check.body.id}/${done.body.results[0].checkResultId}`), (r) => r.status === 200);
 
+    const tally = answers.reduce<Record<number, number>>((t, a) => ((t[a.status] = (t[a.status] ?? 0) + 1), t), {});
+    console.log(`sign-in burst: 300 at once -> ${JSON.stringify(tally)}, ${hashesStarted() - hashedBefore} hashed; /ready ${JSON.stringify(ready)}; check by name ${result.body.responseTime} ms`);
     expect(result.body.hasFailures, JSON.stringify(result.body.apiCheckResult?.requestError ?? result.body)).toBe(false);
     expect(ready.every((s) => s === 200)).toBe(true);
     const oneAddress = answers.filter((a) => a.i < 120);
