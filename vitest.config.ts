@@ -17,7 +17,8 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.unit.test.ts', 'test/architecture/**/*.test.ts'] },
+        // Pure tests: one module graph per worker is enough (no file leaves state behind for the next).
+        test: { name: 'unit', include: ['src/**/*.unit.test.ts', 'test/architecture/**/*.test.ts'], isolate: false },
       },
       {
         extends: true,

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ENTRY, LAYERS, layerViolations, sqlInRouteFiles } from './layers.js';
+import { ENTRY, importGraph, LAYERS, layerViolations, sqlInRouteFiles } from './layers.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -12,6 +12,10 @@ describe('folder order', () => {
     expect(files).toBeGreaterThan(100);
     expect(violations.map((v) => `${v.file} -> ${v.imports} (${v.from} above ${v.to}?)`)).toEqual([]);
     expect(pairs).toEqual([]);
+  });
+
+  it('no import cycle anywhere: src, workers, bench, test (the same graph, built once)', async () => {
+    expect((await importGraph(root)).cycles).toEqual([]);
   });
 
   it('a feature folder (one with an index.ts) is imported by others only through its index', async () => {
