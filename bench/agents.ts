@@ -11,15 +11,16 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { startAgentProcess, type AgentProcess } from '../test/support/agents.js';
-import { benchEnvironment, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, quantile, slotRuns, startCountingTarget } from './harness.js';
+import { type AgentProcess, startAgentProcess } from '../test/support/agents.js';
+import { benchEnvironment, cpuSeconds, quantile, ROOT, removeBenchEnvironment, runCli, ServiceUnderTest, slotRuns, startCountingTarget } from './harness.js';
 
-const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '3' }, agents: { type: 'string', default: '4' } } });
+const { values } = parseArgs({
+  options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '3' }, agents: { type: 'string', default: '4' } },
+});
 const CHECKS = Number(values.checks);
 const MINUTES = Number(values.minutes);
 const AGENTS = Number(values.agents);
 const PERIOD = 60_000;
-
 
 /** An agent's event counters, from its /metrics. */
 async function eventsOf(a: AgentProcess): Promise<Record<string, number>> {
@@ -45,7 +46,11 @@ async function main() {
   const phases: Record<string, unknown>[] = [];
   try {
     const api = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(svc.url + p, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(svc.url + p, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
       return res.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     };
@@ -60,8 +65,21 @@ async function main() {
           const id = randomUUID();
           ids.push(id);
           return {
-            id, account_id: accountId, name: `bench ${i + j}`, check_type: 'API', activated: true, muted: false, frequency: 1, tags: [],
-            data: sql.json({ request: { method: 'GET', url: `${targetUrl}/c/${i + j}` }, ...where, doubleCheck: false, retryStrategy: null, maxResponseTime: 5000 } as never),
+            id,
+            account_id: accountId,
+            name: `bench ${i + j}`,
+            check_type: 'API',
+            activated: true,
+            muted: false,
+            frequency: 1,
+            tags: [],
+            data: sql.json({
+              request: { method: 'GET', url: `${targetUrl}/c/${i + j}` },
+              ...where,
+              doubleCheck: false,
+              retryStrategy: null,
+              maxResponseTime: 5000,
+            } as never),
           };
         });
         await sql`insert into checks ${sql(part)}`;
@@ -106,9 +124,17 @@ async function main() {
         missed,
         duplicated,
         latenessMs: { p50: quantile(lateness, 0.5), p99: quantile(lateness, 0.99), max: lateness.at(-1) ?? NaN },
-        service: { cores: Math.round((cpu[0]! / seconds) * 100) / 100, cpuMsPerRun: Math.round((cpu[0]! * 1000 * 100) / Math.max(1, stored)) / 100, peakRssMB: rssMB(svc.child.pid!) },
+        service: {
+          cores: Math.round((cpu[0]! / seconds) * 100) / 100,
+          cpuMsPerRun: Math.round((cpu[0]! * 1000 * 100) / Math.max(1, stored)) / 100,
+          peakRssMB: rssMB(svc.child.pid!),
+        },
         agentEvents,
-        agents: pids.map((pid, i) => ({ cores: Math.round((cpu[i + 1]! / seconds) * 100) / 100, cpuMsPerRun: Math.round((cpu[i + 1]! * 1000 * 100 * pids.length) / Math.max(1, stored)) / 100, peakRssMB: rssMB(pid) })),
+        agents: pids.map((pid, i) => ({
+          cores: Math.round((cpu[i + 1]! / seconds) * 100) / 100,
+          cpuMsPerRun: Math.round((cpu[i + 1]! * 1000 * 100 * pids.length) / Math.max(1, stored)) / 100,
+          peakRssMB: rssMB(pid),
+        })),
       };
       console.log(JSON.stringify(phase, null, 2));
       phases.push(phase);
@@ -122,9 +148,14 @@ async function main() {
 
     // 2. Agents of one private location.
     console.log(`${AGENTS} agents (JOB_CONCURRENCY 10): ${CHECKS} API checks at 1 minute in bench-agents`);
-    for (let i = 0; i < AGENTS; i++) agents.push(await startAgentProcess({ apiUrl: svc.url, apiKey: location.keys[0].rawKey, concurrency: 10, env: { LOG_LEVEL: 'warn' } }));
+    for (let i = 0; i < AGENTS; i++)
+      agents.push(await startAgentProcess({ apiUrl: svc.url, apiKey: location.keys[0].rawKey, concurrency: 10, env: { LOG_LEVEL: 'warn' } }));
     const remote = await createChecks({ locations: [], privateLocations: ['bench-agents'] });
-    await measure('agents', remote, agents.map((a) => a.proc.pid!));
+    await measure(
+      'agents',
+      remote,
+      agents.map((a) => a.proc.pid!),
+    );
 
     const result = { at: new Date().toISOString(), agents: AGENTS, phases };
     mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });

@@ -94,7 +94,15 @@ async function ingest(s: Started) {
   await settle(s.svc);
   const before = await s.svc.ask({ type: 'state' });
   const started = Date.now();
-  const posted = await load({ url: s.svc.url, key: s.key, method: 'POST', path: '/v1/check-results', bodies: batches(s.checks), connections: CONNECTIONS, durationSeconds: PROFILE.ingestSeconds });
+  const posted = await load({
+    url: s.svc.url,
+    key: s.key,
+    method: 'POST',
+    path: '/v1/check-results',
+    bodies: batches(s.checks),
+    connections: CONNECTIONS,
+    durationSeconds: PROFILE.ingestSeconds,
+  });
   const stopped = Date.now();
   // Batches in flight when the load stopped may still be accepted: wait for responses to settle first.
   await new Promise((r) => setTimeout(r, 1000));
@@ -136,15 +144,30 @@ async function alertDelay(s: Started) {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   const headers = { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' };
-  const channel = (await (await fetch(`${s.svc.url}/v1/alert-channels`, { method: 'POST', headers, body: JSON.stringify({ type: 'WEBHOOK', config: { name: 'bench', url: hook } }) })).json()) as { id: number };
+  const channel = (await (
+    await fetch(`${s.svc.url}/v1/alert-channels`, { method: 'POST', headers, body: JSON.stringify({ type: 'WEBHOOK', config: { name: 'bench', url: hook } }) })
+  ).json()) as { id: number };
   const check = s.checks[0];
-  await fetch(`${s.svc.url}/v1/alert-channels/${channel.id}/subscriptions`, { method: 'PUT', headers, body: JSON.stringify({ checkId: check, activated: true }) });
+  await fetch(`${s.svc.url}/v1/alert-channels/${channel.id}/subscriptions`, {
+    method: 'PUT',
+    headers,
+    body: JSON.stringify({ checkId: check, activated: true }),
+  });
   const delays: number[] = [];
   let clock = Date.now();
   for (let i = 0; i < PROFILE.alerts; i++) {
     const id = randomUUID();
     clock += 1000;
-    const result = { id, checkId: check, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(clock).toISOString(), stoppedAt: new Date(clock + 100).toISOString(), hasFailures: i % 2 === 0, responseTime: 100 };
+    const result = {
+      id,
+      checkId: check,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: new Date(clock).toISOString(),
+      stoppedAt: new Date(clock + 100).toISOString(),
+      hasFailures: i % 2 === 0,
+      responseTime: 100,
+    };
     const arrived = new Promise<void>((resolve) => waiters.set(id, resolve));
     const res = await fetch(`${s.svc.url}/v1/check-results`, { method: 'POST', headers, body: JSON.stringify({ results: [result] }) });
     const accepted = performance.now();
@@ -196,9 +219,7 @@ async function main() {
     rounds,
     landedOnOverOff: ratio,
     alertDelayMs: delay,
-    targets: [
-      { target: 'ingest with state evaluation ≥ 85% of without (landed/s, medians of the rounds)', measured: ratio, met: ratio >= 0.85 },
-    ],
+    targets: [{ target: 'ingest with state evaluation ≥ 85% of without (landed/s, medians of the rounds)', measured: ratio, met: ratio >= 0.85 }],
   };
   const dir = path.join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });

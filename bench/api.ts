@@ -15,7 +15,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { benchAccount, benchEnvironment, cleanLoad, cpuSeconds, profileOwners, removeBenchEnvironment, ROOT, ServiceUnderTest, startCountingTarget } from './harness.js';
+import {
+  benchAccount,
+  benchEnvironment,
+  cleanLoad,
+  cpuSeconds,
+  profileOwners,
+  ROOT,
+  removeBenchEnvironment,
+  ServiceUnderTest,
+  startCountingTarget,
+} from './harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +55,13 @@ async function load(svc: ServiceUnderTest, opts: autocannon.Options): Promise<Lo
   const cpu = cpuSeconds(svc.child.pid!) - cpu0;
   cleanLoad(result);
   const answers = result.requests.total;
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, answers, cpuMsPerRequest: +((cpu * 1000) / answers).toFixed(3) };
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    answers,
+    cpuMsPerRequest: +((cpu * 1000) / answers).toFixed(3),
+  };
 }
 
 async function main() {
@@ -116,7 +132,10 @@ async function main() {
   const out = path.join(ROOT, 'bench/results');
   mkdirSync(out, { recursive: true });
   const file = path.join(out, `${new Date().toISOString().replace(/[:.]/g, '-')}-api.json`);
-  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, rounds: ROUNDS, cores: os.cpus().length, ...results }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, rounds: ROUNDS, cores: os.cpus().length, ...results }, null, 2),
+  );
   console.log(`wrote ${path.relative(ROOT, file)}`);
 }
 

@@ -19,12 +19,17 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/platform/config.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
-import { CHROMIUM_BINARY, configureBrowserRuns, processTree, runBrowserCheck, SANDBOX_NODE, treeMemory } from '../src/runners/index.js';
 import type { RunnableCheck } from '../src/runners/index.js';
+import { CHROMIUM_BINARY, configureBrowserRuns, processTree, runBrowserCheck, SANDBOX_NODE, treeMemory } from '../src/runners/index.js';
 import { cpuSeconds, ROOT } from './harness.js';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '12' }, concurrency: { type: 'string', default: '1,2' }, rounds: { type: 'string', default: '2' }, baseline: { type: 'string', default: 'on' } },
+  options: {
+    runs: { type: 'string', default: '12' },
+    concurrency: { type: 'string', default: '1,2' },
+    rounds: { type: 'string', default: '2' },
+    baseline: { type: 'string', default: 'on' },
+  },
 });
 const RUNS = Number(values.runs);
 const LEVELS = values.concurrency.split(',').map(Number);
@@ -77,7 +82,11 @@ function processCpu() {
     byKind(runs: number): Record<string, number> {
       const out: Record<string, number> = {};
       for (const { kind, ms } of seen.values()) out[kind] = (out[kind] ?? 0) + ms;
-      return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, Math.round(v / runs)] as const).sort((a, b) => b[1] - a[1]));
+      return Object.fromEntries(
+        Object.entries(out)
+          .map(([k, v]) => [k, Math.round(v / runs)] as const)
+          .sort((a, b) => b[1] - a[1]),
+      );
     },
   };
 }
@@ -105,7 +114,10 @@ function cpuMeter(): { kind: 'cgroup' | 'machine'; childrenMs: () => number } {
         // left for the system to remove
       }
     });
-    const own = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+    const own = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
     return { kind: 'cgroup', childrenMs: () => Number(readFileSync(`${dir}/cpuacct.usage`, 'utf8')) / 1e6 - own() };
   } catch {
     const busy = () => {
@@ -119,9 +131,11 @@ function cpuMeter(): { kind: 'cgroup' | 'machine'; childrenMs: () => number } {
 async function main() {
   const site = createServer((req, res) => {
     if (req.url === '/shop') {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(
-        '<!doctype html><title>Shop</title><button onclick="c.textContent=String(Number(c.textContent)+1)">Add to cart</button><span id="count">0</span><a href="/cart">Cart</a><script>var c=document.getElementById("count")</script>',
-      );
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          '<!doctype html><title>Shop</title><button onclick="c.textContent=String(Number(c.textContent)+1)">Add to cart</button><span id="count">0</span><a href="/cart">Cart</a><script>var c=document.getElementById("count")</script>',
+        );
     } else res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Cart</title>');
   });
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
@@ -129,52 +143,64 @@ async function main() {
   const config = loadConfig({ ...process.env, OUTBOUND_PUBLIC: 'false', OUTBOUND_ALLOW: '127.0.0.0/8' });
   const policy = new OutboundPolicy(config.outbound);
   const check = (): RunnableCheck => ({
-    id: randomUUID(), accountId: randomUUID(), name: 'bench', checkType: 'BROWSER', activated: true, tags: [], groupId: null,
-    data: { script: SCRIPT }, variables: { SITE: siteUrl }, secrets: [], locations: ['eu-west-1'], runParallel: false,
+    id: randomUUID(),
+    accountId: randomUUID(),
+    name: 'bench',
+    checkType: 'BROWSER',
+    activated: true,
+    tags: [],
+    groupId: null,
+    data: { script: SCRIPT },
+    variables: { SITE: siteUrl },
+    secrets: [],
+    locations: ['eu-west-1'],
+    runParallel: false,
   });
   const results: Record<string, unknown>[] = [];
   const meter = cpuMeter();
   const variants = values.baseline === 'off' ? (['now'] as const) : (['now', 'before'] as const);
   const run = () => runBrowserCheck({ check: check(), location: 'eu-west-1', resultId: randomUUID(), attempt: 1, policy });
-  for (let round = 1; round <= ROUNDS; round++) for (const level of LEVELS) for (const variant of variants) {
-    configureBrowserRuns({ concurrency: level, memoryBytes: 4096 * 1024 * 1024, ...VARIANTS[variant] });
-    // One run first: the compile cache's warm-up (once per process), the page cache warm for both.
-    await run();
-    let peak = 0;
-    const cpuByProcess = processCpu();
-    const sampler = setInterval(() => {
-      const pids = runsProcesses();
-      peak = Math.max(peak, treeMemory(pids));
-      cpuByProcess.sample(pids);
-    }, 100);
-    const cpu0 = meter.childrenMs();
-    const t0 = performance.now();
-    const outcomes = await Promise.all(Array.from({ length: RUNS }, run));
-    const seconds = (performance.now() - t0) / 1000;
-    const cpuMs = meter.childrenMs() - cpu0;
-    clearInterval(sampler);
-    const failed = outcomes.filter((o) => o.hasFailures);
-    const durations = outcomes.map((o) => o.stoppedAt - o.startedAt).sort((a, b) => a - b);
-    const row = {
-      round,
-      variant,
-      ...VARIANTS[variant],
-      concurrency: level,
-      runs: RUNS,
-      failed: failed.length,
-      firstFailure: failed[0]?.error,
-      seconds: Number(seconds.toFixed(1)),
-      runsPerMinute: Number(((RUNS / seconds) * 60).toFixed(1)),
-      cpuMsPerRun: Math.round(cpuMs / RUNS),
-      cpuCountedBy: meter.kind,
-      cpuMsPerRunByProcess: cpuByProcess.byKind(RUNS),
-      runMsMedian: durations[Math.floor(durations.length / 2)],
-      peakPssMb: Math.round(peak / 1024 / 1024),
-      peakPssPerRunMb: Math.round(peak / 1024 / 1024 / level),
-    };
-    console.log(JSON.stringify(row));
-    results.push(row);
-  }
+  for (let round = 1; round <= ROUNDS; round++)
+    for (const level of LEVELS)
+      for (const variant of variants) {
+        configureBrowserRuns({ concurrency: level, memoryBytes: 4096 * 1024 * 1024, ...VARIANTS[variant] });
+        // One run first: the compile cache's warm-up (once per process), the page cache warm for both.
+        await run();
+        let peak = 0;
+        const cpuByProcess = processCpu();
+        const sampler = setInterval(() => {
+          const pids = runsProcesses();
+          peak = Math.max(peak, treeMemory(pids));
+          cpuByProcess.sample(pids);
+        }, 100);
+        const cpu0 = meter.childrenMs();
+        const t0 = performance.now();
+        const outcomes = await Promise.all(Array.from({ length: RUNS }, run));
+        const seconds = (performance.now() - t0) / 1000;
+        const cpuMs = meter.childrenMs() - cpu0;
+        clearInterval(sampler);
+        const failed = outcomes.filter((o) => o.hasFailures);
+        const durations = outcomes.map((o) => o.stoppedAt - o.startedAt).sort((a, b) => a - b);
+        const row = {
+          round,
+          variant,
+          ...VARIANTS[variant],
+          concurrency: level,
+          runs: RUNS,
+          failed: failed.length,
+          firstFailure: failed[0]?.error,
+          seconds: Number(seconds.toFixed(1)),
+          runsPerMinute: Number(((RUNS / seconds) * 60).toFixed(1)),
+          cpuMsPerRun: Math.round(cpuMs / RUNS),
+          cpuCountedBy: meter.kind,
+          cpuMsPerRunByProcess: cpuByProcess.byKind(RUNS),
+          runMsMedian: durations[Math.floor(durations.length / 2)],
+          peakPssMb: Math.round(peak / 1024 / 1024),
+          peakPssPerRunMb: Math.round(peak / 1024 / 1024 / level),
+        };
+        console.log(JSON.stringify(row));
+        results.push(row);
+      }
   site.closeAllConnections();
   site.close();
   const dir = path.join(ROOT, 'bench/results');

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Page } from 'playwright-core';
-import { benchEnvironment, removeBenchEnvironment, ROOT, runCli, ServiceUnderTest } from './harness.js';
+import { benchEnvironment, ROOT, removeBenchEnvironment, runCli, ServiceUnderTest } from './harness.js';
 
 const { values } = parseArgs({ options: { checks: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '5' } } });
 const CHECKS = Number(values.checks);
@@ -43,7 +43,18 @@ async function measure(newPage: () => Promise<Page>, url: string, ready: (page: 
     const u = new URL(req.url());
     if (!/^\/(v\d|next)\//.test(u.pathname)) return;
     const t = req.timing();
-    void req.response().then((res) => calls.push({ url: `${req.method()} ${u.pathname}${u.search.slice(0, 120)}`, ms: Math.round(t.responseEnd), status: res?.status() ?? 0, method: req.method(), path: `${u.pathname}${u.search}`, body: req.postData() ?? undefined }), () => undefined);
+    void req.response().then(
+      (res) =>
+        calls.push({
+          url: `${req.method()} ${u.pathname}${u.search.slice(0, 120)}`,
+          ms: Math.round(t.responseEnd),
+          status: res?.status() ?? 0,
+          method: req.method(),
+          path: `${u.pathname}${u.search}`,
+          body: req.postData() ?? undefined,
+        }),
+      () => undefined,
+    );
   });
   const started = performance.now();
   await page.goto(url);
@@ -54,8 +65,15 @@ async function measure(newPage: () => Promise<Page>, url: string, ready: (page: 
     const shot = path.join(ROOT, 'bench/results/console-not-ready.png');
     mkdirSync(path.dirname(shot), { recursive: true });
     await page.screenshot({ path: shot, fullPage: true });
-    const counts = await page.evaluate(() => Object.fromEntries(['.bars .bar', '.chart canvas', 'tbody tr', 'tbody .strip'].map((s) => [s, (globalThis as unknown as InPage).document.querySelectorAll(s).length])));
-    console.error(`${url} never got ready (screenshot ${path.relative(ROOT, shot)}); on the page: ${JSON.stringify(counts)}; its API calls:`, JSON.stringify(calls));
+    const counts = await page.evaluate(() =>
+      Object.fromEntries(
+        ['.bars .bar', '.chart canvas', 'tbody tr', 'tbody .strip'].map((s) => [s, (globalThis as unknown as InPage).document.querySelectorAll(s).length]),
+      ),
+    );
+    console.error(
+      `${url} never got ready (screenshot ${path.relative(ROOT, shot)}); on the page: ${JSON.stringify(counts)}; its API calls:`,
+      JSON.stringify(calls),
+    );
     throw err;
   }
   const ms = Math.round(performance.now() - started);
@@ -69,14 +87,37 @@ async function main() {
   env.SCHEDULER = 'off';
   const cli = (...args: string[]) => runCli(env, ...args);
   let svc: ServiceUnderTest | undefined;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
   try {
     await cli('migrate');
     const accountId = await cli('create-account', '--name', 'console-bench');
     const created = await cli('create-user', '--email', 'bench@console.test', '--account', accountId);
     log('seeding');
-    const many = JSON.parse(await cli('seed', '--account', accountId, '--checks', String(CHECKS), '--types', 'api,url,browser,icmp,tcp', '--locations', '4', '--frequency', '10', '--days', '1', '--seed', '11')) as { rows: number };
-    const wide = JSON.parse(await cli('seed', '--account', accountId, '--checks', '1', '--types', 'api', '--locations', '22', '--frequency', '1', '--days', '30', '--seed', '12')) as { rows: number; checks: { id: string }[] };
+    const many = JSON.parse(
+      await cli(
+        'seed',
+        '--account',
+        accountId,
+        '--checks',
+        String(CHECKS),
+        '--types',
+        'api,url,browser,icmp,tcp',
+        '--locations',
+        '4',
+        '--frequency',
+        '10',
+        '--days',
+        '1',
+        '--seed',
+        '11',
+      ),
+    ) as { rows: number };
+    const wide = JSON.parse(
+      await cli('seed', '--account', accountId, '--checks', '1', '--types', 'api', '--locations', '22', '--frequency', '1', '--days', '30', '--seed', '12'),
+    ) as { rows: number; checks: { id: string }[] };
     log(`seeded ${many.rows + wide.rows} rows`);
     svc = await ServiceUnderTest.start(env);
     const base = svc.url;
@@ -85,9 +126,17 @@ async function main() {
     const link = new URL(/(http\S+)/.exec(created)![1]!);
     const first = await fetch(`${base}${link.pathname}${link.search}`, { redirect: 'manual' });
     const cookie = first.headers.getSetCookie()[0]!.split(';')[0]!;
-    const set = await fetch(`${base}/v1/auth/password`, { method: 'POST', headers: { cookie, origin: base, 'content-type': 'application/json' }, body: JSON.stringify({ newPassword: PASSWORD }) });
+    const set = await fetch(`${base}/v1/auth/password`, {
+      method: 'POST',
+      headers: { cookie, origin: base, 'content-type': 'application/json' },
+      body: JSON.stringify({ newPassword: PASSWORD }),
+    });
     if (!set.ok) throw new Error(`setting the password: ${set.status} ${await set.text()}`);
-    const signIn = await fetch(`${base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@console.test', password: PASSWORD }) });
+    const signIn = await fetch(`${base}/v1/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'bench@console.test', password: PASSWORD }),
+    });
     if (!signIn.ok) throw new Error(`signing in: ${signIn.status} ${await signIn.text()}`);
     const [name, value] = signIn.headers.getSetCookie()[0]!.split(';')[0]!.split('=') as [string, string];
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
@@ -95,7 +144,9 @@ async function main() {
     const newPage = () => context.newPage();
 
     const wideId = wide.checks[0]!.id;
-    const results = (await (await fetch(`${base}/v1/check-results/${wideId}?limit=1`, { headers: { cookie: `${name}=${value}`, 'x-checkly-account': accountId } })).json()) as { id: string }[];
+    const results = (await (
+      await fetch(`${base}/v1/check-results/${wideId}?limit=1`, { headers: { cookie: `${name}=${value}`, 'x-checkly-account': accountId } })
+    ).json()) as { id: string }[];
     const runId = results[0]!.id;
 
     // The assets the first load fetches, as they travel (gzip).
@@ -120,11 +171,20 @@ async function main() {
     const total = CHECKS + 1;
     await run(`home (${total} checks)`, `${base}/`, (page) =>
       // A function, not a string: the console's policy forbids evaluating strings.
-      page.waitForFunction((n) => (globalThis as unknown as InPage).document.querySelectorAll('tbody tr').length === n && (globalThis as unknown as InPage).document.querySelectorAll('tbody .strip').length === n, total, { timeout: 60_000 }),
+      page.waitForFunction(
+        (n) =>
+          (globalThis as unknown as InPage).document.querySelectorAll('tbody tr').length === n &&
+          (globalThis as unknown as InPage).document.querySelectorAll('tbody .strip').length === n,
+        total,
+        { timeout: 60_000 },
+      ),
     );
     await run('check, 30 days, 22 locations', `${base}/checks/${wideId}?range=30d`, (page) =>
       page.waitForFunction(
-        () => (globalThis as unknown as InPage).document.querySelectorAll('.bars .bar').length >= 60 && (globalThis as unknown as InPage).document.querySelectorAll('.chart canvas').length > 0 && (globalThis as unknown as InPage).document.querySelectorAll('section[aria-labelledby="times-title"] .table-wrap tbody tr').length === 22,
+        () =>
+          (globalThis as unknown as InPage).document.querySelectorAll('.bars .bar').length >= 60 &&
+          (globalThis as unknown as InPage).document.querySelectorAll('.chart canvas').length > 0 &&
+          (globalThis as unknown as InPage).document.querySelectorAll('section[aria-labelledby="times-title"] .table-wrap tbody tr').length === 22,
         undefined,
         { timeout: 60_000 },
       ),
@@ -142,7 +202,12 @@ async function main() {
     for (const [key, { calls }] of Object.entries(screens)) {
       alone[key] = {};
       for (const call of new Map(calls.map((c) => [c.url, c])).values()) {
-        const send = () => fetch(`${base}${call.path}`, { method: call.method, headers: { cookie: `${name}=${value}`, origin: base, ...(call.body ? { 'content-type': 'application/json' } : {}) }, body: call.body });
+        const send = () =>
+          fetch(`${base}${call.path}`, {
+            method: call.method,
+            headers: { cookie: `${name}=${value}`, origin: base, ...(call.body ? { 'content-type': 'application/json' } : {}) },
+            body: call.body,
+          });
         await (await send()).arrayBuffer();
         const started = performance.now();
         await (await send()).arrayBuffer();
@@ -154,7 +219,17 @@ async function main() {
       at: new Date().toISOString(),
       data: { checks: total, rows: many.rows + wide.rows },
       firstLoadCompressedBytes: firstLoad,
-      screens: Object.fromEntries(Object.entries(screens).map(([k, v]) => [k, { medianMs: median(v.ms), ms: v.ms, apiCalls: v.calls.sort((a, b) => b.ms - a.ms).map(({ url, ms, status }) => ({ url, ms, status })), alone: alone[k] }])),
+      screens: Object.fromEntries(
+        Object.entries(screens).map(([k, v]) => [
+          k,
+          {
+            medianMs: median(v.ms),
+            ms: v.ms,
+            apiCalls: v.calls.sort((a, b) => b.ms - a.ms).map(({ url, ms, status }) => ({ url, ms, status })),
+            alone: alone[k],
+          },
+        ]),
+      ),
     };
     const dir = path.join(ROOT, 'bench/results');
     mkdirSync(dir, { recursive: true });
@@ -163,7 +238,15 @@ async function main() {
     log('first load', JSON.stringify(firstLoad));
     for (const [k, v] of Object.entries(result.screens)) {
       log(k, `median ${v.medianMs} ms; slowest calls`, JSON.stringify(v.apiCalls.slice(0, 4)));
-      log(k, 'each call alone (ms)', JSON.stringify(Object.entries(v.alone ?? {}).sort((a, b) => b[1] - a[1]).slice(0, 6)));
+      log(
+        k,
+        'each call alone (ms)',
+        JSON.stringify(
+          Object.entries(v.alone ?? {})
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 6),
+        ),
+      );
     }
     log(`written ${path.relative(ROOT, file)}`);
   } finally {

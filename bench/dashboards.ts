@@ -14,7 +14,7 @@ import path from 'node:path';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
 import { benchEnvironment, ROOT, runCli, ServiceUnderTest, settle } from './harness.js';
-import { latencyStats, load, round, type LoadResult } from './load.js';
+import { type LoadResult, latencyStats, load, round } from './load.js';
 
 const quick = process.argv.includes('--quick');
 const PROFILE = quick ? { seconds: 15, days: 7, coldRuns: 5 } : { seconds: 60, days: 30, coldRuns: 20 };
@@ -45,7 +45,24 @@ async function main() {
     const accountId = await runCli(env, 'create-account', '--name', 'bench');
     const key = await runCli(env, 'create-key', '--account', accountId, '--role', 'admin', '--name', 'bench');
     const seeded = JSON.parse(
-      await runCli(env, 'seed', '--account', accountId, '--checks', String(CHECKS), '--types', 'api,url,browser,multistep', '--locations', '4', '--frequency', '1', '--days', String(PROFILE.days), '--seed', '7'),
+      await runCli(
+        env,
+        'seed',
+        '--account',
+        accountId,
+        '--checks',
+        String(CHECKS),
+        '--types',
+        'api,url,browser,multistep',
+        '--locations',
+        '4',
+        '--frequency',
+        '1',
+        '--days',
+        String(PROFILE.days),
+        '--seed',
+        '7',
+      ),
     ) as { rows: number };
     log(`seeded ${seeded.rows} rows`);
     svc = await ServiceUnderTest.start(env);
@@ -83,14 +100,19 @@ async function main() {
 
     // 2. Viewers, each run starting on an empty cache.
     const runs = [];
-    for (const [name, p] of [['data.json', '/dashboards/wall/data.json'], ['page', '/dashboards/wall']] as const) {
+    for (const [name, p] of [
+      ['data.json', '/dashboards/wall/data.json'],
+      ['page', '/dashboards/wall'],
+    ] as const) {
       await invalidate(`viewers ${name}`);
       await settle(svc);
       const before = await dashboardQueries(svc.url);
       const r = await load({ url: svc.url, method: 'GET', path: p, connections: VIEWERS, durationSeconds: PROFILE.seconds });
       const queries = (await dashboardQueries(svc.url)) - before;
       const perMinute = round((queries / PROFILE.seconds) * 60);
-      log(`${name}: ${r.requestsPerSecond} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}; ${queries} analytics queries (${perMinute}/min)`);
+      log(
+        `${name}: ${r.requestsPerSecond} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}; ${queries} analytics queries (${perMinute}/min)`,
+      );
       runs.push({ name, path: p, ...summarize(r), analyticsQueries: queries, analyticsQueriesPerMinute: perMinute });
     }
     const memory = await svc.ask({ type: 'memory' });
@@ -112,7 +134,10 @@ async function main() {
       '',
       `| ${VIEWERS} viewers on | req/s | p50 ms | p99 ms | non-2xx | errors | analytics queries | per minute |`,
       '|---|---:|---:|---:|---:|---:|---:|---:|',
-      ...runs.map((r) => `| ${r.name} | ${r.requestsPerSecond} | ${r.latencyMs.p50} | ${r.latencyMs.p99} | ${r.non2xx} | ${r.errors} | ${r.analyticsQueries} | ${r.analyticsQueriesPerMinute} |`),
+      ...runs.map(
+        (r) =>
+          `| ${r.name} | ${r.requestsPerSecond} | ${r.latencyMs.p50} | ${r.latencyMs.p99} | ${r.non2xx} | ${r.errors} | ${r.analyticsQueries} | ${r.analyticsQueriesPerMinute} |`,
+      ),
       '',
       `Peak service RSS ${(memory.peakRssBytes / 2 ** 30).toFixed(2)} GiB.`,
     ];

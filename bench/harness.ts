@@ -1,5 +1,5 @@
 /** What every bench run shares: its own database, Redis prefix and data directory, the CLI, the service under test. */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -71,7 +71,8 @@ export async function benchAccount(env: NodeJS.ProcessEnv, name: string, points 
 
 /** An autocannon load's result, refused when any request erred, timed out or answered other than 2xx. */
 export function cleanLoad<R extends { errors: number; non2xx: number; timeouts: number }>(result: R): R {
-  if (result.errors || result.non2xx || result.timeouts) throw new Error(`load had ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
+  if (result.errors || result.non2xx || result.timeouts)
+    throw new Error(`load had ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
   return result;
 }
 
@@ -91,7 +92,12 @@ export class ServiceUnderTest {
   ) {}
 
   static start(env: NodeJS.ProcessEnv): Promise<ServiceUnderTest> {
-    const child = fork(path.join(ROOT, 'bench/service.ts'), [], { cwd: ROOT, env, execArgv: [...serviceHeapFlags(), '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(path.join(ROOT, 'bench/service.ts'), [], {
+      cwd: ROOT,
+      env,
+      execArgv: [...serviceHeapFlags(), '--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     return new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`service exited during start-up (${code})`)));
       child.once('message', (msg: { type: string; url: string }) => {
@@ -186,7 +192,13 @@ export function threadCpuDelta(before: Record<string, number>, after: Record<str
  * goes to the slot its start belongs to (by the check's phase), late by its start minus the slot's. `expected` counts
  * the slots; a slot with no run is missed, one with several is duplicated.
  */
-export function slotRuns(runs: readonly { checkId: string; startedAt: number; failed?: boolean }[], checkIds: readonly string[], start: number, end: number, periodMs: number) {
+export function slotRuns(
+  runs: readonly { checkId: string; startedAt: number; failed?: boolean }[],
+  checkIds: readonly string[],
+  start: number,
+  end: number,
+  periodMs: number,
+) {
   const ids = new Set(checkIds);
   const bySlot = new Map<string, number>();
   const lateness: number[] = [];

@@ -16,8 +16,19 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  apiResultItem,
+  benchAccount,
+  benchEnvironment,
+  cpuSeconds,
+  profileOwners,
+  ROOT,
+  removeBenchEnvironment,
+  ServiceUnderTest,
+  threadCpuDelta,
+  threadCpuSeconds,
+} from './harness.js';
 import { load } from './load.js';
-import { apiResultItem, benchAccount, benchEnvironment, cpuSeconds, profileOwners, removeBenchEnvironment, ROOT, ServiceUnderTest, threadCpuDelta, threadCpuSeconds } from './harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -60,7 +71,13 @@ async function main() {
       const res = await fetch(`${svc.url}/v1/checks/api`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ name: `ingest ${i}`, activated: false, frequency: 1, locations: ['eu-west-1'], request: { method: 'GET', url: 'http://127.0.0.1:9/x' } }),
+        body: JSON.stringify({
+          name: `ingest ${i}`,
+          activated: false,
+          frequency: 1,
+          locations: ['eu-west-1'],
+          request: { method: 'GET', url: 'http://127.0.0.1:9/x' },
+        }),
       });
       if (res.status !== 201) throw new Error(`creating a check answered ${res.status}: ${await res.text()}`);
       checkIds.push(((await res.json()) as { id: string }).id);
@@ -68,7 +85,9 @@ async function main() {
     const now = Date.now();
     const bodies = Array.from({ length: BODIES }, (_, n) => body(checkIds, n, now));
     let next = 0;
-    console.log(`${CHECKS} checks; ${CONNECTIONS} connections post ${BATCH}-result batches (${(bodies[0].length / 1024).toFixed(0)} KiB each) for ${SECONDS} s${values.late ? ', runs of the last hour' : ''}`);
+    console.log(
+      `${CHECKS} checks; ${CONNECTIONS} connections post ${BATCH}-result batches (${(bodies[0].length / 1024).toFixed(0)} KiB each) for ${SECONDS} s${values.late ? ', runs of the last hour' : ''}`,
+    );
 
     const pid = svc.child.pid!;
     const before = await svc.ask({ type: 'state' });
@@ -79,20 +98,38 @@ async function main() {
     let maxWaiting = 0;
     let maxOldest = 0;
     const poll = setInterval(() => {
-      void svc.ask({ type: 'state' }).then((s) => {
-        if (s.rssBytes > (atPeak.rssMB ?? 0) * 1048576) {
-          const mb = (b: number) => Math.round(b / 1048576);
-          atPeak = { rssMB: mb(s.rssBytes), anonMB: mb(s.rssAnonBytes), fileMB: mb(s.rssFileBytes), heapUsedMB: mb(s.heapUsedBytes), heapTotalMB: mb(s.heapTotalBytes), engineTrackedMB: mb(s.engineBytes) };
-        }
-        peakRss = Math.max(peakRss, s.peakRssBytes);
-        maxWaiting = Math.max(maxWaiting, s.queue.waiting);
-        maxOldest = Math.max(maxOldest, s.queue.oldestWaitingSeconds);
-      }, () => {});
+      void svc.ask({ type: 'state' }).then(
+        (s) => {
+          if (s.rssBytes > (atPeak.rssMB ?? 0) * 1048576) {
+            const mb = (b: number) => Math.round(b / 1048576);
+            atPeak = {
+              rssMB: mb(s.rssBytes),
+              anonMB: mb(s.rssAnonBytes),
+              fileMB: mb(s.rssFileBytes),
+              heapUsedMB: mb(s.heapUsedBytes),
+              heapTotalMB: mb(s.heapTotalBytes),
+              engineTrackedMB: mb(s.engineBytes),
+            };
+          }
+          peakRss = Math.max(peakRss, s.peakRssBytes);
+          maxWaiting = Math.max(maxWaiting, s.queue.waiting);
+          maxOldest = Math.max(maxOldest, s.queue.oldestWaitingSeconds);
+        },
+        () => {},
+      );
     }, 500);
     const profileFile = values.profile ? path.join(mkdtempSync(path.join(os.tmpdir(), 'ingest-prof-')), 'ingest.cpuprofile') : undefined;
     if (profileFile) await svc.ask({ type: 'profile', action: 'start' });
     const started = Date.now();
-    const posted = await load({ url: svc.url, key, method: 'POST', path: '/v1/check-results', bodies: () => bodies[next++ % BODIES], connections: CONNECTIONS, durationSeconds: SECONDS });
+    const posted = await load({
+      url: svc.url,
+      key,
+      method: 'POST',
+      path: '/v1/check-results',
+      bodies: () => bodies[next++ % BODIES],
+      connections: CONNECTIONS,
+      durationSeconds: SECONDS,
+    });
     const stopped = Date.now();
     let state = await svc.ask({ type: 'state' });
     const acceptedAtStop = state.queue.acceptedResults - before.queue.acceptedResults;
@@ -119,7 +156,14 @@ async function main() {
       checks: CHECKS,
       late: values.late,
       rollups: env.ROLLUPS ?? 'default',
-      post: { requests: posted.requests, p50: posted.latencyMs.p50, p99: posted.latencyMs.p99, statusCodes: posted.statusCodes, errors: posted.errors, timeouts: posted.timeouts },
+      post: {
+        requests: posted.requests,
+        p50: posted.latencyMs.p50,
+        p99: posted.latencyMs.p99,
+        statusCodes: posted.statusCodes,
+        errors: posted.errors,
+        timeouts: posted.timeouts,
+      },
       acceptedPerSecond: Math.round(acceptedAtStop / ((stopped - started) / 1000)),
       landedPerSecond: Math.round(landed / ((drained - started) / 1000)),
       accepted,

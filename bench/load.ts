@@ -57,7 +57,11 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
         method: spec.method,
         connections: spec.connections,
         duration: spec.durationSeconds,
-        headers: { ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}), ...(spec.body || spec.bodies ? { 'content-type': 'application/json' } : {}), ...spec.headers },
+        headers: {
+          ...(spec.key ? { authorization: `Bearer ${spec.key}` } : {}),
+          ...(spec.body || spec.bodies ? { 'content-type': 'application/json' } : {}),
+          ...spec.headers,
+        },
         body: spec.body,
         ...(spec.bodies ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: spec.bodies!() }) }] } : {}),
         timeout: 30,

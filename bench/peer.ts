@@ -6,7 +6,7 @@
  * the CPU of both processes. The probes' success is read back from Prometheus (`sum(probe_success)`), so the
  * comparison is with a stack that really probed and stored every target.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -84,12 +84,21 @@ export async function measurePeer(base: string, targets: number, minutes: number
         '',
       ].join('\n'),
     );
-    const exporter = spawn(path.join(BIN, 'prometheus-blackbox-exporter'), [`--config.file=${path.join(dir, 'blackbox.yml')}`, `--web.listen-address=127.0.0.1:${exporterPort}`, '--log.level=warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const exporter = spawn(
+      path.join(BIN, 'prometheus-blackbox-exporter'),
+      [`--config.file=${path.join(dir, 'blackbox.yml')}`, `--web.listen-address=127.0.0.1:${exporterPort}`, '--log.level=warn'],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
     children.push(exporter);
     await waitFor(`http://127.0.0.1:${exporterPort}/metrics`, 15_000);
     const prometheus = spawn(
       path.join(BIN, 'prometheus'),
-      [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${prometheusPort}`, '--log.level=warn'],
+      [
+        `--config.file=${path.join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(dir, 'tsdb')}`,
+        `--web.listen-address=127.0.0.1:${prometheusPort}`,
+        '--log.level=warn',
+      ],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
     children.push(prometheus);
@@ -98,7 +107,9 @@ export async function measurePeer(base: string, targets: number, minutes: number
     // Prometheus spreads its targets over the interval: the measured minutes start once each was scraped once.
     const first = Date.now();
     const succeeding = async () => {
-      const res = (await (await fetch(`${api}/api/v1/query?query=${encodeURIComponent('sum(probe_success)')}`)).json()) as { data: { result: { value: [number, string] }[] } };
+      const res = (await (await fetch(`${api}/api/v1/query?query=${encodeURIComponent('sum(probe_success)')}`)).json()) as {
+        data: { result: { value: [number, string] }[] };
+      };
       return Number(res.data.result[0]?.value[1] ?? 0);
     };
     while ((await succeeding()) < targets && Date.now() - first < 150_000) await new Promise((r) => setTimeout(r, 2000));

@@ -10,9 +10,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { benchAccount, benchEnvironment, cleanLoad, removeBenchEnvironment, ROOT, ServiceUnderTest } from './harness.js';
+import { benchAccount, benchEnvironment, cleanLoad, ROOT, removeBenchEnvironment, ServiceUnderTest } from './harness.js';
 
-const { values } = parseArgs({ options: { signins: { type: 'string', default: '40' }, seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '2' } } });
+const { values } = parseArgs({
+  options: { signins: { type: 'string', default: '40' }, seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '2' } },
+});
 const SIGNINS = Number(values.signins);
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
@@ -45,12 +47,20 @@ async function main() {
     const link = new URL(/(http\S+)/.exec(created)![1]!);
     const first = await fetch(`${svc.url}${link.pathname}${link.search}`, { redirect: 'manual' });
     const cookie = first.headers.getSetCookie()[0]!.split(';')[0]!;
-    const set = await fetch(`${svc.url}/v1/auth/password`, { method: 'POST', headers: { cookie, origin: svc.url, 'content-type': 'application/json' }, body: JSON.stringify({ newPassword: PASSWORD }) });
+    const set = await fetch(`${svc.url}/v1/auth/password`, {
+      method: 'POST',
+      headers: { cookie, origin: svc.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ newPassword: PASSWORD }),
+    });
     if (set.status !== 204) throw new Error(`setting the password answered ${set.status}`);
 
     const signIn = async (email: string, password: string, expect: number) => {
       const t0 = performance.now();
-      const res = await fetch(`${svc.url}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+      const res = await fetch(`${svc.url}/v1/auth/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      });
       const ms = performance.now() - t0;
       await res.arrayBuffer();
       if (res.status !== expect) throw new Error(`sign-in answered ${res.status}, not ${expect}`);

@@ -10,15 +10,19 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { benchAccount, benchEnvironment, removeBenchEnvironment, ROOT, ServiceUnderTest } from './harness.js';
+import { benchAccount, benchEnvironment, ROOT, removeBenchEnvironment, ServiceUnderTest } from './harness.js';
 
-const { values } = parseArgs({ options: { checks: { type: 'string', default: '500' }, groups: { type: 'string', default: '50' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { checks: { type: 'string', default: '500' }, groups: { type: 'string', default: '50' }, rounds: { type: 'string', default: '3' } },
+});
 const CHECKS = Number(values.checks);
 const GROUPS = Number(values.groups);
 const ROUNDS = Number(values.rounds);
 
 function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!;
   return Number(line.split(/\s+/)[1]) * 1024;
 }
 
@@ -26,14 +30,31 @@ function rssBytes(pid: number): number {
 function projectBody(round: number, changeEvery: number | undefined) {
   const resources: unknown[] = [];
   for (const c of ['a', 'b']) {
-    resources.push({ logicalId: `hook-${c}`, type: 'alert-channel', member: true, payload: { type: 'WEBHOOK', sendRecovery: true, sendFailure: true, config: { name: `Hook ${c}`, url: `http://127.0.0.1:9/hook-${c}`, method: 'POST', template: '{"check":"{{CHECK_NAME}}"}' } } });
+    resources.push({
+      logicalId: `hook-${c}`,
+      type: 'alert-channel',
+      member: true,
+      payload: {
+        type: 'WEBHOOK',
+        sendRecovery: true,
+        sendFailure: true,
+        config: { name: `Hook ${c}`, url: `http://127.0.0.1:9/hook-${c}`, method: 'POST', template: '{"check":"{{CHECK_NAME}}"}' },
+      },
+    });
   }
   for (let g = 0; g < GROUPS; g++) {
     resources.push({
       logicalId: `group-${g}`,
       type: 'check-group',
       member: true,
-      payload: { name: `Group ${g}`, activated: true, locations: ['eu-west-1'], apiCheckDefaults: { headers: [], queryParameters: [], url: '', basicAuth: { username: '', password: '' } }, environmentVariables: [], v: 2 },
+      payload: {
+        name: `Group ${g}`,
+        activated: true,
+        locations: ['eu-west-1'],
+        apiCheckDefaults: { headers: [], queryParameters: [], url: '', basicAuth: { username: '', password: '' } },
+        environmentVariables: [],
+        v: 2,
+      },
     });
   }
   for (let i = 0; i < CHECKS; i++) {
@@ -53,10 +74,19 @@ function projectBody(round: number, changeEvery: number | undefined) {
         runtimeId: '2025.04',
         environmentVariables: [],
         checkType: 'API',
-        request: { method: 'GET', url: `http://127.0.0.1:9/check/${i}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200', regex: null }] },
+        request: {
+          method: 'GET',
+          url: `http://127.0.0.1:9/check/${i}`,
+          assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200', regex: null }],
+        },
       },
     });
-    resources.push({ logicalId: `check-alert-channel-subscription#check-${i}#hook-${i % 2 ? 'a' : 'b'}`, type: 'alert-channel-subscription', member: true, payload: { alertChannelId: { ref: `hook-${i % 2 ? 'a' : 'b'}` }, checkId: { ref: `check-${i}` }, activated: true } });
+    resources.push({
+      logicalId: `check-alert-channel-subscription#check-${i}#hook-${i % 2 ? 'a' : 'b'}`,
+      type: 'alert-channel-subscription',
+      member: true,
+      payload: { alertChannelId: { ref: `hook-${i % 2 ? 'a' : 'b'}` }, checkId: { ref: `check-${i}` }, activated: true },
+    });
   }
   return { project: { logicalId: 'bench-project', name: 'Bench project' }, sharedFiles: [], resources, repoInfo: null };
 }
@@ -76,7 +106,11 @@ async function main() {
   async function deploy(body: unknown, dryRun: boolean) {
     const gz = gzipSync(JSON.stringify(body));
     const t0 = performance.now();
-    const res = await fetch(`${svc.url}/v1/projects/deploy?dryRun=${dryRun}&scheduleOnDeploy=false`, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: gz });
+    const res = await fetch(`${svc.url}/v1/projects/deploy?dryRun=${dryRun}&scheduleOnDeploy=false`, {
+      method: 'POST',
+      headers: { ...headers, 'content-encoding': 'gzip' },
+      body: gz,
+    });
     const json = (await res.json()) as { id: string; diff?: { action: string }[] };
     if (!res.ok) throw new Error(`deploy answered ${res.status}: ${JSON.stringify(json)}`);
     let diff = json.diff;
@@ -106,7 +140,9 @@ async function main() {
       const t0 = performance.now();
       const destroy = await fetch(`${svc.url}/v1/projects/bench-project?preserveResources=false&dryRun=false`, { method: 'DELETE', headers });
       const started = (await destroy.json()) as { id: string };
-      const done = (await (await fetch(`${svc.url}/v1/projects/bench-project/deployments/${started.id}/completion?maxWaitSeconds=60`, { headers })).json()) as { status: string };
+      const done = (await (await fetch(`${svc.url}/v1/projects/bench-project/deployments/${started.id}/completion?maxWaitSeconds=60`, { headers })).json()) as {
+        status: string;
+      };
       if (done.status !== 'SUCCEEDED') throw new Error(`destroy ${done.status}`);
       r.destroyMs = Math.round(performance.now() - t0);
       console.log(JSON.stringify(r));

@@ -18,7 +18,8 @@ export type ServiceMessage =
   /** Every stored run of the account started in [from, to) (epoch ms): for the runner bench's slot accounting. */
   | { type: 'runs'; accountId: string; from: number; to: number }
   /** Starts a CPU profile of the service's process, or stops it and writes it (a .cpuprofile) to `file`. */
-  | { type: 'profile'; action: 'start' } | { type: 'profile'; action: 'stop'; file: string };
+  | { type: 'profile'; action: 'start' }
+  | { type: 'profile'; action: 'stop'; file: string };
 
 export interface Memory {
   rssBytes: number;
@@ -45,7 +46,13 @@ export type ServiceReply =
   | { type: 'floor'; sql: string; wallMs: number[]; engineMs: number[]; rowsRead: number }
   | { type: 'saturate'; queries: number; seconds: number }
   /** `engineBytes`: the embedded engine's own memory tracker (system.metrics MemoryTracking). */
-  | ({ type: 'state'; rows: number; queue: QueueState; engineBytes: number; /** The end of the range an hourly rollup tick is rolling now. */ rollingTo?: number } & Memory)
+  | ({
+      type: 'state';
+      rows: number;
+      queue: QueueState;
+      engineBytes: number /** The end of the range an hourly rollup tick is rolling now. */;
+      rollingTo?: number;
+    } & Memory)
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' }
   | { type: 'reportCache'; markDays: boolean; stats: ReportCacheStats }

@@ -75,7 +75,13 @@ const at = (s: ScenarioResult | undefined, connections: number) => s?.levels.fin
 const EXACT_BEFORE_MS = 75.73;
 /** Rows read by a report served from rollups (the issue's bound). */
 const ROLLUP_ROWS = 20_000;
-const ROLLUP_SCENARIOS = ['report-30d-hourly-grouped', 'report-30d-hourly-grouped-counts', 'report-365d-daily-grouped', 'summary-100-last24Hours', 'summary-100-lastMonth'];
+const ROLLUP_SCENARIOS = [
+  'report-30d-hourly-grouped',
+  'report-30d-hourly-grouped-counts',
+  'report-365d-daily-grouped',
+  'summary-100-last24Hours',
+  'summary-100-lastMonth',
+];
 
 /** The issue's targets, checked against this run. A failed level (errors, non-2xx) never meets a target. */
 export function evaluateTargets(r: BenchResults): Target[] {
@@ -97,7 +103,11 @@ export function evaluateTargets(r: BenchResults): Target[] {
   });
   for (const range of ['last24Hours', 'lastMonth']) {
     const one = p50(`summary-100-${range}`);
-    targets.push({ target: `4. summary of 100 checks, ${range}: p50 ≤ 5 ms`, measured: `p50 ${one?.latencyMs.p50} ms`, met: !!one?.ok && one.latencyMs.p50 <= 5 });
+    targets.push({
+      target: `4. summary of 100 checks, ${range}: p50 ≤ 5 ms`,
+      measured: `p50 ${one?.latencyMs.p50} ms`,
+      met: !!one?.ok && one.latencyMs.p50 <= 5,
+    });
   }
   const s1one = p50('report-24h-raw');
   targets.push({ target: '1. 24-hour raw page: p50 ≤ 5 ms', measured: `p50 ${s1one?.latencyMs.p50} ms`, met: !!s1one?.ok && s1one.latencyMs.p50 <= 5 });
@@ -145,11 +155,27 @@ function reportCacheTargets(r: BenchResults): Target[] {
   const figure = (id: string) => `${p50(id)?.latencyMs.p50} ms`;
   const within = (id: string, ms: number) => !!p50(id)?.ok && p50(id)!.latencyMs.p50 <= ms;
   const targets: Target[] = [
-    { target: '28. scenario 2 through the report cache, 1 connection: p50 ≤ 5 ms', measured: `${figure('report-30d-hourly-grouped')} (no-cache ${figure('report-30d-hourly-grouped-uncached')})`, met: within('report-30d-hourly-grouped', 5) },
-    { target: '28. year scenario through the report cache: p50 ≤ 8 ms', measured: `${figure('report-365d-daily-grouped')} (no-cache ${figure('report-365d-daily-grouped-uncached')})`, met: within('report-365d-daily-grouped', 8) },
-    { target: '28. summary of 100 checks over 24 hours: p50 ≤ 5 ms', measured: `${figure('summary-100-last24Hours')} (no-cache ${figure('summary-100-last24Hours-uncached')})`, met: within('summary-100-last24Hours', 5) },
+    {
+      target: '28. scenario 2 through the report cache, 1 connection: p50 ≤ 5 ms',
+      measured: `${figure('report-30d-hourly-grouped')} (no-cache ${figure('report-30d-hourly-grouped-uncached')})`,
+      met: within('report-30d-hourly-grouped', 5),
+    },
+    {
+      target: '28. year scenario through the report cache: p50 ≤ 8 ms',
+      measured: `${figure('report-365d-daily-grouped')} (no-cache ${figure('report-365d-daily-grouped-uncached')})`,
+      met: within('report-365d-daily-grouped', 8),
+    },
+    {
+      target: '28. summary of 100 checks over 24 hours: p50 ≤ 5 ms',
+      measured: `${figure('summary-100-last24Hours')} (no-cache ${figure('summary-100-last24Hours-uncached')})`,
+      met: within('summary-100-last24Hours', 5),
+    },
     { target: '28. 24-hour raw page: p50 ≤ 3 ms', measured: figure('report-24h-raw'), met: within('report-24h-raw', 3) },
-    { target: '28. /v1/reporting, every check, 30 days: p50 ≤ 20 ms', measured: `${figure('reporting-30d')} (no-cache ${figure('reporting-30d-uncached')})`, met: within('reporting-30d', 20) },
+    {
+      target: '28. /v1/reporting, every check, 30 days: p50 ≤ 20 ms',
+      measured: `${figure('reporting-30d')} (no-cache ${figure('reporting-30d-uncached')})`,
+      met: within('reporting-30d', 20),
+    },
   ];
   const auto = p50('reporting-90d-weekly-auto-uncached');
   const exact = p50('reporting-90d-weekly-exact-uncached');
@@ -167,12 +193,19 @@ function reportCacheTargets(r: BenchResults): Target[] {
       met: !!g.view && g.view.storeMs < g.runs.storeMs,
     });
   }
-  const top = (id: string) => { const s = byId(id); return s?.levels[s.levels.length - 1]; };
+  const top = (id: string) => {
+    const s = byId(id);
+    return s?.levels[s.levels.length - 1];
+  };
   const cached = top('report-30d-hourly-grouped');
   const uncached = top('report-30d-hourly-grouped-uncached');
   if (cached && uncached) {
     const ratio = cached.requestsPerSecond / uncached.requestsPerSecond;
-    targets.push({ target: `28. scenario 2 at ${cached.connections} connections: ≥ 3 × the uncached throughput`, measured: `${cached.requestsPerSecond} vs ${uncached.requestsPerSecond} req/s (× ${ratio.toFixed(1)})`, met: cached.ok && uncached.ok && ratio >= 3 });
+    targets.push({
+      target: `28. scenario 2 at ${cached.connections} connections: ≥ 3 × the uncached throughput`,
+      measured: `${cached.requestsPerSecond} vs ${uncached.requestsPerSecond} req/s (× ${ratio.toFixed(1)})`,
+      met: cached.ok && uncached.ok && ratio >= 3,
+    });
   }
   if (r.ingestMarking) {
     // The rounds run for this comparison only (the first ingest round, before them, warms the engine up).
@@ -190,7 +223,11 @@ function reportCacheTargets(r: BenchResults): Target[] {
   }
   if (r.reportCache) {
     const c = r.reportCache;
-    targets.push({ target: '28. report cache memory within REPORT_CACHE_MB', measured: `${(c.bytes / 2 ** 20).toFixed(2)} MiB in ${c.entries} entries of ${c.maxBytes / 2 ** 20} MiB; ${c.hits} hits, ${c.misses} misses`, met: c.bytes <= c.maxBytes });
+    targets.push({
+      target: '28. report cache memory within REPORT_CACHE_MB',
+      measured: `${(c.bytes / 2 ** 20).toFixed(2)} MiB in ${c.entries} entries of ${c.maxBytes / 2 ** 20} MiB; ${c.hits} hits, ${c.misses} misses`,
+      met: c.bytes <= c.maxBytes,
+    });
   }
   return targets;
 }
@@ -209,7 +246,8 @@ export function renderTable(r: BenchResults): string {
   for (const s of r.scenarios) {
     for (const l of s.levels) {
       const first = l === s.levels[0];
-      const floor: (string | number)[] = first && s.floor ? [s.floor.storeMs.p50, s.floor.engineMs.p50, s.floor.httpOverStore, s.floor.rowsRead] : ['', '', '', ''];
+      const floor: (string | number)[] =
+        first && s.floor ? [s.floor.storeMs.p50, s.floor.engineMs.p50, s.floor.httpOverStore, s.floor.rowsRead] : ['', '', '', ''];
       const last = l === s.levels[s.levels.length - 1];
       floor.push(last && s.saturated ? `${s.saturated.queriesPerSecond} (${s.saturated.concurrency} callers)` : '');
       const numbers = l.ok
@@ -227,7 +265,10 @@ export function renderTable(r: BenchResults): string {
       `POST p50 ${i.post.latencyMs.p50} ms / p99 ${i.post.latencyMs.p99} ms; scenario 2 meanwhile p50 ${i.concurrentReport.latencyMs.p50} ms / p99 ${i.concurrentReport.latencyMs.p99} ms` +
       `${i.ok ? '' : ' — FAILED'}.`,
     ...(r.ingestMarking
-      ? ['', `The same load again with ingest marking days for the report cache off, on, on, off: ${r.ingestMarking.map((m) => `${m.result.landedPerSecond} landed/s (${m.markDays ? 'on' : 'off'}, lag ${m.result.lagAfterStopSeconds} s, ${m.result.lost} lost)`).join(', ')}.`]
+      ? [
+          '',
+          `The same load again with ingest marking days for the report cache off, on, on, off: ${r.ingestMarking.map((m) => `${m.result.landedPerSecond} landed/s (${m.markDays ? 'on' : 'off'}, lag ${m.result.lagAfterStopSeconds} s, ${m.result.lost} lost)`).join(', ')}.`,
+        ]
       : []),
     '',
     `Peak service RSS: ${(r.service.peakRssBytes / 2 ** 30).toFixed(2)} GiB.`,

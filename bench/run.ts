@@ -11,10 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
-import { latencyStats, load, round, type LoadResult } from './load.js';
-import type { FloorRequest } from './protocol.js';
 import { apiResultItem, benchEnvironment, ROOT, runCli, ServiceUnderTest, settle } from './harness.js';
-import { evaluateTargets, writeReadme, type BenchResults, type IngestResult, type ScenarioResult } from './results.js';
+import { type LoadResult, latencyStats, load, round } from './load.js';
+import type { FloorRequest } from './protocol.js';
+import { type BenchResults, evaluateTargets, type IngestResult, type ScenarioResult, writeReadme } from './results.js';
 
 const quick = process.argv.includes('--quick');
 
@@ -73,14 +73,34 @@ async function main() {
     const seedStarted = Date.now();
     const seed = async (checks: number, types: string, locations: number, frequency: number, days: number, seed: number) =>
       JSON.parse(
-        await cli('seed', '--account', accountId, '--checks', String(checks), '--types', types, '--locations', String(locations),
-          '--frequency', String(frequency), '--days', String(days), '--seed', String(seed)),
+        await cli(
+          'seed',
+          '--account',
+          accountId,
+          '--checks',
+          String(checks),
+          '--types',
+          types,
+          '--locations',
+          String(locations),
+          '--frequency',
+          String(frequency),
+          '--days',
+          String(days),
+          '--seed',
+          String(seed),
+        ),
       ) as { checks: { id: string; checkType: string }[]; rows: number; rowsPerSecond: number };
     const year = await seed(1, 'multistep', WIDE.locations, WIDE.frequency, PROFILE.yearDays, 1);
     const icmpSeed = await seed(1, 'icmp', WIDE.locations, WIDE.frequency, WIDE.days, 3);
     const many = await seed(PROFILE.manyChecks, MANY_TYPES, 4, 10, PROFILE.manyDays, 2);
     const wideRows = year.rows + icmpSeed.rows;
-    const seeding = { wideRows, manyRows: many.rows, seconds: seconds(Date.now() - seedStarted), rowsPerSecond: Math.round((wideRows + many.rows) / ((Date.now() - seedStarted) / 1000)) };
+    const seeding = {
+      wideRows,
+      manyRows: many.rows,
+      seconds: seconds(Date.now() - seedStarted),
+      rowsPerSecond: Math.round((wideRows + many.rows) / ((Date.now() - seedStarted) / 1000)),
+    };
     log(`seeded ${wideRows + many.rows} rows in ${seeding.seconds} s`);
 
     // The seeded checks are not run here (runners have their own bench): their runs would land among the ingest
@@ -88,7 +108,10 @@ async function main() {
     service = await ServiceUnderTest.start({ ...env, SCHEDULER: 'off', RUNNER: 'off' });
     const svc = service;
     sampler = setInterval(() => {
-      svc.ask({ type: 'memory' }).then((m) => (peakRss = Math.max(peakRss, m.peakRssBytes)), () => {});
+      svc.ask({ type: 'memory' }).then(
+        (m) => (peakRss = Math.max(peakRss, m.peakRssBytes)),
+        () => {},
+      );
     }, 1000);
 
     const multistep = year.checks[0].id;
@@ -112,43 +135,118 @@ async function main() {
       floor: { kind: 'summary', accountId, checkIds: summaryIds, quickRange: range },
     });
     const grouped = 'metrics=responseTime_p95,responseTime_avg,availability&groupBy=runLocation';
-    const s2 = report('report-30d-hourly-grouped', 'multistep-checks', multistep, `quickRange=last30Days&${grouped}&aggregationInterval=60`,
-      '2. multi-step, last30Days, p95+avg+availability, hourly, by location');
+    const s2 = report(
+      'report-30d-hourly-grouped',
+      'multistep-checks',
+      multistep,
+      `quickRange=last30Days&${grouped}&aggregationInterval=60`,
+      '2. multi-step, last30Days, p95+avg+availability, hourly, by location',
+    );
     const yearFrom = Math.floor(Date.now() / 1000) - 365 * 86_400;
     const scenarios: Scenario[] = [
-      report('report-24h-raw', 'multistep-checks', multistep, 'quickRange=last24Hours&metrics=responseTime&limit=100', '1. multi-step, last24Hours, raw responseTime, limit 100'),
+      report(
+        'report-24h-raw',
+        'multistep-checks',
+        multistep,
+        'quickRange=last24Hours&metrics=responseTime&limit=100',
+        '1. multi-step, last24Hours, raw responseTime, limit 100',
+      ),
       s2,
-      report('report-30d-hourly-grouped-counts', 'multistep-checks', multistep, 'quickRange=last30Days&metrics=responseTime_avg,responseTime_max,availability&groupBy=runLocation&aggregationInterval=60',
-        '2. no percentiles: multi-step, last30Days, avg+max+availability, hourly, by location'),
-      report('report-30d-hourly-grouped-exact', 'multistep-checks', multistep, `quickRange=last30Days&${grouped}&aggregationInterval=60&precision=exact`,
-        '2. exact: multi-step, last30Days, p95+avg+availability, hourly, by location, precision=exact'),
-      report('report-365d-daily-grouped', 'multistep-checks', multistep, `quickRange=last30Days&from=${yearFrom}&${grouped}&aggregationInterval=1440`,
-        `2. year: multi-step, last 365 days (${PROFILE.yearDays} seeded), p95+avg+availability, daily, by location`),
+      report(
+        'report-30d-hourly-grouped-counts',
+        'multistep-checks',
+        multistep,
+        'quickRange=last30Days&metrics=responseTime_avg,responseTime_max,availability&groupBy=runLocation&aggregationInterval=60',
+        '2. no percentiles: multi-step, last30Days, avg+max+availability, hourly, by location',
+      ),
+      report(
+        'report-30d-hourly-grouped-exact',
+        'multistep-checks',
+        multistep,
+        `quickRange=last30Days&${grouped}&aggregationInterval=60&precision=exact`,
+        '2. exact: multi-step, last30Days, p95+avg+availability, hourly, by location, precision=exact',
+      ),
+      report(
+        'report-365d-daily-grouped',
+        'multistep-checks',
+        multistep,
+        `quickRange=last30Days&from=${yearFrom}&${grouped}&aggregationInterval=1440`,
+        `2. year: multi-step, last 365 days (${PROFILE.yearDays} seeded), p95+avg+availability, daily, by location`,
+      ),
       // The same two with the report cache bypassed (every bucket read now), side by side in this run.
       { ...s2, id: 'report-30d-hourly-grouped-uncached', title: `${s2.title}, Cache-Control: no-cache`, headers: { 'cache-control': 'no-cache' } },
-      { ...report('report-365d-daily-grouped-uncached', 'multistep-checks', multistep, `quickRange=last30Days&from=${yearFrom}&${grouped}&aggregationInterval=1440`,
-        `2. year: multi-step, last 365 days (${PROFILE.yearDays} seeded), p95+avg+availability, daily, by location, Cache-Control: no-cache`), headers: { 'cache-control': 'no-cache' } },
-      report('report-icmp-7d-daily', 'icmp', icmp, 'quickRange=last7Days&metrics=latencyAvg_p99,packetLoss_avg&aggregationInterval=1440', '3. ICMP, last7Days, latencyAvg_p99+packetLoss_avg, daily'),
+      {
+        ...report(
+          'report-365d-daily-grouped-uncached',
+          'multistep-checks',
+          multistep,
+          `quickRange=last30Days&from=${yearFrom}&${grouped}&aggregationInterval=1440`,
+          `2. year: multi-step, last 365 days (${PROFILE.yearDays} seeded), p95+avg+availability, daily, by location, Cache-Control: no-cache`,
+        ),
+        headers: { 'cache-control': 'no-cache' },
+      },
+      report(
+        'report-icmp-7d-daily',
+        'icmp',
+        icmp,
+        'quickRange=last7Days&metrics=latencyAvg_p99,packetLoss_avg&aggregationInterval=1440',
+        '3. ICMP, last7Days, latencyAvg_p99+packetLoss_avg, daily',
+      ),
       summary('summary-100-last24Hours', 'last24Hours'),
-      { ...summary('summary-100-last24Hours-uncached', 'last24Hours'), title: '4. summary of 100 checks, last24Hours, Cache-Control: no-cache', headers: { 'cache-control': 'no-cache' } },
-      { id: 'reporting-30d', title: `7. GET /v1/reporting, every check of the account (${many.checks.length + 2}), last30Days`, method: 'GET', path: '/v1/reporting?quickRange=last30Days' },
-      { id: 'reporting-30d-uncached', title: `7. GET /v1/reporting, every check of the account (${many.checks.length + 2}), last30Days, Cache-Control: no-cache`, method: 'GET', path: '/v1/reporting?quickRange=last30Days', headers: { 'cache-control': 'no-cache' } },
+      {
+        ...summary('summary-100-last24Hours-uncached', 'last24Hours'),
+        title: '4. summary of 100 checks, last24Hours, Cache-Control: no-cache',
+        headers: { 'cache-control': 'no-cache' },
+      },
+      {
+        id: 'reporting-30d',
+        title: `7. GET /v1/reporting, every check of the account (${many.checks.length + 2}), last30Days`,
+        method: 'GET',
+        path: '/v1/reporting?quickRange=last30Days',
+      },
+      {
+        id: 'reporting-30d-uncached',
+        title: `7. GET /v1/reporting, every check of the account (${many.checks.length + 2}), last30Days, Cache-Control: no-cache`,
+        method: 'GET',
+        path: '/v1/reporting?quickRange=last30Days',
+        headers: { 'cache-control': 'no-cache' },
+      },
       // Longer than 32 days: the daily rollup serves whole UTC days inside the zone's weeks (auto) or every run is read
       // (exact); both uncached, one connection (the exact one takes seconds).
-      ...(['auto', 'exact'] as const).map((precision): Scenario => ({
-        id: `reporting-90d-weekly-${precision}-uncached`,
-        title: `7. GET /v1/reporting, every check (${many.checks.length + 2}), 90 days, weekly in America/New_York, precision=${precision}, Cache-Control: no-cache`,
-        method: 'GET',
-        path: `/v1/reporting?from=${Math.floor(Date.now() / 1000) - 90 * 86_400}&to=${Math.floor(Date.now() / 1000)}&granularity=week&timezone=America/New_York&precision=${precision}`,
-        headers: { 'cache-control': 'no-cache' },
-        levels: [1],
-      })),
+      ...(['auto', 'exact'] as const).map(
+        (precision): Scenario => ({
+          id: `reporting-90d-weekly-${precision}-uncached`,
+          title: `7. GET /v1/reporting, every check (${many.checks.length + 2}), 90 days, weekly in America/New_York, precision=${precision}, Cache-Control: no-cache`,
+          method: 'GET',
+          path: `/v1/reporting?from=${Math.floor(Date.now() / 1000) - 90 * 86_400}&to=${Math.floor(Date.now() / 1000)}&granularity=week&timezone=America/New_York&precision=${precision}`,
+          headers: { 'cache-control': 'no-cache' },
+          levels: [1],
+        }),
+      ),
       summary('summary-100-lastMonth', 'lastMonth'),
       // Error groups (of every check, and of the multi-step check's 90 or 365 days of failures) read from the view.
-      { id: 'error-groups-account', title: `8. GET /v1/error-groups, every check (${many.checks.length + 2}), limit 100`, method: 'GET', path: '/v1/error-groups?limit=100', floor: { kind: 'errorGroups', accountId, source: 'view' } },
-      { id: 'error-groups-check', title: `8. GET /v1/error-groups/checks/{id}, multi-step (${PROFILE.yearDays} days), limit 100`, method: 'GET', path: `/v1/error-groups/checks/${multistep}?limit=100`, floor: { kind: 'errorGroups', accountId, checkId: multistep, source: 'view' } },
+      {
+        id: 'error-groups-account',
+        title: `8. GET /v1/error-groups, every check (${many.checks.length + 2}), limit 100`,
+        method: 'GET',
+        path: '/v1/error-groups?limit=100',
+        floor: { kind: 'errorGroups', accountId, source: 'view' },
+      },
+      {
+        id: 'error-groups-check',
+        title: `8. GET /v1/error-groups/checks/{id}, multi-step (${PROFILE.yearDays} days), limit 100`,
+        method: 'GET',
+        path: `/v1/error-groups/checks/${multistep}?limit=100`,
+        floor: { kind: 'errorGroups', accountId, checkId: multistep, source: 'view' },
+      },
       { id: 'crud-get-check', title: '6. GET /v1/checks/{id}', method: 'GET', path: `/v1/checks/${apiCheck}` },
-      { id: 'crud-create-browser', title: '6. POST /v1/checks/browser', method: 'POST', path: '/v1/checks/browser', body: JSON.stringify({ name: 'bench browser check', script: '// bench' }) },
+      {
+        id: 'crud-create-browser',
+        title: '6. POST /v1/checks/browser',
+        method: 'POST',
+        path: '/v1/checks/browser',
+        body: JSON.stringify({ name: 'bench browser check', script: '// bench' }),
+      },
     ];
 
     log('warming up');
@@ -163,19 +261,43 @@ async function main() {
       let floor: ScenarioResult['floor'];
       for (const connections of s.levels ?? PROFILE.levels) {
         await settle(svc);
-        const r = await load({ url: svc.url, key, method: s.method, path: s.path, body: s.body, headers: s.headers, connections, durationSeconds: PROFILE.seconds });
+        const r = await load({
+          url: svc.url,
+          key,
+          method: s.method,
+          path: s.path,
+          body: s.body,
+          headers: s.headers,
+          connections,
+          durationSeconds: PROFILE.seconds,
+        });
         levels.push(summarize(r));
-        log(`${s.id} c=${connections}: ${r.requestsPerSecond} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
+        log(
+          `${s.id} c=${connections}: ${r.requestsPerSecond} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`,
+        );
         // The floor runs right after the 1-connection level, under the same conditions.
         if (s.floor && connections === PROFILE.levels[0]) floor = await measureFloor(svc, s, levels[0]);
       }
       const saturated = s.floor ? await measureSaturated(svc, s) : undefined;
-      results.push({ id: s.id, title: s.title, method: s.method, path: s.path.replace(/\?.*/, ''), query: s.path.split('?')[1], report: !!s.report, levels, floor, saturated });
+      results.push({
+        id: s.id,
+        title: s.title,
+        method: s.method,
+        path: s.path.replace(/\?.*/, ''),
+        query: s.path.split('?')[1],
+        report: !!s.report,
+        levels,
+        floor,
+        saturated,
+      });
     }
 
     // The alternative to the error groups' view: the same groups computed from the runs at read time.
     const errorGroups: NonNullable<BenchResults['errorGroups']> = [];
-    for (const [id, checkId] of [['error-groups-account', undefined], ['error-groups-check', multistep]] as const) {
+    for (const [id, checkId] of [
+      ['error-groups-account', undefined],
+      ['error-groups-check', multistep],
+    ] as const) {
       const view = results.find((r) => r.id === id)?.floor;
       await settle(svc);
       const f = await svc.ask({ type: 'floor', request: { kind: 'errorGroups', accountId, checkId, source: 'runs' }, runs: 5 });
@@ -185,7 +307,9 @@ async function main() {
     }
 
     const cache = await svc.ask({ type: 'reportCache' });
-    log(`report cache: ${cache.stats.entries} entries, ${(cache.stats.bytes / 2 ** 20).toFixed(2)} MiB of ${cache.stats.maxBytes / 2 ** 20} MiB, ${cache.stats.hits} hits, ${cache.stats.misses} misses`);
+    log(
+      `report cache: ${cache.stats.entries} entries, ${(cache.stats.bytes / 2 ** 20).toFixed(2)} MiB of ${cache.stats.maxBytes / 2 ** 20} MiB, ${cache.stats.hits} hits, ${cache.stats.misses} misses`,
+    );
     log('ingest under report load');
     await settle(svc);
     const ingest = await ingestScenario(svc, key, apiCheck, s2);
@@ -206,7 +330,11 @@ async function main() {
       startedAt: new Date(started).toISOString(),
       mode: quick ? 'quick' : 'full',
       machine: { cpus: os.cpus().length, memoryGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version },
-      data: { wide: `1 multi-step check (${PROFILE.yearDays} days) and 1 ICMP monitor (${WIDE.days} days), ${WIDE.locations} locations, every ${WIDE.frequency} min`, many: `${PROFILE.manyChecks} checks of mixed types, 4 locations, every 10 min, ${PROFILE.manyDays} days`, seeding },
+      data: {
+        wide: `1 multi-step check (${PROFILE.yearDays} days) and 1 ICMP monitor (${WIDE.days} days), ${WIDE.locations} locations, every ${WIDE.frequency} min`,
+        many: `${PROFILE.manyChecks} checks of mixed types, 4 locations, every 10 min, ${PROFILE.manyDays} days`,
+        seeding,
+      },
       scenarios: results,
       ingest,
       ingestMarking,
@@ -286,14 +414,25 @@ async function ingestScenario(svc: ServiceUnderTest, key: string, checkId: strin
   let maxWaiting = 0;
   let maxOldest = 0;
   const poll = setInterval(() => {
-    svc.ask({ type: 'state', checkId }).then((s) => {
-      maxWaiting = Math.max(maxWaiting, s.queue.waiting);
-      maxOldest = Math.max(maxOldest, s.queue.oldestWaitingSeconds);
-    }, () => {});
+    svc.ask({ type: 'state', checkId }).then(
+      (s) => {
+        maxWaiting = Math.max(maxWaiting, s.queue.waiting);
+        maxOldest = Math.max(maxOldest, s.queue.oldestWaitingSeconds);
+      },
+      () => {},
+    );
   }, 500);
   const loadStarted = Date.now();
   const [posted, reports] = await Promise.all([
-    load({ url: svc.url, key, method: 'POST', path: '/v1/check-results', body: ingestBody(checkId), connections: INGEST_CONNECTIONS, durationSeconds: PROFILE.ingestSeconds }),
+    load({
+      url: svc.url,
+      key,
+      method: 'POST',
+      path: '/v1/check-results',
+      body: ingestBody(checkId),
+      connections: INGEST_CONNECTIONS,
+      durationSeconds: PROFILE.ingestSeconds,
+    }),
     load({ url: svc.url, key, method: concurrent.method, path: concurrent.path, connections: 1, durationSeconds: PROFILE.ingestSeconds }),
   ]);
   const loadStopped = Date.now();

@@ -15,22 +15,40 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dropDatabase } from '../src/storage/postgres.js';
-import { deleteKeysWithPrefix } from '../src/storage/redis.js';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { LOCATIONS } from '../src/model/checks.js';
-import { benchEnvironment, ROOT, runCli, ServiceUnderTest, cpuSeconds, profileOwners, quantile, slotRuns, startCountingTarget, threadCpuDelta, threadCpuSeconds } from './harness.js';
+import { dropDatabase } from '../src/storage/postgres.js';
+import { deleteKeysWithPrefix } from '../src/storage/redis.js';
+import {
+  benchEnvironment,
+  cpuSeconds,
+  profileOwners,
+  quantile,
+  ROOT,
+  runCli,
+  ServiceUnderTest,
+  slotRuns,
+  startCountingTarget,
+  threadCpuDelta,
+  threadCpuSeconds,
+} from './harness.js';
 import { measurePeer } from './peer.js';
 
-const { values } = parseArgs({ options: { checks: { type: 'string', default: '10000' }, minutes: { type: 'string', default: '10' }, locations: { type: 'string', default: '4' }, peer: { type: 'string', default: 'on' }, profile: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    checks: { type: 'string', default: '10000' },
+    minutes: { type: 'string', default: '10' },
+    locations: { type: 'string', default: '4' },
+    peer: { type: 'string', default: 'on' },
+    profile: { type: 'boolean', default: false },
+  },
+});
 const CHECKS = Number(values.checks);
 const MINUTES = Number(values.minutes);
 const LOCATION_COUNT = Math.min(LOCATIONS.length, Math.max(1, Number(values.locations)));
 const PERIOD = 60_000;
-
-
 
 async function main() {
   const target = await startCountingTarget();
@@ -62,7 +80,13 @@ async function main() {
           muted: false,
           frequency: 1,
           tags: [],
-          data: sql.json({ request: { method: 'GET', url: `${targetUrl}/c/${i + j}` }, locations: [location], doubleCheck: false, retryStrategy: null, maxResponseTime: 5000 } as never),
+          data: sql.json({
+            request: { method: 'GET', url: `${targetUrl}/c/${i + j}` },
+            locations: [location],
+            doubleCheck: false,
+            retryStrategy: null,
+            maxResponseTime: 5000,
+          } as never),
         };
       });
       await sql`insert into checks ${sql(part)}`;
@@ -91,7 +115,15 @@ async function main() {
       void svc.ask({ type: 'state' }).then((s) => {
         if (s.rssBytes > peakRss) {
           const mb = (b: number) => Math.round(b / 1048576);
-          atPeak = { rssMB: mb(s.rssBytes), anonMB: mb(s.rssAnonBytes), fileMB: mb(s.rssFileBytes), heapUsedMB: mb(s.heapUsedBytes), heapTotalMB: mb(s.heapTotalBytes), externalMB: mb(s.externalBytes), engineTrackedMB: mb(s.engineBytes) };
+          atPeak = {
+            rssMB: mb(s.rssBytes),
+            anonMB: mb(s.rssAnonBytes),
+            fileMB: mb(s.rssFileBytes),
+            heapUsedMB: mb(s.heapUsedBytes),
+            heapTotalMB: mb(s.heapTotalBytes),
+            externalMB: mb(s.externalBytes),
+            engineTrackedMB: mb(s.engineBytes),
+          };
         }
         peakRss = Math.max(peakRss, s.rssBytes);
         maxWaiting = Math.max(maxWaiting, s.queue.waiting);

@@ -5,22 +5,17 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { CATALOGS } from '../src/analytics/index.js';
-import { planReport, reportCache, type ReportQuery } from '../src/analytics/index.js';
-import { reportQuery } from '../src/analytics/index.js';
-import { planSummary } from '../src/analytics/index.js';
-import { compileErrorGroups } from '../src/analytics/index.js';
-import { budgetSettings } from '../src/analytics/index.js';
+import v8 from 'node:v8';
 import type { QuickRange, RollupTicks } from '../src/analytics/index.js';
-import { loadConfig } from '../src/platform/config.js';
+import { budgetSettings, CATALOGS, compileErrorGroups, planReport, planSummary, type ReportQuery, reportCache, reportQuery } from '../src/analytics/index.js';
 import { findCheckRow } from '../src/checks/index.js';
 import { compileValidator } from '../src/http/validation.js';
+import { loadConfig } from '../src/platform/config.js';
+import { boundHeapGrowth } from '../src/platform/heap.js';
 import { createLogger } from '../src/platform/logger.js';
 import { startService } from '../src/service.js';
 import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
 
-import v8 from 'node:v8';
-import { boundHeapGrowth } from '../src/platform/heap.js';
 // As src/server.ts starts the service; BENCH_V8_FLAGS (V8 flags set after it) to try others.
 boundHeapGrowth();
 if (process.env.BENCH_V8_FLAGS) v8.setFlagsFromString(process.env.BENCH_V8_FLAGS);
@@ -45,12 +40,20 @@ async function compile(req: FloorRequest) {
  * from the runs when the request asks: the view's own SELECT (from system.tables) over the account's runs in its place.
  */
 async function compileErrorGroupsFloor(req: Extract<FloorRequest, { kind: 'errorGroups' }>) {
-  const ids = req.checkId ? [req.checkId] : (await service.deps.sql<{ id: string }[]>`select id from checks where account_id = ${req.accountId}`).map((c) => c.id);
+  const ids = req.checkId
+    ? [req.checkId]
+    : (await service.deps.sql<{ id: string }[]>`select id from checks where account_id = ${req.accountId}`).map((c) => c.id);
   const { sql, params } = compileErrorGroups(req.accountId, ids, { limit: 100, page: 1 });
   const settings = budgetSettings(service.deps.config.analytics);
   if (req.source === 'view') return { sql, params, settings };
-  const [view] = await store.query<{ q: string }>("SELECT as_select AS q FROM system.tables WHERE database = currentDatabase() AND name = 'check_error_groups_mv'", {});
-  const runs = view.q.replace(/FROM\s+(\w+\.)?check_results\b/, 'FROM (SELECT * FROM check_results WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)})');
+  const [view] = await store.query<{ q: string }>(
+    "SELECT as_select AS q FROM system.tables WHERE database = currentDatabase() AND name = 'check_error_groups_mv'",
+    {},
+  );
+  const runs = view.q.replace(
+    /FROM\s+(\w+\.)?check_results\b/,
+    'FROM (SELECT * FROM check_results WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)})',
+  );
   if (runs === view.q) throw new Error('the error groups view reads no check_results');
   return { sql: sql.replace('FROM check_error_groups', `FROM (${runs})`), params, settings };
 }
@@ -114,7 +117,14 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
         ? await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results WHERE check_id = {checkId:UUID}', { checkId: msg.checkId })
         : await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results');
       const ticks = (store as { rollupTicks?: RollupTicks }).rollupTicks;
-      return { type: 'state', rows: Number(rows), queue: await service.deps.ingest.stats(), ...memory(), engineBytes: await engineMemory(), rollingTo: ticks?.rollingTo };
+      return {
+        type: 'state',
+        rows: Number(rows),
+        queue: await service.deps.ingest.stats(),
+        ...memory(),
+        engineBytes: await engineMemory(),
+        rollingTo: ticks?.rollingTo,
+      };
     }
     case 'memory':
       if (msg.gc) {
@@ -128,7 +138,11 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
       const rows = await store.query<{ checkId: string; startedAt: number; failed: boolean }>(
         `SELECT toString(check_id) AS checkId, toUnixTimestamp64Milli(started_at) AS startedAt, has_failures AS failed FROM check_results
          WHERE account_id = {accountId:UUID} AND started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}`,
-        { accountId: msg.accountId, from: new Date(msg.from).toISOString().replace('T', ' ').slice(0, 23), to: new Date(msg.to).toISOString().replace('T', ' ').slice(0, 23) },
+        {
+          accountId: msg.accountId,
+          from: new Date(msg.from).toISOString().replace('T', ' ').slice(0, 23),
+          to: new Date(msg.to).toISOString().replace('T', ' ').slice(0, 23),
+        },
       );
       return { type: 'runs', runs: rows.map((r) => ({ checkId: r.checkId, startedAt: Number(r.startedAt), failed: Boolean(r.failed) })) };
     }
@@ -166,6 +180,9 @@ process.on('message', (msg: ServiceMessage & { id: number }) => {
   );
 });
 process.once('SIGTERM', () => {
-  service.close().then(() => process.exit(0), () => process.exit(1));
+  service.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 });
 process.send!({ type: 'ready', url: service.url, id: 0 });

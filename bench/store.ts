@@ -17,11 +17,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/platform/config.js';
-import { createStore, type Store } from '../src/storage/clickhouse/index.js';
-import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
 import { toRow } from '../src/ingest/rows.js';
 import { ROW_COLUMNS } from '../src/model/results.js';
+import { loadConfig } from '../src/platform/config.js';
+import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
+import { createStore, type Store } from '../src/storage/clickhouse/index.js';
 import { ROOT, threadCpuDelta, threadCpuSeconds } from './harness.js';
 
 /** The rollup views dropped, as the embedded engine runs by default (ROLLUPS=ticks: no view on insert). */
@@ -40,7 +40,16 @@ const VARIANTS: Record<string, string[]> = {
   'rollup ticks, raw parts Compact to 256 MiB': [...TICKS, 'ALTER TABLE check_results MODIFY SETTING min_bytes_for_wide_part = 268435456'],
 };
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '167' }, seconds: { type: 'string', default: '40' }, variant: { type: 'string' }, variants: { type: 'string' }, 'flat-out': { type: 'boolean', default: false }, connections: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '167' },
+    seconds: { type: 'string', default: '40' },
+    variant: { type: 'string' },
+    variants: { type: 'string' },
+    'flat-out': { type: 'boolean', default: false },
+    connections: { type: 'string', default: '1' },
+  },
+});
 
 if (!Number.isInteger(Number(values.connections)) || Number(values.connections) < 1) throw new Error('--connections takes a whole number from 1');
 
@@ -63,7 +72,13 @@ async function measure(variant: string) {
   const timings = { wait: 0, dns: 0, tcp: 0.3, firstByte: 0.8, download: 0.1, total: 1.3 };
   const apiCheckResult = {
     request: { method: 'GET', url: 'http://127.0.0.1:8080/c/1', data: '', headers: { 'user-agent': 'monitoring-service-runner/1' }, params: {} },
-    response: { status: 200, statusText: 'OK', body: 'ok', headers: { 'content-type': 'text/plain', date: new Date().toUTCString(), connection: 'close', 'content-length': '2' }, timingPhases: timings },
+    response: {
+      status: 200,
+      statusText: 'OK',
+      body: 'ok',
+      headers: { 'content-type': 'text/plain', date: new Date().toUTCString(), connection: 'close', 'content-length': '2' },
+      timingPhases: timings,
+    },
     assertions: [],
     requestError: null,
     jobLog: { setup: [], request: [], teardown: [] },
@@ -72,13 +87,31 @@ async function measure(variant: string) {
   const batch = () =>
     Array.from({ length: rowsPerInsert }, () => {
       const now = new Date().toISOString();
-      const item = { apiCheckResult, checkId: checks[next++ % checks.length], checkType: 'API', runLocation: 'eu-west-1', startedAt: now, stoppedAt: now, hasFailures: false, hasErrors: false, isDegraded: false, aborted: false, attempts: 1, responseTime: 1.3, statusCode: 200, timings };
+      const item = {
+        apiCheckResult,
+        checkId: checks[next++ % checks.length],
+        checkType: 'API',
+        runLocation: 'eu-west-1',
+        startedAt: now,
+        stoppedAt: now,
+        hasFailures: false,
+        hasErrors: false,
+        isDegraded: false,
+        aborted: false,
+        attempts: 1,
+        responseTime: 1.3,
+        statusCode: 200,
+        timings,
+      };
       return [...toRow(accountId, randomUUID(), item as never), false];
     });
   const insert = (rows: unknown[][], into: Store = store) =>
     // As ingest inserts: a deduplication token per insert (the service's is its batches' ids), so a batch sent again
     // with another token is stored again.
-    into.insert('check_results', [...ROW_COLUMNS, 'in_maintenance'], rows as never, { purpose: 'ingest', settings: { insert_deduplication_token: randomUUID() } });
+    into.insert('check_results', [...ROW_COLUMNS, 'in_maintenance'], rows as never, {
+      purpose: 'ingest',
+      settings: { insert_deduplication_token: randomUUID() },
+    });
   let inserted = 0;
   const before = threadCpuSeconds(process.pid);
   const started = Date.now();
@@ -139,14 +172,45 @@ const results = [];
 const chosen = values.variants ? values.variants.split('|') : Object.keys(VARIANTS);
 for (const variant of chosen) {
   if (!VARIANTS[variant]) throw new Error(`no variant "${variant}"; there are: ${Object.keys(VARIANTS).join(', ')}`);
-  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/store.ts'), '--rows', values.rows!, '--seconds', values.seconds!, ...(values['flat-out'] ? ['--flat-out', '--connections', values.connections!] : []), '--variant', variant], { encoding: 'utf8' });
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench/store.ts'),
+      '--rows',
+      values.rows!,
+      '--seconds',
+      values.seconds!,
+      ...(values['flat-out'] ? ['--flat-out', '--connections', values.connections!] : []),
+      '--variant',
+      variant,
+    ],
+    { encoding: 'utf8' },
+  );
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0 || !line.startsWith('{')) throw new Error(`${variant}: ${child.stderr}`);
   const r = JSON.parse(line);
   results.push(r);
-  console.log(`${variant.padEnd(44)} ${String(r.cpuMsPerResult).padStart(6)} ms a result  ${r.rowsPerSecond} rows/s  engine ${r.engineCores} cores  parts ${JSON.stringify(r.rawParts)}  ${JSON.stringify(r.cpuSecondsByThread)}`);
+  console.log(
+    `${variant.padEnd(44)} ${String(r.cpuMsPerResult).padStart(6)} ms a result  ${r.rowsPerSecond} rows/s  engine ${r.engineCores} cores  parts ${JSON.stringify(r.rawParts)}  ${JSON.stringify(r.cpuSecondsByThread)}`,
+  );
 }
 const file = path.join(ROOT, 'bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-store.json`);
 mkdirSync(path.dirname(file), { recursive: true });
-writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), rowsPerInsert: Number(values.rows), seconds: Number(values.seconds), flatOut: values['flat-out'], connections: Number(values.connections), results }, null, 2));
+writeFileSync(
+  file,
+  JSON.stringify(
+    {
+      at: new Date().toISOString(),
+      rowsPerInsert: Number(values.rows),
+      seconds: Number(values.seconds),
+      flatOut: values['flat-out'],
+      connections: Number(values.connections),
+      results,
+    },
+    null,
+    2,
+  ),
+);
 console.log(`written to ${path.relative(ROOT, file)}`);

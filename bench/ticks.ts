@@ -19,21 +19,21 @@
  * process.
  */
 import { spawnSync } from 'node:child_process';
-import { Worker } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/platform/config.js';
-import { createLogger } from '../src/platform/logger.js';
-import { createStore } from '../src/storage/clickhouse/index.js';
-import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
+import { Worker } from 'node:worker_threads';
 import { RollupTicks } from '../src/analytics/rollup-ticks.js';
 import { TIERS } from '../src/analytics/rollups.js';
 import { toRow } from '../src/ingest/rows.js';
 import { ROW_COLUMNS } from '../src/model/results.js';
 import { toClickHouseTime } from '../src/model/time.js';
+import { loadConfig } from '../src/platform/config.js';
+import { createLogger } from '../src/platform/logger.js';
+import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
+import { createStore } from '../src/storage/clickhouse/index.js';
 import { cpuSeconds, ROOT } from './harness.js';
 
 const { values } = parseArgs({
@@ -115,11 +115,27 @@ async function measure(way: 'minute' | 'hour', priority: 'background' | 'normal'
   for (let m = 0; m < 60; m++) {
     for (let from = 0; from < CHECKS; from += 20_000) {
       const rows = checks.slice(from, from + 20_000).map((checkId, i) => {
-        const at = new Date(base + m * MINUTE + ((from + i) * 7) % MINUTE).toISOString();
-        const item = { checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: at, stoppedAt: at, hasFailures: (from + i + m) % 97 === 0, hasErrors: false, isDegraded: false, aborted: false, attempts: 1, responseTime: 100 + ((i * 13 + m) % 300), statusCode: 200, timings: { wait: 1, dns: 2, tcp: 3, firstByte: 80 + (i % 40), download: 10 } };
+        const at = new Date(base + m * MINUTE + (((from + i) * 7) % MINUTE)).toISOString();
+        const item = {
+          checkId,
+          checkType: 'API',
+          runLocation: 'eu-west-1',
+          startedAt: at,
+          stoppedAt: at,
+          hasFailures: (from + i + m) % 97 === 0,
+          hasErrors: false,
+          isDegraded: false,
+          aborted: false,
+          attempts: 1,
+          responseTime: 100 + ((i * 13 + m) % 300),
+          statusCode: 200,
+          timings: { wait: 1, dns: 2, tcp: 3, firstByte: 80 + (i % 40), download: 10 },
+        };
         return [...toRow(accountId, randomUUID(), item as never), false, ''];
       });
-      await store.insert('check_results', [...ROW_COLUMNS, 'in_maintenance', 'late_batch'], rows, { settings: { insert_deduplication_token: `seed-${m}-${from}` } });
+      await store.insert('check_results', [...ROW_COLUMNS, 'in_maintenance', 'late_batch'], rows, {
+        settings: { insert_deduplication_token: `seed-${m}-${from}` },
+      });
     }
   }
   // The seeded parts merged first, so no merge of them runs beside the ticks measured.
@@ -143,12 +159,19 @@ async function measure(way: 'minute' | 'hour', priority: 'background' | 'normal'
       const merges = rows.filter((r) => r.table);
       engine.mergesPeakMB = Math.max(engine.mergesPeakMB, mb(merges.reduce((a, r) => a + Number(r.memory_usage), 0)));
       for (const r of merges) {
-        if (mb(r.memory_usage) >= engine.largestMerge.memoryMB) engine.largestMerge = { table: r.table, parts: Number(r.num_parts), rowsRead: Number(r.rows_read), memoryMB: mb(r.memory_usage) };
+        if (mb(r.memory_usage) >= engine.largestMerge.memoryMB)
+          engine.largestMerge = { table: r.table, parts: Number(r.num_parts), rowsRead: Number(r.rows_read), memoryMB: mb(r.memory_usage) };
       }
       await new Promise((r) => setTimeout(r, 200));
     }
   })();
-  const ticks = new RollupTicks(store, { logger: createLogger('warn'), everyMs: 24 * HOUR, stepMs: way === 'minute' ? MINUTE : HOUR, lagMs: 0, background: priority === 'background' });
+  const ticks = new RollupTicks(store, {
+    logger: createLogger('warn'),
+    everyMs: 24 * HOUR,
+    stepMs: way === 'minute' ? MINUTE : HOUR,
+    lagMs: 0,
+    background: priority === 'background',
+  });
   // Far in the future: start() only reads the horizon (no tick is pending).
   await ticks.start(base);
   // The peak from here on is the ticks' (writing 5 to clear_refs resets VmHWM to the current RSS).
@@ -177,7 +200,8 @@ async function measure(way: 'minute' | 'hour', priority: 'background' | 'normal'
   const [rolled] = await store.query<{ day: number; hour: number }>(
     `SELECT (SELECT sum(runs) FROM check_results_1d) AS day, (SELECT sum(runs) FROM check_results_1h) AS hour`,
   );
-  if (Number(rolled.day) !== CHECKS * minutes || Number(rolled.hour) !== CHECKS * minutes) throw new Error(`rolled ${JSON.stringify(rolled)}, not ${CHECKS * minutes} each`);
+  if (Number(rolled.day) !== CHECKS * minutes || Number(rolled.hour) !== CHECKS * minutes)
+    throw new Error(`rolled ${JSON.stringify(rolled)}, not ${CHECKS * minutes} each`);
   // The rollup tables' merges the tick set off run after it: their memory is the tick's too (sampled until none runs).
   for (let i = 0; i < 60; i++) {
     const [running] = await store.query<{ n: number }>('SELECT count() AS n FROM system.merges', {});
@@ -232,7 +256,21 @@ const PRIORITIES = values.priorities.split(',');
 if (!PRIORITIES.every((p) => p === 'background' || p === 'normal')) throw new Error('--priorities: background, normal or both');
 for (const way of WAYS) {
   for (const priority of PRIORITIES) {
-    const args = ['--checks', String(CHECKS), '--sample', String(SAMPLE), '--way', way, '--priority', priority, '--beside', String(BESIDE), '--beside-load', String(BESIDE_LOAD), ...(ROLLUP_SETTINGS ? ['--rollup-settings', ROLLUP_SETTINGS] : [])];
+    const args = [
+      '--checks',
+      String(CHECKS),
+      '--sample',
+      String(SAMPLE),
+      '--way',
+      way,
+      '--priority',
+      priority,
+      '--beside',
+      String(BESIDE),
+      '--beside-load',
+      String(BESIDE_LOAD),
+      ...(ROLLUP_SETTINGS ? ['--rollup-settings', ROLLUP_SETTINGS] : []),
+    ];
     const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/ticks.ts'), ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
     const line = child.stdout.trim().split('\n').pop() ?? '';
     if (child.status !== 0 || !line.startsWith('{')) throw new Error(`${way} ${priority}: ${child.stderr.slice(-2000)}`);

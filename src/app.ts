@@ -1,57 +1,40 @@
 import { Stream } from 'node:stream';
 import zlib from 'node:zlib';
-import compress from 'koa-compress';
 import Koa, { type Middleware } from 'koa';
-import type { Deps } from './storage/deps.js';
-import { authenticate, serviceOrigin, type Resolvers } from './http/auth.js';
+import compress from 'koa-compress';
+import { accountRoutes, authRoutes, memberRoutes, PrincipalCache, recordAudit, resolveSession } from './accounts/index.js';
+import { agentRoutes, staticIpRoutes } from './agents/index.js';
+import { alertChannelRoutes, alertRoutes } from './alerts/index.js';
+import { analyticsRoutes, prometheusRoutes } from './analytics/index.js';
+import { checkGroupRoutes, checkRoutes } from './checks/index.js';
+import { consolePages } from './console/index.js';
+import { dashboardIncidentRoutes, dashboardPages, dashboardRoutes } from './dashboards/index.js';
+import { heartbeatRoutes } from './heartbeats/index.js';
 import { type AuditSink, auditWrites } from './http/audit.js';
-import type { Logger } from './platform/logger.js';
+import { authenticate, type Resolvers, serviceOrigin } from './http/auth.js';
 import { jsonBody } from './http/body.js';
+import { dispatchRoutes, type RouteEntry } from './http/dispatch.js';
 import { errorMiddleware, HttpError } from './http/errors.js';
+import { compileRouteInput } from './http/invoke.js';
 import { buildOpenApi } from './http/openapi.js';
-import { checkSessionRoutes, runnerResourceRoutes } from './runners/index.js';
 import { RateLimits } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { type AnyRoute, koaPath } from './http/route.js';
-import { dispatchRoutes, type RouteEntry } from './http/dispatch.js';
 import { compileResponseValidator } from './http/validation.js';
-import { compileRouteInput } from './http/invoke.js';
 import { ingestRoutes } from './ingest/index.js';
-import { accountRoutes, authRoutes, memberRoutes, PrincipalCache, recordAudit, resolveSession } from './accounts/index.js';
-import { analyticsRoutes } from './analytics/index.js';
-import { opsRoutes } from './ops/routes.js';
-import { alertChannelRoutes } from './alerts/index.js';
-import { checkGroupRoutes } from './checks/index.js';
-import { checkRoutes } from './checks/index.js';
-import { dashboardRoutes } from './dashboards/index.js';
-import { maintenanceWindowRoutes } from './status-pages/index.js';
-import { statusPageRoutes } from './status-pages/index.js';
-import { customDomainRoutes } from './resources/index.js';
-import { testSessionErrorGroupRoutes } from './test-sessions/index.js';
-import { maintenanceRoutes } from './status-pages/index.js';
-import { dashboardIncidentRoutes } from './dashboards/index.js';
-import { badgeRoutes } from './status-pages/index.js';
-import { statusPages } from './status-pages/index.js';
-import { testSessionRoutes } from './test-sessions/index.js';
-import { variableRoutes } from './resources/index.js';
-import { runtimeRoutes } from './resources/index.js';
-import { locationRoutes } from './resources/index.js';
-import { checkStatusRoutes } from './state/index.js';
-import { snippetRoutes } from './resources/index.js';
-import { privateLocationRoutes } from './private-locations/index.js';
-import { agentRoutes, staticIpRoutes } from './agents/index.js';
-import { clientCertificateRoutes } from './resources/index.js';
-import { triggerRoutes } from './resources/index.js';
-import { alertRoutes } from './alerts/index.js';
-import { heartbeatRoutes } from './heartbeats/index.js';
-import { dashboardPages } from './dashboards/index.js';
-import { prometheusRoutes } from './analytics/index.js';
 import { apiReference } from './ops/docs.js';
-import { consolePages } from './console/index.js';
-import { projectRoutes } from './projects/index.js';
-import { secretScanRoutes } from './secret-scans/index.js';
-import { storageRoutes } from './projects/index.js';
 import { httpMetrics, metricsEndpoint } from './ops/metrics-http.js';
+import { opsRoutes } from './ops/routes.js';
+import type { Logger } from './platform/logger.js';
+import { privateLocationRoutes } from './private-locations/index.js';
+import { projectRoutes, storageRoutes } from './projects/index.js';
+import { clientCertificateRoutes, customDomainRoutes, locationRoutes, runtimeRoutes, snippetRoutes, triggerRoutes, variableRoutes } from './resources/index.js';
+import { checkSessionRoutes, runnerResourceRoutes } from './runners/index.js';
+import { secretScanRoutes } from './secret-scans/index.js';
+import { checkStatusRoutes } from './state/index.js';
+import { badgeRoutes, maintenanceRoutes, maintenanceWindowRoutes, statusPageRoutes, statusPages } from './status-pages/index.js';
+import type { Deps } from './storage/deps.js';
+import { testSessionErrorGroupRoutes, testSessionRoutes } from './test-sessions/index.js';
 
 export interface AppOptions {
   /** Check every reply against its declared response schema (on in tests). */
@@ -119,7 +102,8 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
     const hasBody = ctx.get('transfer-encoding') !== '' || (ctx.request.length ?? 0) > 0;
     if (route.rawBody) {
       if (hasBody && !ctx.request.is(route.rawBody.mediaType)) throw new HttpError(415, `Content-Type must be ${route.rawBody.mediaType}`);
-      if ((ctx.request.length ?? 0) > route.rawBody.maxBytes) throw new HttpError(413, `Payload content length greater than maximum allowed: ${route.rawBody.maxBytes}`);
+      if ((ctx.request.length ?? 0) > route.rawBody.maxBytes)
+        throw new HttpError(413, `Payload content length greater than maximum allowed: ${route.rawBody.maxBytes}`);
     } else if (route.schema.body && hasBody && !ctx.request.is('application/json')) {
       throw new HttpError(415, 'Content-Type must be application/json');
     }
@@ -139,7 +123,10 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
     ctx.res.once('close', onClose);
     let reply;
     try {
-      reply = await route.handler({ ...(input as Omit<Parameters<AnyRoute['handler']>[0], 'principal' | 'context'>), principal: ctx.state.principal, context: {
+      reply = await route.handler({
+        ...(input as Omit<Parameters<AnyRoute['handler']>[0], 'principal' | 'context'>),
+        principal: ctx.state.principal,
+        context: {
           requestId: ctx.state.requestId as string,
           signal: aborted.signal,
           method: ctx.method,
@@ -163,14 +150,27 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
     ctx.status = reply.status;
     if (reply.headers) ctx.set(reply.headers);
     for (const c of reply.cookies ?? []) {
-      ctx.cookies.set(c.name, c.value, { httpOnly: true, sameSite: c.sameSite ?? 'lax', secure: ctx.secure, path: '/', overwrite: true, ...(c.maxAgeMs !== undefined ? { maxAge: c.maxAgeMs } : {}), ...(c.value === null ? { maxAge: 0 } : {}) });
+      ctx.cookies.set(c.name, c.value, {
+        httpOnly: true,
+        sameSite: c.sameSite ?? 'lax',
+        secure: ctx.secure,
+        path: '/',
+        overwrite: true,
+        ...(c.maxAgeMs !== undefined ? { maxAge: c.maxAgeMs } : {}),
+        ...(c.value === null ? { maxAge: 0 } : {}),
+      });
     }
     // Events go out as they are written: compression would hold them back.
     if (reply.streaming) ctx.compress = false;
     if (reply.body === undefined) return;
     // A read's JSON is written once: Koa would write it to learn its length and koa-compress again to send it.
     // Writes keep their object (the audit log reads a created resource's id from it).
-    if (ctx.method === 'GET' && reply.body !== null && typeof reply.body === 'object' && (Array.isArray(reply.body) || Object.getPrototypeOf(reply.body) === Object.prototype)) {
+    if (
+      ctx.method === 'GET' &&
+      reply.body !== null &&
+      typeof reply.body === 'object' &&
+      (Array.isArray(reply.body) || Object.getPrototypeOf(reply.body) === Object.prototype)
+    ) {
       if (!ctx.response.get('Content-Type')) ctx.type = 'application/json';
       ctx.body = JSON.stringify(reply.body);
     } else {
@@ -184,7 +184,12 @@ function largerBodies(routes: AnyRoute[]): Map<string, number> {
   return new Map(routes.filter((r) => r.bodyLimitBytes !== undefined && !r.path.includes('{')).map((r) => [r.path, r.bodyLimitBytes!]));
 }
 
-export function buildRouter(routes: AnyRoute[], resolvers: Resolvers, rateLimits: RateLimits, options: AppOptions & { audit?: { sink: AuditSink; logger: Logger }; forgetKeys?: () => void }) {
+export function buildRouter(
+  routes: AnyRoute[],
+  resolvers: Resolvers,
+  rateLimits: RateLimits,
+  options: AppOptions & { audit?: { sink: AuditSink; logger: Logger }; forgetKeys?: () => void },
+) {
   const entries: RouteEntry[] = [];
   for (const route of routes) {
     const chain: Middleware[] = [];

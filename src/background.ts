@@ -1,23 +1,28 @@
-import { alertLocationChange, DeliveryQueue, locationMessage, startDeliveryWorker, startLocationAlertWorker, undeliveredNotifications } from './alerts/index.js';
-import { availabilityChanges, markAvailability } from './private-locations/index.js';
+import { sendDuePeopleMail, sweepAudit } from './accounts/index.js';
+import {
+  alertLocationChange,
+  DeliveryQueue,
+  locationMessage,
+  startDeliveryWorker,
+  startLocationAlertWorker,
+  undeliveredNotifications,
+} from './alerts/index.js';
 import { sweepHeartbeats } from './heartbeats/index.js';
-import { startIngestWorker, type IngestHooks, type IngestWorkerOptions } from './ingest/index.js';
+import { type IngestHooks, type IngestWorkerOptions, startIngestWorker } from './ingest/index.js';
 import type { ResultQueue } from './model/results.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
 import type { Metrics } from './platform/metrics.js';
 import type { OutboundPolicy } from './platform/outbound.js';
-import { localPort, startRunner } from './runners/index.js';
-import { adhocRecorder } from './test-sessions/index.js';
-import { startScheduler } from './runners/index.js';
+import { availabilityChanges, markAvailability } from './private-locations/index.js';
+import { localPort, startRunner, startScheduler } from './runners/index.js';
 import { applyBatch, logStateEvents, pausedRunIds, tickStates } from './state/index.js';
-import { checkIncidentHooks } from './status-pages/index.js';
+import { checkIncidentHooks, sendDueMail } from './status-pages/index.js';
+import { type BlobStore, RUN_ASSET_KINDS } from './storage/blobs.js';
 import type { Store } from './storage/clickhouse/store.js';
 import type { Sql } from './storage/postgres.js';
 import type { Queues } from './storage/queues.js';
-import { RUN_ASSET_KINDS, type BlobStore } from './storage/blobs.js';
-import { sendDueMail } from './status-pages/index.js';
-import { sendDuePeopleMail, sweepAudit } from './accounts/index.js';
+import { adhocRecorder } from './test-sessions/index.js';
 
 /** The queue whose job scheduler makes one sweep per interval, however many processes run background work. */
 export const SWEEP_QUEUE = 'state-sweeps';
@@ -83,7 +88,15 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
     markDays: () => config.reportCache.enabled && config.reportCache.markDays !== false,
   });
   const scheduler = config.runner.scheduler
-    ? startScheduler({ sql, queues, logger, metrics: opts.metrics, tickMs: config.runner.tickMs, lookaheadMs: config.runner.lookaheadMs, reconcileMs: config.runner.reconcileMs })
+    ? startScheduler({
+        sql,
+        queues,
+        logger,
+        metrics: opts.metrics,
+        tickMs: config.runner.tickMs,
+        lookaheadMs: config.runner.lookaheadMs,
+        reconcileMs: config.runner.reconcileMs,
+      })
     : undefined;
   const runner = config.runner.inProcess
     ? startRunner(
@@ -108,32 +121,41 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
   const sweep = !config.alerts.stateEvaluation
     ? undefined
     : await queues.every(SWEEP_QUEUE, config.alerts.sweepIntervalMs, async (now) => {
-      const missed = await sweepHeartbeats(sql, opts.ingest, now);
-      const { notifications, events } = await tickStates(sql, now, checkIncidentHooks);
-      logStateEvents(logger, events);
-      await deliveries.enqueue([...notifications, ...(await undeliveredNotifications(sql, now))]);
-      return { missed, notifications: notifications.length };
-    });
+        const missed = await sweepHeartbeats(sql, opts.ingest, now);
+        const { notifications, events } = await tickStates(sql, now, checkIncidentHooks);
+        logStateEvents(logger, events);
+        await deliveries.enqueue([...notifications, ...(await undeliveredNotifications(sql, now))]);
+        return { missed, notifications: notifications.length };
+      });
   const { blobs } = opts;
   const retentionMs = config.runner.assetRetentionDays * 86_400_000;
-  const assetSweep = blobs && retentionMs > 0
-    ? await queues.every(ASSET_SWEEP_QUEUE, ASSET_SWEEP_INTERVAL_MS, async (now) => {
-      const removed = await blobs.sweep(RUN_ASSET_KINDS, new Date(now - retentionMs));
-      if (removed) logger.info({ removed, retentionDays: config.runner.assetRetentionDays }, 'run assets past their retention removed');
-      return { removed };
-    })
-    : undefined;
+  const assetSweep =
+    blobs && retentionMs > 0
+      ? await queues.every(ASSET_SWEEP_QUEUE, ASSET_SWEEP_INTERVAL_MS, async (now) => {
+          const removed = await blobs.sweep(RUN_ASSET_KINDS, new Date(now - retentionMs));
+          if (removed) logger.info({ removed, retentionDays: config.runner.assetRetentionDays }, 'run assets past their retention removed');
+          return { removed };
+        })
+      : undefined;
   const statusMail = await queues.every(STATUS_MAIL_QUEUE, config.alerts.sweepIntervalMs, () =>
-    sendDueMail(sql, {
-      smtpUrl: config.alerts.smtpUrl,
-      from: config.alerts.emailFrom,
-      publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
-      attempts: config.alerts.deliveryAttempts,
-      retryBaseMs: config.alerts.retryBaseMs,
-    }, logger),
+    sendDueMail(
+      sql,
+      {
+        smtpUrl: config.alerts.smtpUrl,
+        from: config.alerts.emailFrom,
+        publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
+        attempts: config.alerts.deliveryAttempts,
+        retryBaseMs: config.alerts.retryBaseMs,
+      },
+      logger,
+    ),
   );
   const peopleMail = await queues.every(PEOPLE_MAIL_QUEUE, config.alerts.sweepIntervalMs, () =>
-    sendDuePeopleMail(sql, { smtpUrl: config.alerts.smtpUrl, from: config.alerts.emailFrom, attempts: config.alerts.deliveryAttempts, retryBaseMs: config.alerts.retryBaseMs }, logger),
+    sendDuePeopleMail(
+      sql,
+      { smtpUrl: config.alerts.smtpUrl, from: config.alerts.emailFrom, attempts: config.alerts.deliveryAttempts, retryBaseMs: config.alerts.retryBaseMs },
+      logger,
+    ),
   );
   const locationAlerts = startLocationAlertWorker(queues, { sql, logger, config: config.alerts, outbound: opts.outbound });
   const agentSweep = await queues.every(AGENT_SWEEP_QUEUE, config.alerts.sweepIntervalMs, async () => {
@@ -157,7 +179,17 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
       // Together: each finishes the job it holds (the ingest worker its batch, before the store closes under it).
       await scheduler?.close();
       await runner?.close();
-      await Promise.all([sweep && queues.closeWorker(sweep), assetSweep && queues.closeWorker(assetSweep), queues.closeWorker(statusMail), queues.closeWorker(peopleMail), queues.closeWorker(auditSweep), queues.closeWorker(agentSweep), queues.closeWorker(locationAlerts), ingestWorker.close(), deliveryWorker.close()]);
+      await Promise.all([
+        sweep && queues.closeWorker(sweep),
+        assetSweep && queues.closeWorker(assetSweep),
+        queues.closeWorker(statusMail),
+        queues.closeWorker(peopleMail),
+        queues.closeWorker(auditSweep),
+        queues.closeWorker(agentSweep),
+        queues.closeWorker(locationAlerts),
+        ingestWorker.close(),
+        deliveryWorker.close(),
+      ]);
     },
   };
 }

@@ -10,8 +10,7 @@ const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 
 describe('CLI', () => {
   let svc: TestService;
-  const cli = (...args: string[]) =>
-    run(TSX, ['src/cli.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: svc.env.DATABASE_URL } });
+  const cli = (...args: string[]) => run(TSX, ['src/cli.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: svc.env.DATABASE_URL } });
 
   beforeAll(async () => {
     svc = await startTestService();
@@ -45,7 +44,9 @@ describe('CLI', () => {
     const session = await svc.call('GET', '/v1/auth/session', { key: null, headers: { cookie } });
     expect(session.body).toMatchObject({ user: { email: 'first@owner.test', name: 'First Owner' }, account: { id: svc.defaultAccountId, role: 'OWNER' } });
     expect((await fetch(`${svc.url}${url.pathname}${url.search}`, { redirect: 'manual' })).status).toBe(401);
-    await expect(cli('create-user', '--email', 'x@y.test', '--role', 'boss')).rejects.toMatchObject({ stderr: expect.stringContaining('--role must be one of') });
+    await expect(cli('create-user', '--email', 'x@y.test', '--role', 'boss')).rejects.toMatchObject({
+      stderr: expect.stringContaining('--role must be one of'),
+    });
   }, 60_000);
 
   it('explains bad usage with a non-zero exit', async () => {

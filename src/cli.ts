@@ -1,23 +1,33 @@
 import { parseArgs } from 'node:util';
-import { ROLES, type Role } from './model/secrets.js';
-import { addMember, bootstrap, createAccount, createApiKey, ensureUser, findAccount, revokeApiKey, setAccountRateLimit, setBrowserCheckLimit, signInLink } from './accounts/index.js';
-import { ACCOUNT_ROLES, type AccountRole } from './model/accounts.js';
-import { ConfigError, loadConfig } from './platform/config.js';
-import { migrate } from './storage/migrator.js';
 import { Presets, SingleBar } from 'cli-progress';
-import { createLogger } from './platform/logger.js';
+import {
+  addMember,
+  bootstrap,
+  createAccount,
+  createApiKey,
+  ensureUser,
+  findAccount,
+  revokeApiKey,
+  setAccountRateLimit,
+  setBrowserCheckLimit,
+  signInLink,
+} from './accounts/index.js';
+import { backfillRollups, rollupDdl, rollupMigration, TIERS } from './analytics/index.js';
+import { ACCOUNT_ROLES, type AccountRole } from './model/accounts.js';
 import { CREATABLE_TYPES, FREQUENCIES, LOCATIONS, type TypeSegment } from './model/checks.js';
+import { ROLES, type Role } from './model/secrets.js';
+import { ConfigError, loadConfig } from './platform/config.js';
+import { createLogger } from './platform/logger.js';
+import { rotateSecrets } from './secrets.js';
 import type { SeedCheck } from './seed/generator.js';
 import { createChecksOverHttp, HttpClient, seedOverHttp } from './seed/http.js';
-import { createSeedChecks, seedBulk, totalRuns, type SeedPlan } from './seed/seeder.js';
+import { createSeedChecks, type SeedPlan, seedBulk, totalRuns } from './seed/seeder.js';
 import { closeDependencies, openDependencies } from './service.js';
-import { rollupDdl, rollupMigration, TIERS } from './analytics/index.js';
-import { backfillRollups } from './analytics/index.js';
 import { Generations } from './storage/generations.js';
-import { connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
+import { migrate } from './storage/migrator.js';
+import { connectPostgres, ensureDatabase, type Sql, UnreachableError } from './storage/postgres.js';
 import { newSecretsKey } from './storage/secret-box.js';
 import { openSecrets, SecretsKeyError } from './storage/secret-keys.js';
-import { rotateSecrets } from './secrets.js';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -114,7 +124,16 @@ async function run(argv: string[]): Promise<void> {
   switch (command) {
     case 'rollup-ddl': {
       const added = values.add;
-      process.stdout.write(added ? rollupMigration(String(added).split(',').map((c) => c.trim()).filter(Boolean)) : rollupDdl());
+      process.stdout.write(
+        added
+          ? rollupMigration(
+              String(added)
+                .split(',')
+                .map((c) => c.trim())
+                .filter(Boolean),
+            )
+          : rollupDdl(),
+      );
       return;
     }
     case 'new-secrets-key': {
@@ -257,7 +276,7 @@ async function seed(values: Record<string, string | boolean | undefined>): Promi
   const started = performance.now();
   const bar = new SingleBar({ format: 'seed [{bar}] {percentage}% | {value}/{total} rows | {speed} rows/s', stream: process.stderr }, Presets.shades_classic);
   const progress = (n: number) => {
-    bar.increment(n, { speed: Math.round(bar.getProgress() * bar.getTotal() / ((performance.now() - started) / 1000)) });
+    bar.increment(n, { speed: Math.round((bar.getProgress() * bar.getTotal()) / ((performance.now() - started) / 1000)) });
   };
   let checks: SeedCheck[];
   let rows: number;
@@ -286,7 +305,16 @@ async function seed(values: Record<string, string | boolean | undefined>): Promi
   }
   bar.stop();
   const seconds = (performance.now() - started) / 1000;
-  console.log(JSON.stringify({ checks: checks.map((c) => ({ id: c.id, checkType: c.checkType })), from: window.from, to: window.to, rows, seconds: Math.round(seconds * 10) / 10, rowsPerSecond: Math.round(rows / seconds) }));
+  console.log(
+    JSON.stringify({
+      checks: checks.map((c) => ({ id: c.id, checkType: c.checkType })),
+      from: window.from,
+      to: window.to,
+      rows,
+      seconds: Math.round(seconds * 10) / 10,
+      rowsPerSecond: Math.round(rows / seconds),
+    }),
+  );
 }
 
 run(process.argv.slice(2)).catch((err) => {

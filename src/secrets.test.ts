@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpReceiver } from '../test/support/receivers.js';
+import { newTestEnv, removeRedisKeys, startTestService, type TestService } from '../test/support/service.js';
 import { loadConfig } from './platform/config.js';
 import { createLogger } from './platform/logger.js';
 import { openServiceSecrets, rotateSecrets } from './secrets.js';
@@ -8,8 +10,6 @@ import { startService } from './service.js';
 import { connectPostgres, dropDatabase } from './storage/postgres.js';
 import { SecretBox } from './storage/secret-box.js';
 import { openSecrets, SecretsKeyError } from './storage/secret-keys.js';
-import { startHttpReceiver } from '../test/support/receivers.js';
-import { newTestEnv, removeRedisKeys, startTestService, type TestService } from '../test/support/service.js';
 
 const cert = readFileSync(new URL('../test/fixtures/client-cert.pem', import.meta.url), 'utf8');
 const key = readFileSync(new URL('../test/fixtures/client-key.pem', import.meta.url), 'utf8');
@@ -50,17 +50,42 @@ describe('secrets at rest', () => {
       return res.body;
     };
     await made('/v1/variables', { key: 'TOKEN', value: SECRETS.variable, secret: true });
-    const group = await made('/v1/check-groups', { name: 'g', locations: ['eu-west-1'], environmentVariables: [{ key: 'G', value: SECRETS.groupVar, secret: true }] });
-    await made('/v1/checks/api?autoAssignAlerts=false', {
-      name: 'c', groupId: group.id, locations: ['eu-west-1'], request: { url: 'http://127.0.0.1:9/' }, environmentVariables: [{ key: 'C', value: SECRETS.checkVar, secret: true }],
+    const group = await made('/v1/check-groups', {
+      name: 'g',
+      locations: ['eu-west-1'],
+      environmentVariables: [{ key: 'G', value: SECRETS.groupVar, secret: true }],
     });
-    await made('/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'hook', url: `${receiver.url}/hook`, method: 'POST', headers: [{ key: 'X-Key', value: SECRETS.header, secret: true }], webhookSecret: SECRETS.webhookSecret } });
+    await made('/v1/checks/api?autoAssignAlerts=false', {
+      name: 'c',
+      groupId: group.id,
+      locations: ['eu-west-1'],
+      request: { url: 'http://127.0.0.1:9/' },
+      environmentVariables: [{ key: 'C', value: SECRETS.checkVar, secret: true }],
+    });
+    await made('/v1/alert-channels', {
+      type: 'WEBHOOK',
+      config: {
+        name: 'hook',
+        url: `${receiver.url}/hook`,
+        method: 'POST',
+        headers: [{ key: 'X-Key', value: SECRETS.header, secret: true }],
+        webhookSecret: SECRETS.webhookSecret,
+      },
+    });
     await made('/v1/alert-channels', { type: 'PAGERDUTY', config: { serviceKey: SECRETS.pagerduty } });
     await made('/v1/alert-channels', { type: 'OPSGENIE', config: { name: 'og', apiKey: SECRETS.opsgenie, region: 'EU', priority: 'P3' } });
     await made('/v1/client-certificates', { host: 'a.test', cert, key, passphrase: SECRETS.passphrase });
     // An OpenID provider's settings as stored (saving them asks the provider, which this suite does not run).
     const { saveAccountOidc } = await import('./accounts/oidc.js');
-    await saveAccountOidc(svc.deps.sql, svc.defaultAccountId, { issuer: 'http://127.0.0.1:9/', clientId: 'c', clientSecret: SECRETS.oidc, roleClaim: 'groups', roleMap: [], defaultRole: null, trustProviderMfa: false });
+    await saveAccountOidc(svc.deps.sql, svc.defaultAccountId, {
+      issuer: 'http://127.0.0.1:9/',
+      clientId: 'c',
+      clientSecret: SECRETS.oidc,
+      roleClaim: 'groups',
+      roleMap: [],
+      defaultRole: null,
+      trustProviderMfa: false,
+    });
     const { ensureUser, setTotpSecret } = await import('./accounts/users.js');
     totpSecret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
     await setTotpSecret(svc.deps.sql, (await ensureUser(svc.deps.sql, 'totp@example.test')).id, totpSecret);
@@ -100,7 +125,9 @@ describe('secrets at rest', () => {
       // Another key: refused before anything is read with it.
       const wrong = loadConfig({ ...env, SECRETS_KEY: randomBytes(32).toString('hex') }).secrets;
       await expect(openSecrets(admin, wrong)).rejects.toThrow(SecretsKeyError);
-      await expect(startService(loadConfig({ ...env, PORT: '0', SECRETS_KEY: randomBytes(32).toString('hex') }), logger)).rejects.toThrow(/is not the key the stored secrets were sealed with/);
+      await expect(startService(loadConfig({ ...env, PORT: '0', SECRETS_KEY: randomBytes(32).toString('hex') }), logger)).rejects.toThrow(
+        /is not the key the stored secrets were sealed with/,
+      );
     } finally {
       await admin.end();
     }
@@ -114,7 +141,14 @@ describe('secrets at rest', () => {
       const opened = await openSecrets(admin, loadConfig(env).secrets);
       expect(opened.rotationPending).toBe(true);
       const sealed = await rotateSecrets(admin, opened.box);
-      expect(sealed).toMatchObject({ 'TOTP secrets': 1, 'OpenID client secrets': 1, 'secret account variables': 1, 'checks and groups with secret variables': 2, 'alert channels': 3, 'client certificates': 1 });
+      expect(sealed).toMatchObject({
+        'TOTP secrets': 1,
+        'OpenID client secrets': 1,
+        'secret account variables': 1,
+        'checks and groups with secret variables': 2,
+        'alert channels': 3,
+        'client certificates': 1,
+      });
       const ids = new Set([...(await dump(admin)).matchAll(/enc1\.([0-9a-f]{8})\./g)].map((m) => m[1]));
       expect([...ids]).toEqual([opened.box.currentId]);
       expect((await openSecrets(admin, loadConfig({ ...env, SECRETS_KEY_PREVIOUS: '' }).secrets)).rotationPending).toBe(false);

@@ -7,7 +7,7 @@ import { resealCertificateKeys, resealSecretVariables } from './resources/index.
 import { resealAdhocDefinitions } from './runners/index.js';
 import type { Sql } from './storage/postgres.js';
 import type { SecretBox } from './storage/secret-box.js';
-import { markAllSealed, openSecrets, resealKeyCheck, type OpenedSecrets } from './storage/secret-keys.js';
+import { markAllSealed, type OpenedSecrets, openSecrets, resealKeyCheck } from './storage/secret-keys.js';
 
 /**
  * Every place a secret is stored at rest (docs/platform.md, "Secrets at rest"): each passes its stored secrets through
@@ -38,14 +38,18 @@ export async function resealAll(sql: Sql, box: SecretBox): Promise<Record<string
 export async function openServiceSecrets(sql: Sql, settings: SecretsSettings, logger: Logger): Promise<OpenedSecrets> {
   const opened = await openSecrets(sql, settings);
   if (opened.madeKeyFile) {
-    logger.warn({ keyFile: opened.madeKeyFile, keyId: opened.box.currentId }, 'made the secrets key (secrets are sealed with it at rest): back this file up apart from the database, or set SECRETS_KEY');
+    logger.warn(
+      { keyFile: opened.madeKeyFile, keyId: opened.box.currentId },
+      'made the secrets key (secrets are sealed with it at rest): back this file up apart from the database, or set SECRETS_KEY',
+    );
   }
   if (opened.sealingBegins) {
     const counts = await resealAll(sql, opened.box);
     await markAllSealed(sql);
     logger.info({ sealed: counts, keyId: opened.box.currentId }, 'sealed the stored secrets');
   }
-  if (opened.rotationPending) logger.warn({ keyId: opened.box.currentId }, 'stored secrets are sealed with a previous key: run `npm run cli -- rotate-secrets` to finish the rotation');
+  if (opened.rotationPending)
+    logger.warn({ keyId: opened.box.currentId }, 'stored secrets are sealed with a previous key: run `npm run cli -- rotate-secrets` to finish the rotation');
   return opened;
 }
 

@@ -4,9 +4,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { newTestEnv, removeRedisKeys, startTestService, waitFor } from '../test/support/service.js';
 import { ConfigError, loadAgentConfig, loadConfig, machineMemory } from './platform/config.js';
 import { connectPostgres, dropDatabase } from './storage/postgres.js';
-import { newTestEnv, removeRedisKeys, startTestService, waitFor } from '../test/support/service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -153,10 +153,16 @@ describe('shutdown with a handler still running', () => {
       const holder = await admin.reserve();
       await holder`begin`;
       await holder`lock table variables in exclusive mode`;
-      const socket = net.connect(Number(new URL(svc.url).port), "127.0.0.1");
+      const socket = net.connect(Number(new URL(svc.url).port), '127.0.0.1');
       const body = JSON.stringify({ key: 'LEFT_BEHIND', value: 'v' });
-      socket.write(`POST /v1/variables HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${svc.adminKey}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-      await waitFor(async () => (await admin`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into variables%'`)[0]!.n as number, (n) => n === 1);
+      socket.write(
+        `POST /v1/variables HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${svc.adminKey}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      await waitFor(
+        async () =>
+          (await admin`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into variables%'`)[0]!.n as number,
+        (n) => n === 1,
+      );
       socket.destroy();
       const closed = svc.close();
       await new Promise((r) => setTimeout(r, 500));

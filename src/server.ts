@@ -32,8 +32,7 @@ async function main() {
   if (service.generatedKey) {
     // Printed once, on the terminal only: the key is not logged and cannot be shown again.
     process.stdout.write(
-      `\nCreated the default account ${service.defaultAccountId} and its admin API key (shown once, store it now):\n\n` +
-        `  ${service.generatedKey}\n\n`,
+      `\nCreated the default account ${service.defaultAccountId} and its admin API key (shown once, store it now):\n\n` + `  ${service.generatedKey}\n\n`,
     );
   }
   logger.info({ url: service.url, clickhouse: service.deps.store.kind }, 'listening');

@@ -1,10 +1,10 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
+import { newTestEnv } from '../test/support/service.js';
 import { loadConfig } from './platform/config.js';
 import { createLogger } from './platform/logger.js';
 import { openDependencies } from './service.js';
 import { UnreachableError } from './storage/postgres.js';
-import { newTestEnv } from '../test/support/service.js';
 
 async function databaseExists(url: string): Promise<boolean> {
   const name = new URL(url).pathname.slice(1);

@@ -1,31 +1,31 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp, type AppOptions } from './app.js';
-import type { Deps } from './storage/deps.js';
-import { answerClientError } from './http/errors.js';
 import { bootstrap, resolvePrincipal } from './accounts/index.js';
+import { forgetRollupHorizon, storeWithRollupTicks } from './analytics/index.js';
+import { type AppOptions, createApp } from './app.js';
+import { startBackgroundWork } from './background.js';
+import { answerClientError } from './http/errors.js';
+import type { IngestWorkerOptions } from './ingest/index.js';
+import { IngestQueue } from './ingest/index.js';
+import { attachLiveBroker } from './live/index.js';
+import { LOCATIONS } from './model/checks.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
-import { IngestQueue } from './ingest/index.js';
-import { Queues } from './storage/queues.js';
 import { Metrics } from './platform/metrics.js';
 import { OutboundPolicy } from './platform/outbound.js';
-import type { IngestWorkerOptions } from './ingest/index.js';
-import { openServiceSecrets } from './secrets.js';
-import { startBackgroundWork } from './background.js';
-import { createStore, type Store } from './storage/clickhouse/index.js';
-import { applyClickhouseDdl } from './storage/clickhouse/ddl.js';
-import { migrate } from './storage/migrator.js';
-import { ambientSql, checkPostgres, connectPostgres, ensureDatabase, UnreachableError, type Sql } from './storage/postgres.js';
-import { connectRedis } from './storage/redis.js';
-import { openBlobStore } from './storage/blobs.js';
 import { deploysSettled } from './projects/index.js';
-import { attachLiveBroker } from './live/index.js';
-import { forgetRollupHorizon, storeWithRollupTicks } from './analytics/index.js';
-import { serviceSecret } from './storage/service-secrets.js';
-import { instrumentStore } from './storage/clickhouse/instrumented.js';
-import { LOCATIONS } from './model/checks.js';
 import { locationRunCounts, privateLocationQueues } from './runners/index.js';
+import { openServiceSecrets } from './secrets.js';
+import { openBlobStore } from './storage/blobs.js';
+import { applyClickhouseDdl } from './storage/clickhouse/ddl.js';
+import { createStore, type Store } from './storage/clickhouse/index.js';
+import { instrumentStore } from './storage/clickhouse/instrumented.js';
+import type { Deps } from './storage/deps.js';
+import { migrate } from './storage/migrator.js';
+import { ambientSql, checkPostgres, connectPostgres, ensureDatabase, type Sql, UnreachableError } from './storage/postgres.js';
+import { Queues } from './storage/queues.js';
+import { connectRedis } from './storage/redis.js';
+import { serviceSecret } from './storage/service-secrets.js';
 
 export interface RunningService {
   deps: Deps;
@@ -122,9 +122,7 @@ export interface ServiceOptions extends AppOptions {
 
 export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<RunningService> {
   const deps = await openDependencies(config, logger);
-  const worker = config.ingest.inProcessWorker
-    ? await startBackgroundWork({ ...deps, afterInsert: options.afterInsert })
-    : undefined;
+  const worker = config.ingest.inProcessWorker ? await startBackgroundWork({ ...deps, afterInsert: options.afterInsert }) : undefined;
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
   const { app, principals, inFlight } = createApp(deps, options);
   const server = app.listen(config.port, config.host);
@@ -141,7 +139,15 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const { port } = server.address() as AddressInfo;
   deps.outbound.addOwnEndpoint({ host: '127.0.0.1', port });
   // Live results over MQTT on WebSocket at /mqtt, on this same port.
-  const live = await attachLiveBroker(server, { resolvePrincipal: (key, account) => resolvePrincipal(deps.sql, key, account), redis: deps.redis, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger, trustProxy: config.trustProxy, trustProxyHops: config.trustProxyHops });
+  const live = await attachLiveBroker(server, {
+    resolvePrincipal: (key, account) => resolvePrincipal(deps.sql, key, account),
+    redis: deps.redis,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
+    logger,
+    trustProxy: config.trustProxy,
+    trustProxyHops: config.trustProxyHops,
+  });
   config.publicUrl ??= `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   let closing: Promise<void> | undefined;
   const close = () =>

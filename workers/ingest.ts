@@ -1,18 +1,19 @@
 // Worker process for server mode (CLICKHOUSE_URL set): consumes the ingest queue the API fills, inserts
 // batches into ClickHouse and acts on them (check state, alerts, deliveries, heartbeat misses). In embedded
 // mode the API process runs this work itself.
-import { ConfigError, loadConfig } from '../src/platform/config.js';
+
 import { startBackgroundWork } from '../src/background.js';
 import { IngestQueue } from '../src/ingest/index.js';
-import { Queues } from '../src/storage/queues.js';
-import { openBlobStore } from '../src/storage/blobs.js';
-import { OutboundPolicy } from '../src/platform/outbound.js';
+import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
-import { createStore } from '../src/storage/clickhouse/index.js';
-import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
-import { connectRedis } from '../src/storage/redis.js';
-import { checkPostgres, connectPostgres } from '../src/storage/postgres.js';
+import { OutboundPolicy } from '../src/platform/outbound.js';
 import { openServiceSecrets } from '../src/secrets.js';
+import { openBlobStore } from '../src/storage/blobs.js';
+import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
+import { createStore } from '../src/storage/clickhouse/index.js';
+import { checkPostgres, connectPostgres } from '../src/storage/postgres.js';
+import { Queues } from '../src/storage/queues.js';
+import { connectRedis } from '../src/storage/redis.js';
 
 async function main() {
   const config = loadConfig();

@@ -3,19 +3,18 @@
 // location. It needs Redis (the run and result queues) and Postgres (check definitions, sessions); run as many as
 // needed, on any machine that reaches both.
 import { parseArgs } from 'node:util';
+import { IngestQueue } from '../src/ingest/index.js';
 import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
 import { Metrics } from '../src/platform/metrics.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
-import { IngestQueue } from '../src/ingest/index.js';
-import { privateLocationOfKey } from '../src/runners/index.js';
-import { localPort, startRunner } from '../src/runners/index.js';
-import { adhocRecorder } from '../src/test-sessions/index.js';
-import { connectPostgres, checkPostgres } from '../src/storage/postgres.js';
+import { localPort, privateLocationOfKey, startRunner } from '../src/runners/index.js';
 import { openServiceSecrets } from '../src/secrets.js';
 import { openBlobStore } from '../src/storage/blobs.js';
+import { checkPostgres, connectPostgres } from '../src/storage/postgres.js';
 import { Queues } from '../src/storage/queues.js';
 import { connectRedis } from '../src/storage/redis.js';
+import { adhocRecorder } from '../src/test-sessions/index.js';
 
 async function main() {
   const { values } = parseArgs({ options: { locations: { type: 'string' }, 'private-location-key': { type: 'string' } }, strict: true });
@@ -26,7 +25,12 @@ async function main() {
   const sql = connectPostgres(config.databaseUrl, 4);
   // Runs open the checks' secret variables: the service's key, checked against the database.
   await openServiceSecrets(sql, config.secrets, logger);
-  let locations = values.locations ? values.locations.split(',').map((l) => l.trim()).filter(Boolean) : config.runner.locations;
+  let locations = values.locations
+    ? values.locations
+        .split(',')
+        .map((l) => l.trim())
+        .filter(Boolean)
+    : config.runner.locations;
   const key = values['private-location-key'] ?? process.env.PRIVATE_LOCATION_KEY;
   if (key) {
     const location = await privateLocationOfKey(sql, key);
@@ -40,8 +44,17 @@ async function main() {
   await policy.watchOwnNames().ready;
   const runner = startRunner(
     localPort({
-      sql, queues, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, ingest, logger, metrics: new Metrics(),
-      locations, concurrency: config.runner.concurrency, recordAdhoc: adhocRecorder(sql), blobs: openBlobStore(config.projects),
+      sql,
+      queues,
+      redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
+      ingest,
+      logger,
+      metrics: new Metrics(),
+      locations,
+      concurrency: config.runner.concurrency,
+      recordAdhoc: adhocRecorder(sql),
+      blobs: openBlobStore(config.projects),
     }),
     { policy, logger, browser: { concurrency: config.runner.browserConcurrency, memoryBytes: config.runner.browserMemoryBytes } },
   );

@@ -44,13 +44,24 @@ export interface Answer<T> {
   status: number;
 }
 
-export async function request<T = unknown>(method: string, path: string, body?: unknown, opts: { signal?: AbortSignal; account?: string | null } = {}): Promise<Answer<T>> {
+export async function request<T = unknown>(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { signal?: AbortSignal; account?: string | null } = {},
+): Promise<Answer<T>> {
   const headers: Record<string, string> = { accept: 'application/json' };
   const account = opts.account === undefined ? accountId : opts.account;
   if (account) headers['x-checkly-account'] = account;
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', signal: opts.signal });
+  const res = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+    signal: opts.signal,
+  });
   const text = await res.text();
   let data: unknown = undefined;
   if (text) {

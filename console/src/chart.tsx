@@ -12,7 +12,21 @@ export interface LineSeries {
 
 const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22'];
 
-export function LineChart({ label, x, series, unit, range, shaded = [] }: { label: string; x: number[]; series: LineSeries[]; unit: string; range: [number, number]; shaded?: [number, number][] }) {
+export function LineChart({
+  label,
+  x,
+  series,
+  unit,
+  range,
+  shaded = [],
+}: {
+  label: string;
+  x: number[];
+  series: LineSeries[];
+  unit: string;
+  range: [number, number];
+  shaded?: [number, number][];
+}) {
   const el = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const host = el.current;
@@ -25,7 +39,16 @@ export function LineChart({ label, x, series, unit, range, shaded = [] }: { labe
     const opts: uPlot.Options = {
       width: Math.max(280, host.clientWidth),
       height: 240,
-      series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: PALETTE[i % PALETTE.length], width: 1.5, spanGaps: false, value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${Math.round(v)} ${unit}`) }))],
+      series: [
+        {},
+        ...series.map((s, i) => ({
+          label: s.label,
+          stroke: PALETTE[i % PALETTE.length],
+          width: 1.5,
+          spanGaps: false,
+          value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${Math.round(v)} ${unit}`),
+        })),
+      ],
       axes: [axis, { ...axis, values: (_u: uPlot, vals: number[]) => vals.map((v) => `${v} ${unit}`), size: 70 }],
       // The window chosen, whatever the runs in it: one run is a point in its place, not a stretched axis.
       scales: { x: { time: true, range: () => range } },

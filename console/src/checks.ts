@@ -1,13 +1,35 @@
 /** What the console knows of check types: their path segments in the API (the same the API documents). */
 export const CHECK_SEGMENTS: Record<string, string> = {
-  API: 'api', BROWSER: 'browser', MULTI_STEP: 'multistep', HEARTBEAT: 'heartbeat', TCP: 'tcp', ICMP: 'icmp', DNS: 'dns', URL: 'url',
-  SSL: 'ssl', PLAYWRIGHT: 'playwright', TRACEROUTE: 'traceroute', GRPC: 'grpc', AGENTIC: 'agentic',
+  API: 'api',
+  BROWSER: 'browser',
+  MULTI_STEP: 'multistep',
+  HEARTBEAT: 'heartbeat',
+  TCP: 'tcp',
+  ICMP: 'icmp',
+  DNS: 'dns',
+  URL: 'url',
+  SSL: 'ssl',
+  PLAYWRIGHT: 'playwright',
+  TRACEROUTE: 'traceroute',
+  GRPC: 'grpc',
+  AGENTIC: 'agentic',
 };
 
 /** The report route of each type (`/v1/analytics/<segment>/{id}`). */
 export const REPORT_SEGMENTS: Record<string, string> = {
-  API: 'api-checks', BROWSER: 'browser-checks', MULTI_STEP: 'multistep-checks', HEARTBEAT: 'heartbeat-checks', TCP: 'tcp-checks', ICMP: 'icmp',
-  DNS: 'dns', URL: 'url-monitors', SSL: 'ssl', PLAYWRIGHT: 'playwright-checks', TRACEROUTE: 'traceroute', GRPC: 'grpc-checks', AGENTIC: 'agentic-checks',
+  API: 'api-checks',
+  BROWSER: 'browser-checks',
+  MULTI_STEP: 'multistep-checks',
+  HEARTBEAT: 'heartbeat-checks',
+  TCP: 'tcp-checks',
+  ICMP: 'icmp',
+  DNS: 'dns',
+  URL: 'url-monitors',
+  SSL: 'ssl',
+  PLAYWRIGHT: 'playwright-checks',
+  TRACEROUTE: 'traceroute',
+  GRPC: 'grpc-checks',
+  AGENTIC: 'agentic-checks',
 };
 
 /** A check's runs over a window as the timeline answers them: in columns, one entry per bucket. */
@@ -36,7 +58,13 @@ export interface Bucket {
 export function bucketsOf(t: TimelineItem): Bucket[] {
   const start = Date.parse(t.from);
   const maintained = new Set(t.maintenanceBuckets);
-  return t.runs.map((runs, i) => ({ from: new Date(start + i * t.bucketSeconds * 1000).toISOString(), runs, failed: t.failed[i] ?? 0, degraded: t.degraded[i] ?? 0, inMaintenance: maintained.has(i) }));
+  return t.runs.map((runs, i) => ({
+    from: new Date(start + i * t.bucketSeconds * 1000).toISOString(),
+    runs,
+    failed: t.failed[i] ?? 0,
+    degraded: t.degraded[i] ?? 0,
+    inMaintenance: maintained.has(i),
+  }));
 }
 
 export interface CheckResult {

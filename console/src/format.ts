@@ -1,7 +1,8 @@
 /** How the console writes numbers and times: the browser's locale, the viewer's time zone. */
 export const ms = (v: number | null | undefined) => (v === null || v === undefined ? '—' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
 export const pct = (v: number | null | undefined) => (v === null || v === undefined ? '—' : `${v >= 99.995 ? '100' : v.toFixed(2)} %`);
-export const time = (iso: string | number | null | undefined) => (iso === null || iso === undefined ? '—' : new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }));
+export const time = (iso: string | number | null | undefined) =>
+  iso === null || iso === undefined ? '—' : new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 export const shortTime = (iso: string | number) => new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
 
 export function ago(iso: string | number | null | undefined): string {
@@ -15,6 +16,17 @@ export function ago(iso: string | number | null | undefined): string {
 
 /** Check types as people say them. */
 export const TYPE_LABELS: Record<string, string> = {
-  API: 'API', BROWSER: 'Browser', MULTI_STEP: 'Multistep', HEARTBEAT: 'Heartbeat', TCP: 'TCP', ICMP: 'ICMP', DNS: 'DNS', URL: 'URL',
-  SSL: 'SSL', PLAYWRIGHT: 'Playwright', TRACEROUTE: 'Traceroute', GRPC: 'gRPC', AGENTIC: 'Agentic',
+  API: 'API',
+  BROWSER: 'Browser',
+  MULTI_STEP: 'Multistep',
+  HEARTBEAT: 'Heartbeat',
+  TCP: 'TCP',
+  ICMP: 'ICMP',
+  DNS: 'DNS',
+  URL: 'URL',
+  SSL: 'SSL',
+  PLAYWRIGHT: 'Playwright',
+  TRACEROUTE: 'Traceroute',
+  GRPC: 'gRPC',
+  AGENTIC: 'Agentic',
 };

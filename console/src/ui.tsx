@@ -1,18 +1,29 @@
-import { cloneElement, isValidElement, type ButtonHTMLAttributes, type ComponentChildren } from 'preact';
+import { type ButtonHTMLAttributes, type ComponentChildren, cloneElement, isValidElement } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api';
 
 /** Shared pieces: state badges, the run strip, loading and error states, forms, dialogs. */
 export type CheckState = 'passing' | 'degraded' | 'failing' | 'paused' | 'maintenance' | 'nodata';
 export const STATE_LABELS: Record<CheckState, string> = {
-  passing: 'Passing', degraded: 'Degraded', failing: 'Failing', paused: 'Paused', maintenance: 'In maintenance', nodata: 'No data',
+  passing: 'Passing',
+  degraded: 'Degraded',
+  failing: 'Failing',
+  paused: 'Paused',
+  maintenance: 'In maintenance',
+  nodata: 'No data',
 };
 
 export function StateBadge({ state }: { state: CheckState }) {
-  return <span class={`badge state-${state}`}><span class="dot" aria-hidden="true" />{STATE_LABELS[state]}</span>;
+  return (
+    <span class={`badge state-${state}`}>
+      <span class="dot" aria-hidden="true" />
+      {STATE_LABELS[state]}
+    </span>
+  );
 }
 
 import type { Bucket } from './checks';
+
 export type { Bucket } from './checks';
 
 const CELL: Record<string, string> = { none: 'var(--none)', fail: 'var(--fail)', degraded: 'var(--degraded)', pass: 'var(--pass)' };
@@ -65,18 +76,26 @@ export function useAction() {
       setBusy(false);
     }
   };
-  const fieldError = (k: string) => (error instanceof ApiError ? error.fields[k] ?? error.fields[`config.${k}`] : undefined);
+  const fieldError = (k: string) => (error instanceof ApiError ? (error.fields[k] ?? error.fields[`config.${k}`]) : undefined);
   return { error, busy, run, fieldError };
 }
 
 export function Loading({ what = 'Loading' }: { what?: string }) {
-  return <p class="muted" role="status">{what}…</p>;
+  return (
+    <p class="muted" role="status">
+      {what}…
+    </p>
+  );
 }
 
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
   const message = error instanceof ApiError ? `${error.message} (${error.status})` : error instanceof Error ? error.message : String(error);
-  return <p class="error" role="alert">{message}</p>;
+  return (
+    <p class="error" role="alert">
+      {message}
+    </p>
+  );
 }
 
 export function Empty({ children }: { children: ComponentChildren }) {
@@ -112,10 +131,20 @@ export function Field({ label, error, hint, children }: { label: string; error?:
   const described = [hint && !error ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
     <div class={`field ${error ? 'invalid' : ''}`}>
-      <label class="label" for={id}>{label}</label>
+      <label class="label" for={id}>
+        {label}
+      </label>
       {child ? cloneElement(child, { id, 'aria-describedby': described, 'aria-invalid': error ? true : undefined }) : children}
-      {hint && !error && <span class="hint" id={`${id}-hint`}>{hint}</span>}
-      {error && <span class="field-error" id={`${id}-error`} role="alert">{error}</span>}
+      {hint && !error && (
+        <span class="hint" id={`${id}-hint`}>
+          {hint}
+        </span>
+      )}
+      {error && (
+        <span class="field-error" id={`${id}-error`} role="alert">
+          {error}
+        </span>
+      )}
     </div>
   );
 }

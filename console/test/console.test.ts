@@ -1,19 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import * as OTPAuth from 'otpauth';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import * as OTPAuth from 'otpauth';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../../src/accounts/members.js';
 import { hashPassword } from '../../src/accounts/passwords.js';
 import { ensureUser, setPassword } from '../../src/accounts/users.js';
 import { startOidcProvider } from '../../test/support/oidc-provider.js';
-import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
-import { startHttpTarget, type HttpTarget } from '../../test/support/targets.js';
+import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { type HttpTarget, startHttpTarget } from '../../test/support/targets.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 /** SCREENSHOTS=docs/img regenerates the pictures in docs/console.md and the README; otherwise a scratch directory. */
 const SHOTS = path.resolve(process.env.SCREENSHOTS ?? path.join(process.env.MONITORING_TEST_ROOT ?? '/tmp', `screenshots-${process.pid}`));
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -35,7 +43,10 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
     site = await startHttpTarget();
     svc = await startTestService({ RUNNER: 'on', RUNNER_LOCATIONS: 'eu-west-1' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-    for (const [email, role] of [['olive@shop.test', 'OWNER'], ['reed@shop.test', 'READ_ONLY']] as const) {
+    for (const [email, role] of [
+      ['olive@shop.test', 'OWNER'],
+      ['reed@shop.test', 'READ_ONLY'],
+    ] as const) {
       const user = await ensureUser(svc.deps.sql, email, email === 'olive@shop.test' ? 'Olive Owner' : 'Reed Reader');
       await setPassword(svc.deps.sql, user.id, await hashPassword(PASSWORD));
       await addMember(svc.deps.sql, svc.defaultAccountId, user.id, role);
@@ -45,7 +56,11 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
       if (res.status !== 201) throw new Error(`${segment}: ${res.status} ${res.text}`);
       return res.body.id as string;
     };
-    checks.checkout = await create('api', { name: 'Checkout API', tags: ['shop'], request: { url: `${site.url}/fail`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] } });
+    checks.checkout = await create('api', {
+      name: 'Checkout API',
+      tags: ['shop'],
+      request: { url: `${site.url}/fail`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
+    });
     checks.catalog = await create('api', { name: 'Catalog <b>API</b>', tags: ['shop', 'search'], request: { url: `${site.url}/ok` } });
     checks.cart = await create('browser', {
       name: 'Cart journey',
@@ -62,13 +77,29 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
     const now = Date.now();
     const results = [];
     for (let i = 0; i < 144; i++) {
-      for (const [id, fails] of [[checks.checkout, i < 6], [checks.catalog, false]] as const) {
+      for (const [id, fails] of [
+        [checks.checkout, i < 6],
+        [checks.catalog, false],
+      ] as const) {
         const at = now - i * 600_000 - 30_000;
-        results.push({ id: randomUUID(), checkId: id, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 180).toISOString(), hasFailures: fails, responseTime: 150 + (i % 7) * 20, statusCode: fails ? 500 : 200 });
+        results.push({
+          id: randomUUID(),
+          checkId: id,
+          checkType: 'API',
+          runLocation: 'eu-west-1',
+          startedAt: new Date(at).toISOString(),
+          stoppedAt: new Date(at + 180).toISOString(),
+          hasFailures: fails,
+          responseTime: 150 + (i % 7) * 20,
+          statusCode: fails ? 500 : 200,
+        });
       }
     }
     for (let i = 0; i < results.length; i += 100) await svc.call('POST', '/v1/check-results', { body: { results: results.slice(i, i + 100) } });
-    await waitFor(() => svc.call('GET', '/v1/check-statuses'), (r) => r.body.length === 2);
+    await waitFor(
+      () => svc.call('GET', '/v1/check-statuses'),
+      (r) => r.body.length === 2,
+    );
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -76,7 +107,10 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
     await site?.close();
   });
 
-  async function signedIn(email = 'olive@shop.test', options: { colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<{ context: BrowserContext; page: Page }> {
+  async function signedIn(
+    email = 'olive@shop.test',
+    options: { colorScheme?: 'light' | 'dark'; width?: number } = {},
+  ): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 900 }, colorScheme: options.colorScheme ?? 'light' });
     const page = await context.newPage();
     await page.goto(`${svc.url}/`);
@@ -98,7 +132,8 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
     expect(violations, `${what}: ${violations.join('\n')}`).toEqual([]);
   }
 
-  const noSidewaysScroll = (page: Page) => page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1') as Promise<boolean>;
+  const noSidewaysScroll = (page: Page) =>
+    page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1') as Promise<boolean>;
 
   it('refuses a wrong password, signs in, and serves its pages with a policy that allows no inline script', async () => {
     const res = await fetch(`${svc.url}/`);
@@ -174,7 +209,14 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
     expect(await response.textContent()).toMatch(/Status 5\d\d/);
     expect(await response.locator('.phases dt').count()).toBeGreaterThan(2);
     const assertion = page.getByRole('region', { name: 'Assertions' }).locator('tbody tr').first();
-    expect((await assertion.locator('td').allTextContents()).map((t) => t.trim())).toEqual(['STATUS_CODE', '', 'EQUALS', '200', expect.stringMatching(/^5\d\d$/), expect.stringMatching(/.+/)]);
+    expect((await assertion.locator('td').allTextContents()).map((t) => t.trim())).toEqual([
+      'STATUS_CODE',
+      '',
+      'EQUALS',
+      '200',
+      expect.stringMatching(/^5\d\d$/),
+      expect.stringMatching(/.+/),
+    ]);
     await expectAccessible(page, 'a run');
     await context.close();
   });
@@ -183,7 +225,11 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
     const { context, page } = await signedIn();
     await page.goto(`${svc.url}/checks/${checks.cart}`);
     await page.getByRole('button', { name: 'Run now' }).click();
-    await page.getByRole('region', { name: 'Run now' }).getByText(/running|started|progress/i).first().waitFor();
+    await page
+      .getByRole('region', { name: 'Run now' })
+      .getByText(/running|started|progress/i)
+      .first()
+      .waitFor();
     const link = page.getByRole('region', { name: 'Run now' }).getByRole('link', { name: 'the run' });
     await link.waitFor({ timeout: 90_000 });
     await link.click();
@@ -192,12 +238,20 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
     expect(await page.locator('.run-error').textContent()).toMatch(/At line \d+/);
     const shot = page.getByRole('img', { name: /^Screenshot:/ });
     await shot.waitFor();
-    await expect.poll(() => shot.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0)).toBe(true);
+    await expect
+      .poll(() =>
+        shot.evaluate(
+          (img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0,
+        ),
+      )
+      .toBe(true);
     await expectAccessible(page, 'a failed browser run');
     await page.screenshot({ path: path.join(SHOTS, 'console-browser-run.png'), fullPage: true });
     // The check's errors, grouped, each with how often and where.
     await page.goto(`${svc.url}/checks/${checks.cart}`);
-    await expect.poll(() => page.locator('section[aria-labelledby="errors-title"] li').first().textContent(), { timeout: 20_000 }).toMatch(/toHaveText.*· 1 time in 1 location · last/s);
+    await expect
+      .poll(() => page.locator('section[aria-labelledby="errors-title"] li').first().textContent(), { timeout: 20_000 })
+      .toMatch(/toHaveText.*· 1 time in 1 location · last/s);
     await context.close();
   });
 
@@ -256,7 +310,13 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
     expect(await noSidewaysScroll(page)).toBe(true);
     await expectAccessible(page, 'Home, dark, phone');
     await page.screenshot({ path: path.join(SHOTS, 'console-home-dark-phone.png'), fullPage: true });
-    for (const [p, heading] of [['/settings/profile', 'Password'], ['/settings/keys', 'Service API keys'], ['/settings/members', 'Members and invitations'], ['/settings/audit', 'Audit log'], ['/settings/account', 'default']] as const) {
+    for (const [p, heading] of [
+      ['/settings/profile', 'Password'],
+      ['/settings/keys', 'Service API keys'],
+      ['/settings/members', 'Members and invitations'],
+      ['/settings/audit', 'Audit log'],
+      ['/settings/account', 'default'],
+    ] as const) {
       await page.goto(`${svc.url}${p}`);
       await page.getByRole('heading', { name: heading }).waitFor();
       expect(await noSidewaysScroll(page), p).toBe(true);
@@ -307,8 +367,12 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
       await expectAccessible(page, 'maintenance');
 
       const service = (await svc.call('POST', '/v1/status-pages/services', { body: { name: 'Checkout' } })).body;
-      await svc.call('POST', '/v1/status-pages', { body: { name: 'Shop status', url: 'shop-status', cards: [{ name: 'Shop', services: [{ id: service.id }] }] } });
-      await svc.call('POST', '/v1/status-pages/incidents', { body: { name: 'Slow checkout', severity: 'MINOR', services: [{ id: service.id }], incidentUpdates: [{ description: 'Looking into it' }] } });
+      await svc.call('POST', '/v1/status-pages', {
+        body: { name: 'Shop status', url: 'shop-status', cards: [{ name: 'Shop', services: [{ id: service.id }] }] },
+      });
+      await svc.call('POST', '/v1/status-pages/incidents', {
+        body: { name: 'Slow checkout', severity: 'MINOR', services: [{ id: service.id }], incidentUpdates: [{ description: 'Looking into it' }] },
+      });
       await page.goto(`${svc.url}/status-pages`);
       await page.getByRole('link', { name: 'Shop status' }).waitFor();
       await page.getByLabel('Update', { exact: true }).fill('A fix is out');
@@ -350,7 +414,9 @@ describe('the console in Chromium', { timeout: 180_000 }, () => {
   });
 
   it("opens the CLI's links in the console for a browser, and keeps answering API clients with JSON", async () => {
-    const session = await svc.call('POST', '/v1/test-sessions', { body: { name: 'Release 2.0', results: [{ checkId: checks.catalog, name: 'Catalog', runLocation: 'eu-west-1', hasFailures: false }] } });
+    const session = await svc.call('POST', '/v1/test-sessions', {
+      body: { name: 'Release 2.0', results: [{ checkId: checks.catalog, name: 'Catalog', runLocation: 'eu-west-1', hasFailures: false }] },
+    });
     const id = session.body.testSessionId as string;
     const json = await fetch(`${svc.url}/v1/test-sessions/${id}`, { headers: { authorization: `Bearer ${svc.adminKey}` } });
     expect(json.headers.get('content-type')).toMatch(/json/);

@@ -3,26 +3,47 @@ import { Type } from '@sinclair/typebox';
 import * as OTPAuth from 'otpauth';
 import { CSRF_HEADER, fromOwnPages, SESSION_COOKIE } from '../http/auth.js';
 import { badRequest, conflict, HttpError, notFound } from '../http/errors.js';
-import { defineRoute, type AnyRoute, type RequestContext } from '../http/route.js';
+import { type AnyRoute, defineRoute, type RequestContext } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
-import { ACCOUNT_ROLES, may, type AccountRole, type Principal } from '../model/accounts.js';
+import { ACCOUNT_ROLES, type AccountRole, may, type Principal } from '../model/accounts.js';
 import type { Deps } from '../storage/deps.js';
-import { transaction, type Sql } from '../storage/postgres.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 import { serviceSecret } from '../storage/service-secrets.js';
 import { recordAudit } from './audit.js';
+import { type IdentityRow, identityUser, linkIdentity, listIdentities, takeUnbound, unlinkIdentity } from './identities.js';
 import { queueMail } from './mail.js';
-import { identityUser, linkIdentity, listIdentities, takeUnbound, unlinkIdentity, type IdentityRow } from './identities.js';
 import { addMember, findMember } from './members.js';
 import {
-  deleteAccountOidc, findAccountOidc, forgetProvider, oidcClient, openState, providerConfig, roleFromClaims, sameOriginPath, saveAccountOidc, seal, sealState, unseal,
-  type OidcSettings, type OidcState,
+  deleteAccountOidc,
+  findAccountOidc,
+  forgetProvider,
+  type OidcSettings,
+  type OidcState,
+  oidcClient,
+  openState,
+  providerConfig,
+  roleFromClaims,
+  sameOriginPath,
+  saveAccountOidc,
+  seal,
+  sealState,
+  unseal,
 } from './oidc.js';
-import { attemptLimit, hashCode, secondFactorHolds, totpOf, totpStep } from './proofs.js';
 import { decoyHash, HashingBusy, hashPassword, limitHashing, passwordMatches, passwordProblem } from './passwords.js';
+import { attemptLimit, hashCode, secondFactorHolds, totpOf, totpStep } from './proofs.js';
 import { accountsOf, defaultAccount, findAccount, revokeAllUserKeys } from './repository.js';
-import { createSession, endSession, endUserSessions, sessionByToken, type SessionScope } from './sessions.js';
+import { createSession, endSession, endUserSessions, type SessionScope, sessionByToken } from './sessions.js';
 import {
-  consumeUserToken, createUser, createUserToken, disableTotp, enableTotp, findUser, findUserByEmail, setPassword, setTotpSecret, takeTotpStep,
+  consumeUserToken,
+  createUser,
+  createUserToken,
+  disableTotp,
+  enableTotp,
+  findUser,
+  findUserByEmail,
+  setPassword,
+  setTotpSecret,
+  takeTotpStep,
   type UserRow,
 } from './users.js';
 
@@ -56,10 +77,14 @@ const Me = Type.Object({
       { description: 'The account this session acts for; null for a person who is a member of none (yet)' },
     ),
   ),
-  secondFactorRequired: Type.Boolean({ description: 'The account requires a second factor this person has not turned on: only their own settings answer until they do' }),
+  secondFactorRequired: Type.Boolean({
+    description: 'The account requires a second factor this person has not turned on: only their own settings answer until they do',
+  }),
   accounts: Type.Array(Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })),
   csrfToken: Nullable(Type.String({ description: 'Send it as x-csrf-token with every write made with the session cookie' })),
-  onlyAccountId: Type.Optional(Type.String({ format: 'uuid', description: "The session was made by this account's OpenID provider: it acts for this account only" })),
+  onlyAccountId: Type.Optional(
+    Type.String({ format: 'uuid', description: "The session was made by this account's OpenID provider: it acts for this account only" }),
+  ),
 });
 
 const OidcBody = Type.Object(
@@ -68,12 +93,21 @@ const OidcBody = Type.Object(
     clientId: Type.String({ minLength: 1, maxLength: 512 }),
     clientSecret: Type.String({ minLength: 1, maxLength: 2048, description: 'Never returned' }),
     roleClaim: Type.String({ minLength: 1, maxLength: 128, default: 'groups' }),
-    roleMap: Type.Array(Type.Object({ value: Type.String({ minLength: 1, maxLength: 256 }), role: StringEnum(['ADMIN', 'READ_WRITE', 'READ_RUN', 'READ_ONLY'] as const) }, { additionalProperties: false }), { maxItems: 50, default: [] }),
+    roleMap: Type.Array(
+      Type.Object(
+        { value: Type.String({ minLength: 1, maxLength: 256 }), role: StringEnum(['ADMIN', 'READ_WRITE', 'READ_RUN', 'READ_ONLY'] as const) },
+        { additionalProperties: false },
+      ),
+      { maxItems: 50, default: [] },
+    ),
     defaultRole: Nullable(StringEnum(['ADMIN', 'READ_WRITE', 'READ_RUN', 'READ_ONLY'] as const, { default: null })),
-    trustProviderMfa: Type.Optional(Type.Boolean({
-      default: false,
-      description: "The provider asks people for a second factor itself: a sign-in through it does not ask for the person's own code, and counts as a second factor where the account requires one",
-    })),
+    trustProviderMfa: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          "The provider asks people for a second factor itself: a sign-in through it does not ask for the person's own code, and counts as a second factor where the account requires one",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -97,8 +131,14 @@ const Identity = Type.Object({
   lastUsedAt: Nullable(Type.String({ format: 'date-time' })),
 });
 const toIdentity = (i: IdentityRow & { account_name: string }) => ({
-  id: i.id, accountId: i.account_id, accountName: i.account_name, issuer: i.issuer, subject: i.subject, email: i.email,
-  createdAt: i.created_at.toISOString(), lastUsedAt: i.last_used_at?.toISOString() ?? null,
+  id: i.id,
+  accountId: i.account_id,
+  accountName: i.account_name,
+  issuer: i.issuer,
+  subject: i.subject,
+  email: i.email,
+  createdAt: i.created_at.toISOString(),
+  lastUsedAt: i.last_used_at?.toISOString() ?? null,
 });
 
 /** A browser a person signed in with before: failures by others on their email do not lock it out (docs/people.md). */
@@ -165,25 +205,43 @@ export function authRoutes(deps: Deps): AnyRoute[] {
   /** Signs the user in: a new session (bound to the provider's account when `scope` says so), the cookie, and what the session may see. */
   async function signIn(user: UserRow, ctx: RequestContext, operation: string, scope?: SessionScope) {
     const session = await createSession(
-      sql, user.id, { idleMs: people.sessionIdleMs, absoluteMs: people.sessionAbsoluteMs }, { address: ctx.client.address, userAgent: ctx.client.userAgent }, scope,
+      sql,
+      user.id,
+      { idleMs: people.sessionIdleMs, absoluteMs: people.sessionAbsoluteMs },
+      { address: ctx.client.address, userAgent: ctx.client.userAgent },
+      scope,
     );
     await auditUser(user.id, operation, ctx, user.email, 200, scope?.accountId);
     return {
       status: 200,
       cookies: [sessionCookie(session.token)],
-      body: await me(user, scope?.accountId ?? null, session.csrfToken, { onlyAccountId: scope?.accountId, secondFactorByProvider: scope?.secondFactor === 'provider' }),
+      body: await me(user, scope?.accountId ?? null, session.csrfToken, {
+        onlyAccountId: scope?.accountId,
+        secondFactorByProvider: scope?.secondFactor === 'provider',
+      }),
     };
   }
 
-  async function me(user: UserRow, accountId: string | null, csrfToken: string | null, scope: { onlyAccountId?: string; secondFactorByProvider?: boolean } = {}) {
+  async function me(
+    user: UserRow,
+    accountId: string | null,
+    csrfToken: string | null,
+    scope: { onlyAccountId?: string; secondFactorByProvider?: boolean } = {},
+  ) {
     const accounts = await accountsOf(sql, { userId: user.id, onlyAccountId: scope.onlyAccountId } as Principal);
     const current = accounts.find((a) => a.id === accountId) ?? accounts[0];
     const member = current ? await findMember(sql, current.id, user.id) : undefined;
     return {
       user: { id: user.id, email: user.email, name: user.name, twoFactorEnabled: user.totp_enabled_at !== null },
-      account: current && member
-        ? { id: current.id, name: current.name, role: member.role, may: { run: may(member.role, 'run'), write: may(member.role, 'write'), admin: may(member.role, 'admin') } }
-        : null,
+      account:
+        current && member
+          ? {
+              id: current.id,
+              name: current.name,
+              role: member.role,
+              may: { run: may(member.role, 'run'), write: may(member.role, 'write'), admin: may(member.role, 'admin') },
+            }
+          : null,
       secondFactorRequired: Boolean(current?.requireTwoFactor && user.totp_enabled_at === null && !scope.secondFactorByProvider),
       accounts: accounts.map((a) => ({ id: a.id, name: a.name })),
       csrfToken,
@@ -199,7 +257,9 @@ export function authRoutes(deps: Deps): AnyRoute[] {
   /** A session made by an account's provider may not change how the person signs in elsewhere. */
   const notThroughProvider = (principal: Principal, what: string) => {
     if (principal.onlyAccountId) {
-      throw new HttpError(403, `You signed in through an account's OpenID provider: sign in with your password or a link to ${what}`, { reason: 'provider-session' });
+      throw new HttpError(403, `You signed in through an account's OpenID provider: sign in with your password or a link to ${what}`, {
+        reason: 'provider-session',
+      });
     }
   };
 
@@ -210,7 +270,9 @@ export function authRoutes(deps: Deps): AnyRoute[] {
     const env = people.oidc;
     if (!env) return undefined;
     const account = await findAccount(sql, accountId);
-    return account?.isDefault ? { ...env, roleMap: env.roleMap as OidcSettings['roleMap'], defaultRole: env.defaultRole as AccountRole | null, source: 'environment' } : undefined;
+    return account?.isDefault
+      ? { ...env, roleMap: env.roleMap as OidcSettings['roleMap'], defaultRole: env.defaultRole as AccountRole | null, source: 'environment' }
+      : undefined;
   }
   const redirectUri = () => `${publicUrl()}/v1/auth/oidc/callback`;
   /** The provider's discovery; unreachable or not a provider is a 502 naming why. */
@@ -221,14 +283,21 @@ export function authRoutes(deps: Deps): AnyRoute[] {
   /** Where a sign-in may send the browser afterwards: a path of this service, else a 400. */
   const ownPath = (redirect: string, field: string) => {
     const path = sameOriginPath(redirect, publicUrl());
-    if (path === undefined) throw badRequest(`${field} must be a path of this service`, { errors: [{ field, rule: 'redirect', message: 'must be a path of this service' }] });
+    if (path === undefined)
+      throw badRequest(`${field} must be a path of this service`, { errors: [{ field, rule: 'redirect', message: 'must be a path of this service' }] });
     return path;
   };
   /** The state cookie and the provider's authorization URL for a sign-in (or a link) through the account's provider. */
   async function authorization(accountId: string, settings: OidcSettings, redirect: string, link?: OidcState['link']) {
     const provider = await reachProvider(settings);
     const state: OidcState = {
-      accountId, state: oidcClient.randomState(), nonce: oidcClient.randomNonce(), verifier: oidcClient.randomPKCECodeVerifier(), redirect, at: Date.now(), ...(link ? { link } : {}),
+      accountId,
+      state: oidcClient.randomState(),
+      nonce: oidcClient.randomNonce(),
+      verifier: oidcClient.randomPKCECodeVerifier(),
+      redirect,
+      at: Date.now(),
+      ...(link ? { link } : {}),
     };
     const url = oidcClient.buildAuthorizationUrl(provider, {
       redirect_uri: redirectUri(),
@@ -249,7 +318,11 @@ export function authRoutes(deps: Deps): AnyRoute[] {
   };
   const deviceCookie = async (email: string) => ({
     name: DEVICE_COOKIE,
-    value: seal(await secret('sign-in-devices'), { at: Date.now(), id: randomBytes(12).toString('base64url'), email: emailDigest(email) } satisfies KnownDevice),
+    value: seal(await secret('sign-in-devices'), {
+      at: Date.now(),
+      id: randomBytes(12).toString('base64url'),
+      email: emailDigest(email),
+    } satisfies KnownDevice),
     maxAgeMs: DEVICE_DAYS * 86_400_000,
     sameSite: 'strict' as const,
   });
@@ -292,13 +365,19 @@ export function authRoutes(deps: Deps): AnyRoute[] {
   }
   async function provePassword(user: UserRow, password: string | undefined, wrong: string) {
     const guess = await takeGuess(user);
-    if (!(password && (await hashingOrRefund(guess, () => passwordMatches(user.password_hash, password))))) throw new HttpError(401, wrong, { reason: 'credentials' });
+    if (!(password && (await hashingOrRefund(guess, () => passwordMatches(user.password_hash, password)))))
+      throw new HttpError(401, wrong, { reason: 'credentials' });
     await guess.succeeded();
   }
 
   return [
     defineRoute({
-      method: 'POST', path: '/v1/auth/sign-in', operationId: 'signIn', tag, access: 'public', errors: [400, 401, 429, 503],
+      method: 'POST',
+      path: '/v1/auth/sign-in',
+      operationId: 'signIn',
+      tag,
+      access: 'public',
+      errors: [400, 401, 429, 503],
       summary: 'Sign in with email and password (and the second factor when it is on): sets the session cookie',
       description:
         'A wrong email or password is the same 401 (`attributes.reason: "credentials"`); with the second factor on and no or a wrong `code`, a 401 ' +
@@ -316,7 +395,11 @@ export function authRoutes(deps: Deps): AnyRoute[] {
         const failed = async (reason: 'credentials' | 'second-factor') => {
           if (user) await auditUser(user.id, 'signInFailed', context, user.email, 401);
           else await audit(null, 'signInFailed', context, null, 401);
-          return new HttpError(401, reason === 'credentials' ? 'Wrong email or password' : 'The second factor is on: send the code of your authenticator app (or a recovery code)', { reason });
+          return new HttpError(
+            401,
+            reason === 'credentials' ? 'Wrong email or password' : 'The second factor is on: send the code of your authenticator app (or a recovery code)',
+            { reason },
+          );
         };
         if (!user || !ok) throw await failed('credentials');
         if (user.totp_enabled_at && !(body.code && (await secondFactorHolds(sql, user, body.code)))) throw await failed('second-factor');
@@ -326,7 +409,12 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/sign-in/second-factor', operationId: 'finishSignInWithSecondFactor', tag, access: 'public', errors: [400, 401, 429],
+      method: 'POST',
+      path: '/v1/auth/sign-in/second-factor',
+      operationId: 'finishSignInWithSecondFactor',
+      tag,
+      access: 'public',
+      errors: [400, 401, 429],
       summary: "Finish a sign-in through an account's OpenID provider with your own second factor (the provider's sign-in sent you here)",
       description: 'The code of your authenticator app, or a recovery code; the sign-in must have started within five minutes in this browser.',
       schema: { body: Type.Object({ code: Code }, { additionalProperties: false }), responses: { 200: Me } },
@@ -346,13 +434,19 @@ export function authRoutes(deps: Deps): AnyRoute[] {
     }),
     ...(['GET', 'POST'] as const).map((method) =>
       defineRoute({
-        method, path: '/v1/auth/sign-in/link', operationId: method === 'GET' ? 'signInWithLink' : 'signInWithLinkPost', tag, access: 'public', errors: [400, 401],
+        method,
+        path: '/v1/auth/sign-in/link',
+        operationId: method === 'GET' ? 'signInWithLink' : 'signInWithLinkPost',
+        tag,
+        access: 'public',
+        errors: [400, 401],
         summary: 'Sign in once with a link (what `npm run cli -- create-user` prints): a new session; GET then goes to /',
-        schema: method === 'GET'
-          ? { query: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }) }, { additionalProperties: false }), responses: { 303: null } }
-          : { body: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }) }, { additionalProperties: false }), responses: { 200: Me } },
+        schema:
+          method === 'GET'
+            ? { query: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }) }, { additionalProperties: false }), responses: { 303: null } }
+            : { body: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }) }, { additionalProperties: false }), responses: { 200: Me } },
         handler: async ({ query, body, context }) => {
-          const token = (method === 'GET' ? (query as { token: string }).token : (body as { token: string }).token);
+          const token = method === 'GET' ? (query as { token: string }).token : (body as { token: string }).token;
           const userId = await consumeUserToken(sql, token, 'sign-in');
           const user = userId ? await findUser(sql, userId) : undefined;
           if (!user) throw new HttpError(401, 'This sign-in link is unknown, used or expired: ask for a new one', { reason: 'link' });
@@ -362,7 +456,12 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       }),
     ),
     defineRoute({
-      method: 'POST', path: '/v1/auth/sign-out', operationId: 'signOut', tag, access: 'public', errors: [403],
+      method: 'POST',
+      path: '/v1/auth/sign-out',
+      operationId: 'signOut',
+      tag,
+      access: 'public',
+      errors: [403],
       summary: 'End this session (the cookie stops working everywhere at once); without a live session, only the cookie is cleared',
       description: `Like every write made with the session cookie it needs the CSRF token (${CSRF_HEADER}) or this service's Origin.`,
       schema: {
@@ -374,8 +473,11 @@ export function authRoutes(deps: Deps): AnyRoute[] {
         const session = token && /^[\w-]{20,100}$/.test(token) ? await sessionByToken(sql, token) : undefined;
         if (session) {
           const user = await findUser(sql, session.user_id);
-          const record = (status: number) => (user ? auditUser(user.id, 'signOut', context, user.email, status, session.account_id ?? undefined) : Promise.resolve());
-          if (!fromOwnPages({ csrfToken: headers[CSRF_HEADER] ?? '', origin: headers.origin ?? '' }, context.client.origin, session.csrf_token, config.publicUrl)) {
+          const record = (status: number) =>
+            user ? auditUser(user.id, 'signOut', context, user.email, status, session.account_id ?? undefined) : Promise.resolve();
+          if (
+            !fromOwnPages({ csrfToken: headers[CSRF_HEADER] ?? '', origin: headers.origin ?? '' }, context.client.origin, session.csrf_token, config.publicUrl)
+          ) {
             await record(403);
             throw new HttpError(403, `A write made with a session cookie needs its CSRF token (${CSRF_HEADER}) or this service's Origin`);
           }
@@ -386,7 +488,12 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/auth/session', operationId: 'getSession', tag, access: 'read', personal: true,
+      method: 'GET',
+      path: '/v1/auth/session',
+      operationId: 'getSession',
+      tag,
+      access: 'read',
+      personal: true,
       summary: 'Who is signed in: the person, the account this request acts for and their role in it, their accounts, the CSRF token',
       schema: { responses: { 200: Me } },
       handler: async ({ principal }) => {
@@ -400,10 +507,16 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/password', operationId: 'changePassword', tag, access: 'read', personal: true, errors: [400, 401, 403, 429, 503],
+      method: 'POST',
+      path: '/v1/auth/password',
+      operationId: 'changePassword',
+      tag,
+      access: 'read',
+      personal: true,
+      errors: [400, 401, 403, 429, 503],
       summary: 'Change your password: every other session of yours ends (and, with revokeApiKeys, every API key of yours)',
       description:
-        'A person who has no password yet sets one without `currentPassword`, but not in a session made by an account\'s OpenID provider (403). ' +
+        "A person who has no password yet sets one without `currentPassword`, but not in a session made by an account's OpenID provider (403). " +
         'Wrong current passwords are limited per person, as sign-ins are (429).',
       schema: {
         body: Type.Object(
@@ -429,7 +542,12 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/password-reset', operationId: 'requestPasswordReset', tag, access: 'public', errors: [400, 429],
+      method: 'POST',
+      path: '/v1/auth/password-reset',
+      operationId: 'requestPasswordReset',
+      tag,
+      access: 'public',
+      errors: [400, 429],
       summary: 'Mail a password-reset link (valid one hour, single use) to the address, if a person has it; the answer is the same either way',
       description: 'Limited per client address (10 in 15 minutes) and per email (3 in 15 minutes, whoever asks): a 429 with Retry-After.',
       rateLimit: { points: 10, windowSeconds: 900 },
@@ -446,7 +564,8 @@ export function authRoutes(deps: Deps): AnyRoute[] {
             to: user.email,
             kind: 'password-reset',
             subject: 'Reset your password',
-            body: `Someone (we hope you) asked to reset the password of ${user.email}.\n\nSet a new one within an hour (the link works once):\n\n` +
+            body:
+              `Someone (we hope you) asked to reset the password of ${user.email}.\n\nSet a new one within an hour (the link works once):\n\n` +
               `${publicUrl()}/reset-password?token=${token}\n\nor with the API: POST ${publicUrl()}/v1/auth/password-reset/confirm and this token:\n\n${token}\n\n` +
               'If it was not you, ignore this mail: your password stays.',
           });
@@ -455,9 +574,17 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/password-reset/confirm', operationId: 'resetPassword', tag, access: 'public', errors: [400, 401, 503],
-      summary: 'Set a new password with a reset link\'s token: every session and every API key of the person ends',
-      schema: { body: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }), password: Password }, { additionalProperties: false }), responses: { 204: null } },
+      method: 'POST',
+      path: '/v1/auth/password-reset/confirm',
+      operationId: 'resetPassword',
+      tag,
+      access: 'public',
+      errors: [400, 401, 503],
+      summary: "Set a new password with a reset link's token: every session and every API key of the person ends",
+      schema: {
+        body: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }), password: Password }, { additionalProperties: false }),
+        responses: { 204: null },
+      },
       handler: async ({ body, context }) => {
         const probe = passwordProblem(body.password);
         if (probe) throw badRequest(`body.password ${probe}`, { errors: [{ field: 'body.password', rule: 'password', message: probe }] });
@@ -475,9 +602,16 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/two-factor/setup', operationId: 'setUpTwoFactor', tag, access: 'read', personal: true, errors: [403, 409],
+      method: 'POST',
+      path: '/v1/auth/two-factor/setup',
+      operationId: 'setUpTwoFactor',
+      tag,
+      access: 'read',
+      personal: true,
+      errors: [403, 409],
       summary: 'Start setting up a second factor: a new TOTP secret and its otpauth:// URI for an authenticator app (on once confirmed)',
-      description: "In a session made by an account's OpenID provider, only a person who has no password sets one up (403 otherwise: sign in with the password).",
+      description:
+        "In a session made by an account's OpenID provider, only a person who has no password sets one up (403 otherwise: sign in with the password).",
       schema: { responses: { 200: Type.Object({ secret: Type.String(), uri: Type.String() }) } },
       handler: async ({ principal }) => {
         const user = await personOf(principal);
@@ -489,16 +623,32 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/two-factor/enable', operationId: 'enableTwoFactor', tag, access: 'read', personal: true, errors: [400, 409],
+      method: 'POST',
+      path: '/v1/auth/two-factor/enable',
+      operationId: 'enableTwoFactor',
+      tag,
+      access: 'read',
+      personal: true,
+      errors: [400, 409],
       summary: 'Confirm the second factor with a code of the app: it is on, and ten recovery codes are shown once',
-      schema: { body: Type.Object({ code: Type.String({ pattern: '^\\d{6}$' }) }, { additionalProperties: false }), responses: { 200: Type.Object({ recoveryCodes: Type.Array(Type.String()) }) } },
+      schema: {
+        body: Type.Object({ code: Type.String({ pattern: '^\\d{6}$' }) }, { additionalProperties: false }),
+        responses: { 200: Type.Object({ recoveryCodes: Type.Array(Type.String()) }) },
+      },
       handler: async ({ principal, body }) => {
         const user = await personOf(principal);
         const totp = totpOf(user);
         if (!totp || user.totp_enabled_at) throw conflict('Set up the second factor first (POST /v1/auth/two-factor/setup)');
         const step = totpStep(totp, body.code);
-        if (step === undefined) throw badRequest('body.code is not the code the app shows now', { errors: [{ field: 'body.code', rule: 'code', message: 'is not the code the app shows now' }] });
-        const codes = Array.from({ length: 10 }, () => randomBytes(5).toString('hex').replace(/(.{5})/, '$1-'));
+        if (step === undefined)
+          throw badRequest('body.code is not the code the app shows now', {
+            errors: [{ field: 'body.code', rule: 'code', message: 'is not the code the app shows now' }],
+          });
+        const codes = Array.from({ length: 10 }, () =>
+          randomBytes(5)
+            .toString('hex')
+            .replace(/(.{5})/, '$1-'),
+        );
         await transaction(sql, async (tx) => {
           await enableTotp(tx, user.id, codes.map(hashCode));
           await takeTotpStep(tx, user.id, step);
@@ -507,14 +657,25 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/two-factor/disable', operationId: 'disableTwoFactor', tag, access: 'read', personal: true, errors: [401, 409, 429, 503],
+      method: 'POST',
+      path: '/v1/auth/two-factor/disable',
+      operationId: 'disableTwoFactor',
+      tag,
+      access: 'read',
+      personal: true,
+      errors: [401, 409, 429, 503],
       summary: 'Turn the second factor off (your password, or a code, proves it is you)',
       description: 'Wrong passwords and codes are limited per person, as sign-ins are (429).',
-      schema: { body: Type.Object({ password: Type.Optional(Password), code: Type.Optional(Code) }, { additionalProperties: false }), responses: { 204: null } },
+      schema: {
+        body: Type.Object({ password: Type.Optional(Password), code: Type.Optional(Code) }, { additionalProperties: false }),
+        responses: { 204: null },
+      },
       handler: async ({ principal, body }) => {
         const user = await personOf(principal);
         const guess = await takeGuess(user);
-        const proved = (body.password && (await hashingOrRefund(guess, () => passwordMatches(user.password_hash, body.password!)))) || (body.code && (await secondFactorHolds(sql, user, body.code)));
+        const proved =
+          (body.password && (await hashingOrRefund(guess, () => passwordMatches(user.password_hash, body.password!)))) ||
+          (body.code && (await secondFactorHolds(sql, user, body.code)));
         if (!proved) throw new HttpError(401, 'Your password or a code is needed to turn the second factor off', { reason: 'credentials' });
         await guess.succeeded();
         const requiring = (await accountsOf(sql, principal)).filter((a) => a.requireTwoFactor);
@@ -524,8 +685,13 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/auth/sign-in/options', operationId: 'getSignInOptions', tag, access: 'public', errors: [400],
-      summary: "How people sign in here: a password, and the OpenID Connect provider of the default account (or of `account`) when it has one",
+      method: 'GET',
+      path: '/v1/auth/sign-in/options',
+      operationId: 'getSignInOptions',
+      tag,
+      access: 'public',
+      errors: [400],
+      summary: 'How people sign in here: a password, and the OpenID Connect provider of the default account (or of `account`) when it has one',
       schema: {
         query: Type.Object({ account: Type.Optional(Type.String({ format: 'uuid' })) }, { additionalProperties: false }),
         responses: { 200: Type.Object({ password: Type.Boolean(), oidc: Nullable(Type.Object({ startUrl: Type.String() })) }) },
@@ -537,7 +703,12 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/auth/oidc/{accountId}/start', operationId: 'startOidcSignIn', tag, access: 'public', errors: [400, 404, 502],
+      method: 'GET',
+      path: '/v1/auth/oidc/{accountId}/start',
+      operationId: 'startOidcSignIn',
+      tag,
+      access: 'public',
+      errors: [400, 404, 502],
       summary: "Sign in with the account's OpenID Connect provider: redirects there (authorization code, PKCE, state, nonce)",
       description: '`redirect` is where the browser goes once signed in: a path of this service (anything else is a 400).',
       schema: {
@@ -555,7 +726,13 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/account/oidc/link', operationId: 'linkOidcIdentity', tag, access: 'read', personal: true, errors: [400, 403, 404, 502],
+      method: 'POST',
+      path: '/v1/account/oidc/link',
+      operationId: 'linkOidcIdentity',
+      tag,
+      access: 'read',
+      personal: true,
+      errors: [400, 403, 404, 502],
       summary: "Link your identity at this account's OpenID provider to yourself: go to `url`; afterwards you can sign in here through the provider",
       description:
         'Only a signed-in person (a session, not a key) links, for themselves. The provider sends the browser back to `redirect` (a path of this ' +
@@ -565,7 +742,8 @@ export function authRoutes(deps: Deps): AnyRoute[] {
         responses: { 200: Type.Object({ url: Type.String({ description: "The provider's sign-in page to open in this browser" }) }) },
       },
       handler: async ({ principal, body }) => {
-        if (!principal.sessionId || !principal.userId) throw new HttpError(403, 'Link your identity in a browser, signed in as yourself (not with a key)', { reason: 'session' });
+        if (!principal.sessionId || !principal.userId)
+          throw new HttpError(403, 'Link your identity in a browser, signed in as yourself (not with a key)', { reason: 'session' });
         const redirect = ownPath(body.redirect ?? '/settings', 'body.redirect');
         const settings = await oidcOf(principal.account.id);
         if (!settings) throw notFound();
@@ -574,14 +752,19 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/auth/oidc/callback', operationId: 'finishOidcSignIn', tag, access: 'public', errors: [400, 401, 403, 409, 502],
+      method: 'GET',
+      path: '/v1/auth/oidc/callback',
+      operationId: 'finishOidcSignIn',
+      tag,
+      access: 'public',
+      errors: [400, 401, 403, 409, 502],
       summary: 'Where the provider sends the person back: the ID token is checked, the person signed in as the identity bound to them (or linked)',
       description:
-        'A person signs in through an account\'s provider only as the identity (issuer, subject) bound to them in that account: the one the provider ' +
+        "A person signs in through an account's provider only as the identity (issuer, subject) bound to them in that account: the one the provider " +
         'made them with, or one they linked themselves (POST /v1/account/oidc/link). An email the provider asserts never signs in a person who already ' +
-        'exists here another way (409). The session acts for that account only. The role comes from the account\'s roleMap, else its defaultRole; no ' +
+        "exists here another way (409). The session acts for that account only. The role comes from the account's roleMap, else its defaultRole; no " +
         'role is a 403 and no membership. A person with a second factor is asked for its code (the browser goes to /sign-in?step=code), unless the ' +
-        'account states its provider\'s MFA stands in (trustProviderMfa).',
+        "account states its provider's MFA stands in (trustProviderMfa).",
       schema: { query: Type.Object({}, { additionalProperties: true }), responses: { 303: null } },
       handler: async ({ context, query }) => {
         const state = openState(await stateSecret(), context.cookie(OIDC_COOKIE));
@@ -594,7 +777,12 @@ export function authRoutes(deps: Deps): AnyRoute[] {
         for (const [k, v] of Object.entries(query as Record<string, unknown>)) if (typeof v === 'string') current.searchParams.set(k, v);
         let claims: Record<string, unknown>;
         try {
-          const tokens = await oidcClient.authorizationCodeGrant(provider, current, { pkceCodeVerifier: state.verifier, expectedState: state.state, expectedNonce: state.nonce, idTokenExpected: true });
+          const tokens = await oidcClient.authorizationCodeGrant(provider, current, {
+            pkceCodeVerifier: state.verifier,
+            expectedState: state.state,
+            expectedNonce: state.nonce,
+            idTokenExpected: true,
+          });
           claims = (tokens.claims() ?? {}) as Record<string, unknown>;
           // Providers that keep profile claims to userinfo (the ID token holds only sub): ask it, for the same subject.
           if ((typeof claims.email !== 'string' || !(settings.roleClaim in claims) || claims.email_verified === undefined) && tokens.access_token) {
@@ -624,12 +812,13 @@ export function authRoutes(deps: Deps): AnyRoute[] {
           const linked = await linkIdentity(sql, { ...identity, userId: state.link.userId });
           const user = await findUser(sql, state.link.userId);
           await audit(state.accountId, 'linkOidcIdentity', context, user ? { id: user.id, email: user.email } : null, linked ? 200 : 409);
-          if (!linked) throw conflict("This identity at the provider is linked to another person here: sign in as them, or unlink it there");
+          if (!linked) throw conflict('This identity at the provider is linked to another person here: sign in as them, or unlink it there');
           return { status: 303, headers: { Location: redirect }, cookies: [done] };
         }
 
         const role = roleFromClaims(settings, claims);
-        const refused = (status: 403 | 409, message: string, attributes: Record<string, unknown>) => Object.assign(new HttpError(status, message, attributes), { refusal: true });
+        const refused = (status: 403 | 409, message: string, attributes: Record<string, unknown>) =>
+          Object.assign(new HttpError(status, message, attributes), { refusal: true });
         let userId: string;
         try {
           userId = await transaction(sql, async (tx) => {
@@ -642,11 +831,16 @@ export function authRoutes(deps: Deps): AnyRoute[] {
                 // (once), never anyone else, whatever the provider asserts.
                 const existing = await findUserByEmail(tx, email);
                 if (!existing || !(await takeUnbound(tx, identity.accountId, existing.id))) {
-                  throw refused(409, `A person with this email already signs in here another way. Sign in as them (password or link), then link this provider under Settings → Profile`, { reason: 'not-linked' });
+                  throw refused(
+                    409,
+                    `A person with this email already signs in here another way. Sign in as them (password or link), then link this provider under Settings → Profile`,
+                    { reason: 'not-linked' },
+                  );
                 }
                 id = existing.id;
               }
-              if (!(await linkIdentity(tx, { ...identity, userId: id }))) throw refused(409, 'This identity was linked to another person a moment ago: start again', { reason: 'not-linked' });
+              if (!(await linkIdentity(tx, { ...identity, userId: id })))
+                throw refused(409, 'This identity was linked to another person a moment ago: start again', { reason: 'not-linked' });
             }
             const member = await findMember(tx, identity.accountId, id, true);
             if (member?.role === 'OWNER') return id;
@@ -668,12 +862,20 @@ export function authRoutes(deps: Deps): AnyRoute[] {
             cookies: [done, { name: PENDING_COOKIE, value: pending, maxAgeMs: 300_000, sameSite: 'strict' as const }],
           };
         }
-        const signedIn = await signIn(user, context, 'signInWithOidc', { accountId: identity.accountId, secondFactor: settings.trustProviderMfa ? 'provider' : null });
+        const signedIn = await signIn(user, context, 'signInWithOidc', {
+          accountId: identity.accountId,
+          secondFactor: settings.trustProviderMfa ? 'provider' : null,
+        });
         return { status: 303, headers: { Location: redirect }, cookies: [...signedIn.cookies, done] };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/users/me/identities', operationId: 'listUserIdentities', tag, access: 'read', personal: true,
+      method: 'GET',
+      path: '/v1/users/me/identities',
+      operationId: 'listUserIdentities',
+      tag,
+      access: 'read',
+      personal: true,
       summary: "Your identities at accounts' OpenID providers: each signs you in to its account only",
       schema: { responses: { 200: Type.Array(Identity) } },
       handler: async ({ principal }) => {
@@ -682,7 +884,13 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/users/me/identities/{id}', operationId: 'unlinkUserIdentity', tag, access: 'read', personal: true, errors: [404],
+      method: 'DELETE',
+      path: '/v1/users/me/identities/{id}',
+      operationId: 'unlinkUserIdentity',
+      tag,
+      access: 'read',
+      personal: true,
+      errors: [404],
       summary: 'Unlink one of your identities: its provider no longer signs you in',
       schema: { params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }), responses: { 204: null } },
       handler: async ({ principal, params }) => {
@@ -692,7 +900,12 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/account/oidc', operationId: 'getAccountOidc', tag: 'Account', access: 'admin', errors: [404],
+      method: 'GET',
+      path: '/v1/account/oidc',
+      operationId: 'getAccountOidc',
+      tag: 'Account',
+      access: 'admin',
+      errors: [404],
       summary: "The account's OpenID Connect sign-in (its client secret is never shown)",
       schema: { responses: { 200: OidcView } },
       handler: async ({ principal }) => {
@@ -702,15 +915,23 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/account/oidc', operationId: 'setAccountOidc', tag: 'Account', access: 'admin', errors: [400],
-      summary: "Sign people of this account in with an OpenID Connect provider; their groups give their role (just-in-time membership)",
+      method: 'PUT',
+      path: '/v1/account/oidc',
+      operationId: 'setAccountOidc',
+      tag: 'Account',
+      access: 'admin',
+      errors: [400],
+      summary: 'Sign people of this account in with an OpenID Connect provider; their groups give their role (just-in-time membership)',
       description:
         'The issuer is reached through the outbound policy (docs/outbound.md), and its discovery document is read now: an issuer that is not a ' +
         'reachable provider is a 400 naming why. Register the redirect URI `<PUBLIC_URL>/v1/auth/oidc/callback` at the provider.',
       schema: { body: OidcBody, responses: { 200: OidcView } },
       handler: async ({ principal, body }) => {
         const why = deps.outbound.urlRefusal(body.issuer);
-        if (why) throw badRequest(`body.issuer: blocked by outbound policy: ${why}`, { errors: [{ field: 'body.issuer', rule: 'outbound', message: `blocked by outbound policy: ${why}` }] });
+        if (why)
+          throw badRequest(`body.issuer: blocked by outbound policy: ${why}`, {
+            errors: [{ field: 'body.issuer', rule: 'outbound', message: `blocked by outbound policy: ${why}` }],
+          });
         const settings: OidcSettings = { ...body, defaultRole: body.defaultRole ?? null, trustProviderMfa: body.trustProviderMfa ?? false, source: 'account' };
         forgetProvider(settings);
         try {
@@ -724,7 +945,12 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/account/oidc', operationId: 'deleteAccountOidc', tag: 'Account', access: 'admin', errors: [404],
+      method: 'DELETE',
+      path: '/v1/account/oidc',
+      operationId: 'deleteAccountOidc',
+      tag: 'Account',
+      access: 'admin',
+      errors: [404],
       summary: "Stop signing this account's people in with its OpenID Connect provider",
       schema: { responses: { 204: null } },
       handler: async ({ principal }) => {
@@ -736,7 +962,12 @@ export function authRoutes(deps: Deps): AnyRoute[] {
 
   function oidcView(accountId: string, s: OidcSettings) {
     return {
-      issuer: s.issuer, clientId: s.clientId, roleClaim: s.roleClaim, roleMap: s.roleMap, defaultRole: s.defaultRole, trustProviderMfa: s.trustProviderMfa,
+      issuer: s.issuer,
+      clientId: s.clientId,
+      roleClaim: s.roleClaim,
+      roleMap: s.roleMap,
+      defaultRole: s.defaultRole,
+      trustProviderMfa: s.trustProviderMfa,
       startUrl: `${publicUrl()}/v1/auth/oidc/${accountId}/start`,
     };
   }
@@ -755,4 +986,3 @@ function causes(err: unknown): string {
 export async function signInLink(sql: Sql, publicUrl: string, userId: string): Promise<string> {
   return `${publicUrl}/v1/auth/sign-in/link?token=${await createUserToken(sql, userId, 'sign-in', 86_400_000)}`;
 }
-

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { newTestEnv, removeRedisKeys, startTestService } from '../../test/support/service.js';
 import { loadConfig } from '../platform/config.js';
 import { createLogger } from '../platform/logger.js';
 import { startService } from '../service.js';
 import { dropDatabase } from '../storage/postgres.js';
-import { newTestEnv, removeRedisKeys, startTestService } from '../../test/support/service.js';
 
 describe('bootstrap', () => {
   it('creates the default account and one admin key on first start only', async () => {

@@ -1,5 +1,5 @@
-import type { Config } from '../platform/config.js';
 import { CREATABLE_TYPES, LOCATION_NAMES, LOCATIONS } from '../model/checks.js';
+import type { Config } from '../platform/config.js';
 import type { Account } from './repository.js';
 
 /** A self-hosted service has one plan; what varies per account is its configured limits. */

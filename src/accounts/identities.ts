@@ -28,7 +28,9 @@ export async function identityUser(db: Sql, accountId: string, issuer: string, s
 export async function linkIdentity(db: Sql, i: { accountId: string; issuer: string; subject: string; userId: string; email: string }): Promise<boolean> {
   await db`insert into user_identities (account_id, issuer, subject, user_id, email, last_used_at)
     values (${i.accountId}, ${i.issuer}, ${i.subject}, ${i.userId}, ${i.email}, now()) on conflict (account_id, issuer, subject) do nothing`;
-  const [row] = await db<{ user_id: string }[]>`select user_id from user_identities where account_id = ${i.accountId} and issuer = ${i.issuer} and subject = ${i.subject}`;
+  const [row] = await db<
+    { user_id: string }[]
+  >`select user_id from user_identities where account_id = ${i.accountId} and issuer = ${i.issuer} and subject = ${i.subject}`;
   return row?.user_id === i.userId;
 }
 

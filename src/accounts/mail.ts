@@ -26,7 +26,10 @@ export async function sendDuePeopleMail(
       order by created_at limit ${batch} for update skip locked`;
     for (const mail of due) {
       try {
-        await sendMail({ url: settings.smtpUrl, from: settings.from }, { to: mail.to_address, subject: mail.subject, text: mail.body, headers: { 'X-Account-Mail': mail.kind } });
+        await sendMail(
+          { url: settings.smtpUrl, from: settings.from },
+          { to: mail.to_address, subject: mail.subject, text: mail.body, headers: { 'X-Account-Mail': mail.kind } },
+        );
         // The body held a one-time link: once delivered it is not kept.
         await tx`update account_mails set sent_at = now(), attempts = attempts + 1, last_error = null, body = '' where id = ${mail.id}`;
         sent++;

@@ -1,19 +1,30 @@
 import { createHash } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { SESSION_COOKIE } from '../http/auth.js';
 import { badRequest, conflict, HttpError, notFound } from '../http/errors.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
-import { ACCOUNT_ROLES, may, type AccountRole, type Principal } from '../model/accounts.js';
+import { ACCOUNT_ROLES, type AccountRole, may, type Principal } from '../model/accounts.js';
 import { generateApiKey } from '../model/secrets.js';
 import { iso } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
 import { transaction } from '../storage/postgres.js';
-import { auditPage, recordAudit, type AuditRow } from './audit.js';
+import { type AuditRow, auditPage, recordAudit } from './audit.js';
 import { queueMail } from './mail.js';
 import {
-  addMember, createInvitation, findMember, invitationByToken, lockOwners, markAccepted, membersAndInvitations, pendingInvitation, removeMember,
-  revokeInvitation, setMemberRole, type InvitationRow, type MemberRow,
+  addMember,
+  createInvitation,
+  findMember,
+  type InvitationRow,
+  invitationByToken,
+  lockOwners,
+  type MemberRow,
+  markAccepted,
+  membersAndInvitations,
+  pendingInvitation,
+  removeMember,
+  revokeInvitation,
+  setMemberRole,
 } from './members.js';
 import { hashPassword, passwordMatches, passwordProblem } from './passwords.js';
 import { attemptLimit, secondFactorHolds } from './proofs.js';
@@ -130,16 +141,20 @@ const toUserKey = (k: UserKeyRow) => ({
 });
 
 /** The opaque cursor of a members page: where it stops, and the query it belongs to (another query refuses it). */
-const cursorOf = (offset: number, q: object) => Buffer.from(JSON.stringify({ o: offset, q: createHash('sha256').update(JSON.stringify(q)).digest('hex').slice(0, 16) })).toString('base64url');
+const cursorOf = (offset: number, q: object) =>
+  Buffer.from(JSON.stringify({ o: offset, q: createHash('sha256').update(JSON.stringify(q)).digest('hex').slice(0, 16) })).toString('base64url');
 function offsetOf(nextId: string | undefined, q: object): number {
   if (!nextId) return 0;
   try {
     const c = JSON.parse(Buffer.from(nextId, 'base64url').toString('utf8')) as { o: unknown; q: unknown };
-    if (Number.isSafeInteger(c.o) && (c.o as number) >= 0 && c.q === createHash('sha256').update(JSON.stringify(q)).digest('hex').slice(0, 16)) return c.o as number;
+    if (Number.isSafeInteger(c.o) && (c.o as number) >= 0 && c.q === createHash('sha256').update(JSON.stringify(q)).digest('hex').slice(0, 16))
+      return c.o as number;
   } catch {
     // falls through
   }
-  throw badRequest('query.nextId is not a cursor of this query', { errors: [{ field: 'query.nextId', rule: 'cursor', message: 'is not a cursor of this query' }] });
+  throw badRequest('query.nextId is not a cursor of this query', {
+    errors: [{ field: 'query.nextId', rule: 'cursor', message: 'is not a cursor of this query' }],
+  });
 }
 
 export function memberRoutes(deps: Deps): AnyRoute[] {
@@ -156,7 +171,8 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
   }
 
   const list = async (accountId: string, query: Static<typeof MembersQuery>) => {
-    if (query.nextId && !query.limit) throw badRequest('query.nextId needs query.limit', { errors: [{ field: 'query.nextId', rule: 'requires', message: 'needs limit' }] });
+    if (query.nextId && !query.limit)
+      throw badRequest('query.nextId needs query.limit', { errors: [{ field: 'query.nextId', rule: 'requires', message: 'needs limit' }] });
     const filter = { search: query.search, type: query.type, role: query.role, status: query.status };
     const { members, invitations } = await membersAndInvitations(sql, accountId, filter);
     const all = [...members.map(toMember), ...invitations.map(toInvite)];
@@ -207,7 +223,10 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
 
   const MemberParams = Type.Object({ userId: Uuid }, { additionalProperties: false });
   const AccountMemberParams = Type.Object({ accountId: Uuid, userId: Uuid }, { additionalProperties: false });
-  const UpdateBody = Type.Object({ role: InviteRole }, { additionalProperties: false, description: 'OWNER is not supported (the anchor\'s rule): an Owner is made with `npm run cli -- create-user --role OWNER`' });
+  const UpdateBody = Type.Object(
+    { role: InviteRole },
+    { additionalProperties: false, description: "OWNER is not supported (the anchor's rule): an Owner is made with `npm run cli -- create-user --role OWNER`" },
+  );
 
   return [
     ...[
@@ -215,7 +234,12 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       { path: '/v1/accounts/{accountId}/members', operationId: 'listAccountMembers' },
     ].map(({ path, operationId }) =>
       defineRoute({
-        method: 'GET', path, operationId, tag, access: 'read', errors: [400, 404],
+        method: 'GET',
+        path,
+        operationId,
+        tag,
+        access: 'read',
+        errors: [400, 404],
         summary: 'Members and pending invitations of the account: search, filter by type, role and status, and pages by nextId',
         schema: {
           ...(path.includes('{accountId}') ? { params: Type.Object({ accountId: Uuid }, { additionalProperties: false }) } : {}),
@@ -230,7 +254,12 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       const params = which === 'me' ? MemberParams : AccountMemberParams;
       return [
         defineRoute({
-          method: 'PATCH', path, operationId: which === 'me' ? 'updateMember' : 'updateAccountMember', tag, access: 'admin', errors: [404, 409],
+          method: 'PATCH',
+          path,
+          operationId: which === 'me' ? 'updateMember' : 'updateAccountMember',
+          tag,
+          access: 'admin',
+          errors: [404, 409],
           summary: "Change a member's role (an Owner's only by an Owner; never the last Owner's)",
           schema: { params, body: UpdateBody, responses: { 200: Member } },
           handler: async ({ principal, params: p, body }) => {
@@ -239,7 +268,12 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
           },
         }),
         defineRoute({
-          method: 'DELETE', path, operationId: which === 'me' ? 'removeMember' : 'removeAccountMember', tag, access: 'admin', errors: [404, 409],
+          method: 'DELETE',
+          path,
+          operationId: which === 'me' ? 'removeMember' : 'removeAccountMember',
+          tag,
+          access: 'admin',
+          errors: [404, 409],
           summary: 'Remove a member: their sessions no longer act for the account and their keys stop working here (an Owner only by an Owner; never the last)',
           schema: { params, responses: { 204: null } },
           handler: async ({ principal, params: p }) => {
@@ -250,9 +284,17 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       ];
     }),
     defineRoute({
-      method: 'POST', path: '/v1/accounts/me/invitations', operationId: 'inviteMember', tag, access: 'admin', errors: [409],
+      method: 'POST',
+      path: '/v1/accounts/me/invitations',
+      operationId: 'inviteMember',
+      tag,
+      access: 'admin',
+      errors: [409],
       summary: 'Invite a person by email with a role (our addition): they get a single-use link, valid INVITATION_TTL_HOURS',
-      schema: { body: Type.Object({ email: Type.String({ format: 'email', maxLength: 320 }), role: InviteRole }, { additionalProperties: false }), responses: { 201: Invite } },
+      schema: {
+        body: Type.Object({ email: Type.String({ format: 'email', maxLength: 320 }), role: InviteRole }, { additionalProperties: false }),
+        responses: { 201: Invite },
+      },
       handler: async ({ principal, body }) => {
         const accountId = principal.account.id;
         const existing = await findUserByEmail(sql, body.email);
@@ -260,7 +302,12 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
         if (await pendingInvitation(sql, accountId, body.email)) throw conflict(`${body.email} has a pending invitation: revoke it to send another`);
         const inviterEmail = principal.userId ? ((await findUser(sql, principal.userId))?.email ?? principal.actor.name) : `key ${principal.actor.name}`;
         const row = await transaction(sql, async (tx) => {
-          const { row, token } = await createInvitation(tx, accountId, { email: body.email, role: body.role, inviterEmail, ttlMs: config.people.invitationTtlMs });
+          const { row, token } = await createInvitation(tx, accountId, {
+            email: body.email,
+            role: body.role,
+            inviterEmail,
+            ttlMs: config.people.invitationTtlMs,
+          });
           await queueMail(tx, {
             to: body.email,
             kind: 'invitation',
@@ -277,7 +324,12 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/accounts/me/invitations/{invitationId}', operationId: 'revokeInvitation', tag, access: 'admin', errors: [404],
+      method: 'DELETE',
+      path: '/v1/accounts/me/invitations/{invitationId}',
+      operationId: 'revokeInvitation',
+      tag,
+      access: 'admin',
+      errors: [404],
       summary: 'Revoke a pending invitation: its link stops working',
       schema: { params: Type.Object({ invitationId: Uuid }, { additionalProperties: false }), responses: { 204: null } },
       handler: async ({ principal, params }) => {
@@ -286,7 +338,12 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/invitations/accept', operationId: 'acceptInvitation', tag, access: 'public', errors: [400, 401, 404, 409, 410, 429, 503],
+      method: 'POST',
+      path: '/v1/invitations/accept',
+      operationId: 'acceptInvitation',
+      tag,
+      access: 'public',
+      errors: [400, 401, 404, 409, 410, 429, 503],
       summary: "Accept an invitation with its link's token: become a member (a new person sets a password; a known one proves it), signed in",
       description:
         'Signed in (the session cookie), the invitation must be for your own address (409 otherwise). Otherwise a person who has a password gives it, ' +
@@ -298,7 +355,9 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
             token: Type.String({ minLength: 20, maxLength: 100 }),
             name: Type.Optional(Type.String({ maxLength: 200 })),
             password: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-            code: Type.Optional(Type.String({ minLength: 6, maxLength: 32, description: 'The authenticator\'s code or a recovery code, for a person whose second factor is on' })),
+            code: Type.Optional(
+              Type.String({ minLength: 6, maxLength: 32, description: "The authenticator's code or a recovery code, for a person whose second factor is on" }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -308,16 +367,26 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
         /** In the inviting account's log: the invitation accepted (or a wrong password given for it), by whom, from where. */
         const record = (accountId: string, who: { id: string; email: string }, status: number) =>
           recordAudit(sql, {
-            accountId, actor: { type: 'user', id: who.id, name: who.email }, operation: 'acceptInvitation', method: context.method, path: context.path,
-            status, address: context.client.address,
+            accountId,
+            actor: { type: 'user', id: who.id, name: who.email },
+            operation: 'acceptInvitation',
+            method: context.method,
+            path: context.path,
+            status,
+            address: context.client.address,
           }).catch((err: Error) => deps.logger.error({ err: err.message }, 'could not record an accepted invitation'));
         const cookie = context.cookie(SESSION_COOKIE);
-        const signedIn = cookie ? await resolveSession(sql, cookie, undefined, { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs }) : undefined;
+        const signedIn = cookie
+          ? await resolveSession(sql, cookie, undefined, { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs })
+          : undefined;
         const sessionUser = signedIn && signedIn !== 'forbidden' ? signedIn.userId : null;
         const usable = (invite: InvitationRow | undefined): InvitationRow => {
           if (!invite) throw notFound();
           if (invite.accepted_at || invite.revoked_at || invite.expires_at.getTime() <= Date.now()) {
-            throw new HttpError(410, `This invitation was ${invite.accepted_at ? 'used already' : invite.revoked_at ? 'revoked' : 'not accepted in time'}: ask for a new one`);
+            throw new HttpError(
+              410,
+              `This invitation was ${invite.accepted_at ? 'used already' : invite.revoked_at ? 'revoked' : 'not accepted in time'}: ask for a new one`,
+            );
           }
           return invite;
         };
@@ -360,33 +429,70 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
           return { accountId: current.account_id, role: current.role, userId: user!.id };
         });
         await record(outcome.accountId, { id: outcome.userId, email: invite.email }, 200);
-        const session = sessionUser ? undefined : await createSession(sql, outcome.userId, { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs }, { address: context.client.address, userAgent: context.client.userAgent });
-        return { status: 200, body: outcome, ...(session ? { cookies: [{ name: SESSION_COOKIE, value: session.token, maxAgeMs: config.people.sessionAbsoluteMs }] } : {}) };
+        const session = sessionUser
+          ? undefined
+          : await createSession(
+              sql,
+              outcome.userId,
+              { idleMs: config.people.sessionIdleMs, absoluteMs: config.people.sessionAbsoluteMs },
+              { address: context.client.address, userAgent: context.client.userAgent },
+            );
+        return {
+          status: 200,
+          body: outcome,
+          ...(session ? { cookies: [{ name: SESSION_COOKIE, value: session.token, maxAgeMs: config.people.sessionAbsoluteMs }] } : {}),
+        };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/users/me/api-keys', operationId: 'listUserApiKeys', tag: 'Account', access: 'read',
+      method: 'GET',
+      path: '/v1/users/me/api-keys',
+      operationId: 'listUserApiKeys',
+      tag: 'Account',
+      access: 'read',
       summary: 'Your own API keys: each acts with your role in each account, and stops when you leave or the key expires',
       schema: { responses: { 200: Type.Array(UserKey) } },
-      handler: async ({ principal }) => ({ status: 200, body: (await listUserKeys(sql, (await personOf(principal)).id, principal.onlyAccountId)).map(toUserKey) }),
+      handler: async ({ principal }) => ({
+        status: 200,
+        body: (await listUserKeys(sql, (await personOf(principal)).id, principal.onlyAccountId)).map(toUserKey),
+      }),
     }),
     defineRoute({
-      method: 'POST', path: '/v1/users/me/api-keys', operationId: 'createUserApiKey', tag: 'Account', access: 'read',
+      method: 'POST',
+      path: '/v1/users/me/api-keys',
+      operationId: 'createUserApiKey',
+      tag: 'Account',
+      access: 'read',
       summary: 'Make an API key of your own (shown in this response only)',
       schema: {
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), expiresInDays: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 3650 }))) }, { additionalProperties: false }),
+        body: Type.Object(
+          { name: Type.String({ minLength: 1, maxLength: 200 }), expiresInDays: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 3650 }))) },
+          { additionalProperties: false },
+        ),
         responses: { 201: Type.Intersect([UserKey, Type.Object({ key: Type.String({ description: 'The key itself; shown only in this response' }) })]) },
       },
       handler: async ({ principal, body }) => {
         const user = await personOf(principal);
         const key = generateApiKey();
         const expiresAt = body.expiresInDays ? new Date(Date.now() + body.expiresInDays * 86_400_000) : null;
-        const row = await createUserKey(sql, { userId: user.id, accountId: principal.account.id, name: body.name, key, expiresAt, onlyAccountId: principal.onlyAccountId });
+        const row = await createUserKey(sql, {
+          userId: user.id,
+          accountId: principal.account.id,
+          name: body.name,
+          key,
+          expiresAt,
+          onlyAccountId: principal.onlyAccountId,
+        });
         return { status: 201, body: { ...toUserKey(row), key } };
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/users/me/api-keys/{id}', operationId: 'revokeUserApiKey', tag: 'Account', access: 'read', errors: [404],
+      method: 'DELETE',
+      path: '/v1/users/me/api-keys/{id}',
+      operationId: 'revokeUserApiKey',
+      tag: 'Account',
+      access: 'read',
+      errors: [404],
       summary: 'Revoke one of your API keys',
       schema: { params: Type.Object({ id: Uuid }, { additionalProperties: false }), responses: { 204: null } },
       handler: async ({ principal, params }) => {
@@ -395,7 +501,12 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/audit-logs', operationId: 'listAuditLogs', tag: 'Account', access: 'admin', errors: [400],
+      method: 'GET',
+      path: '/v1/audit-logs',
+      operationId: 'listAuditLogs',
+      tag: 'Account',
+      access: 'admin',
+      errors: [400],
       summary: 'Every write to the account (resources, keys, members, roles, deploys, sign-ins and failed ones): who, what, when, from where; newest first',
       description: `Kept AUDIT_RETENTION_DAYS (${config.people.auditRetentionDays} here). Pages by nextId (an entry id: the next page holds older entries).`,
       schema: {
@@ -414,17 +525,31 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
         responses: { 200: Type.Object({ entries: Type.Array(AuditEntry), length: Type.Integer(), nextId: Nullable(Type.String()) }) },
       },
       handler: async ({ principal, query }) => {
-        const rows = await auditPage(sql, principal.account.id, {
-          from: query.from ? new Date(query.from) : undefined,
-          to: query.to ? new Date(query.to) : undefined,
-          actorId: query.actorId,
-          operation: query.operation,
-          resourceId: query.resourceId,
-        }, query.limit + 1, query.nextId ? Number(query.nextId) : undefined);
+        const rows = await auditPage(
+          sql,
+          principal.account.id,
+          {
+            from: query.from ? new Date(query.from) : undefined,
+            to: query.to ? new Date(query.to) : undefined,
+            actorId: query.actorId,
+            operation: query.operation,
+            resourceId: query.resourceId,
+          },
+          query.limit + 1,
+          query.nextId ? Number(query.nextId) : undefined,
+        );
         const page = rows.slice(0, query.limit);
         const view = (r: AuditRow) => ({
-          id: String(r.id), at: iso(r.at)!, actor: { type: r.actor_type, id: r.actor_id, name: r.actor_name }, operation: r.operation, method: r.method,
-          path: r.path, resourceId: r.resource_id, fields: r.fields, status: r.status, address: r.address,
+          id: String(r.id),
+          at: iso(r.at)!,
+          actor: { type: r.actor_type, id: r.actor_id, name: r.actor_name },
+          operation: r.operation,
+          method: r.method,
+          path: r.path,
+          resourceId: r.resource_id,
+          fields: r.fields,
+          status: r.status,
+          address: r.address,
         });
         return { status: 200, body: { entries: page.map(view), length: page.length, nextId: rows.length > query.limit ? String(page.at(-1)!.id) : null } };
       },

@@ -1,9 +1,9 @@
 import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink } from '../../test/support/receivers.js';
-import { startTestService, waitFor, type ApiResponse, type TestService } from '../../test/support/service.js';
-import { sealSecret } from '../storage/secret-box.js';
+import { type ApiResponse, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import type { AccountRole } from '../model/accounts.js';
+import { sealSecret } from '../storage/secret-box.js';
 import { addMember } from './members.js';
 import { hashPassword } from './passwords.js';
 import { createAccount } from './repository.js';
@@ -29,7 +29,11 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
       ids[role] = user.id;
       const signIn = await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email, password: PASSWORD } });
       const cookie = signIn.headers.getSetCookie()[0]!.split(';')[0]!;
-      const key = await svc.call('POST', '/v1/users/me/api-keys', { key: null, headers: { cookie, 'x-csrf-token': signIn.body.csrfToken }, body: { name: `${role} laptop` } });
+      const key = await svc.call('POST', '/v1/users/me/api-keys', {
+        key: null,
+        headers: { cookie, 'x-csrf-token': signIn.body.csrfToken },
+        body: { name: `${role} laptop` },
+      });
       expect(key.status, key.text).toBe(201);
       keys[role] = key.body.key;
     }
@@ -48,8 +52,18 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
     expect(all.body.nextId).toBeNull();
     const owner = all.body.members.find((m: { role: string }) => m.role === 'OWNER');
     expect(owner).toEqual({
-      type: 'member', accountId: svc.defaultAccountId, userId: ids.OWNER, name: 'OWNER person', email: 'owner@team.test', role: 'OWNER', status: 'ACTIVE',
-      createdAt: expect.any(String), updatedAt: expect.any(String), isSupportMembership: false, ssoEnabled: false, mfaEnabled: false,
+      type: 'member',
+      accountId: svc.defaultAccountId,
+      userId: ids.OWNER,
+      name: 'OWNER person',
+      email: 'owner@team.test',
+      role: 'OWNER',
+      status: 'ACTIVE',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      isSupportMembership: false,
+      ssoEnabled: false,
+      mfaEnabled: false,
     });
     expect((await members('?search=READ-R')).body.members.map((m: { email: string }) => m.email)).toEqual(['read-run@team.test']);
     expect((await members('?role=ADMIN')).body.members).toHaveLength(1);
@@ -110,13 +124,19 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
     await expect.poll(async () => (await svc.call('GET', '/v1/users/me/api-keys', { key: keys.READ_RUN })).body[0]?.lastUsedAt).toEqual(expect.any(String));
     const own = await svc.call('GET', '/v1/users/me/api-keys', { key: keys.READ_RUN });
     expect(own.status).toBe(200);
-    expect(own.body).toEqual([expect.objectContaining({ name: 'READ_RUN laptop', maskedKey: `mk_****${keys.READ_RUN!.slice(-4)}`, lastUsedAt: expect.any(String), expiresAt: null })]);
+    expect(own.body).toEqual([
+      expect.objectContaining({ name: 'READ_RUN laptop', maskedKey: `mk_****${keys.READ_RUN!.slice(-4)}`, lastUsedAt: expect.any(String), expiresAt: null }),
+    ]);
     expect(own.text).not.toContain(keys.READ_RUN);
     // A service key is no person.
     expect((await svc.call('GET', '/v1/users/me/api-keys')).status).toBe(403);
     // An Admin's service key names the person who made it.
     const signIn = await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'admin@team.test', password: PASSWORD } });
-    const made = await svc.call('POST', '/v1/api-keys', { key: null, headers: { cookie: signIn.headers.getSetCookie()[0]!.split(';')[0]!, 'x-csrf-token': signIn.body.csrfToken }, body: { name: 'deploys', role: 'read-write' } });
+    const made = await svc.call('POST', '/v1/api-keys', {
+      key: null,
+      headers: { cookie: signIn.headers.getSetCookie()[0]!.split(';')[0]!, 'x-csrf-token': signIn.body.csrfToken },
+      body: { name: 'deploys', role: 'read-write' },
+    });
     expect(made.status).toBe(201);
     expect(made.body).toMatchObject({ createdBy: 'admin@team.test', lastUsedAt: null, expiresAt: null });
 
@@ -132,12 +152,21 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
     const invite = await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'newcomer@team.test', role: 'READ_RUN' } });
     expect(invite.status, invite.text).toBe(201);
     expect(invite.body).toMatchObject({ type: 'invite', email: 'newcomer@team.test', role: 'READ_RUN', status: 'PENDING', inviterEmail: 'admin@team.test' });
-    expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'newcomer@team.test', role: 'READ_ONLY' } })).status).toBe(409);
-    expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'owner@team.test', role: 'READ_ONLY' } })).status).toBe(409);
-    expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.READ_WRITE, body: { email: 'x@team.test', role: 'READ_ONLY' } })).status).toBe(403);
+    expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'newcomer@team.test', role: 'READ_ONLY' } })).status).toBe(
+      409,
+    );
+    expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'owner@team.test', role: 'READ_ONLY' } })).status).toBe(
+      409,
+    );
+    expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.READ_WRITE, body: { email: 'x@team.test', role: 'READ_ONLY' } })).status).toBe(
+      403,
+    );
     expect((await members('?type=invite&status=PENDING')).body.members.map((m: { email: string }) => m.email)).toEqual(['newcomer@team.test']);
 
-    const [mail] = await waitFor(async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('newcomer@team.test')), (m) => m.length === 1);
+    const [mail] = await waitFor(
+      async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('newcomer@team.test')),
+      (m) => m.length === 1,
+    );
     expect(mail!.subject).toBe('You are invited to default');
     const token = /\n([\w-]{40,})\n/.exec(mail!.text!)![1]!;
     // A new person sets a password that keeps the policy.
@@ -152,7 +181,10 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
 
     // Signed in as someone else, another address's invitation is refused and stays usable.
     const other = await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.OWNER, body: { email: 'second@team.test', role: 'READ_ONLY' } });
-    const [otherMail] = await waitFor(async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('second@team.test')), (m) => m.length === 1);
+    const [otherMail] = await waitFor(
+      async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('second@team.test')),
+      (m) => m.length === 1,
+    );
     const otherToken = /\n([\w-]{40,})\n/.exec(otherMail!.text!)![1]!;
     const wrongPerson = await svc.call('POST', '/v1/invitations/accept', { key: null, headers: { cookie }, body: { token: otherToken } });
     expect(wrongPerson.status).toBe(409);
@@ -162,10 +194,20 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
 
     // Expired: gone, and listed as EXPIRED.
     const late = await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'late@team.test', role: 'READ_ONLY' } });
-    const [lateMail] = await waitFor(async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('late@team.test')), (m) => m.length === 1);
+    const [lateMail] = await waitFor(
+      async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('late@team.test')),
+      (m) => m.length === 1,
+    );
     await svc.deps.sql`update invitations set expires_at = now() - interval '1 second' where id = ${late.body.id}`;
     expect((await members('?type=invite&status=EXPIRED')).body.members.map((m: { id: string }) => m.id)).toEqual([late.body.id]);
-    expect((await svc.call('POST', '/v1/invitations/accept', { key: null, body: { token: /\n([\w-]{40,})\n/.exec(lateMail!.text!)![1]!, password: 'a late password!' } })).status).toBe(410);
+    expect(
+      (
+        await svc.call('POST', '/v1/invitations/accept', {
+          key: null,
+          body: { token: /\n([\w-]{40,})\n/.exec(lateMail!.text!)![1]!, password: 'a late password!' },
+        })
+      ).status,
+    ).toBe(410);
     expect((await svc.call('POST', '/v1/invitations/accept', { key: null, body: { token: 'x'.repeat(43) } })).status).toBe(404);
   });
 
@@ -178,8 +220,13 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
     await svc.deps.sql`update users set totp_secret = ${sealSecret(secret.base32)}, totp_enabled_at = now() where id = ${person.id}`;
     const totp = new OTPAuth.TOTP({ secret, digits: 6, period: 30, algorithm: 'SHA1' });
 
-    expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'careful@team.test', role: 'READ_ONLY' } })).status).toBe(201);
-    const [mail] = await waitFor(async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('careful@team.test')), (m) => m.length === 1);
+    expect((await svc.call('POST', '/v1/accounts/me/invitations', { key: keys.ADMIN, body: { email: 'careful@team.test', role: 'READ_ONLY' } })).status).toBe(
+      201,
+    );
+    const [mail] = await waitFor(
+      async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('careful@team.test')),
+      (m) => m.length === 1,
+    );
     const token = /\n([\w-]{40,})\n/.exec(mail!.text!)![1]!;
     const noCode = await svc.call('POST', '/v1/invitations/accept', { key: null, body: { token, password: PASSWORD } });
     expect(noCode.status).toBe(401);
@@ -214,16 +261,30 @@ describe("members (the anchor's shapes), invitations, people's own keys and the 
     expect(log.status).toBe(200);
     expect(log.text).not.toContain(secret);
     const create = log.body.entries.find((e: { operation: string }) => e.operation === 'createVariable');
-    expect(create).toMatchObject({ actor: { type: 'user', id: ids.READ_WRITE, name: 'read-write@team.test' }, method: 'POST', path: '/v1/variables', status: 201, address: expect.any(String) });
+    expect(create).toMatchObject({
+      actor: { type: 'user', id: ids.READ_WRITE, name: 'read-write@team.test' },
+      method: 'POST',
+      path: '/v1/variables',
+      status: 201,
+      address: expect.any(String),
+    });
     expect(create.fields.sort()).toEqual(['key', 'secret', 'value']);
-    expect(log.body.entries.find((e: { operation: string }) => e.operation === 'deleteVariable')).toMatchObject({ actor: { id: ids.READ_ONLY }, resourceId: 'AUDITED', status: 403 });
+    expect(log.body.entries.find((e: { operation: string }) => e.operation === 'deleteVariable')).toMatchObject({
+      actor: { id: ids.READ_ONLY },
+      resourceId: 'AUDITED',
+      status: 403,
+    });
     expect(log.body.entries.some((e: { operation: string }) => e.operation === 'signIn')).toBe(true);
     expect(log.body.entries.some((e: { operation: string }) => e.operation === 'updateMember')).toBe(true);
     // Newest first, in pages.
     const page = await svc.call('GET', '/v1/audit-logs?limit=3', { key: keys.OWNER });
     const next = await svc.call('GET', `/v1/audit-logs?limit=3&nextId=${page.body.nextId}`, { key: keys.OWNER });
     expect(Number(next.body.entries[0].id)).toBeLessThan(Number(page.body.entries[2].id));
-    expect((await svc.call('GET', `/v1/audit-logs?actorId=${ids.READ_ONLY}`, { key: keys.OWNER })).body.entries.every((e: { actor: { id: string } }) => e.actor.id === ids.READ_ONLY)).toBe(true);
+    expect(
+      (await svc.call('GET', `/v1/audit-logs?actorId=${ids.READ_ONLY}`, { key: keys.OWNER })).body.entries.every(
+        (e: { actor: { id: string } }) => e.actor.id === ids.READ_ONLY,
+      ),
+    ).toBe(true);
     expect((await svc.call('GET', '/v1/audit-logs', { key: keys.READ_WRITE })).status).toBe(403);
     // Past the retention, entries are swept.
     const { sweepAudit } = await import('./audit.js');

@@ -86,7 +86,11 @@ export async function membersAndInvitations(db: Sql, accountId: string, f: Membe
 }
 
 /** A new invitation; answers its row and the raw token of its link (mailed once, kept only as a hash). */
-export async function createInvitation(db: Sql, accountId: string, invite: { email: string; role: AccountRole; inviterEmail: string; ttlMs: number }): Promise<{ row: InvitationRow; token: string }> {
+export async function createInvitation(
+  db: Sql,
+  accountId: string,
+  invite: { email: string; role: AccountRole; inviterEmail: string; ttlMs: number },
+): Promise<{ row: InvitationRow; token: string }> {
   const { raw, hash } = newToken();
   const [row] = await db<InvitationRow[]>`insert into invitations (account_id, email, role, token_hash, inviter_email, expires_at)
     values (${accountId}, ${invite.email.trim()}, ${invite.role}, ${hash}, ${invite.inviterEmail}, ${new Date(Date.now() + invite.ttlMs)}) returning *`;

@@ -24,7 +24,15 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
     idp.people.set('bob', { sub: 'bob', email: 'bob@idp.test', groups: ['everyone'] });
     idp.people.set('carol', { sub: 'carol', email: 'carol@idp.test', groups: ['platform-admins'] });
     const set = await svc.call('PUT', '/v1/account/oidc', {
-      body: { issuer: idp.issuer, ...client, roleClaim: 'groups', roleMap: [{ value: 'platform-admins', role: 'ADMIN' }, { value: 'sre', role: 'READ_RUN' }] },
+      body: {
+        issuer: idp.issuer,
+        ...client,
+        roleClaim: 'groups',
+        roleMap: [
+          { value: 'platform-admins', role: 'ADMIN' },
+          { value: 'sre', role: 'READ_RUN' },
+        ],
+      },
     });
     expect(set.status, set.text).toBe(200);
     expect(set.text).not.toContain(client.clientSecret);
@@ -40,12 +48,20 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
     const browser = new CookieBrowser();
     idp.signInNext(sub);
     if (tamper) idp.tamperNext(tamper);
-    const { res, url } = await browser.follow(`${svc.url}/v1/auth/oidc/${svc.defaultAccountId}/start?redirect=/checks`, (next) => next.host === host() && !next.pathname.startsWith('/v1/'));
-    return { res, url, session: browser.cookie(host(), 'monitoring_session'), body: res.status >= 400 ? ((await res.json()) as { message: string }) : undefined };
+    const { res, url } = await browser.follow(
+      `${svc.url}/v1/auth/oidc/${svc.defaultAccountId}/start?redirect=/checks`,
+      (next) => next.host === host() && !next.pathname.startsWith('/v1/'),
+    );
+    return {
+      res,
+      url,
+      session: browser.cookie(host(), 'monitoring_session'),
+      body: res.status >= 400 ? ((await res.json()) as { message: string }) : undefined,
+    };
   }
   const memberships = (email: string) => svc.deps.sql`select m.role from account_members m join users u on u.id = m.user_id where u.email = ${email}`;
 
-  it("signs a person in and makes them a member with the role their group maps to", async () => {
+  it('signs a person in and makes them a member with the role their group maps to', async () => {
     const { res, url, session } = await signInAs('alice');
     expect(res.status).toBe(303);
     expect(url.pathname).toBe('/checks');
@@ -108,7 +124,10 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
     beforeAll(async () => {
       const account = await createAccount(svc.deps.sql, 'tenant b');
       b = { id: account.id, adminKey: (await createApiKey(svc.deps.sql, { accountId: account.id, role: 'admin' })).key };
-      const set = await svc.call('PUT', '/v1/account/oidc', { key: b.adminKey, body: { issuer: idp.issuer, ...client, roleMap: [{ value: 'platform-admins', role: 'ADMIN' }] } });
+      const set = await svc.call('PUT', '/v1/account/oidc', {
+        key: b.adminKey,
+        body: { issuer: idp.issuer, ...client, roleMap: [{ value: 'platform-admins', role: 'ADMIN' }] },
+      });
       expect(set.status, set.text).toBe(200);
     });
 
@@ -121,19 +140,35 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
     async function passwordSession(email: string, code?: string) {
       const res = await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email, password: PASSWORD, ...(code ? { code } : {}) } });
       expect(res.status, res.text).toBe(200);
-      const cookie = res.headers.getSetCookie().find((c) => c.startsWith('monitoring_session='))!.split(';')[0]!.split('=')[1]!;
+      const cookie = res.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('monitoring_session='))!
+        .split(';')[0]!
+        .split('=')[1]!;
       return { cookie, csrf: res.body.csrfToken as string };
     }
-    const withSession = (session: string, headers: Record<string, string> = {}) => ({ key: null, headers: { cookie: `monitoring_session=${session}`, ...headers } });
+    const withSession = (session: string, headers: Record<string, string> = {}) => ({
+      key: null,
+      headers: { cookie: `monitoring_session=${session}`, ...headers },
+    });
     /** Signs `sub` in at the provider, starting at account `accountId`'s start URL, in `browser`. */
     async function through(accountId: string, sub: string, browser = new CookieBrowser(), redirect = '/checks') {
       idp.signInNext(sub);
-      const { res, url } = await browser.follow(`${svc.url}/v1/auth/oidc/${accountId}/start?redirect=${encodeURIComponent(redirect)}`, (next) => next.host === host() && !next.pathname.startsWith('/v1/'));
-      return { res, url, browser, session: browser.cookie(host(), 'monitoring_session'), body: res.status >= 400 ? ((await res.json()) as { message: string; attributes?: { reason: string } }) : undefined };
+      const { res, url } = await browser.follow(
+        `${svc.url}/v1/auth/oidc/${accountId}/start?redirect=${encodeURIComponent(redirect)}`,
+        (next) => next.host === host() && !next.pathname.startsWith('/v1/'),
+      );
+      return {
+        res,
+        url,
+        browser,
+        session: browser.cookie(host(), 'monitoring_session'),
+        body: res.status >= 400 ? ((await res.json()) as { message: string; attributes?: { reason: string } }) : undefined,
+      };
     }
     const sessionsOf = async (userId: string) => (await svc.deps.sql`select count(*)::int as n from user_sessions where user_id = ${userId}`)[0]!.n as number;
 
-    it("refuses to sign an existing person in through a provider they did not link, whatever email it asserts (any letter case)", async () => {
+    it('refuses to sign an existing person in through a provider they did not link, whatever email it asserts (any letter case)', async () => {
       const owner = await person('owner-a@victim.test', 'OWNER', svc.defaultAccountId);
       const before = await sessionsOf(owner.id);
       idp.people.set('evil', { sub: 'evil', email: 'OWNER-A@Victim.TEST', groups: ['platform-admins'] });
@@ -152,7 +187,7 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
       expect(refused.body.entries[0]).toMatchObject({ actor: { type: 'user', id: null, name: 'OWNER-A@Victim.TEST' }, status: 409 });
     });
 
-    it("makes a new person through the provider, bound to it, with a session that acts for that account only", async () => {
+    it('makes a new person through the provider, bound to it, with a session that acts for that account only', async () => {
       idp.people.set('newbie', { sub: 'newbie', email: 'newbie@tenant-b.test', groups: ['platform-admins'] });
       const first = await through(b.id, 'newbie');
       expect(first.res.status).toBe(303);
@@ -173,7 +208,10 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
       expect(made.status, made.text).toBe(201);
       expect((await svc.call('GET', '/v1/checks', { key: made.body.key })).status).toBe(200);
       expect((await svc.call('GET', '/v1/checks', { key: made.body.key, headers: { 'x-checkly-account': svc.defaultAccountId } })).status).toBe(403);
-      const password = await svc.call('POST', '/v1/auth/password', { ...withSession(again.session!, { 'x-csrf-token': csrf }), body: { newPassword: 'a brand new passphrase 9' } });
+      const password = await svc.call('POST', '/v1/auth/password', {
+        ...withSession(again.session!, { 'x-csrf-token': csrf }),
+        body: { newPassword: 'a brand new passphrase 9' },
+      });
       expect(password.status).toBe(403);
       expect(password.body.attributes).toEqual({ reason: 'provider-session' });
       expect((await svc.deps.sql`select password_hash from users where id = ${me.body.user.id}`)[0]!.password_hash).toBeNull();
@@ -186,17 +224,30 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
       // A key cannot link, nor a session without its CSRF token.
       expect((await svc.call('POST', '/v1/account/oidc/link', { key: b.adminKey, body: {} })).status).toBe(403);
       expect((await svc.call('POST', '/v1/account/oidc/link', { ...withSession(own.cookie, { 'x-checkly-account': b.id }), body: {} })).status).toBe(403);
-      const asked = await svc.call('POST', '/v1/account/oidc/link', { ...withSession(own.cookie, { 'x-checkly-account': b.id, 'x-csrf-token': own.csrf }), body: { redirect: '/settings' } });
+      const asked = await svc.call('POST', '/v1/account/oidc/link', {
+        ...withSession(own.cookie, { 'x-checkly-account': b.id, 'x-csrf-token': own.csrf }),
+        body: { redirect: '/settings' },
+      });
       expect(asked.status, asked.text).toBe(200);
       const browser = new CookieBrowser();
       browser.setCookie(host(), 'monitoring_session', own.cookie);
-      browser.setCookie(host(), 'monitoring_oidc', asked.headers.getSetCookie().find((c) => c.startsWith('monitoring_oidc='))!.split(';')[0]!.split('=')[1]!);
+      browser.setCookie(
+        host(),
+        'monitoring_oidc',
+        asked.headers
+          .getSetCookie()
+          .find((c) => c.startsWith('monitoring_oidc='))!
+          .split(';')[0]!
+          .split('=')[1]!,
+      );
       idp.signInNext('linker-at-idp');
       const done = await browser.follow(asked.body.url, (next) => next.host === host() && !next.pathname.startsWith('/v1/'));
       expect(done.res.status).toBe(303);
       expect(done.url.pathname).toBe('/settings');
       const listed = await svc.call('GET', '/v1/users/me/identities', withSession(own.cookie));
-      expect(listed.body).toEqual([expect.objectContaining({ accountId: b.id, issuer: idp.issuer, subject: 'linker-at-idp', email: 'someone-else@corp.test' })]);
+      expect(listed.body).toEqual([
+        expect.objectContaining({ accountId: b.id, issuer: idp.issuer, subject: 'linker-at-idp', email: 'someone-else@corp.test' }),
+      ]);
       // Now the provider signs them in, their role from its groups (just-in-time, as anyone it signs in).
       const signed = await through(b.id, 'linker-at-idp');
       expect(signed.res.status, JSON.stringify(signed.body)).toBe(303);
@@ -217,7 +268,8 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
       const setup = await svc.call('POST', '/v1/auth/two-factor/setup', withSession(own.cookie, headers));
       const totp = OTPAuth.URI.parse(setup.body.uri) as OTPAuth.TOTP;
       expect((await svc.call('POST', '/v1/auth/two-factor/enable', { ...withSession(own.cookie, headers), body: { code: totp.generate() } })).status).toBe(200);
-      await svc.deps.sql`insert into user_identities (account_id, issuer, subject, user_id, email) values (${b.id}, ${idp.issuer}, 'two-step', ${user.id}, 'two-step@tenant-b.test')`;
+      await svc.deps
+        .sql`insert into user_identities (account_id, issuer, subject, user_id, email) values (${b.id}, ${idp.issuer}, 'two-step', ${user.id}, 'two-step@tenant-b.test')`;
       idp.people.set('two-step', { sub: 'two-step', email: 'two-step@tenant-b.test', groups: ['platform-admins'] });
 
       const started = await through(b.id, 'two-step', new CookieBrowser(), '/checks');
@@ -225,7 +277,8 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
       expect(`${started.url.pathname}${started.url.search}`).toBe('/sign-in?step=code&next=%2Fchecks');
       expect(started.session).toBeUndefined();
       const pending = started.browser.cookie(host(), 'monitoring_pending')!;
-      const finish = (code: string) => svc.call('POST', '/v1/auth/sign-in/second-factor', { key: null, headers: { cookie: `monitoring_pending=${pending}` }, body: { code } });
+      const finish = (code: string) =>
+        svc.call('POST', '/v1/auth/sign-in/second-factor', { key: null, headers: { cookie: `monitoring_pending=${pending}` }, body: { code } });
       expect((await finish('000000')).status).toBe(401);
       const code = totp.generate({ timestamp: Date.now() + 30_000 });
       const finished = await finish(code);
@@ -233,12 +286,18 @@ describe('OpenID Connect sign-in with just-in-time membership', () => {
       expect(finished.body).toMatchObject({ user: { id: user.id }, accounts: [{ id: b.id }], onlyAccountId: b.id });
       expect((await finish(code)).status).toBe(401);
 
-      const trusted = await svc.call('PUT', '/v1/account/oidc', { key: b.adminKey, body: { issuer: idp.issuer, ...client, roleMap: [{ value: 'platform-admins', role: 'ADMIN' }], trustProviderMfa: true } });
+      const trusted = await svc.call('PUT', '/v1/account/oidc', {
+        key: b.adminKey,
+        body: { issuer: idp.issuer, ...client, roleMap: [{ value: 'platform-admins', role: 'ADMIN' }], trustProviderMfa: true },
+      });
       expect(trusted.body.trustProviderMfa).toBe(true);
       const direct = await through(b.id, 'two-step');
       expect(direct.url.pathname).toBe('/checks');
       expect(direct.session).toBeDefined();
-      await svc.call('PUT', '/v1/account/oidc', { key: b.adminKey, body: { issuer: idp.issuer, ...client, roleMap: [{ value: 'platform-admins', role: 'ADMIN' }] } });
+      await svc.call('PUT', '/v1/account/oidc', {
+        key: b.adminKey,
+        body: { issuer: idp.issuer, ...client, roleMap: [{ value: 'platform-admins', role: 'ADMIN' }] },
+      });
     });
 
     it('binds a person who signed in through the provider before identities existed, once, to the identity they come with', async () => {

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
-import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { AccountRole } from '../model/accounts.js';
 import type { Sql } from '../storage/postgres.js';
 import { openSecret, sealSecret } from '../storage/secret-box.js';
@@ -30,12 +30,30 @@ export interface OidcSettings {
 }
 
 export async function findAccountOidc(db: Sql, accountId: string): Promise<OidcSettings | undefined> {
-  const [row] = await db<{ issuer: string; client_id: string; client_secret: string; role_claim: string; role_map: { value: string; role: AccountRole }[]; default_role: AccountRole | null; trust_provider_mfa: boolean }[]>`
+  const [row] = await db<
+    {
+      issuer: string;
+      client_id: string;
+      client_secret: string;
+      role_claim: string;
+      role_map: { value: string; role: AccountRole }[];
+      default_role: AccountRole | null;
+      trust_provider_mfa: boolean;
+    }[]
+  >`
     select issuer, client_id, client_secret, role_claim, role_map, default_role, trust_provider_mfa from account_oidc where account_id = ${accountId}`;
-  return row && {
-    issuer: row.issuer, clientId: row.client_id, clientSecret: openSecret(row.client_secret), roleClaim: row.role_claim, roleMap: row.role_map, defaultRole: row.default_role,
-    trustProviderMfa: row.trust_provider_mfa, source: 'account',
-  };
+  return (
+    row && {
+      issuer: row.issuer,
+      clientId: row.client_id,
+      clientSecret: openSecret(row.client_secret),
+      roleClaim: row.role_claim,
+      roleMap: row.role_map,
+      defaultRole: row.default_role,
+      trustProviderMfa: row.trust_provider_mfa,
+      source: 'account',
+    }
+  );
 }
 
 export async function saveAccountOidc(db: Sql, accountId: string, s: Omit<OidcSettings, 'source'>): Promise<void> {

@@ -28,7 +28,8 @@ export function passwordProblem(password: string, email?: string): string | unde
   if (password.length < MIN_PASSWORD) return `must be at least ${MIN_PASSWORD} characters`;
   if (password.length > MAX_PASSWORD) return `must be at most ${MAX_PASSWORD} characters`;
   if (commonPasswords().has(password.toLowerCase())) return 'is one of the most common passwords; choose another';
-  if (email && password.toLowerCase().includes(email.toLowerCase().split('@')[0]!) && email.split('@')[0]!.length >= 4) return 'must not contain the account\'s email name';
+  if (email && password.toLowerCase().includes(email.toLowerCase().split('@')[0]!) && email.split('@')[0]!.length >= 4)
+    return "must not contain the account's email name";
   return undefined;
 }
 

@@ -1,7 +1,7 @@
 import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink } from '../../test/support/receivers.js';
-import { expectFieldError, startTestService, waitFor, type ApiResponse, type TestService } from '../../test/support/service.js';
+import { type ApiResponse, expectFieldError, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { addMember } from './members.js';
 import { hashPassword } from './passwords.js';
 import { createAccount } from './repository.js';
@@ -58,7 +58,11 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     const user = await person('ada@example.test', 'READ_WRITE');
     const res = await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'Ada@Example.test', password: PASSWORD } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ user: { id: user.id, email: 'ada@example.test', twoFactorEnabled: false }, account: { id: svc.defaultAccountId, role: 'READ_WRITE' }, secondFactorRequired: false });
+    expect(res.body).toMatchObject({
+      user: { id: user.id, email: 'ada@example.test', twoFactorEnabled: false },
+      account: { id: svc.defaultAccountId, role: 'READ_WRITE' },
+      secondFactorRequired: false,
+    });
     const set = res.headers.getSetCookie().find((c) => c.startsWith('monitoring_session='))!;
     expect(set).toMatch(/HttpOnly/i);
     expect(set).toMatch(/SameSite=Lax/i);
@@ -89,7 +93,8 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     expect(unknown.status).toBe(401);
     expect(wrong.body.message).toBe(unknown.body.message);
     expect(wrong.headers.getSetCookie()).toEqual([]);
-    for (let i = 0; i < 2; i++) expect((await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'grace@example.test', password: 'still wrong' } })).status).toBe(401);
+    for (let i = 0; i < 2; i++)
+      expect((await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'grace@example.test', password: 'still wrong' } })).status).toBe(401);
     // Three failures: even the right password waits now.
     const throttled = await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'grace@example.test', password: PASSWORD } });
     expect(throttled.status).toBe(429);
@@ -113,17 +118,27 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     expect((await as(second, 'GET', '/v1/auth/session')).status).toBe(200);
   });
 
-  it('refuses a write made with the cookie but without the CSRF token or this service\'s Origin', async () => {
+  it("refuses a write made with the cookie but without the CSRF token or this service's Origin", async () => {
     await person('margaret@example.test', 'ADMIN');
     const b = await signIn('margaret@example.test');
     const before = await svc.deps.sql`select count(*)::int as n from checks`;
-    const forged = await as(b, 'POST', '/v1/checks/api', { csrf: false, headers: { origin: 'http://evil.example' }, body: { name: 'forged', request: { url: 'http://127.0.0.1:9/', method: 'GET' } } });
+    const forged = await as(b, 'POST', '/v1/checks/api', {
+      csrf: false,
+      headers: { origin: 'http://evil.example' },
+      body: { name: 'forged', request: { url: 'http://127.0.0.1:9/', method: 'GET' } },
+    });
     expect(forged.status).toBe(403);
-    expect((await as(b, 'POST', '/v1/checks/api', { csrf: false, body: { name: 'forged', request: { url: 'http://127.0.0.1:9/', method: 'GET' } } })).status).toBe(403);
+    expect(
+      (await as(b, 'POST', '/v1/checks/api', { csrf: false, body: { name: 'forged', request: { url: 'http://127.0.0.1:9/', method: 'GET' } } })).status,
+    ).toBe(403);
     expect((await as(b, 'POST', '/v1/auth/sign-out', { csrf: false, headers: { origin: 'http://evil.example' } })).status).toBe(403);
     expect(await svc.deps.sql`select count(*)::int as n from checks`).toEqual(before);
     // The service's own Origin is enough (a same-site form); reads need neither.
-    const own = await as(b, 'POST', '/v1/checks/api', { csrf: false, headers: { origin: svc.url }, body: { name: 'own origin', request: { url: 'http://127.0.0.1:9/', method: 'GET' } } });
+    const own = await as(b, 'POST', '/v1/checks/api', {
+      csrf: false,
+      headers: { origin: svc.url },
+      body: { name: 'own origin', request: { url: 'http://127.0.0.1:9/', method: 'GET' } },
+    });
     expect(own.status, own.text).toBe(201);
     expect((await as(b, 'GET', '/v1/checks', { csrf: false })).status).toBe(200);
   });
@@ -163,16 +178,26 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     const before = await signIn('hedy@example.test');
     expect((await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'nobody-here@example.test' } })).status).toBe(202);
     expect((await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'hedy@example.test' } })).status).toBe(202);
-    const [mail] = await waitFor(async () => smtp.mails.filter((m) => m.to && JSON.stringify(m.to).includes('hedy@example.test')), (m) => m.length >= 1);
+    const [mail] = await waitFor(
+      async () => smtp.mails.filter((m) => m.to && JSON.stringify(m.to).includes('hedy@example.test')),
+      (m) => m.length >= 1,
+    );
     expect(smtp.mails.filter((m) => JSON.stringify(m.to).includes('nobody-here'))).toHaveLength(0);
     const token = /\n([\w-]{40,})\n/.exec(mail!.text!)![1]!;
     // Once sent, the mail's body (and its token) is not kept.
-    await waitFor(async () => svc.deps.sql`select body from account_mails where to_address = 'hedy@example.test' and sent_at is not null`, (r) => r.length === 1);
+    await waitFor(
+      async () => svc.deps.sql`select body from account_mails where to_address = 'hedy@example.test' and sent_at is not null`,
+      (r) => r.length === 1,
+    );
     expect((await svc.deps.sql`select body from account_mails where to_address = 'hedy@example.test'`)[0]!.body).toBe('');
 
     expect((await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'abc' } })).status).toBe(400);
-    expect((await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'frequency hopping spread spectrum' } })).status).toBe(204);
-    expect((await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'frequency hopping spread spectrum 2' } })).status).toBe(401);
+    expect(
+      (await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'frequency hopping spread spectrum' } })).status,
+    ).toBe(204);
+    expect(
+      (await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'frequency hopping spread spectrum 2' } })).status,
+    ).toBe(401);
     expect((await as(before, 'GET', '/v1/auth/session')).status).toBe(401);
     const after = await signIn('hedy@example.test', 'frequency hopping spread spectrum');
     expect(after.userId).toBe(user.id);
@@ -195,7 +220,9 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     expect(noCode.body.attributes).toEqual({ reason: 'second-factor' });
     // The code that turned it on was taken: it does not sign in (RFC 6238 section 5.2), the next step's code does, once.
     const enabling = totp.generate();
-    expect((await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'radia@example.test', password: PASSWORD, code: enabling } })).status).toBe(401);
+    expect((await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'radia@example.test', password: PASSWORD, code: enabling } })).status).toBe(
+      401,
+    );
     const next = totp.generate({ timestamp: Date.now() + 30_000 });
     await signIn('radia@example.test', PASSWORD, next);
     const replay = await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'radia@example.test', password: PASSWORD, code: next } });
@@ -203,7 +230,9 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     expect(replay.body.attributes).toEqual({ reason: 'second-factor' });
     const recovery = enabled.body.recoveryCodes[0];
     await signIn('radia@example.test', PASSWORD, recovery);
-    expect((await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'radia@example.test', password: PASSWORD, code: recovery } })).status).toBe(401);
+    expect((await svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email: 'radia@example.test', password: PASSWORD, code: recovery } })).status).toBe(
+      401,
+    );
     const members = await svc.call('GET', '/v1/accounts/me/members?search=radia');
     expect(members.body.members[0]).toMatchObject({ email: 'radia@example.test', mfaEnabled: true });
   });
@@ -241,16 +270,27 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     expect((await as(b, 'POST', '/v1/checks/api', { csrf: false, body: { name: 'forged', request: { url: 'http://127.0.0.1:9/' } } })).status).toBe(403);
     expect((await as(b, 'POST', '/v1/auth/sign-out')).status).toBe(204);
     expect((await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'audited@example.test' } })).status).toBe(202);
-    const token = /\n([\w-]{40,})\n/.exec((await waitFor(async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('audited@example.test')), (m) => m.length === 1))[0]!.text!)![1]!;
-    expect((await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'frequency hopping spread spectrum' } })).status).toBe(204);
+    const token = /\n([\w-]{40,})\n/.exec(
+      (
+        await waitFor(
+          async () => smtp.mails.filter((m) => JSON.stringify(m.to).includes('audited@example.test')),
+          (m) => m.length === 1,
+        )
+      )[0]!.text!,
+    )![1]!;
+    expect(
+      (await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'frequency hopping spread spectrum' } })).status,
+    ).toBe(204);
     const log = await svc.call('GET', `/v1/audit-logs?actorId=${user.id}&limit=100`);
     const seen = log.body.entries.map((e: { operation: string; status: number; path: string }) => `${e.operation} ${e.status} ${e.path}`);
-    expect(seen).toEqual(expect.arrayContaining([
-      'createApiCheck 403 /v1/checks/api',
-      'signOut 204 /v1/auth/sign-out',
-      'requestPasswordReset 202 /v1/auth/password-reset',
-      'resetPassword 204 /v1/auth/password-reset/confirm',
-    ]));
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'createApiCheck 403 /v1/checks/api',
+        'signOut 204 /v1/auth/sign-out',
+        'requestPasswordReset 202 /v1/auth/password-reset',
+        'resetPassword 204 /v1/auth/password-reset/confirm',
+      ]),
+    );
   });
 
   it('signs in once with the link create-user prints', async () => {
@@ -260,7 +300,11 @@ describe('people: sign-in, sessions, second factor, password resets', () => {
     const res = await fetch(link, { redirect: 'manual' });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/');
-    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('monitoring_session='))!.split(';')[0]!.split('=')[1]!;
+    const cookie = res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('monitoring_session='))!
+      .split(';')[0]!
+      .split('=')[1]!;
     expect((await as({ cookie, csrf: '', userId: user.id }, 'GET', '/v1/auth/session')).body.account.role).toBe('OWNER');
     expect((await fetch(link, { redirect: 'manual' })).status).toBe(401);
   });

@@ -50,7 +50,9 @@ describe('keys resolved from the cache', () => {
     const announcements: number[] = [];
     const listening = await elsewhere.listen('auth_changed', () => announcements.push(Date.now()));
     expect(await read(key.key)).toBe(200); // resolved afresh: its last use is stamped
-    await expect.poll(async () => (await svc.deps.sql<{ last_used_at: Date | null }[]>`select last_used_at from api_keys where id = ${key.id}`)[0]!.last_used_at).not.toBeNull();
+    await expect
+      .poll(async () => (await svc.deps.sql<{ last_used_at: Date | null }[]>`select last_used_at from api_keys where id = ${key.id}`)[0]!.last_used_at)
+      .not.toBeNull();
     await new Promise((r) => setTimeout(r, 200));
     expect(announcements).toEqual([]);
     await elsewhere`update api_keys set name = 'renamed' where id = ${key.id}`;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../platform/logger.js';
-import { hashSecret } from '../model/secrets.js';
 import type { Principal } from '../model/accounts.js';
+import { hashSecret } from '../model/secrets.js';
+import type { Logger } from '../platform/logger.js';
 import type { Sql } from '../storage/postgres.js';
 import { resolveKey } from './repository.js';
 

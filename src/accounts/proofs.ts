@@ -4,7 +4,7 @@ import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Deps } from '../storage/deps.js';
 import type { Sql } from '../storage/postgres.js';
 import { openSecret } from '../storage/secret-box.js';
-import { takeTotpStep, useRecoveryCode, type UserRow } from './users.js';
+import { takeTotpStep, type UserRow, useRecoveryCode } from './users.js';
 
 /** What proves a person is who they say (docs/people.md): attempts limited per key, and the second factor (TOTP, recovery codes). */
 
@@ -36,7 +36,14 @@ export const hashCode = (code: string) => createHash('sha256').update(code.repla
 
 export function totpOf(user: Pick<UserRow, 'email' | 'totp_secret'>): OTPAuth.TOTP | undefined {
   if (!user.totp_secret) return undefined;
-  return new OTPAuth.TOTP({ issuer: 'Monitoring', label: user.email, algorithm: 'SHA1', digits: 6, period: 30, secret: OTPAuth.Secret.fromBase32(openSecret(user.totp_secret)) });
+  return new OTPAuth.TOTP({
+    issuer: 'Monitoring',
+    label: user.email,
+    algorithm: 'SHA1',
+    digits: 6,
+    period: 30,
+    secret: OTPAuth.Secret.fromBase32(openSecret(user.totp_secret)),
+  });
 }
 
 /** The time step a code of the app is for (one step either side of now), or undefined when it is none of them. */

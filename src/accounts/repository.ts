@@ -1,6 +1,6 @@
-import { transaction, type Sql } from '../storage/postgres.js';
-import { KEY_ROLE_AS, type Account, type AccountRole, type Principal } from '../model/accounts.js';
+import { type Account, type AccountRole, KEY_ROLE_AS, type Principal } from '../model/accounts.js';
 import { generateApiKey, hashSecret, keySuffix, type Role } from '../model/secrets.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 
 export type { Account, AccountRole, Principal } from '../model/accounts.js';
 
@@ -98,11 +98,7 @@ export async function keyName(sql: Sql, keyId: string): Promise<string | undefin
   return row?.name;
 }
 
-export async function setAccountRateLimit(
-  sql: Sql,
-  accountId: string,
-  limit: { points: number; windowSeconds: number } | null,
-): Promise<void> {
+export async function setAccountRateLimit(sql: Sql, accountId: string, limit: { points: number; windowSeconds: number } | null): Promise<void> {
   await sql`update accounts set rate_limit_points = ${limit?.points ?? null},
     rate_limit_window_seconds = ${limit?.windowSeconds ?? null}, updated_at = now() where id = ${accountId}`;
 }
@@ -146,7 +142,9 @@ export async function listApiKeys(sql: Sql, accountId: string, limit: number, of
 }
 
 export async function findApiKey(sql: Sql, accountId: string, keyId: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await sql<ApiKeyRow[]>`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, k.last_used_at, k.expires_at, u.email as created_by, m.role
+  const [row] = await sql<
+    ApiKeyRow[]
+  >`select k.id, k.name, k.key_suffix, k.created_at, k.revoked_at, k.last_used_at, k.expires_at, u.email as created_by, m.role
     from api_keys k join memberships m on m.api_key_id = k.id left join users u on u.id = k.created_by_user_id
     where k.id = ${keyId} and m.account_id = ${accountId}`;
   return row;
@@ -165,11 +163,7 @@ export async function findOwnApiKey(sql: Sql, accountId: string, keyId: string):
  * membership's role; a user's key with its user's role as a member now (so it stops when the user leaves or is
  * demoted). The key's last use is stamped at most once a minute, off the request's path.
  */
-export async function resolvePrincipal(
-  sql: Sql,
-  rawKey: string,
-  requestedAccountId: string | undefined,
-): Promise<Principal | 'forbidden' | undefined> {
+export async function resolvePrincipal(sql: Sql, rawKey: string, requestedAccountId: string | undefined): Promise<Principal | 'forbidden' | undefined> {
   return (await resolveKey(sql, rawKey, requestedAccountId))?.principal;
 }
 
@@ -179,10 +173,20 @@ export async function resolveKey(
   rawKey: string,
   requestedAccountId: string | undefined,
 ): Promise<{ principal: Principal | 'forbidden'; expiresAt: Date | null } | undefined> {
-  const [row] = await sql<(AccountRow & {
-    key_id: string; key_name: string; user_id: string | null; user_email: string | null; user_totp: Date | null; key_role: Role | null; member_role: AccountRole | null;
-    last_used_at: Date | null; key_expires_at: Date | null; only_account_id: string | null;
-  })[]>`
+  const [row] = await sql<
+    (AccountRow & {
+      key_id: string;
+      key_name: string;
+      user_id: string | null;
+      user_email: string | null;
+      user_totp: Date | null;
+      key_role: Role | null;
+      member_role: AccountRole | null;
+      last_used_at: Date | null;
+      key_expires_at: Date | null;
+      only_account_id: string | null;
+    })[]
+  >`
     select k.id as key_id, k.name as key_name, k.user_id, u.email as user_email, u.totp_enabled_at as user_totp, k.last_used_at, k.expires_at as key_expires_at,
       k.only_account_id, m.role as key_role, am.role as member_role, a.*
     from api_keys k
@@ -227,8 +231,13 @@ export async function accountsOf(sql: Sql, principal: Principal): Promise<Accoun
 }
 
 /** A person's key; `onlyAccountId` (a session of an account's provider made it) keeps it to that account. */
-export async function createUserKey(sql: Sql, k: { userId: string; accountId: string; name: string; key: string; expiresAt: Date | null; onlyAccountId?: string }): Promise<UserKeyRow> {
-  const [row] = await sql<UserKeyRow[]>`insert into api_keys (name, key_hash, key_suffix, default_account_id, user_id, created_by_user_id, expires_at, only_account_id)
+export async function createUserKey(
+  sql: Sql,
+  k: { userId: string; accountId: string; name: string; key: string; expiresAt: Date | null; onlyAccountId?: string },
+): Promise<UserKeyRow> {
+  const [row] = await sql<
+    UserKeyRow[]
+  >`insert into api_keys (name, key_hash, key_suffix, default_account_id, user_id, created_by_user_id, expires_at, only_account_id)
     values (${k.name}, ${hashSecret(k.key)}, ${keySuffix(k.key)}, ${k.accountId}, ${k.userId}, ${k.userId}, ${k.expiresAt}, ${k.onlyAccountId ?? null})
     returning id, name, key_suffix, created_at, last_used_at, expires_at, revoked_at`;
   return row!;

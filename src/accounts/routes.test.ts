@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createApiKey } from './repository.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
+import { createAccount, createApiKey } from './repository.js';
 
 describe('API keys over HTTP', () => {
   let svc: TestService;
@@ -70,7 +70,12 @@ describe("accounts in the anchor API's shape", () => {
       planDisplayName: 'Self-hosted',
       addons: {},
       settings: { badgesEnabled: false },
-      alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 } },
+      alertSettings: {
+        escalationType: 'RUN_BASED',
+        runBasedEscalation: { failedRunThreshold: 1 },
+        reminders: { amount: 0, interval: 5 },
+        parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+      },
       features: [],
     });
     const picked = await svc.call('GET', '/v1/accounts/me', { headers: { 'x-checkly-account': second.id } });

@@ -1,21 +1,36 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
 import { HttpError, notFound } from '../http/errors.js';
-import { ACCOUNT_ROLES } from '../model/accounts.js';
-import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { listReply, PageQuery, pageOffset } from '../http/pagination.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
+import { ACCOUNT_ROLES } from '../model/accounts.js';
 import { ROLES } from '../model/secrets.js';
-import { anchorAccount, entitlementsOf } from './entitlements.js';
-import { accountsOf, createApiKey, findApiKey, findOwnApiKey, keyName, listApiKeys, revokeApiKey, setBadgesEnabled, setRequireTwoFactor, type Account, type ApiKeyRow, type Principal } from './repository.js';
+import type { Deps } from '../storage/deps.js';
 import type { Sql } from '../storage/postgres.js';
+import { anchorAccount, entitlementsOf } from './entitlements.js';
+import {
+  type Account,
+  type ApiKeyRow,
+  accountsOf,
+  createApiKey,
+  findApiKey,
+  findOwnApiKey,
+  keyName,
+  listApiKeys,
+  type Principal,
+  revokeApiKey,
+  setBadgesEnabled,
+  setRequireTwoFactor,
+} from './repository.js';
 
 const Role = StringEnum(ROLES);
 
 const AccountBody = Type.Object({
   id: Type.String({ format: 'uuid' }),
   name: Type.String(),
-  role: StringEnum(ACCOUNT_ROLES, { description: "The caller's role here: a person's, or a service key's as one of the five (read-only → READ_ONLY, read-write → READ_WRITE, admin → ADMIN)" }),
+  role: StringEnum(ACCOUNT_ROLES, {
+    description: "The caller's role here: a person's, or a service key's as one of the five (read-only → READ_ONLY, read-write → READ_WRITE, admin → ADMIN)",
+  }),
   requireTwoFactor: Type.Boolean({ description: 'Members act for the account only with a second factor on' }),
   rateLimit: Type.Object({ points: Type.Integer(), windowSeconds: Type.Integer() }),
   badgesEnabled: Type.Boolean({ description: "Whether the account's check and group status badges (/v1/badges/…) are served" }),
@@ -36,15 +51,12 @@ const ApiKeyBody = Type.Object({
   maskedKey: Type.String({ description: 'The last characters of the key' }),
   created_at: Type.String({ format: 'date-time' }),
   revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  createdBy: Type.Union([Type.String(), Type.Null()], { description: 'Who made it: a person\'s email, or null (a key or the CLI)' }),
+  createdBy: Type.Union([Type.String(), Type.Null()], { description: "Who made it: a person's email, or null (a key or the CLI)" }),
   lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Its latest use (stamped at most once a minute)' }),
   expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
-const CreatedApiKeyBody = Type.Intersect([
-  ApiKeyBody,
-  Type.Object({ key: Type.String({ description: 'The key itself; shown only in this response' }) }),
-]);
+const CreatedApiKeyBody = Type.Intersect([ApiKeyBody, Type.Object({ key: Type.String({ description: 'The key itself; shown only in this response' }) })]);
 
 const KeyParams = Type.Object({ id: Type.String({ format: 'uuid' }) });
 
@@ -147,12 +159,17 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       schema: { body: AccountPatch, responses: { 200: AccountBody } },
       errors: [403],
       handler: async ({ principal, body }) => {
-        if (body.requireTwoFactor !== undefined && principal.role !== 'OWNER') throw new HttpError(403, 'Only an Owner decides whether members need a second factor');
+        if (body.requireTwoFactor !== undefined && principal.role !== 'OWNER')
+          throw new HttpError(403, 'Only an Owner decides whether members need a second factor');
         if (body.badgesEnabled !== undefined) await setBadgesEnabled(sql, principal.account.id, body.badgesEnabled);
         if (body.requireTwoFactor !== undefined) await setRequireTwoFactor(sql, principal.account.id, body.requireTwoFactor);
         return {
           status: 200,
-          body: accountBody(principal, { ...principal.account, badgesEnabled: body.badgesEnabled ?? principal.account.badgesEnabled, requireTwoFactor: body.requireTwoFactor ?? principal.account.requireTwoFactor }),
+          body: accountBody(principal, {
+            ...principal.account,
+            badgesEnabled: body.badgesEnabled ?? principal.account.badgesEnabled,
+            requireTwoFactor: body.requireTwoFactor ?? principal.account.requireTwoFactor,
+          }),
         };
       },
     }),
@@ -177,10 +194,7 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       tag: 'Account',
       access: 'admin',
       schema: {
-        body: Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 200 }), role: Type.Optional(Role) },
-          { additionalProperties: false },
-        ),
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), role: Type.Optional(Role) }, { additionalProperties: false }),
         responses: { 201: CreatedApiKeyBody },
       },
       handler: async ({ principal, body }) => {
@@ -226,7 +240,7 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       method: 'GET',
       path: '/v1/accounts/me',
       operationId: 'getCurrentAccount',
-      summary: 'The account this request acts for, in the anchor API\'s shape',
+      summary: "The account this request acts for, in the anchor API's shape",
       tag: 'Account',
       access: 'read',
       schema: { responses: { 200: AnchorAccount } },
@@ -271,11 +285,14 @@ export function accountRoutes({ sql, config }: Deps): AnyRoute[] {
       method: 'GET',
       path: '/next/users/me',
       operationId: 'getCurrentUser',
-      summary: 'Who is calling: the signed-in person (or a user key\'s owner), else the service key (its id and name)',
+      summary: "Who is calling: the signed-in person (or a user key's owner), else the service key (its id and name)",
       tag: 'Account',
       access: 'read',
       schema: { responses: { 200: Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() }, { additionalProperties: false }) } },
-      handler: async ({ principal }) => ({ status: 200, body: { id: principal.actor.id, name: principal.actor.name || ((principal.keyId && (await keyName(sql, principal.keyId))) ?? 'api key') } }),
+      handler: async ({ principal }) => ({
+        status: 200,
+        body: { id: principal.actor.id, name: principal.actor.name || ((principal.keyId && (await keyName(sql, principal.keyId))) ?? 'api key') },
+      }),
     }),
   ];
 }

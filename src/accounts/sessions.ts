@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AccountRole, Principal } from '../model/accounts.js';
 import type { Sql } from '../storage/postgres.js';
-import { toAccountRow, type AccountRow } from './repository.js';
+import { type AccountRow, toAccountRow } from './repository.js';
 import { newToken, tokenHash } from './users.js';
 
 /**
@@ -31,7 +31,9 @@ export async function createSession(
 ): Promise<{ id: string; token: string; csrfToken: string }> {
   const { raw, hash } = newToken();
   const csrfToken = randomBytes(24).toString('base64url');
-  const [row] = await db<{ id: string }[]>`insert into user_sessions (user_id, token_hash, csrf_token, expires_at, address, user_agent, account_id, second_factor)
+  const [row] = await db<
+    { id: string }[]
+  >`insert into user_sessions (user_id, token_hash, csrf_token, expires_at, address, user_agent, account_id, second_factor)
     values (${userId}, ${hash}, ${csrfToken}, ${new Date(Date.now() + settings.absoluteMs)}, ${meta.address ?? null}, ${(meta.userAgent ?? '').slice(0, 512)},
       ${scope?.accountId ?? null}, ${scope?.secondFactor ?? null})
     returning id`;
@@ -45,12 +47,26 @@ export async function createSession(
  * Where the account requires a second factor the user has not turned on, the principal says so (`secondFactorMissing`)
  * and reaches only the person's own settings. Its last use is stamped at most once a minute.
  */
-export async function resolveSession(db: Sql, token: string, requestedAccountId: string | undefined, settings: SessionSettings): Promise<(Principal & { csrfToken: string }) | 'forbidden' | undefined> {
+export async function resolveSession(
+  db: Sql,
+  token: string,
+  requestedAccountId: string | undefined,
+  settings: SessionSettings,
+): Promise<(Principal & { csrfToken: string }) | 'forbidden' | undefined> {
   // One round trip, as a key's: the session, its person, and their membership of the account asked for (or their first).
-  const [row] = await db<(Partial<AccountRow> & {
-    session_id: string; user_id: string; csrf_token: string; last_seen_at: Date; email: string; totp_enabled_at: Date | null; member_role: AccountRole | null;
-    only_account_id: string | null; second_factor: 'totp' | 'provider' | null;
-  })[]>`
+  const [row] = await db<
+    (Partial<AccountRow> & {
+      session_id: string;
+      user_id: string;
+      csrf_token: string;
+      last_seen_at: Date;
+      email: string;
+      totp_enabled_at: Date | null;
+      member_role: AccountRole | null;
+      only_account_id: string | null;
+      second_factor: 'totp' | 'provider' | null;
+    })[]
+  >`
     select s.id as session_id, s.user_id, s.csrf_token, s.last_seen_at, s.account_id as only_account_id, s.second_factor, u.email, u.totp_enabled_at, m.role as member_role, a.*
     from user_sessions s
     join users u on u.id = s.user_id
@@ -89,8 +105,13 @@ export async function endUserSessions(db: Sql, userId: string, except?: string):
 }
 
 /** The live session a cookie holds: its CSRF token (to check a sign-out came from this service's pages), its person and account scope. */
-export async function sessionByToken(db: Sql, token: string): Promise<{ id: string; csrf_token: string; user_id: string; account_id: string | null } | undefined> {
-  const [row] = await db<{ id: string; csrf_token: string; user_id: string; account_id: string | null }[]>`select id, csrf_token, user_id, account_id from user_sessions
+export async function sessionByToken(
+  db: Sql,
+  token: string,
+): Promise<{ id: string; csrf_token: string; user_id: string; account_id: string | null } | undefined> {
+  const [row] = await db<
+    { id: string; csrf_token: string; user_id: string; account_id: string | null }[]
+  >`select id, csrf_token, user_id, account_id from user_sessions
     where token_hash = ${tokenHash(token)} and ended_at is null and expires_at > now()`;
   return row;
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsTarget, startHttpTarget, type HttpTarget } from '../../test/support/targets.js';
-import { startTestService, waitFor, type ApiResponse, type TestService } from '../../test/support/service.js';
+import { type ApiResponse, startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { type HttpTarget, startDnsTarget, startHttpTarget } from '../../test/support/targets.js';
 import { addMember } from './members.js';
 import { hashesStarted, hashPassword } from './passwords.js';
 import { createUserToken, ensureUser, setPassword } from './users.js';
@@ -42,13 +42,24 @@ describe('sign-in limits', () => {
     return user;
   }
   const from = (address: string, extra: Record<string, string> = {}) => ({ 'x-forwarded-for': address, ...extra });
-  const signIn = (email: string, password: string, headers: Record<string, string>) => svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email, password }, headers });
-  const cookieOf = (res: ApiResponse, name: string) => res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`))?.split(';')[0];
+  const signIn = (email: string, password: string, headers: Record<string, string>) =>
+    svc.call('POST', '/v1/auth/sign-in', { key: null, body: { email, password }, headers });
+  const cookieOf = (res: ApiResponse, name: string) =>
+    res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith(`${name}=`))
+      ?.split(';')[0];
 
   it('refuses a burst before hashing it, while a check to a host name passes and /ready stays 200', async () => {
     await person('burst@example.test');
     const check = await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
-      body: { name: 'by name', locations: ['eu-west-1'], frequency: 60, retryStrategy: null, request: { method: 'GET', url: `${http.url.replace('127.0.0.1', 'shop.test')}/ok` } },
+      body: {
+        name: 'by name',
+        locations: ['eu-west-1'],
+        frequency: 60,
+        retryStrategy: null,
+        request: { method: 'GET', url: `${http.url.replace('127.0.0.1', 'shop.test')}/ok` },
+      },
     });
     expect(check.status, check.text).toBe(201);
     const hashedBefore = hashesStarted();
@@ -56,7 +67,8 @@ describe('sign-in limits', () => {
     // 300 at once: 120 from one address (its limit is 50), 30 for one email from many addresses (its limit is 10), the rest spread.
     const burst = Promise.all(
       Array.from({ length: 300 }, (_, i) => {
-        const [email, address] = i < 120 ? [`nobody-${i}@example.test`, '10.1.0.1'] : i < 150 ? ['burst@example.test', `10.2.0.${i}`] : [`other-${i}@example.test`, `10.3.${i}.1`];
+        const [email, address] =
+          i < 120 ? [`nobody-${i}@example.test`, '10.1.0.1'] : i < 150 ? ['burst@example.test', `10.2.0.${i}`] : [`other-${i}@example.test`, `10.3.${i}.1`];
         return signIn(email, 'not the password', from(address)).then((r) => ({ i, status: r.status, retry: r.headers.get('retry-after') }));
       }),
     );
@@ -67,11 +79,20 @@ describe('sign-in limits', () => {
     const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.body.id] } } });
     expect(trigger.status).toBe(201);
     const [answers] = await Promise.all([burst, watching]);
-    const done = await waitFor(() => svc.call('GET', `/v2/check-sessions/${trigger.body.sessions[0].checkSessionId}/completion?maxWaitSeconds=5`), (r) => r.status !== 408, 30_000);
-    const result = await waitFor(() => svc.call('GET', `/v1/check-results/${check.body.id}/${done.body.results[0].checkResultId}`), (r) => r.status === 200);
+    const done = await waitFor(
+      () => svc.call('GET', `/v2/check-sessions/${trigger.body.sessions[0].checkSessionId}/completion?maxWaitSeconds=5`),
+      (r) => r.status !== 408,
+      30_000,
+    );
+    const result = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${check.body.id}/${done.body.results[0].checkResultId}`),
+      (r) => r.status === 200,
+    );
 
     const tally = answers.reduce<Record<number, number>>((t, a) => ((t[a.status] = (t[a.status] ?? 0) + 1), t), {});
-    console.log(`sign-in burst: 300 at once -> ${JSON.stringify(tally)}, ${hashesStarted() - hashedBefore} hashed; /ready ${JSON.stringify(ready)}; check by name ${result.body.responseTime} ms`);
+    console.log(
+      `sign-in burst: 300 at once -> ${JSON.stringify(tally)}, ${hashesStarted() - hashedBefore} hashed; /ready ${JSON.stringify(ready)}; check by name ${result.body.responseTime} ms`,
+    );
     expect(result.body.hasFailures, JSON.stringify(result.body.apiCheckResult?.requestError ?? result.body)).toBe(false);
     expect(ready.every((s) => s === 200)).toBe(true);
     const oneAddress = answers.filter((a) => a.i < 120);
@@ -86,7 +107,7 @@ describe('sign-in limits', () => {
     expect(hashesStarted() - hashedBefore).toBeLessThan(300);
   });
 
-  it("does not let others lock a person out: a browser they signed in with before keeps its own count", async () => {
+  it('does not let others lock a person out: a browser they signed in with before keeps its own count', async () => {
     await person('victim@example.test');
     const earlier = await signIn('victim@example.test', PASSWORD, from('10.4.0.1'));
     expect(earlier.status).toBe(200);
@@ -105,17 +126,26 @@ describe('sign-in limits', () => {
     expect((await signIn('victim@example.test', PASSWORD, from('10.4.0.3', { cookie: device }))).status).toBe(429);
   });
 
-  it('keys the limits of public routes by client address (the leftmost X-Forwarded-For is the client\'s own claim), and resets by email too', async () => {
+  it("keys the limits of public routes by client address (the leftmost X-Forwarded-For is the client's own claim), and resets by email too", async () => {
     for (let i = 0; i < 10; i++) {
-      const res = await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: `anyone-${i}@example.test` }, headers: from(`203.0.113.9, 10.6.0.1`) });
+      const res = await svc.call('POST', '/v1/auth/password-reset', {
+        key: null,
+        body: { email: `anyone-${i}@example.test` },
+        headers: from(`203.0.113.9, 10.6.0.1`),
+      });
       expect(res.status).toBe(202);
     }
     // The same proxy hop, whatever the client wrote before it: the same address, limited.
-    expect((await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'x@example.test' }, headers: from('198.51.100.7, 10.6.0.1') })).status).toBe(429);
+    expect(
+      (await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'x@example.test' }, headers: from('198.51.100.7, 10.6.0.1') })).status,
+    ).toBe(429);
     // Another address is not.
     expect((await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'x@example.test' }, headers: from('10.6.0.2') })).status).toBe(202);
     // One email: three resets in 15 minutes, whoever asks.
-    for (let i = 0; i < 2; i++) expect((await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'X@example.test' }, headers: from(`10.6.1.${i}`) })).status).toBe(202);
+    for (let i = 0; i < 2; i++)
+      expect((await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'X@example.test' }, headers: from(`10.6.1.${i}`) })).status).toBe(
+        202,
+      );
     expect((await svc.call('POST', '/v1/auth/password-reset', { key: null, body: { email: 'x@example.test' }, headers: from('10.6.2.1') })).status).toBe(429);
   });
 
@@ -126,14 +156,19 @@ describe('sign-in limits', () => {
     const key = await svc.call('POST', '/v1/users/me/api-keys', { ...session, body: { name: 'mine' } });
     expect(key.status).toBe(201);
     const statuses: number[] = [];
-    for (let i = 0; i < 11; i++) statuses.push((await svc.call('POST', '/v1/auth/password', { ...session, body: { currentPassword: `guess ${i}`, newPassword: 'a fresh long passphrase' } })).status);
+    for (let i = 0; i < 11; i++)
+      statuses.push(
+        (await svc.call('POST', '/v1/auth/password', { ...session, body: { currentPassword: `guess ${i}`, newPassword: 'a fresh long passphrase' } })).status,
+      );
     expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
     expect(statuses[10]).toBe(429);
     expect((await svc.call('POST', '/v1/auth/two-factor/disable', { ...session, body: { password: PASSWORD } })).status).toBe(429);
 
     // A reset by mail: every key of the person stops.
     const token = await createUserToken(svc.deps.sql, user.id, 'password-reset', 60_000);
-    expect((await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'frequency hopping spread spectrum' } })).status).toBe(204);
+    expect(
+      (await svc.call('POST', '/v1/auth/password-reset/confirm', { key: null, body: { token, password: 'frequency hopping spread spectrum' } })).status,
+    ).toBe(204);
     expect((await svc.call('GET', '/v1/checks', { key: key.body.key })).status).toBe(401);
   });
 });

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgentProcess, type AgentProcess } from '../../test/support/agents.js';
-import { createOtherTenant, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { type AgentProcess, startAgentProcess } from '../../test/support/agents.js';
 import { startHttpReceiver } from '../../test/support/receivers.js';
-import { startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, startTlsTarget, type HttpTarget } from '../../test/support/targets.js';
+import { createOtherTenant, startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { type HttpTarget, startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, startTlsTarget } from '../../test/support/targets.js';
 
 /**
  * Agents as separate processes on 127.0.0.1, each with its own data folder, reaching the service only over HTTP
@@ -28,7 +28,13 @@ describe('agents of a private location', () => {
   };
 
   beforeAll(async () => {
-    [http, tcp, dns, tls, grpcTarget] = await Promise.all([startHttpTarget(), startTcpTarget(), startDnsTarget({ 'svc.test': '10.1.2.3' }), startTlsTarget('tls.test', 90), startGrpcTarget()]);
+    [http, tcp, dns, tls, grpcTarget] = await Promise.all([
+      startHttpTarget(),
+      startTcpTarget(),
+      startDnsTarget({ 'svc.test': '10.1.2.3' }),
+      startTlsTarget('tls.test', 90),
+      startGrpcTarget(),
+    ]);
     svc = await startTestService({
       SCHEDULER: 'on',
       SCHEDULER_TICK_MS: '100',
@@ -59,16 +65,26 @@ describe('agents of a private location', () => {
     const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [checkId] } } });
     expect(trigger.status, trigger.text).toBe(201);
     const sessionId = trigger.body.sessions[0].checkSessionId as string;
-    const done = await waitFor(() => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`), (r) => r.status !== 408, 60_000);
+    const done = await waitFor(
+      () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
+      (r) => r.status !== 408,
+      60_000,
+    );
     expect(done.status).toBe(200);
     const resultId = done.body.results[0].checkResultId as string;
-    const result = await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}/${resultId}`), (r) => r.status === 200);
+    const result = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${checkId}/${resultId}`),
+      (r) => r.status === 200,
+    );
     return { session: done.body, result: result.body };
   };
 
   it('registers, is shown in the fleet view, and answers its health and metrics', async () => {
     const a = await agent(location.keys[0]!.rawKey);
-    const read = await waitFor(() => svc.call('GET', `/v1/private-locations/${location.id}`), (r) => r.body.agentCount === 1 && r.body.lastSeen !== null);
+    const read = await waitFor(
+      () => svc.call('GET', `/v1/private-locations/${location.id}`),
+      (r) => r.body.agentCount === 1 && r.body.lastSeen !== null,
+    );
     expect(read.body).toMatchObject({ agentCount: 1, minAgentVersion: '1.0.0', runningAgents: [{ version: '1.0.0', isOutdated: false, count: 1 }] });
     expect(Date.parse(read.body.lastSeen)).toBeGreaterThan(Date.now() - 60_000);
     expect(read.body.runningAgents[0].agents[0].id).toMatch(/^[0-9a-f-]{36}$/);
@@ -90,16 +106,28 @@ describe('agents of a private location', () => {
     expect(await old.json()).toMatchObject({ isOutdated: true, minAgentVersion: '1.0.0' });
     const fleet = (await svc.call('GET', `/v1/private-locations/${location.id}`)).body;
     expect(fleet).toMatchObject({ agentCount: 2, minAgentVersion: '0.9.0' });
-    expect(fleet.runningAgents.map((r: { version: string; isOutdated: boolean }) => [r.version, r.isOutdated])).toEqual([['1.0.0', false], ['0.9.0', true]]);
+    expect(fleet.runningAgents.map((r: { version: string; isOutdated: boolean }) => [r.version, r.isOutdated])).toEqual([
+      ['1.0.0', false],
+      ['0.9.0', true],
+    ]);
   }, 60_000);
 
   it('runs every check type the service runs, each result stored once with the location as its runLocation', async () => {
     const checks = [
-      await create('api', { name: 'agent API', request: { url: `${http.url}/ok`, assertions: [{ source: 'JSON_BODY', property: '$.status', comparison: 'EQUALS', target: 'ok' }] } }),
+      await create('api', {
+        name: 'agent API',
+        request: { url: `${http.url}/ok`, assertions: [{ source: 'JSON_BODY', property: '$.status', comparison: 'EQUALS', target: 'ok' }] },
+      }),
       await create('url', { name: 'agent URL', request: { url: `${http.url}/redirect` } }),
-      await create('tcp', { name: 'agent TCP', request: { hostname: '127.0.0.1', port: tcp.port, data: 'PING\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: 'PONG' }] } }),
+      await create('tcp', {
+        name: 'agent TCP',
+        request: { hostname: '127.0.0.1', port: tcp.port, data: 'PING\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: 'PONG' }] },
+      }),
       await create('dns', { name: 'agent DNS', request: { query: 'svc.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.udpPort } }),
-      await create('ssl', { name: 'agent SSL', request: { sslConfig: { hostname: '127.0.0.1', port: tls.port, serverName: 'tls.test', skipChainValidation: true } } }),
+      await create('ssl', {
+        name: 'agent SSL',
+        request: { sslConfig: { hostname: '127.0.0.1', port: tls.port, serverName: 'tls.test', skipChainValidation: true } },
+      }),
       await create('grpc', { name: 'agent gRPC', request: { url: '127.0.0.1', port: grpcTarget.port, grpcConfig: { mode: 'HEALTH', tls: false } } }),
       await create('traceroute', { name: 'agent traceroute', request: { url: '127.0.0.1', port: tcp.port, protocol: 'TCP', maxHops: 3, timeout: 2 } }),
       await create('icmp', { name: 'agent ICMP', request: { hostname: '127.0.0.1', pingCount: 2 } }),
@@ -125,7 +153,11 @@ describe('agents of a private location', () => {
 
   it("runs the location's scheduled checks, one result per slot", async () => {
     const check = await create('api', { name: 'agent every 10 s', frequency: 0, frequencyOffset: 10, request: { url: `${http.url}/ok?scheduled` } });
-    const runs = await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}?limit=50`), (r) => r.body.length >= 2, 40_000);
+    const runs = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${check.id}?limit=50`),
+      (r) => r.body.length >= 2,
+      40_000,
+    );
     expect((await svc.call('DELETE', `/v1/checks/${check.id}`)).status).toBe(204);
     const starts = (runs.body as { startedAt: string; runLocation: string }[]).map((r) => Date.parse(r.startedAt)).sort();
     expect(new Set(starts.map((t) => Math.round(t / 10_000))).size).toBe(starts.length);
@@ -136,17 +168,33 @@ describe('agents of a private location', () => {
     // Only the agent about to die takes runs now.
     await Promise.all(agents.splice(0).map(async (a) => (await a.stop(), a.remove())));
     const doomed = await agent(location.keys[0]!.rawKey);
-    const check = await create('api', { name: 'agent slow', maxResponseTime: 20_000, degradedResponseTime: 15_000, request: { url: `${http.url}/slow?ms=4000` } });
+    const check = await create('api', {
+      name: 'agent slow',
+      maxResponseTime: 20_000,
+      degradedResponseTime: 15_000,
+      request: { url: `${http.url}/slow?ms=4000` },
+    });
     const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.id] } } });
     const sessionId = trigger.body.sessions[0].checkSessionId as string;
-    await waitFor(async () => http.hits('/slow').length, (n) => n >= 1, 20_000);
+    await waitFor(
+      async () => http.hits('/slow').length,
+      (n) => n >= 1,
+      20_000,
+    );
     await doomed.kill();
     await agent(location.keys[0]!.rawKey);
-    const done = await waitFor(() => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`), (r) => r.status !== 408, 60_000);
+    const done = await waitFor(
+      () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
+      (r) => r.status !== 408,
+      60_000,
+    );
     expect(done.body.status).toBe('PASSED');
     // The target saw both tries; the service kept one result.
     expect(http.hits('/slow').length).toBe(2);
-    const results = await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}`), (r) => r.body.length >= 1);
+    const results = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${check.id}`),
+      (r) => r.body.length >= 1,
+    );
     expect(results.body).toHaveLength(1);
   }, 90_000);
 
@@ -160,7 +208,11 @@ describe('agents of a private location', () => {
     const onNew = await agent(second.body.rawKey);
     expect((await svc.call('DELETE', `/v1/private-locations/${location.id}/keys/${location.keys[0]!.id}`)).status).toBe(204);
     // Within a lease period the old key's agent is refused and takes nothing; the new key's agent runs everything.
-    await waitFor(async () => onOld.logs.join('\n'), (text) => text.includes('the service refuses this key'), 30_000);
+    await waitFor(
+      async () => onOld.logs.join('\n'),
+      (text) => text.includes('the service refuses this key'),
+      30_000,
+    );
     const leasedBefore = await leased(onOld);
     const check = await create('api', { name: 'after rotation', request: { url: `${http.url}/ok?rotation` } });
     const { session, result } = await runNow(check.id);
@@ -178,7 +230,11 @@ describe('agents of a private location', () => {
     const probe = async (key: string) => {
       const agentId = randomUUID();
       const call = async (path: string, body: unknown) => {
-        const res = await fetch(`${svc.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await fetch(`${svc.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         // eslint-disable-next-line @typescript-eslint/no-explicit-any
         return { status: res.status, json: async (): Promise<any> => res.json() };
       };
@@ -201,13 +257,24 @@ describe('agents of a private location', () => {
     const { leases } = await (await own.call('/v1/agent/leases', { agentId: own.agentId, max: 1, waitSeconds: 5 })).json();
     expect(leases).toHaveLength(1);
     expect(leases[0].check).toMatchObject({ id: waiting.id });
-    const outcome = { startedAt: Date.now() - 5, stoppedAt: Date.now(), hasFailures: false, hasErrors: false, isDegraded: false, metrics: { responseTime: 5 }, detail: {} };
+    const outcome = {
+      startedAt: Date.now() - 5,
+      stoppedAt: Date.now(),
+      hasFailures: false,
+      hasErrors: false,
+      isDegraded: false,
+      metrics: { responseTime: 5 },
+      detail: {},
+    };
     const thief = await probe(elsewhere.keys[0].rawKey);
     const stolen = await thief.call('/v1/agent/outcomes', { agentId: thief.agentId, outcomes: [{ leaseId: leases[0].leaseId, outcome }] });
     expect((await stolen.json()).outcomes).toEqual([{ leaseId: leases[0].leaseId, state: 'gone' }]);
     // Kept files are held to what a run writes: a CR/LF content type or a `../` name is refused, nothing taken.
     const badAsset = { type: 'screenshot', name: '../escape.png', contentType: 'image/png\r\nX-Injected: 1', key: 'screenshots/x.png', size: 1 };
-    const forgedFiles = await own.call('/v1/agent/outcomes', { agentId: own.agentId, outcomes: [{ leaseId: leases[0].leaseId, outcome: { ...outcome, detail: { apiCheckResult: { assets: [badAsset] } } } }] });
+    const forgedFiles = await own.call('/v1/agent/outcomes', {
+      agentId: own.agentId,
+      outcomes: [{ leaseId: leases[0].leaseId, outcome: { ...outcome, detail: { apiCheckResult: { assets: [badAsset] } } } }],
+    });
     expect((await forgedFiles.json()).outcomes[0].state).toBe('refused');
     // A file past 50 MiB sent in chunks (no length declared) is a 413, not a 500.
     let sent = 0;
@@ -216,7 +283,11 @@ describe('agents of a private location', () => {
     // (On a connection of its own: the service closes it when the body goes on arriving after its answer.)
     const alone = new Agent();
     const upload = await undiciFetch(`${svc.url}/v1/agent/leases/${leases[0].leaseId}/files/screenshots`, {
-      method: 'PUT', headers: { authorization: `Bearer ${location.keys[0]!.rawKey}`, 'content-type': 'application/octet-stream' }, body: stream, duplex: 'half', dispatcher: alone,
+      method: 'PUT',
+      headers: { authorization: `Bearer ${location.keys[0]!.rawKey}`, 'content-type': 'application/octet-stream' },
+      body: stream,
+      duplex: 'half',
+      dispatcher: alone,
     });
     expect(upload.status).toBe(413);
     expect(await upload.text()).toMatch(/maximum allowed: 52428800/);
@@ -225,31 +296,44 @@ describe('agents of a private location', () => {
     expect((await (await report()).json()).outcomes[0].state).toBe('done');
     // Times no run could have had are refused, item by item, and take nothing.
     const future = { ...outcome, startedAt: Date.now() + 3_600_000, stoppedAt: Date.now() + 3_600_010 };
-    expect((await (await own.call('/v1/agent/outcomes', { agentId: own.agentId, outcomes: [{ leaseId: leases[0].leaseId, outcome: future }] })).json()).outcomes[0].state).toBe('refused');
+    expect(
+      (await (await own.call('/v1/agent/outcomes', { agentId: own.agentId, outcomes: [{ leaseId: leases[0].leaseId, outcome: future }] })).json()).outcomes[0]
+        .state,
+    ).toBe('refused');
     // Results made while cut off: only for this location's checks, at slots in the past week.
-    const made = await (await own.call('/v1/agent/made', {
-      agentId: own.agentId,
-      results: [
-        { checkId: waiting.id, location: 'lab', slot: Date.now() - 60_000, outcome },
-        { checkId: randomUUID(), location: 'office', slot: Date.now() - 60_000, outcome },
-        { checkId: waiting.id, location: 'office', slot: Date.now() + 600_000, outcome },
-        { checkId: waiting.id, location: 'office', slot: Date.now() - 8 * 86_400_000, outcome },
-        // What the service cannot take (an error past its length, a metric of a newer agent) is refused alone, never the batch.
-        { checkId: waiting.id, location: 'office', slot: Date.now() - 60_000, outcome: { ...outcome, error: 'x'.repeat(20_001) } },
-        { checkId: waiting.id, location: 'office', slot: Date.now() - 60_000, outcome: { ...outcome, metrics: { aNewerMetric: 1 } } },
-        'not a result at all',
-      ],
-    })).json();
+    const made = await (
+      await own.call('/v1/agent/made', {
+        agentId: own.agentId,
+        results: [
+          { checkId: waiting.id, location: 'lab', slot: Date.now() - 60_000, outcome },
+          { checkId: randomUUID(), location: 'office', slot: Date.now() - 60_000, outcome },
+          { checkId: waiting.id, location: 'office', slot: Date.now() + 600_000, outcome },
+          { checkId: waiting.id, location: 'office', slot: Date.now() - 8 * 86_400_000, outcome },
+          // What the service cannot take (an error past its length, a metric of a newer agent) is refused alone, never the batch.
+          { checkId: waiting.id, location: 'office', slot: Date.now() - 60_000, outcome: { ...outcome, error: 'x'.repeat(20_001) } },
+          { checkId: waiting.id, location: 'office', slot: Date.now() - 60_000, outcome: { ...outcome, metrics: { aNewerMetric: 1 } } },
+          'not a result at all',
+        ],
+      })
+    ).json();
     expect(made).toMatchObject({ accepted: 0 });
     expect(made.refused.map((r: { index: number }) => r.index)).toEqual([4, 5, 6, 0, 1, 2, 3]);
     expect(made.refused.slice(0, 3).every((r: { reason: string }) => /not a result this service takes/.test(r.reason))).toBe(true);
     // Reported again (a retry after a lost answer): taken once.
     expect((await (await report()).json()).outcomes[0].state).toBe('duplicate');
-    await waitFor(() => svc.call('GET', `/v1/check-results/${waiting.id}`), (r) => r.body.length === 1);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-results/${waiting.id}`),
+      (r) => r.body.length === 1,
+    );
     // Bad input is a 4xx and changes nothing.
     expect((await own.call('/v1/agent/outcomes', { agentId: own.agentId, outcomes: [{ leaseId: 'bogus!', outcome }] })).status).toBe(400);
     // A report holds to what a run reports: no field of the stored result (its check, its start) can be smuggled in.
-    for (const forged of [{ ...outcome, metrics: { startedAt: 0 } }, { ...outcome, metrics: { timings: { checkId: 1 } } }, { ...outcome, detail: { checkId: {} } }, { ...outcome, runLocation: 'elsewhere' }]) {
+    for (const forged of [
+      { ...outcome, metrics: { startedAt: 0 } },
+      { ...outcome, metrics: { timings: { checkId: 1 } } },
+      { ...outcome, detail: { checkId: {} } },
+      { ...outcome, runLocation: 'elsewhere' },
+    ]) {
       expect((await own.call('/v1/agent/outcomes', { agentId: own.agentId, outcomes: [{ leaseId: leases[0].leaseId, outcome: forged }] })).status).toBe(400);
     }
     expect((await own.call('/v1/agent/leases', { agentId: randomUUID(), max: 1, waitSeconds: 0 })).status).toBe(409);
@@ -283,16 +367,40 @@ describe('a private location without an agent', () => {
     const channel = (await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name: 'ops', url: `${receiver.url}/ops` } } })).body;
     const quiet = (await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name: 'other', url: `${receiver.url}/other` } } })).body;
     // A channel that sends recoveries only hears the second message.
-    const calm = (await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', sendFailure: false, config: { name: 'calm', url: `${receiver.url}/calm` } } })).body;
+    const calm = (
+      await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', sendFailure: false, config: { name: 'calm', url: `${receiver.url}/calm` } } })
+    ).body;
     // A location without checks alerts nobody; one check of another location subscribes the second channel.
     await svc.call('POST', '/v1/private-locations', { body: { name: 'Empty', slugName: 'empty' } });
     const created = await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
-      body: { name: 'dock door', locations: [], privateLocations: ['warehouse'], frequency: 10, request: { url: 'http://127.0.0.1:9/' }, alertChannelSubscriptions: [{ alertChannelId: channel.id, activated: true }, { alertChannelId: calm.id, activated: true }] },
+      body: {
+        name: 'dock door',
+        locations: [],
+        privateLocations: ['warehouse'],
+        frequency: 10,
+        request: { url: 'http://127.0.0.1:9/' },
+        alertChannelSubscriptions: [
+          { alertChannelId: channel.id, activated: true },
+          { alertChannelId: calm.id, activated: true },
+        ],
+      },
     });
     expect(created.status, created.text).toBe(201);
-    await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'elsewhere', locations: ['eu-west-1'], frequency: 10, request: { url: 'http://127.0.0.1:9/' }, alertChannelSubscriptions: [{ alertChannelId: quiet.id, activated: true }] } });
+    await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
+      body: {
+        name: 'elsewhere',
+        locations: ['eu-west-1'],
+        frequency: 10,
+        request: { url: 'http://127.0.0.1:9/' },
+        alertChannelSubscriptions: [{ alertChannelId: quiet.id, activated: true }],
+      },
+    });
 
-    const down = await waitFor(async () => receiver.to('/ops'), (r) => r.length >= 1, 30_000);
+    const down = await waitFor(
+      async () => receiver.to('/ops'),
+      (r) => r.length >= 1,
+      30_000,
+    );
     expect(JSON.parse(down[0]!.body)).toMatchObject({ alertType: 'ALERT_FAILURE', check: { id: location.id } });
     expect(down[0]!.body).toContain('Private location Warehouse (warehouse) has had no agent for 5 seconds');
     await new Promise((r) => setTimeout(r, 2000));
@@ -301,10 +409,18 @@ describe('a private location without an agent', () => {
     expect(receiver.to('/calm')).toHaveLength(0);
 
     agent = await startAgentProcess({ apiUrl: svc.url, apiKey: location.keys[0].rawKey });
-    const up = await waitFor(async () => receiver.to('/ops'), (r) => r.length >= 2, 30_000);
+    const up = await waitFor(
+      async () => receiver.to('/ops'),
+      (r) => r.length >= 2,
+      30_000,
+    );
     expect(JSON.parse(up[1]!.body)).toMatchObject({ alertType: 'ALERT_RECOVERY', check: { id: location.id } });
     expect(up[1]!.body).toContain('has an agent again');
-    await waitFor(async () => receiver.to('/calm'), (r) => r.length === 1, 15_000);
+    await waitFor(
+      async () => receiver.to('/calm'),
+      (r) => r.length === 1,
+      15_000,
+    );
     expect(receiver.to('/calm')[0]!.body).toContain('has an agent again');
     expect(svc.logs.some((l) => l.includes('private location has no agent'))).toBe(true);
   }, 90_000);
@@ -325,12 +441,17 @@ describe('runs that waited too long for an agent', () => {
       body: { name: 'shed door', locations: [], privateLocations: ['shed'], frequency: 720, retryStrategy: null, request: { url: 'http://127.0.0.1:9/' } },
     });
     expect(check.status, check.text).toBe(201);
-    for (let i = 0; i < 3; i++) expect((await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.body.id] } } })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.body.id] } } })).status).toBe(201);
     await new Promise((r) => setTimeout(r, 11_000));
 
     const agentId = randomUUID();
     const call = (path: string, body: unknown) =>
-      fetch(`${svc.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${location.keys[0].rawKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${svc.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${location.keys[0].rawKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await call('/v1/agent/register', { protocol: 1, agentId, version: '1.0.0', capabilities: ['API'], concurrency: 3 })).status).toBe(200);
     const res = await call('/v1/agent/leases', { agentId, max: 10, waitSeconds: 1 });
     expect(res.status).toBe(200);
@@ -343,7 +464,11 @@ describe('runs that waited too long for an agent', () => {
     const lines = dropped();
     expect(lines).toEqual([expect.objectContaining({ location: 'shed', privateLocationId: location.id, runs: 1, checkId: check.body.id })]);
     expect(lines[0].waitedSeconds).toBeGreaterThanOrEqual(10);
-    const later = await waitFor(async () => dropped(), (l) => l.length === 2, 20_000);
+    const later = await waitFor(
+      async () => dropped(),
+      (l) => l.length === 2,
+      20_000,
+    );
     expect(later[1]).toMatchObject({ location: 'shed', privateLocationId: location.id, runs: 2 });
     expect(later[1].waitedSeconds).toHaveLength(2);
   }, 60_000);

@@ -4,7 +4,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { AgentLocation } from '../private-locations/index.js';
 import type { RunBook, TakenRun } from '../runners/index.js';
-import { privateRunQueueName, SkipLog, type RunJob } from '../runners/index.js';
+import { privateRunQueueName, type RunJob, SkipLog } from '../runners/index.js';
 import type { Queues } from '../storage/queues.js';
 
 export interface LeaseSettings {
@@ -22,11 +22,7 @@ export interface Lease extends TakenRun {
 }
 
 /** What became of an agent's report. */
-export type Completion =
-  | { state: 'done'; answer: Record<string, unknown> }
-  | { state: 'duplicate' }
-  | { state: 'lost' }
-  | { state: 'gone' };
+export type Completion = { state: 'done'; answer: Record<string, unknown> } | { state: 'duplicate' } | { state: 'lost' } | { state: 'gone' };
 
 const digest = (token: string) => createHash('sha256').update(token).digest('base64url');
 
@@ -124,7 +120,11 @@ export class AgentLeases {
     const dueAt = job.timestamp + (job.opts.delay ?? 0);
     if (Date.now() - dueAt > this.settings.maxWaitMs) {
       this.book.count(run.location, 'expired');
-      this.dropped.add(location.id, Date.now() - dueAt, run.checkId, { location: location.slugName, privateLocationId: location.id, accountId: location.accountId });
+      this.dropped.add(location.id, Date.now() - dueAt, run.checkId, {
+        location: location.slugName,
+        privateLocationId: location.id,
+        accountId: location.accountId,
+      });
       await job.moveToCompleted({ expired: true }, token, false);
       return undefined;
     }
@@ -170,7 +170,8 @@ export class AgentLeases {
       leaseIds.map(async (leaseId) => {
         const lease = decodeLease(leaseId);
         const job = lease && (await this.jobOf(location, lease.jobId));
-        const ok = !!job && !!lease && (await this.holds(location, lease.jobId, lease.token)) && (await job.extendLock(lease.token, this.settings.leaseMs)) === 1;
+        const ok =
+          !!job && !!lease && (await this.holds(location, lease.jobId, lease.token)) && (await job.extendLock(lease.token, this.settings.leaseMs)) === 1;
         (ok ? renewed : lost).push(leaseId);
       }),
     );
@@ -184,7 +185,8 @@ export class AgentLeases {
     const job = await this.jobOf(location, lease.jobId);
     if (!job) return { state: 'gone' };
     const mark = digest(lease.token);
-    if ((await job.getState()) === 'completed') return (job.returnvalue as { lease?: string } | null)?.lease === mark ? { state: 'duplicate' } : { state: 'lost' };
+    if ((await job.getState()) === 'completed')
+      return (job.returnvalue as { lease?: string } | null)?.lease === mark ? { state: 'duplicate' } : { state: 'lost' };
     if (!(await this.holds(location, lease.jobId, lease.token))) return { state: 'lost' };
     const taken = this.prepared.get(lease.token)?.taken ?? (await this.book.reload(job.data, lease.token));
     this.prepared.delete(lease.token);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startAgentProcess, type AgentProcess } from '../../test/support/agents.js';
-import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
-import { startHttpTarget, type HttpTarget } from '../../test/support/targets.js';
+import { type AgentProcess, freePort, startAgentProcess } from '../../test/support/agents.js';
+import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { type HttpTarget, startHttpTarget } from '../../test/support/targets.js';
 
 /** How long the service is down in this suite. */
 const OUTAGE_MS = 45_000;
@@ -35,16 +35,36 @@ describe('an agent cut off from the service', () => {
   it('keeps monitoring while the service is down and delivers every slot once when it is back', async () => {
     const location = (await svc.call('POST', '/v1/private-locations', { body: { name: 'Plant', slugName: 'plant' } })).body;
     agent = await startAgentProcess({ apiUrl: svc.url, apiKey: location.keys[0].rawKey, env: { AGENT_OFFLINE_AFTER_SECONDS: '2' } });
-    const check = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
-      body: { name: 'plant gate', locations: [], privateLocations: ['plant'], frequency: 0, frequencyOffset: 10, retryStrategy: null, doubleCheck: false, request: { url: `${http.url}/ok` } },
-    })).body;
-    await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}?limit=100`), (r) => r.body.length >= 2, 40_000);
+    const check = (
+      await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
+        body: {
+          name: 'plant gate',
+          locations: [],
+          privateLocations: ['plant'],
+          frequency: 0,
+          frequencyOffset: 10,
+          retryStrategy: null,
+          doubleCheck: false,
+          request: { url: `${http.url}/ok` },
+        },
+      })
+    ).body;
+    await waitFor(
+      () => svc.call('GET', `/v1/check-results/${check.id}?limit=100`),
+      (r) => r.body.length >= 2,
+      40_000,
+    );
 
     // The service stops (its database and Redis stay): the agent notices, runs from memory, keeps results on disk.
     const down = Date.now();
     await first.close();
-    const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await (await fetch(`${agent.healthUrl}/metrics`)).text())?.[1] ?? NaN);
-    await waitFor(() => metric('agent_buffer_results'), (n) => n >= 2, OUTAGE_MS);
+    const metric = async (name: string) =>
+      Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await (await fetch(`${agent.healthUrl}/metrics`)).text())?.[1] ?? NaN);
+    await waitFor(
+      () => metric('agent_buffer_results'),
+      (n) => n >= 2,
+      OUTAGE_MS,
+    );
     expect(await metric('agent_offline')).toBe(1);
     expect((await fetch(`${agent.healthUrl}/-/readiness`)).status).toBe(503);
     const hitsBefore = http.hits('/ok').length;
@@ -53,8 +73,17 @@ describe('an agent cut off from the service', () => {
     // The target was watched all along.
     expect(http.hits('/ok').length).toBeGreaterThan(hitsBefore);
 
-    svc = await startTestService({ ...overrides, DATABASE_URL: first.env.DATABASE_URL, REDIS_PREFIX: first.env.REDIS_PREFIX, BOOTSTRAP_API_KEY: first.env.BOOTSTRAP_API_KEY });
-    await waitFor(() => metric('agent_buffer_results'), (n) => n === 0, 30_000);
+    svc = await startTestService({
+      ...overrides,
+      DATABASE_URL: first.env.DATABASE_URL,
+      REDIS_PREFIX: first.env.REDIS_PREFIX,
+      BOOTSTRAP_API_KEY: first.env.BOOTSTRAP_API_KEY,
+    });
+    await waitFor(
+      () => metric('agent_buffer_results'),
+      (n) => n === 0,
+      30_000,
+    );
     const results = await waitFor(
       () => svc.call('GET', `/v1/check-results/${check.id}?limit=100&from=${Math.floor(down / 1000) - 60}`),
       (r) => r.body.some((x: { startedAt: string }) => Date.parse(x.startedAt) > up + 2 * PERIOD_MS),

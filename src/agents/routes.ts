@@ -1,17 +1,17 @@
 import type { Readable } from 'node:stream';
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { HttpError, notFound, unauthorized } from '../http/errors.js';
-import { defineRoute, type AnyRoute, type RateLimitRule } from '../http/route.js';
+import { type AnyRoute, defineRoute, type RateLimitRule } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
 import { compileValidator } from '../http/validation.js';
+import { toRow } from '../ingest/index.js';
 import { AGENT_PROTOCOL, compareVersions } from '../model/agent.js';
 import { CHECK_TYPES } from '../model/checks.js';
 import { keptAssetsProblems, RESULT_DETAIL_KEYS } from '../model/results.js';
-import { locationOfKey, registerAgent, touchAgent, type AgentLocation } from '../private-locations/index.js';
-import { bounded, loadRunnable, resultItem, RUN_METRIC_KEYS, RUN_TIMING_KEYS, RunBook, scheduledResultId, verdict, type RunOutcome } from '../runners/index.js';
+import { type AgentLocation, locationOfKey, registerAgent, touchAgent } from '../private-locations/index.js';
+import { bounded, loadRunnable, RUN_METRIC_KEYS, RUN_TIMING_KEYS, RunBook, type RunOutcome, resultItem, scheduledResultId, verdict } from '../runners/index.js';
 import type { Deps } from '../storage/deps.js';
 import { adhocRecorder } from '../test-sessions/index.js';
-import { toRow } from '../ingest/index.js';
 import { AgentLeases, decodeLease } from './leases.js';
 import { plainAddress } from './static-ips.js';
 
@@ -27,8 +27,8 @@ const AGENT_RATE: RateLimitRule = { points: 30_000, windowSeconds: 60, bucket: '
 /** What every agent route shares: its tag, no API key (the location key is checked by the route), the agents' limit. */
 const AGENT_ROUTE = { tag: 'Agents', access: 'public', rateLimit: AGENT_RATE } as const;
 
-const AgentId = Type.String({ format: 'uuid', description: 'The agent\'s own id, kept in its data folder' });
-const Version = Type.String({ pattern: '^\\d{1,4}\\.\\d{1,4}\\.\\d{1,4}$', description: 'The agent\'s version' });
+const AgentId = Type.String({ format: 'uuid', description: "The agent's own id, kept in its data folder" });
+const Version = Type.String({ pattern: '^\\d{1,4}\\.\\d{1,4}\\.\\d{1,4}$', description: "The agent's version" });
 
 const RegisterBody = Type.Object(
   {
@@ -37,7 +37,12 @@ const RegisterBody = Type.Object(
     version: Version,
     capabilities: Type.Array(StringEnum(CHECK_TYPES), { uniqueItems: true, maxItems: CHECK_TYPES.length, description: 'The check types it can run' }),
     concurrency: Type.Integer({ minimum: 1, maximum: 10 }),
-    egressIps: Type.Optional(Type.Array(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }] }), { maxItems: 16, description: 'Where its checks\' connections come from, when the service cannot see it (NAT)' })),
+    egressIps: Type.Optional(
+      Type.Array(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }] }), {
+        maxItems: 16,
+        description: "Where its checks' connections come from, when the service cannot see it (NAT)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -66,20 +71,30 @@ const Outcome = Type.Object(
     metrics: Type.Partial(
       Type.Object(
         Object.fromEntries(
-          RUN_METRIC_KEYS.map((k) => [k, k === 'timings' ? Type.Partial(Type.Object(Object.fromEntries(RUN_TIMING_KEYS.map((t) => [t, Type.Number()])), { additionalProperties: false })) : Type.Number()]),
+          RUN_METRIC_KEYS.map((k) => [
+            k,
+            k === 'timings'
+              ? Type.Partial(Type.Object(Object.fromEntries(RUN_TIMING_KEYS.map((t) => [t, Type.Number()])), { additionalProperties: false }))
+              : Type.Number(),
+          ]),
         ),
         { additionalProperties: false },
       ),
     ),
-    detail: Type.Partial(Type.Object(Object.fromEntries(RESULT_DETAIL_KEYS.map((k) => [k, Type.Record(Type.String(), Type.Unknown())])), { additionalProperties: false })),
+    detail: Type.Partial(
+      Type.Object(Object.fromEntries(RESULT_DETAIL_KEYS.map((k) => [k, Type.Record(Type.String(), Type.Unknown())])), { additionalProperties: false }),
+    ),
     networkError: Type.Optional(Type.Boolean()),
     error: Type.Optional(Type.String({ maxLength: 20_000 })),
   },
-  { additionalProperties: false, description: 'What one run found (the runner\'s outcome)' },
+  { additionalProperties: false, description: "What one run found (the runner's outcome)" },
 );
 
 const OutcomesBody = Type.Object(
-  { agentId: AgentId, outcomes: Type.Array(Type.Object({ leaseId: LeaseId, outcome: Outcome }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }) },
+  {
+    agentId: AgentId,
+    outcomes: Type.Array(Type.Object({ leaseId: LeaseId, outcome: Outcome }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
+  },
   { additionalProperties: false },
 );
 
@@ -150,7 +165,18 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
   const { sql, config, logger } = deps;
   // No linger for agents' results: a report is answered, and its lease ended, once its result is queued (a lease
   // lapsing while the result waited would lease the run again).
-  const book = new RunBook({ sql, queues: deps.queues, redis: deps.redis, redisPrefix: config.redisPrefix, ingest: deps.ingest, logger, metrics: deps.metrics, resultLingerMs: 0, handOffPatienceMs: 0, recordAdhoc: adhocRecorder(sql) });
+  const book = new RunBook({
+    sql,
+    queues: deps.queues,
+    redis: deps.redis,
+    redisPrefix: config.redisPrefix,
+    ingest: deps.ingest,
+    logger,
+    metrics: deps.metrics,
+    resultLingerMs: 0,
+    handOffPatienceMs: 0,
+    recordAdhoc: adhocRecorder(sql),
+  });
   const leases = new AgentLeases(deps.queues, book, { leaseMs: config.agents.leaseMs, maxWaitMs: config.agents.maxWaitMs }, logger, deps.metrics);
   const settings = config.agents;
 
@@ -185,7 +211,8 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
 
   async function leaseOf(location: AgentLocation, leaseId: string) {
     const lease = decodeLease(leaseId);
-    if (!lease || !(await leases.holding(location, lease.jobId, lease.token))) throw new HttpError(409, 'This lease no longer holds its run', { reason: 'lease-lost' });
+    if (!lease || !(await leases.holding(location, lease.jobId, lease.token)))
+      throw new HttpError(409, 'This lease no longer holds its run', { reason: 'lease-lost' });
     return lease;
   }
 
@@ -213,15 +240,32 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       },
       handler: async ({ headers, body, context }) => {
         const location = await locationOf(headers);
-        if (body.protocol !== AGENT_PROTOCOL) throw new HttpError(409, `This service speaks agent protocol ${AGENT_PROTOCOL}, not ${body.protocol}: install the agent of this service's version`, { reason: 'protocol' });
-        const ok = await registerAgent(sql, location.id, { id: body.agentId, version: body.version, capabilities: body.capabilities, concurrency: body.concurrency, address: context.client.address ? plainAddress(context.client.address) : null, egressIps: body.egressIps ?? [] });
+        if (body.protocol !== AGENT_PROTOCOL)
+          throw new HttpError(409, `This service speaks agent protocol ${AGENT_PROTOCOL}, not ${body.protocol}: install the agent of this service's version`, {
+            reason: 'protocol',
+          });
+        const ok = await registerAgent(sql, location.id, {
+          id: body.agentId,
+          version: body.version,
+          capabilities: body.capabilities,
+          concurrency: body.concurrency,
+          address: context.client.address ? plainAddress(context.client.address) : null,
+          egressIps: body.egressIps ?? [],
+        });
         if (!ok) throw new HttpError(409, 'This agent id belongs to another location: give each agent its own data folder', { reason: 'agent-id-taken' });
         recent.delete(`${location.id}|${body.agentId}`);
         const isOutdated = compareVersions(body.version, settings.minVersion) < 0;
         logger.info({ agentId: body.agentId, location: location.slugName, version: body.version, isOutdated }, 'agent registered');
         return {
           status: 200,
-          body: { protocol: AGENT_PROTOCOL, agentId: body.agentId, location: { id: location.id, slugName: location.slugName }, leaseSeconds: Math.round(settings.leaseMs / 1000), minAgentVersion: settings.minVersion, isOutdated },
+          body: {
+            protocol: AGENT_PROTOCOL,
+            agentId: body.agentId,
+            location: { id: location.id, slugName: location.slugName },
+            leaseSeconds: Math.round(settings.leaseMs / 1000),
+            minAgentVersion: settings.minVersion,
+            isOutdated,
+          },
         };
       },
     }),
@@ -240,7 +284,16 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
         const taken = await leases.take(location, body.agentId, capabilities, body.max, body.waitSeconds * 1000, context.signal);
         return {
           status: 200,
-          body: { leases: taken.map((l) => ({ leaseId: l.leaseId, expiresAt: new Date(l.expiresAt).toISOString(), run: l.run, check: l.check, resultId: l.resultId, ...(l.assetBase ? { assetBase: l.assetBase } : {}) })) },
+          body: {
+            leases: taken.map((l) => ({
+              leaseId: l.leaseId,
+              expiresAt: new Date(l.expiresAt).toISOString(),
+              run: l.run,
+              check: l.check,
+              resultId: l.resultId,
+              ...(l.assetBase ? { assetBase: l.assetBase } : {}),
+            })),
+          },
         };
       },
     }),
@@ -251,7 +304,11 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       summary: 'Extends the leases of runs the agent is still making; lost ones went to another agent',
       ...AGENT_ROUTE,
       errors: [400, 401, 409, 503],
-      schema: { headers: AuthHeaders, body: RenewBody, responses: { 200: Type.Object({ renewed: Type.Array(Type.String()), lost: Type.Array(Type.String()) }) } },
+      schema: {
+        headers: AuthHeaders,
+        body: RenewBody,
+        responses: { 200: Type.Object({ renewed: Type.Array(Type.String()), lost: Type.Array(Type.String()) }) },
+      },
       handler: async ({ headers, body, context }) => {
         const location = await locationOf(headers);
         await seen(location, body.agentId, context.client.address);
@@ -272,7 +329,12 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
         responses: {
           200: Type.Object({
             outcomes: Type.Array(
-              Type.Object({ leaseId: Type.String(), state: StringEnum(['done', 'duplicate', 'lost', 'gone', 'refused'] as const, { description: 'refused: its times are not a run this agent could have made now' }) }),
+              Type.Object({
+                leaseId: Type.String(),
+                state: StringEnum(['done', 'duplicate', 'lost', 'gone', 'refused'] as const, {
+                  description: 'refused: its times are not a run this agent could have made now',
+                }),
+              }),
             ),
           }),
         },
@@ -284,9 +346,11 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
         const outcomes = await Promise.all(
           body.outcomes.map(async ({ leaseId, outcome }) => {
             // Times no run could have had, or kept files that are not what a run writes (a CR/LF content type, a `../` name): refused.
-            if (!plausibleTimes(outcome, Date.now() - MADE_MAX_AGE_MS) || keptAssetsProblems(outcome.detail).length) return { leaseId, state: 'refused' as const };
+            if (!plausibleTimes(outcome, Date.now() - MADE_MAX_AGE_MS) || keptAssetsProblems(outcome.detail).length)
+              return { leaseId, state: 'refused' as const };
             const done = await leases.complete(location, leaseId, outcome as RunOutcome);
-            if (done.state === 'lost') logger.warn({ agentId: body.agentId, location: location.slugName }, 'an agent reported a run its lease no longer held; not taken');
+            if (done.state === 'lost')
+              logger.warn({ agentId: body.agentId, location: location.slugName }, 'an agent reported a run its lease no longer held; not taken');
             return { leaseId, state: done.state };
           }),
         );
@@ -373,11 +437,20 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
           }
           const outcome = bounded(r.outcome as RunOutcome);
           const resultId = scheduledResultId(r.checkId, r.slot, location.slugName);
-          rows.push({ resultId, slot: r.slot, periodMs: r.periodMs, row: toRow(location.accountId, resultId, resultItem(check!, location.slugName, outcome, 1)) });
+          rows.push({
+            resultId,
+            slot: r.slot,
+            periodMs: r.periodMs,
+            row: toRow(location.accountId, resultId, resultItem(check!, location.slugName, outcome, 1)),
+          });
           book.count(location.slugName, verdict(outcome));
         }
         await book.ingestMade(location.accountId, rows);
-        if (rows.length) logger.info({ agentId: body.agentId, location: location.slugName, results: rows.length, refused: refused.length }, 'results an agent made while cut off taken');
+        if (rows.length)
+          logger.info(
+            { agentId: body.agentId, location: location.slugName, results: rows.length, refused: refused.length },
+            'results an agent made while cut off taken',
+          );
         return { status: 200, body: { accepted: rows.length, refused } };
       },
     }),

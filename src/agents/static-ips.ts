@@ -1,6 +1,6 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { Type } from '@sinclair/typebox';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { LOCATIONS } from '../model/checks.js';
 import { agentEgress } from '../private-locations/index.js';
 import type { Deps } from '../storage/deps.js';
@@ -27,12 +27,15 @@ const asRange = (entry: string) => (entry.includes('/') ? entry : `${entry}/128`
 export function staticIpRoutes({ sql, config }: Deps): AnyRoute[] {
   async function byRegion(accountId: string): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
-    if (config.agents.runnerEgress.length) for (const l of config.runner.locations) if ((LOCATIONS as readonly string[]).includes(l)) out.set(l, config.agents.runnerEgress);
+    if (config.agents.runnerEgress.length)
+      for (const l of config.runner.locations) if ((LOCATIONS as readonly string[]).includes(l)) out.set(l, config.agents.runnerEgress);
     for (const [slug, ips] of await agentEgress(sql, accountId, config.agents.seenSeconds)) out.set(slug, [...new Set(ips.map(plainAddress))].sort());
     return out;
   }
   const pick = (map: Map<string, string[]>, v6: boolean) =>
-    Object.fromEntries([...map].map(([region, ips]) => [region, v6 ? ips.filter(isV6).map(asRange) : ips.filter(isV4)]).filter(([, ips]) => (ips as string[]).length));
+    Object.fromEntries(
+      [...map].map(([region, ips]) => [region, v6 ? ips.filter(isV6).map(asRange) : ips.filter(isV4)]).filter(([, ips]) => (ips as string[]).length),
+    );
   const flat = (map: Map<string, string[]>, v6: boolean) => [...new Set(Object.values(pick(map, v6)).flat() as string[])].sort();
 
   const routes: AnyRoute[] = [];
@@ -42,17 +45,32 @@ export function staticIpRoutes({ sql, config }: Deps): AnyRoute[] {
     const Entry = v6 ? Type.String({ description: 'An IPv6 range (CIDR)' }) : Type.String({ format: 'ipv4' });
     routes.push(
       defineRoute({
-        method: 'GET', path: `/v1/${name}`, operationId: v6 ? 'listStaticIpv6s' : 'listStaticIps', summary: `The ${what} check runs come from`, tag, access: 'read',
+        method: 'GET',
+        path: `/v1/${name}`,
+        operationId: v6 ? 'listStaticIpv6s' : 'listStaticIps',
+        summary: `The ${what} check runs come from`,
+        tag,
+        access: 'read',
         schema: { responses: { 200: Type.Array(Entry) } },
         handler: async ({ principal }) => ({ status: 200, body: flat(await byRegion(principal.account.id), v6) }),
       }),
       defineRoute({
-        method: 'GET', path: `/v1/${name}-by-region`, operationId: v6 ? 'listStaticIpv6sByRegion' : 'listStaticIpsByRegion', summary: `The ${what} check runs come from, by location`, tag, access: 'read',
+        method: 'GET',
+        path: `/v1/${name}-by-region`,
+        operationId: v6 ? 'listStaticIpv6sByRegion' : 'listStaticIpsByRegion',
+        summary: `The ${what} check runs come from, by location`,
+        tag,
+        access: 'read',
         schema: { responses: { 200: Type.Record(Type.String(), Type.Array(Entry)) } },
         handler: async ({ principal }) => ({ status: 200, body: pick(await byRegion(principal.account.id), v6) }),
       }),
       defineRoute({
-        method: 'GET', path: `/v1/${name}.txt`, operationId: v6 ? 'listStaticIpv6sText' : 'listStaticIpsText', summary: `The ${what} check runs come from, one a line`, tag, access: 'read',
+        method: 'GET',
+        path: `/v1/${name}.txt`,
+        operationId: v6 ? 'listStaticIpv6sText' : 'listStaticIpsText',
+        summary: `The ${what} check runs come from, one a line`,
+        tag,
+        access: 'read',
         contentType: 'text/plain',
         schema: { responses: { 200: Type.String() } },
         handler: async ({ principal }) => {

@@ -1,11 +1,11 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tickStates } from '../state/apply.js';
-import { DeliveryQueue } from './deliveries.js';
-import { sweepHeartbeats } from '../heartbeats/pings.js';
-import { checkIncidentHooks } from '../status-pages/incidents.js';
 import { startHttpReceiver, startSmtpSink } from '../../test/support/receivers.js';
-import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { sweepHeartbeats } from '../heartbeats/pings.js';
+import { tickStates } from '../state/apply.js';
+import { checkIncidentHooks } from '../status-pages/incidents.js';
+import { DeliveryQueue } from './deliveries.js';
 
 /**
  * The loop end to end, with real receivers: results in → state → alert → delivery to a local HTTP server
@@ -53,24 +53,54 @@ describe('alerts delivered through the alert channels', () => {
     const results = outcomes.map((o) => {
       clock += 60_000;
       return {
-        id: randomUUID(), checkId, checkType: 'API', runLocation: 'eu-west-1',
-        startedAt: new Date(clock).toISOString(), stoppedAt: new Date(clock + 300).toISOString(),
-        hasFailures: o === 'fail', isDegraded: o === 'degraded', responseTime: 300, statusCode: o === 'fail' ? 503 : 200, ...extra,
+        id: randomUUID(),
+        checkId,
+        checkType: 'API',
+        runLocation: 'eu-west-1',
+        startedAt: new Date(clock).toISOString(),
+        stoppedAt: new Date(clock + 300).toISOString(),
+        hasFailures: o === 'fail',
+        isDegraded: o === 'degraded',
+        responseTime: 300,
+        statusCode: o === 'fail' ? 503 : 200,
+        ...extra,
       };
     });
     await post('/v1/check-results', { results });
     return results;
   };
-  const alertsOf = async (checkId: string) => (await svc.call('GET', `/v1/check-alerts/${checkId}?limit=100`)).body as { alertType: string; silenced: boolean; muted: boolean; incidentId: string | null; id: string }[];
-  const waitAlerts = (checkId: string, n: number) => waitFor(() => alertsOf(checkId), (a) => a.length >= n);
-  const notifications = async (q = '') => (await svc.call('GET', `/v1/alert-notifications?limit=100${q}`)).body as { status: string; alertChannelId: number; checkAlertId: string; attempts: { at: string; ok: boolean }[]; notificationResult: string; timestamp: string | null }[];
+  const alertsOf = async (checkId: string) =>
+    (await svc.call('GET', `/v1/check-alerts/${checkId}?limit=100`)).body as {
+      alertType: string;
+      silenced: boolean;
+      muted: boolean;
+      incidentId: string | null;
+      id: string;
+    }[];
+  const waitAlerts = (checkId: string, n: number) =>
+    waitFor(
+      () => alertsOf(checkId),
+      (a) => a.length >= n,
+    );
+  const notifications = async (q = '') =>
+    (await svc.call('GET', `/v1/alert-notifications?limit=100${q}`)).body as {
+      status: string;
+      alertChannelId: number;
+      checkAlertId: string;
+      attempts: { at: string; ok: boolean }[];
+      notificationResult: string;
+      timestamp: string | null;
+    }[];
 
   it('a failing result reaches a webhook with the payload and a valid signature, then recovery', async () => {
     const channel = await webhook('/hook-a');
     const check = await apiCheck('Checkout API', { tags: ['shop'] });
     await subscribe(channel.id, { checkId: check.id });
     const [failing] = await report(check.id, ['fail']);
-    const [hit] = await waitFor(async () => http.to('/hook-a'), (r) => r.length >= 1);
+    const [hit] = await waitFor(
+      async () => http.to('/hook-a'),
+      (r) => r.length >= 1,
+    );
     expect(hit.method).toBe('POST');
     const body = JSON.parse(hit.body);
     expect(body).toMatchObject({
@@ -82,10 +112,16 @@ describe('alerts delivered through the alert channels', () => {
     const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(hit.headers['x-monitoring-signature']))!;
     expect(createHmac('sha256', channel.signingSecret).update(`${t}.${hit.body}`).digest('hex')).toBe(v1);
     await report(check.id, ['pass']);
-    const both = await waitFor(async () => http.to('/hook-a'), (r) => r.length >= 2);
+    const both = await waitFor(
+      async () => http.to('/hook-a'),
+      (r) => r.length >= 2,
+    );
     expect(JSON.parse(both[1].body).alertType).toBe('ALERT_RECOVERY');
     expect((await alertsOf(check.id)).map((a) => a.alertType)).toEqual(['ALERT_RECOVERY', 'ALERT_FAILURE']);
-    const sent = await waitFor(() => notifications(`&alertChannelId=${channel.id}`), (n) => n.every((x) => x.status === 'SUCCESS') && n.length === 2);
+    const sent = await waitFor(
+      () => notifications(`&alertChannelId=${channel.id}`),
+      (n) => n.every((x) => x.status === 'SUCCESS') && n.length === 2,
+    );
     expect(sent[0]).toMatchObject({ status: 'SUCCESS', notificationResult: 'HTTP 200 {"ok":true}' });
     // Filtered by check: this check's deliveries only.
     const other = await apiCheck('Other API');
@@ -103,7 +139,10 @@ describe('alerts delivered through the alert channels', () => {
     const check = await apiCheck('Quote "API"');
     await subscribe(channel.id, { checkId: check.id });
     await report(check.id, ['fail']);
-    const [hit] = await waitFor(async () => http.to('/hook-tpl'), (r) => r.length >= 1);
+    const [hit] = await waitFor(
+      async () => http.to('/hook-tpl'),
+      (r) => r.length >= 1,
+    );
     expect(hit.method).toBe('PUT');
     expect(hit.headers['x-team']).toBe('payments');
     expect(new URL(hit.path, http.url).searchParams.get('check')).toBe('Quote "API"');
@@ -117,13 +156,22 @@ describe('alerts delivered through the alert channels', () => {
     const check = await apiCheck('Payments');
     for (const c of [slack, email, sms]) await subscribe(c.id, { checkId: check.id });
     await report(check.id, ['fail']);
-    const [slackHit] = await waitFor(async () => http.to('/slack'), (r) => r.length >= 1);
+    const [slackHit] = await waitFor(
+      async () => http.to('/slack'),
+      (r) => r.length >= 1,
+    );
     expect(JSON.parse(slackHit.body)).toMatchObject({ channel: '#ops', text: 'Payments is failing', attachments: [{ color: 'danger' }] });
-    const [smsHit] = await waitFor(async () => http.to('/sms'), (r) => r.length >= 1);
+    const [smsHit] = await waitFor(
+      async () => http.to('/sms'),
+      (r) => r.length >= 1,
+    );
     expect(smsHit.headers.authorization).toBe('Bearer sms-token');
     expect(JSON.parse(smsHit.body)).toMatchObject({ to: '+15555550100', name: 'On call' });
     expect(JSON.parse(smsHit.body).text).toContain('Payments is failing');
-    const [mail] = await waitFor(async () => smtp.mails.filter((m) => m.subject?.includes('Payments')), (m) => m.length >= 1);
+    const [mail] = await waitFor(
+      async () => smtp.mails.filter((m) => m.subject?.includes('Payments')),
+      (m) => m.length >= 1,
+    );
     expect(mail.subject).toBe('[ALERT_FAILURE] Payments is failing');
     expect(mail.from?.text).toBe('monitor@example.test');
     expect(mail.text).toContain(`Check: Payments (API, ${check.id})`);
@@ -137,7 +185,10 @@ describe('alerts delivered through the alert channels', () => {
     });
     await subscribe(channel.id, { checkId: check.id });
     await report(check.id, ['fail', 'fail']);
-    await waitFor(() => svc.call('GET', `/v1/check-statuses/${check.id}`), (r) => r.status === 200);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-statuses/${check.id}`),
+      (r) => r.status === 200,
+    );
     expect(await alertsOf(check.id)).toEqual([]);
     await report(check.id, ['fail']);
     await waitAlerts(check.id, 1);
@@ -150,7 +201,10 @@ describe('alerts delivered through the alert channels', () => {
     expect((await alertsOf(check.id)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE_REMAIN', 'ALERT_FAILURE_REMAIN', 'ALERT_FAILURE']);
     await report(check.id, ['pass']);
     await waitAlerts(check.id, 4);
-    await waitFor(async () => http.to('/hook-threshold'), (r) => r.length >= 3);
+    await waitFor(
+      async () => http.to('/hook-threshold'),
+      (r) => r.length >= 3,
+    );
     await new Promise((r) => setTimeout(r, 500));
     // sendRecovery false: three deliveries (failure, two reminders), no recovery.
     expect(http.to('/hook-threshold').map((r) => JSON.parse(r.body).alertType)).toEqual(['ALERT_FAILURE', 'ALERT_FAILURE_REMAIN', 'ALERT_FAILURE_REMAIN']);
@@ -166,11 +220,17 @@ describe('alerts delivered through the alert channels', () => {
     const [alert] = await waitAlerts(muted.id, 1);
     expect(alert).toMatchObject({ alertType: 'ALERT_FAILURE', muted: true, silenced: false });
     await report(inverted.id, ['fail']);
-    await waitFor(() => svc.call('GET', `/v1/check-statuses/${inverted.id}`), (r) => r.status === 200);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-statuses/${inverted.id}`),
+      (r) => r.status === 200,
+    );
     expect(await alertsOf(inverted.id)).toEqual([]);
     await report(inverted.id, ['pass']);
     await waitAlerts(inverted.id, 1);
-    const hits = await waitFor(async () => http.to('/hook-muted'), (r) => r.length >= 1);
+    const hits = await waitFor(
+      async () => http.to('/hook-muted'),
+      (r) => r.length >= 1,
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(http.to('/hook-muted').map((r) => JSON.parse(r.body).check.name)).toEqual(['Expect an error']);
     expect(hits[0]).toBeDefined();
@@ -182,7 +242,10 @@ describe('alerts delivered through the alert channels', () => {
     await subscribe(channel.id, { groupId: group.id });
     const check = await apiCheck('Grouped', { groupId: group.id });
     await report(check.id, ['fail']);
-    const [hit] = await waitFor(async () => http.to('/hook-group'), (r) => r.length >= 1);
+    const [hit] = await waitFor(
+      async () => http.to('/hook-group'),
+      (r) => r.length >= 1,
+    );
     expect(JSON.parse(hit.body).check.id).toBe(check.id);
   });
 
@@ -192,7 +255,10 @@ describe('alerts delivered through the alert channels', () => {
     await subscribe(channel.id, { checkId: check.id });
     http.failNext('/hook-flaky', 2);
     await report(check.id, ['fail']);
-    const [n] = await waitFor(() => notifications(`&alertChannelId=${channel.id}`), (x) => x[0]?.status === 'SUCCESS');
+    const [n] = await waitFor(
+      () => notifications(`&alertChannelId=${channel.id}`),
+      (x) => x[0]?.status === 'SUCCESS',
+    );
     expect(n.attempts).toHaveLength(3);
     expect(n.attempts.map((a) => a.ok)).toEqual([false, false, true]);
     expect(n.timestamp).toBe(n.attempts[2].at);
@@ -206,7 +272,11 @@ describe('alerts delivered through the alert channels', () => {
     await subscribe(channel.id, { checkId: check.id });
     http.alwaysFail('/hook-down');
     await report(check.id, ['fail']);
-    const [n] = await waitFor(() => notifications(`&alertChannelId=${channel.id}`), (x) => x[0]?.status === 'FAILURE', 30_000);
+    const [n] = await waitFor(
+      () => notifications(`&alertChannelId=${channel.id}`),
+      (x) => x[0]?.status === 'FAILURE',
+      30_000,
+    );
     expect(n.attempts).toHaveLength(4);
     expect(n.notificationResult).toBe('HTTP 500 receiver says no');
     // When it was last tried: what a reader of the delivery log needs to see for a failed one.
@@ -217,7 +287,9 @@ describe('alerts delivered through the alert channels', () => {
   });
 
   it('triggerIncident opens an incident with the failure and resolves it with the recovery', async () => {
-    const check = await apiCheck('Incident', { triggerIncident: { serviceId: 'svc-1', name: 'Checkout down', description: 'd', severity: 'MAJOR', notifySubscribers: false } });
+    const check = await apiCheck('Incident', {
+      triggerIncident: { serviceId: 'svc-1', name: 'Checkout down', description: 'd', severity: 'MAJOR', notifySubscribers: false },
+    });
     await report(check.id, ['fail']);
     const [failure] = await waitAlerts(check.id, 1);
     expect(failure.incidentId).toEqual(expect.any(String));
@@ -232,8 +304,20 @@ describe('alerts delivered through the alert channels', () => {
     // An operator tailing the log at the default level reads each of these, with its ids and an ISO time.
     const lines = svc.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.checkId === check.id);
     const said = lines.map((l) => [l.event, l.msg]);
-    expect(said).toEqual([['check.state', 'check failing'], ['incident.opened', 'incident opened'], ['check.state', 'check recovered'], ['incident.resolved', 'incident resolved']]);
-    expect(lines[0]).toMatchObject({ level: 30, check: 'Incident', alertType: 'ALERT_FAILURE', alertId: failure.id, notifications: 0, time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect(said).toEqual([
+      ['check.state', 'check failing'],
+      ['incident.opened', 'incident opened'],
+      ['check.state', 'check recovered'],
+      ['incident.resolved', 'incident resolved'],
+    ]);
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      check: 'Incident',
+      alertType: 'ALERT_FAILURE',
+      alertId: failure.id,
+      notifications: 0,
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
     expect(lines[1]).toMatchObject({ incidentId: failure.incidentId });
   });
 
@@ -284,15 +368,24 @@ describe('heartbeats', () => {
     const channel = (await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name: 'hb', url: `${http.url}/hb` } } })).body;
     const check = await heartbeat('nightly backup');
     await svc.call('PUT', `/v1/alert-channels/${channel.id}/subscriptions`, { body: { checkId: check.id } });
-    const missed = await waitFor(() => results(check.id), (r) => r.length >= 1);
+    const missed = await waitFor(
+      () => results(check.id),
+      (r) => r.length >= 1,
+    );
     expect(missed[0]).toMatchObject({ hasFailures: true, runLocation: 'heartbeat' });
-    const [hit] = await waitFor(async () => http.to('/hb'), (r) => r.length >= 1);
+    const [hit] = await waitFor(
+      async () => http.to('/hb'),
+      (r) => r.length >= 1,
+    );
     expect(JSON.parse(hit.body)).toMatchObject({ alertType: 'ALERT_FAILURE', check: { id: check.id, checkType: 'HEARTBEAT' } });
     // Ping by the URL the check shows, without a key.
     const ping = await fetch(check.heartbeat.pingUrl, { method: 'POST' });
     expect(ping.status).toBe(200);
     expect(await ping.json()).toEqual({ status: 'ok', checkId: check.id });
-    await waitFor(async () => http.to('/hb'), (r) => r.some((x) => JSON.parse(x.body).alertType === 'ALERT_RECOVERY'));
+    await waitFor(
+      async () => http.to('/hb'),
+      (r) => r.some((x) => JSON.parse(x.body).alertType === 'ALERT_RECOVERY'),
+    );
     const all = await results(check.id);
     expect(all.some((r) => !r.hasFailures)).toBe(true);
   });
@@ -302,7 +395,10 @@ describe('heartbeats', () => {
     const token = check.heartbeat.pingToken;
     expect((await svc.call('GET', `/ping/${token}/fail`, { key: null })).status).toBe(200);
     expect((await fetch(`${svc.url}/ping/${token}`, { method: 'HEAD' })).status).toBe(200);
-    const got = await waitFor(() => results(check.id), (r) => r.length >= 2);
+    const got = await waitFor(
+      () => results(check.id),
+      (r) => r.length >= 2,
+    );
     expect(got.map((r) => r.hasFailures).sort()).toEqual([false, true]);
     expect((await svc.call('GET', `/ping/${randomUUID()}`, { key: null })).status).toBe(404);
     expect((await svc.call('GET', '/ping/not-a-token', { key: null })).status).toBe(400);
@@ -331,7 +427,9 @@ describe('heartbeats', () => {
 
   it('is not evaluated while a maintenance window pauses it', async () => {
     const day = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString().slice(0, 10);
-    await svc.call('POST', '/v1/maintenance-windows', { body: { name: 'pause hb', startsAt: day(-1), endsAt: day(1), tags: ['paused-hb'], pauseAllChecks: true } });
+    await svc.call('POST', '/v1/maintenance-windows', {
+      body: { name: 'pause hb', startsAt: day(-1), endsAt: day(1), tags: ['paused-hb'], pauseAllChecks: true },
+    });
     const check = await heartbeat('paused', { tags: ['paused-hb'] });
     await new Promise((r) => setTimeout(r, 2000));
     expect(await results(check.id)).toEqual([]);
@@ -356,7 +454,10 @@ describe('heartbeats', () => {
     await svc.deps.sql`update heartbeat_deadlines set next_deadline_at = ${past} where check_id = ${check.id}`;
     const now = Date.now();
     const recorded = await Promise.all([sweepHeartbeats(svc.deps.sql, svc.deps.ingest, now), sweepHeartbeats(svc.deps.sql, svc.deps.ingest, now)]);
-    await waitFor(() => results(check.id), (r) => r.length >= 1);
+    await waitFor(
+      () => results(check.id),
+      (r) => r.length >= 1,
+    );
     await new Promise((r) => setTimeout(r, 500));
     expect(await results(check.id)).toHaveLength(1);
     expect((await svc.call('GET', `/v1/check-alerts/${check.id}`)).body).toHaveLength(1);

@@ -125,20 +125,22 @@ export async function deleteChannel(db: Sql, accountId: string, id: number): Pro
 
 /** Whether the check or group a subscription points at is the account's. */
 export async function subscriptionTargetExists(db: Sql, accountId: string, target: SubscriptionTarget): Promise<boolean> {
-  const rows = 'checkId' in target
-    ? await db`select id from checks where id = ${target.checkId} and account_id = ${accountId}`
-    : await db`select id from check_groups where id = ${target.groupId} and account_id = ${accountId}`;
+  const rows =
+    'checkId' in target
+      ? await db`select id from checks where id = ${target.checkId} and account_id = ${accountId}`
+      : await db`select id from check_groups where id = ${target.groupId} and account_id = ${accountId}`;
   return rows.length > 0;
 }
 
 /** Subscribes the check or group to the channel, or sets `activated` on the subscription it has; returns the row. */
 export async function upsertSubscription(db: Sql, channelId: number, target: SubscriptionTarget, activated: boolean): Promise<SubscriptionRow> {
-  const [row] = 'checkId' in target
-    ? await db<SubscriptionRow[]>`insert into alert_subscriptions (alert_channel_id, check_id, activated)
+  const [row] =
+    'checkId' in target
+      ? await db<SubscriptionRow[]>`insert into alert_subscriptions (alert_channel_id, check_id, activated)
         values (${channelId}, ${target.checkId}, ${activated})
         on conflict (alert_channel_id, check_id) where check_id is not null
         do update set activated = excluded.activated returning *`
-    : await db<SubscriptionRow[]>`insert into alert_subscriptions (alert_channel_id, group_id, activated)
+      : await db<SubscriptionRow[]>`insert into alert_subscriptions (alert_channel_id, group_id, activated)
         values (${channelId}, ${target.groupId}, ${activated})
         on conflict (alert_channel_id, group_id) where group_id is not null
         do update set activated = excluded.activated returning *`;
@@ -147,11 +149,12 @@ export async function upsertSubscription(db: Sql, channelId: number, target: Sub
 
 /** Removes the check's or group's subscription to the account's channel; false when there was none. */
 export async function deleteSubscription(db: Sql, accountId: string, channelId: number, target: SubscriptionTarget): Promise<boolean> {
-  const rows = 'checkId' in target
-    ? await db`delete from alert_subscriptions s using alert_channels c
+  const rows =
+    'checkId' in target
+      ? await db`delete from alert_subscriptions s using alert_channels c
         where s.alert_channel_id = ${channelId} and s.check_id = ${target.checkId} and c.id = s.alert_channel_id and c.account_id = ${accountId}
         returning s.alert_channel_id`
-    : await db`delete from alert_subscriptions s using alert_channels c
+      : await db`delete from alert_subscriptions s using alert_channels c
         where s.alert_channel_id = ${channelId} and s.group_id = ${target.groupId} and c.id = s.alert_channel_id and c.account_id = ${accountId}
         returning s.alert_channel_id`;
   return rows.length > 0;
@@ -187,7 +190,9 @@ export async function channelsOfLocation(db: Sql, accountId: string, slug: strin
 /** Passes every channel's stored secrets (its config's, its signing secret) through `f` (sealing begins, or a key rotation). */
 export async function resealChannelSecrets(db: Sql, f: (value: string) => string): Promise<number> {
   let changed = 0;
-  for (const row of await db<{ id: number; type: ChannelType; config: Record<string, unknown>; signing_secret: string | null }[]>`select id, type, config, signing_secret from alert_channels`) {
+  for (const row of await db<
+    { id: number; type: ChannelType; config: Record<string, unknown>; signing_secret: string | null }[]
+  >`select id, type, config, signing_secret from alert_channels`) {
     const config = mapChannelSecrets(row.type, row.config, f);
     const signing = row.signing_secret && f(row.signing_secret);
     if (JSON.stringify(config) === JSON.stringify(row.config) && signing === row.signing_secret) continue;

@@ -14,7 +14,10 @@ describe('alert channels', () => {
   it.each([
     [{ type: 'EMAIL', config: { address: 'a@x.test' } }, { address: 'a@x.test' }],
     [{ type: 'SLACK', config: { url: 'https://hooks.slack.test/T1' } }, { url: 'https://hooks.slack.test/T1' }],
-    [{ type: 'SMS', config: { number: '+31612345678', name: 'On call' } }, { number: '+31612345678', name: 'On call' }],
+    [
+      { type: 'SMS', config: { number: '+31612345678', name: 'On call' } },
+      { number: '+31612345678', name: 'On call' },
+    ],
     [
       { type: 'WEBHOOK', config: { name: 'pager', url: 'https://x.test/hook', method: 'PUT', queryParameters: [{ key: 'a', value: 'b' }] } },
       { name: 'pager', url: 'https://x.test/hook', method: 'PUT', headers: [], queryParameters: [{ key: 'a', value: 'b', locked: false }] },
@@ -88,11 +91,7 @@ describe('alert channels', () => {
     expect(anchorForm.body).toEqual({ alertChannelId: ch.id, checkId: c.id, groupId: null, activated: true });
     expectFieldError(await svc.call('PUT', `/v1/alert-channels/${ch.id}/subscriptions`, { body: { checkId: null, groupId: null } }), 'body.checkId', 'oneOf');
     expectFieldError(await svc.call('PUT', `/v1/alert-channels/${ch.id}/subscriptions`, { body: { activated: true } }), 'body.checkId', 'oneOf');
-    expectFieldError(
-      await svc.call('PUT', `/v1/alert-channels/${ch.id}/subscriptions`, { body: { checkId: c.id, groupId: g.id } }),
-      'body.checkId',
-      'oneOf',
-    );
+    expectFieldError(await svc.call('PUT', `/v1/alert-channels/${ch.id}/subscriptions`, { body: { checkId: c.id, groupId: g.id } }), 'body.checkId', 'oneOf');
     expectFieldError(await svc.call('PUT', `/v1/alert-channels/${ch.id}/subscriptions`, { body: { checkId: randomUUID() } }), 'body.checkId', 'exists');
     expect((await svc.call('PUT', '/v1/alert-channels/999999/subscriptions', { body: { checkId: c.id } })).status).toBe(404);
   });
@@ -120,7 +119,9 @@ describe('alert channels', () => {
     const { startHttpReceiver } = await import('../../test/support/receivers.js');
     const receiver = await startHttpReceiver();
     try {
-      const hook = await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name: 'test me', url: `${receiver.url}/hook`, method: 'POST' } } });
+      const hook = await svc.call('POST', '/v1/alert-channels', {
+        body: { type: 'WEBHOOK', config: { name: 'test me', url: `${receiver.url}/hook`, method: 'POST' } },
+      });
       const before = await svc.deps.sql`select count(*)::int as n from alert_notifications`;
       const ok = await svc.call('POST', `/v1/alert-channels/${hook.body.id}/test`);
       expect(ok.status).toBe(200);

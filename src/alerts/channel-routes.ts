@@ -1,38 +1,38 @@
 import { randomBytes } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
-import { CHANNEL_KINDS, checkChannelConfig, keepStoredChannelConfig, maskChannelConfig, opensIncidents, sendThrough } from './channels/index.js';
-import type { AlertMessage } from './message.js';
+import { type Static, Type } from '@sinclair/typebox';
 import type { Principal } from '../accounts/index.js';
-import { CHANNEL_TYPES } from '../model/alerts.js';
-import { channelHealth, ChannelHealth } from './health.js';
-import type { Deps } from '../storage/deps.js';
 import { notFound } from '../http/errors.js';
-import { listReply, PageQuery } from '../http/pagination.js';
 import { NumericIdParams } from '../http/ids.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
-import { IgnoredField, Nullable, StringEnum, TaggedUnion } from '../http/schemas.js';
-import { transaction, type Sql } from '../storage/postgres.js';
-import { listAccountRows } from '../storage/rows.js';
+import { listReply, PageQuery } from '../http/pagination.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
+import { IgnoredField, Nullable, StringEnum, TaggedUnion } from '../http/schemas.js';
+import { may } from '../model/accounts.js';
+import { CHANNEL_TYPES } from '../model/alerts.js';
 import { iso } from '../model/time.js';
+import type { Deps } from '../storage/deps.js';
+import { type Sql, transaction } from '../storage/postgres.js';
+import { listAccountRows } from '../storage/rows.js';
 import {
   accountCheckIds,
   accountGroupIds,
+  type ChannelRow,
   channelExists,
   deleteChannel,
   findChannel,
   insertChannel,
   lockChannelType,
   replaceSubscriptionRows,
+  rotateChannelSecrets,
+  type SubscriptionRow,
   subscriptionsOf,
   subscriptionTargetExists,
-  rotateChannelSecrets,
   updateChannel,
   upsertSubscription,
-  type ChannelRow,
-  type SubscriptionRow,
 } from './channel-repository.js';
-import { may } from '../model/accounts.js';
+import { CHANNEL_KINDS, checkChannelConfig, keepStoredChannelConfig, maskChannelConfig, opensIncidents, sendThrough } from './channels/index.js';
+import { ChannelHealth, channelHealth } from './health.js';
+import type { AlertMessage } from './message.js';
 
 /** A subscription as the anchor writes it inside a channel body: a check or a group (`id` is read-only). */
 const ChannelSubscription = Type.Object(
@@ -59,9 +59,7 @@ const ChannelBody = TaggedUnion(
         sslExpiry: Type.Boolean({ default: false, description: 'Alert on expiring SSL certificates of subscribed checks' }),
         sslExpiryThreshold: Type.Integer({ minimum: 1, maximum: 30, default: 30, description: 'Days before expiry to start alerting' }),
         autoSubscribe: Type.Boolean({ default: false, description: 'Subscribe every check created from now on to this channel' }),
-        subscriptions: Type.Optional(
-          Type.Array(ChannelSubscription, { maxItems: 1000, description: "Replaces the channel's subscriptions" }),
-        ),
+        subscriptions: Type.Optional(Type.Array(ChannelSubscription, { maxItems: 1000, description: "Replaces the channel's subscriptions" })),
       },
       { additionalProperties: false },
     ),
@@ -104,7 +102,7 @@ const Channel = Type.Object({
   subscriptions: Type.Array(SubscriptionResult),
   health: ChannelHealth,
   signingSecret: Type.Optional(
-    Type.String({ description: "Webhook channels: the HMAC key of their X-Monitoring-Signature header; in the response that creates the channel only" }),
+    Type.String({ description: 'Webhook channels: the HMAC key of their X-Monitoring-Signature header; in the response that creates the channel only' }),
   ),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),
@@ -189,7 +187,11 @@ export function alertChannelRoutes({ sql, outbound, config }: Deps): AnyRoute[] 
         const { rows, total } = await listAccountRows<ChannelRow>(sql, 'alert_channels', principal.account.id, query);
         const ids = rows.map((r) => r.id);
         const [subs, health] = await Promise.all([subscriptionsOf(sql, ids), channelHealth(sql, ids)]);
-        return listReply(rows.map((r) => toChannel(r, subs.get(r.id)!, health.get(r.id)!, revealsHeaders(principal))), total, query);
+        return listReply(
+          rows.map((r) => toChannel(r, subs.get(r.id)!, health.get(r.id)!, revealsHeaders(principal))),
+          total,
+          query,
+        );
       },
     }),
     defineRoute({
@@ -251,9 +253,9 @@ export function alertChannelRoutes({ sql, outbound, config }: Deps): AnyRoute[] 
       method: 'POST',
       path: '/v1/alert-channels/{id}/rotate-secret',
       operationId: 'rotateAlertChannelSecret',
-      summary: "Give a webhook channel new secrets (its signing secret and webhookSecret), shown in this response only",
+      summary: 'Give a webhook channel new secrets (its signing secret and webhookSecret), shown in this response only',
       description:
-        'Both signatures change at once: X-Monitoring-Signature (signingSecret) and the anchor\'s x-checkly-signature ' +
+        "Both signatures change at once: X-Monitoring-Signature (signingSecret) and the anchor's x-checkly-signature " +
         '(webhookSecret; send your own value, or one is made). Deliveries from now on use the new keys.',
       tag,
       access: 'write',
@@ -277,13 +279,21 @@ export function alertChannelRoutes({ sql, outbound, config }: Deps): AnyRoute[] 
       operationId: 'testAlertChannel',
       summary: 'Send a test message through the channel now (our addition): what the far end answered, or why it failed',
       description:
-        'One attempt, through the outbound policy, with the channel\'s own template and signature; nothing is recorded as an alert or a ' +
+        "One attempt, through the outbound policy, with the channel's own template and signature; nothing is recorded as an alert or a " +
         'notification. On PagerDuty and Opsgenie the test incident is resolved right after it is opened. At most 10 a minute per account.',
       tag,
       access: 'write',
       errors: [404],
       rateLimit: { points: 10, windowSeconds: 60 },
-      schema: { params: NumericIdParams, responses: { 200: Type.Object({ ok: Type.Boolean(), detail: Type.String({ description: 'What the far end answered, or why the attempt failed' }) }, { additionalProperties: false }) } },
+      schema: {
+        params: NumericIdParams,
+        responses: {
+          200: Type.Object(
+            { ok: Type.Boolean(), detail: Type.String({ description: 'What the far end answered, or why the attempt failed' }) },
+            { additionalProperties: false },
+          ),
+        },
+      },
       handler: async ({ principal, params }) => {
         const row = await findChannel(sql, principal.account.id, params.id);
         if (!row) throw notFound();
@@ -304,7 +314,8 @@ export function alertChannelRoutes({ sql, outbound, config }: Deps): AnyRoute[] 
           const ctx = { settings: config.alerts, signingSecret: row.signing_secret, dispatcher: outbound.dispatcher() };
           const detail = await sendThrough(row.type, row.config, message, ctx);
           // PagerDuty and Opsgenie keep what a failure opened: the test's incident is resolved at once, not left paging.
-          if (opensIncidents(row.type)) await sendThrough(row.type, row.config, { ...message, alertType: 'ALERT_RECOVERY', title: 'Test message: resolved' }, ctx);
+          if (opensIncidents(row.type))
+            await sendThrough(row.type, row.config, { ...message, alertType: 'ALERT_RECOVERY', title: 'Test message: resolved' }, ctx);
           return { status: 200, body: { ok: true, detail: detail.slice(0, 2000) } };
         } catch (err) {
           return { status: 200, body: { ok: false, detail: ((err as Error).message || String(err)).slice(0, 2000) } };
@@ -340,9 +351,7 @@ export function alertChannelRoutes({ sql, outbound, config }: Deps): AnyRoute[] 
         if (!(await channelExists(sql, accountId, params.id))) throw notFound();
         const target = body.checkId ? { checkId: body.checkId } : { groupId: body.groupId! };
         const exists = await subscriptionTargetExists(sql, accountId, target);
-        new Rules()
-          .check(exists, body.checkId ? 'body.checkId' : 'body.groupId', 'exists', 'names no check or group of this account')
-          .throwIfAny();
+        new Rules().check(exists, body.checkId ? 'body.checkId' : 'body.groupId', 'exists', 'names no check or group of this account').throwIfAny();
         const row = await upsertSubscription(sql, params.id, target, body.activated);
         return { status: 200, body: toSubscription(row) };
       },

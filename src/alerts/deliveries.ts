@@ -1,15 +1,15 @@
 import { DelayedError, type Job, type Queue } from 'bullmq';
+import type { ChannelType } from '../model/alerts.js';
+import { type AlertType } from '../model/alerts.js';
+import type { CheckType } from '../model/checks.js';
 import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import type { OutboundPolicy } from '../platform/outbound.js';
-import type { ChannelType } from '../model/alerts.js';
-import type { CheckType } from '../model/checks.js';
 import type { Sql } from '../storage/postgres.js';
-import { openVariables } from '../storage/secret-box.js';
 import type { Queues } from '../storage/queues.js';
+import { openVariables } from '../storage/secret-box.js';
 import { closeSenders, sendThrough } from './channels/index.js';
-import { titleOf, type AlertMessage } from './message.js';
-import { type AlertType } from '../model/alerts.js';
+import { type AlertMessage, titleOf } from './message.js';
 
 export const DELIVERY_QUEUE = 'alert-deliveries';
 
@@ -21,7 +21,10 @@ interface DeliveryJob {
 export class DeliveryQueue {
   readonly queue: Queue<DeliveryJob>;
 
-  constructor(queues: Queues, private readonly opts: Pick<Config['alerts'], 'deliveryAttempts' | 'retryBaseMs'>) {
+  constructor(
+    queues: Queues,
+    private readonly opts: Pick<Config['alerts'], 'deliveryAttempts' | 'retryBaseMs'>,
+  ) {
     this.queue = queues.queue<DeliveryJob>(DELIVERY_QUEUE);
   }
 
@@ -113,7 +116,8 @@ const ORDER_WAIT_MS = 1000;
 async function variablesOf(sql: Sql, n: NotificationRow): Promise<Record<string, string>> {
   const account = await sql<{ key: string; value: string; secret: boolean }[]>`select key, value, secret from variables where account_id = ${n.account_id}`;
   const out: Record<string, string> = {};
-  for (const list of [account, n.group_variables ?? [], n.check_variables ?? []]) for (const v of openVariables(list)) if (v.value !== null) out[v.key] = v.value;
+  for (const list of [account, n.group_variables ?? [], n.check_variables ?? []])
+    for (const v of openVariables(list)) if (v.value !== null) out[v.key] = v.value;
   return out;
 }
 
@@ -175,7 +179,11 @@ export function startDeliveryWorker(
       throw err;
     }
   }
-  const worker = queues.worker<DeliveryJob>(DELIVERY_QUEUE, process, { concurrency: opts.concurrency ?? 4, label: 'delivery', describe: (data) => ({ notificationId: data.notificationId }) });
+  const worker = queues.worker<DeliveryJob>(DELIVERY_QUEUE, process, {
+    concurrency: opts.concurrency ?? 4,
+    label: 'delivery',
+    describe: (data) => ({ notificationId: data.notificationId }),
+  });
   return {
     async close() {
       await queues.closeWorker(worker);

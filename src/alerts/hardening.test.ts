@@ -1,8 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../accounts/repository.js';
 import { startHttpReceiver } from '../../test/support/receivers.js';
-import { expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { expectFieldError, startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { createApiKey } from '../accounts/repository.js';
 
 /** Deliveries that cannot be turned against the service or its network, and channels as the anchor's receivers expect them. */
 describe('alert channels, hardened', () => {
@@ -12,7 +12,12 @@ describe('alert channels, hardened', () => {
 
   beforeAll(async () => {
     http = await startHttpReceiver();
-    svc = await startTestService({ STATE_SWEEP_INTERVAL_MS: '100', ALERT_RETRY_BASE_MS: '50', ALERT_DELIVERY_ATTEMPTS: '2', ALERT_DELIVERY_TIMEOUT_MS: '3000' });
+    svc = await startTestService({
+      STATE_SWEEP_INTERVAL_MS: '100',
+      ALERT_RETRY_BASE_MS: '50',
+      ALERT_DELIVERY_ATTEMPTS: '2',
+      ALERT_DELIVERY_TIMEOUT_MS: '3000',
+    });
     readOnlyKey = (await createApiKey(svc.deps.sql, { accountId: svc.defaultAccountId, role: 'read-only' })).key;
   }, 60_000);
   afterAll(async () => {
@@ -29,10 +34,25 @@ describe('alert channels, hardened', () => {
   let clock = Date.now() - 30 * 60_000;
   /** A check subscribed to `channelId` only, and one failing run of it. */
   const failOnce = async (channelId: number, name = 'Shop API', extra: Record<string, unknown> = {}) => {
-    const check = await post('/v1/checks/api?autoAssignAlerts=false', { name, tags: ['team:shop', 'env:prod'], request: { url: 'https://shop.example.test' }, ...extra });
+    const check = await post('/v1/checks/api?autoAssignAlerts=false', {
+      name,
+      tags: ['team:shop', 'env:prod'],
+      request: { url: 'https://shop.example.test' },
+      ...extra,
+    });
     await svc.call('PUT', `/v1/alert-channels/${channelId}/subscriptions`, { body: { checkId: check.id, activated: true } });
     clock += 60_000;
-    const result = { id: randomUUID(), checkId: check.id, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(clock).toISOString(), stoppedAt: new Date(clock + 300).toISOString(), hasFailures: true, responseTime: 300, statusCode: 503 };
+    const result = {
+      id: randomUUID(),
+      checkId: check.id,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: new Date(clock).toISOString(),
+      stoppedAt: new Date(clock + 300).toISOString(),
+      hasFailures: true,
+      responseTime: 300,
+      statusCode: 503,
+    };
     await post('/v1/check-results', { results: [result] });
     return { check, result };
   };
@@ -45,11 +65,22 @@ describe('alert channels, hardened', () => {
     }[];
 
   describe('outbound policy', () => {
-    it('refuses at create and update an address the policy refuses, in every spelling, and the service\'s own endpoints', async () => {
+    it("refuses at create and update an address the policy refuses, in every spelling, and the service's own endpoints", async () => {
       const strict = await startTestService({ OUTBOUND_ALLOW: '' });
       try {
-        for (const url of ['http://127.0.0.1/', 'http://localhost:8080/', 'http://0.0.0.0/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://2130706433/',
-          'http://0x7f000001/', 'http://127.1/', 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', 'http://[fd00::1]/']) {
+        for (const url of [
+          'http://127.0.0.1/',
+          'http://localhost:8080/',
+          'http://0.0.0.0/',
+          'http://[::1]/',
+          'http://[::ffff:127.0.0.1]/',
+          'http://2130706433/',
+          'http://0x7f000001/',
+          'http://127.1/',
+          'http://169.254.169.254/latest/meta-data/',
+          'http://10.0.0.1/',
+          'http://[fd00::1]/',
+        ]) {
           const res = await strict.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name: 'x', url } } });
           expect(res.status, url).toBe(400);
           expectFieldError(res, 'body.config.url', 'outbound');
@@ -78,7 +109,10 @@ describe('alert channels, hardened', () => {
       const port = new URL(http.url).port;
       const channel = await post('/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'internal', url: `http://internal.example.test:${port}/internal` } });
       await failOnce(channel.id);
-      const [n] = await waitFor(() => notificationsOf(channel.id), (list) => list.length === 1 && list[0].status === 'FAILURE');
+      const [n] = await waitFor(
+        () => notificationsOf(channel.id),
+        (list) => list.length === 1 && list[0].status === 'FAILURE',
+      );
       expect(n.attempts).toHaveLength(2);
       for (const a of n.attempts) expect(a.detail).toMatch(/^blocked by outbound policy: internal\.example\.test is not named by OUTBOUND_ALLOW/);
       expect(http.to('/internal')).toEqual([]);
@@ -88,7 +122,10 @@ describe('alert channels, hardened', () => {
       http.endless('/endless');
       const channel = await post('/v1/alert-channels', webhookBody({ url: `${http.url}/endless` }));
       await failOnce(channel.id);
-      const [n] = await waitFor(() => notificationsOf(channel.id), (list) => list.length === 1 && list[0].status !== 'IN_PROGRESS');
+      const [n] = await waitFor(
+        () => notificationsOf(channel.id),
+        (list) => list.length === 1 && list[0].status !== 'IN_PROGRESS',
+      );
       expect(n.status).toBe('SUCCESS');
       expect(n.notificationResult).toMatch(/^HTTP 200 x{500} …$/);
       // The receiver wrote what its socket took before the delivery hung up: far less than it would have in the attempt's 3 s.
@@ -98,16 +135,28 @@ describe('alert channels, hardened', () => {
 
   describe('secrets in channels', () => {
     it('secret header values and webhookSecret are write-only; read-only keys see no header values; an update keeps what it sent back masked', async () => {
-      const created = await post('/v1/alert-channels', webhookBody({
-        url: `${http.url}/secret-hook`,
-        headers: [{ key: 'Authorization', value: 'Bearer receiver-token', secret: true }, { key: 'X-Team', value: 'payments' }],
-        webhookSecret: 'whk-0123456789abcdef',
-      }));
-      expect(created.config.headers).toEqual([{ key: 'Authorization', value: '', locked: false, secret: true }, { key: 'X-Team', value: 'payments', locked: false, secret: false }]);
+      const created = await post(
+        '/v1/alert-channels',
+        webhookBody({
+          url: `${http.url}/secret-hook`,
+          headers: [
+            { key: 'Authorization', value: 'Bearer receiver-token', secret: true },
+            { key: 'X-Team', value: 'payments' },
+          ],
+          webhookSecret: 'whk-0123456789abcdef',
+        }),
+      );
+      expect(created.config.headers).toEqual([
+        { key: 'Authorization', value: '', locked: false, secret: true },
+        { key: 'X-Team', value: 'payments', locked: false, secret: false },
+      ]);
       expect(created.config.webhookSecret).toBe('');
       const asReader = (await svc.call('GET', `/v1/alert-channels/${created.id}`, { key: readOnlyKey })).body;
       expect(asReader.config.headers.map((h: { value: string }) => h.value)).toEqual(['', '']);
-      const listed = (await svc.call('GET', '/v1/alert-channels?limit=100', { key: readOnlyKey })).body as { id: number; config: { headers?: { value: string }[] } }[];
+      const listed = (await svc.call('GET', '/v1/alert-channels?limit=100', { key: readOnlyKey })).body as {
+        id: number;
+        config: { headers?: { value: string }[] };
+      }[];
       expect(listed.find((c) => c.id === created.id)!.config.headers!.map((h) => h.value)).toEqual(['', '']);
       // A client that read the channel sends it back as read: the stored secrets stay.
       const admin = (await svc.call('GET', `/v1/alert-channels/${created.id}`)).body;
@@ -115,15 +164,22 @@ describe('alert channels, hardened', () => {
       expect(put.status).toBe(200);
       const { result, check } = await failOnce(created.id);
       // The check's view of its channels shows header values to keys that may write, never a secret one.
-      const seen = (key?: string) => svc.call('GET', `/v1/checks/${check.id}`, { key }).then((r) => r.body.alertChannels.webhook[0].headers.map((h: { value: string }) => h.value));
+      const seen = (key?: string) =>
+        svc.call('GET', `/v1/checks/${check.id}`, { key }).then((r) => r.body.alertChannels.webhook[0].headers.map((h: { value: string }) => h.value));
       expect(await seen()).toEqual(['', 'payments']);
       expect(await seen(readOnlyKey)).toEqual(['', '']);
-      const [hit] = await waitFor(async () => http.to('/secret-hook'), (r) => r.length >= 1);
+      const [hit] = await waitFor(
+        async () => http.to('/secret-hook'),
+        (r) => r.length >= 1,
+      );
       expect(hit.headers.authorization).toBe('Bearer receiver-token');
       expect(hit.headers['x-team']).toBe('payments');
       expect(hit.headers['x-checkly-signature']).toBe(createHmac('sha256', 'whk-0123456789abcdef').update(hit.body).digest('hex'));
       expect(JSON.parse(hit.body).run.id).toBe(result.id);
-      const [n] = await waitFor(() => notificationsOf(created.id, readOnlyKey), (l) => l.length === 1);
+      const [n] = await waitFor(
+        () => notificationsOf(created.id, readOnlyKey),
+        (l) => l.length === 1,
+      );
       expect((n.alertConfig.headers as { value: string }[]).map((h) => h.value)).toEqual(['', '']);
       expect(n.alertConfig.webhookSecret).toBe('');
       expect(JSON.stringify(await notificationsOf(created.id))).not.toContain('receiver-token');
@@ -162,14 +218,17 @@ describe('alert channels, hardened', () => {
       await svc.call('POST', '/v1/variables', { body: { key: 'INJECT', value: 'a\r\nX-Injected: yes' } });
       const channel = await post('/v1/alert-channels', webhookBody({ url: `${http.url}/clean`, headers: [{ key: 'X-From-Template', value: '{{INJECT}} ✓' }] }));
       await failOnce(channel.id);
-      const [hit] = await waitFor(async () => http.to('/clean'), (r) => r.length >= 1);
+      const [hit] = await waitFor(
+        async () => http.to('/clean'),
+        (r) => r.length >= 1,
+      );
       expect(hit.headers['x-from-template']).toBe('a X-Injected: yes ?');
       expect(hit.headers['x-injected']).toBeUndefined();
     });
   });
 
   describe('webhooks as the anchor sends them', () => {
-    it('renders Handlebars with the anchor\'s variables and helpers, JSON-safe, and signs with x-checkly-signature', async () => {
+    it("renders Handlebars with the anchor's variables and helpers, JSON-safe, and signs with x-checkly-signature", async () => {
       await svc.call('POST', '/v1/variables', { body: { key: 'TEAM_CHANNEL', value: '#shop' } });
       const template = JSON.stringify({
         title: '{{ALERT_TITLE}}',
@@ -189,7 +248,10 @@ describe('alert channels, hardened', () => {
       });
       const channel = await post('/v1/alert-channels', webhookBody({ url: `${http.url}/anchor`, template, webhookSecret: 'first-secret-value' }));
       const { check, result } = await failOnce(channel.id, 'Shop "API"');
-      const [hit] = await waitFor(async () => http.to('/anchor'), (r) => r.length >= 1);
+      const [hit] = await waitFor(
+        async () => http.to('/anchor'),
+        (r) => r.length >= 1,
+      );
       const body = JSON.parse(hit.body);
       expect(body).toMatchObject({
         title: 'Shop "API" is failing',
@@ -209,7 +271,7 @@ describe('alert channels, hardened', () => {
       expect(hit.headers['x-checkly-signature']).toBe(createHmac('sha256', 'first-secret-value').update(hit.body).digest('hex'));
     });
 
-    it('rotates a webhook\'s secrets: the next delivery is signed with the new ones, shown once', async () => {
+    it("rotates a webhook's secrets: the next delivery is signed with the new ones, shown once", async () => {
       const channel = await post('/v1/alert-channels', webhookBody({ url: `${http.url}/rotated`, webhookSecret: 'old-secret-0123456789' }));
       const rotated = await svc.call('POST', `/v1/alert-channels/${channel.id}/rotate-secret`, { body: {} });
       expect(rotated.status).toBe(200);
@@ -218,7 +280,10 @@ describe('alert channels, hardened', () => {
       expect((await svc.call('POST', `/v1/alert-channels/${channel.id}/rotate-secret`, { body: {}, key: readOnlyKey })).status).toBe(403);
       expect((await svc.call('GET', `/v1/alert-channels/${channel.id}`)).body.config.webhookSecret).toBe('');
       await failOnce(channel.id);
-      const [hit] = await waitFor(async () => http.to('/rotated'), (r) => r.length >= 1);
+      const [hit] = await waitFor(
+        async () => http.to('/rotated'),
+        (r) => r.length >= 1,
+      );
       expect(hit.headers['x-checkly-signature']).toBe(createHmac('sha256', rotated.body.webhookSecret).update(hit.body).digest('hex'));
       const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(hit.headers['x-monitoring-signature']))!;
       expect(v1).toBe(createHmac('sha256', rotated.body.signingSecret).update(`${t}.${hit.body}`).digest('hex'));

@@ -3,5 +3,5 @@ export { deleteSubscription, resealChannelSecrets } from './channel-repository.j
 export { alertChannelRoutes } from './channel-routes.js';
 export { sendMail } from './channels/email.js';
 export { DeliveryQueue, startDeliveryWorker, undeliveredNotifications } from './deliveries.js';
-export { alertRoutes } from './routes.js';
 export { alertLocationChange, locationMessage, startLocationAlertWorker } from './location-alerts.js';
+export { alertRoutes } from './routes.js';

@@ -42,7 +42,13 @@ export function locationMessage(change: AvailabilityChange, unavailableMs: numbe
 }
 
 /** Queues the change's message for each channel subscribed to a check of the location (retried like any delivery). */
-export async function alertLocationChange(queues: Queues, sql: Sql, change: AvailabilityChange, message: AlertMessage, settings: Config['alerts']): Promise<number> {
+export async function alertLocationChange(
+  queues: Queues,
+  sql: Sql,
+  change: AvailabilityChange,
+  message: AlertMessage,
+  settings: Config['alerts'],
+): Promise<number> {
   const channels = await channelsOfLocation(sql, change.accountId, change.slugName, change.unavailable);
   if (!channels.length) return 0;
   await queues.queue<LocationAlertJob>(LOCATION_ALERT_QUEUE).addBulk(
@@ -71,7 +77,11 @@ export function startLocationAlertWorker(queues: Queues, deps: { sql: Sql; logge
     async (job: Job<LocationAlertJob>) => {
       const channel = await findChannel(deps.sql, job.data.accountId, job.data.channelId);
       if (!channel) return { skipped: 'channel deleted' };
-      const detail = await sendThrough(channel.type, channel.config, job.data.message, { settings: deps.config, signingSecret: channel.signing_secret, dispatcher });
+      const detail = await sendThrough(channel.type, channel.config, job.data.message, {
+        settings: deps.config,
+        signingSecret: channel.signing_secret,
+        dispatcher,
+      });
       deps.logger.info({ channelId: channel.id, type: channel.type, title: job.data.message.title }, 'location alert delivered');
       return { detail: detail.slice(0, 500) };
     },

@@ -115,8 +115,7 @@ export function templateProblem(template: string): string | undefined {
   }
 }
 
-const jsonText = (v: unknown): unknown =>
-  typeof v === 'string' ? JSON.stringify(v).slice(1, -1) : Array.isArray(v) ? v.map(jsonText) : v;
+const jsonText = (v: unknown): unknown => (typeof v === 'string' ? JSON.stringify(v).slice(1, -1) : Array.isArray(v) ? v.map(jsonText) : v);
 
 /**
  * A body template rendered: every variable is written JSON-escaped (a template of JSON stays JSON whatever

@@ -1,7 +1,6 @@
-import type { ALERT_TYPES } from '../model/alerts.js';
+import type { ALERT_TYPES, ChannelType } from '../model/alerts.js';
 import type { CHECK_TYPES } from '../model/checks.js';
 import type { Sql } from '../storage/postgres.js';
-import type { ChannelType } from '../model/alerts.js';
 
 /** An alert with its check's name and type. */
 export interface AlertRow {

@@ -1,19 +1,18 @@
 import { Type } from '@sinclair/typebox';
-import { maskChannelConfig } from './channels/index.js';
-import type { Deps } from '../storage/deps.js';
+import { findCheckRow } from '../checks/index.js';
 import { notFound } from '../http/errors.js';
 import { PositiveId } from '../http/ids.js';
-import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { listReply, PageQuery, pageOffset } from '../http/pagination.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { parseWindow, TimeParam } from '../http/time.js';
-import { CHECK_TYPES } from '../model/checks.js';
-import { findCheckRow } from '../checks/index.js';
-import type { Sql } from '../storage/postgres.js';
-import { ALERT_TYPES } from '../model/alerts.js';
-import { listAlertRows, listNotificationRows, type AlertRow } from './repository.js';
-import { CHANNEL_TYPES } from '../model/alerts.js';
 import { may } from '../model/accounts.js';
+import { ALERT_TYPES, CHANNEL_TYPES } from '../model/alerts.js';
+import { CHECK_TYPES } from '../model/checks.js';
+import type { Deps } from '../storage/deps.js';
+import type { Sql } from '../storage/postgres.js';
+import { maskChannelConfig } from './channels/index.js';
+import { type AlertRow, listAlertRows, listNotificationRows } from './repository.js';
 
 const Window = {
   from: Type.Optional({ ...TimeParam, description: 'Created at or after this time (unix seconds or ISO 8601)' }),
@@ -50,7 +49,12 @@ const AlertNotification = Type.Object(
     status: StringEnum(['IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const, { description: 'FAILURE: every attempt failed' }),
     alertConfig: Type.Object({}, { additionalProperties: true, description: "The channel's configuration" }),
     notificationResult: Nullable(Type.String({ description: 'What the far end said to the latest attempt' })),
-    timestamp: Nullable(Type.String({ format: 'date-time', description: 'When it was sent: the delivery, or while none has succeeded the latest attempt; null before the first attempt' })),
+    timestamp: Nullable(
+      Type.String({
+        format: 'date-time',
+        description: 'When it was sent: the delivery, or while none has succeeded the latest attempt; null before the first attempt',
+      }),
+    ),
     attempts: Type.Array(Attempt),
     checkType: StringEnum(CHECK_TYPES),
     checkId: Type.String({ format: 'uuid' }),

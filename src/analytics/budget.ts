@@ -1,5 +1,5 @@
-import type { QueryBudget } from '../platform/config.js';
 import { HttpError } from '../http/errors.js';
+import type { QueryBudget } from '../platform/config.js';
 import { StoreError } from '../storage/clickhouse/errors.js';
 
 /**

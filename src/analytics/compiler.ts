@@ -1,22 +1,13 @@
 import { UUID } from '../http/ids.js';
-import type { QueryParams } from '../storage/clickhouse/store.js';
 import { toClickHouseTime } from '../model/time.js';
-import {
-  AGGREGATES,
-  GROUP_COLUMNS,
-  QUANTILE_LEVELS,
-  RUN_METRICS,
-  SUMMARY_METRICS,
-  type GroupBy,
-  type ParsedMetric,
-  type QuantileSuffix,
-} from './metrics.js';
 import type { QueryBudget } from '../platform/config.js';
+import type { QueryParams } from '../storage/clickhouse/store.js';
 import { budgetSettings } from './budget.js';
+import { AGGREGATES, GROUP_COLUMNS, type GroupBy, type ParsedMetric, QUANTILE_LEVELS, type QuantileSuffix, RUN_METRICS, SUMMARY_METRICS } from './metrics.js';
+import { type Parsed, type Precision, partsRead, planReport, type ReportRequest } from './plan.js';
+import { type Part, part, planSources, type SourcePlan, sketchAt } from './rollups.js';
+import { type Key, unionOfSources } from './sources.js';
 import type { Window } from './windows.js';
-import { partsRead, planReport, type Parsed, type Precision, type ReportRequest } from './plan.js';
-import { part, planSources, sketchAt, type Part, type SourcePlan } from './rollups.js';
-import { unionOfSources, type Key } from './sources.js';
 
 export interface CompiledReport {
   sql: string;
@@ -48,7 +39,7 @@ export type ReportRow = Record<string, unknown> & { g?: unknown; b?: number; t?:
 const REPORT_SETTINGS = { optimize_use_projections: 0, use_skip_indexes: 0 };
 
 /** The window of a query over raw rows. */
-const WINDOW = ['started_at >= {from:DateTime64(3, \'UTC\')}', 'started_at < {to:DateTime64(3, \'UTC\')}'];
+const WINDOW = ["started_at >= {from:DateTime64(3, 'UTC')}", "started_at < {to:DateTime64(3, 'UTC')}"];
 
 /** Where every summary query starts: one account, a primary-key range, a time window. */
 const SCOPE = ['account_id = {accountId:UUID}', ...WINDOW];
@@ -61,7 +52,12 @@ function windowParams(window: Window) {
 const inRange = (i: number) => `started_at >= {r${i}from:DateTime64(3, 'UTC')} AND started_at < {r${i}to:DateTime64(3, 'UTC')}`;
 
 function rangeParams(ranges: readonly Window[] = []): QueryParams {
-  return Object.fromEntries(ranges.flatMap((r, i) => [[`r${i}from`, toClickHouseTime(r.from)], [`r${i}to`, toClickHouseTime(r.to)]]));
+  return Object.fromEntries(
+    ranges.flatMap((r, i) => [
+      [`r${i}from`, toClickHouseTime(r.from)],
+      [`r${i}to`, toClickHouseTime(r.to)],
+    ]),
+  );
 }
 
 function metricExpression(m: ParsedMetric): string {

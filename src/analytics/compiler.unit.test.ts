@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { AGGREGATES, CATALOGS, metricNames, SUFFIXES, type Catalog } from './metrics.js';
-import { compileReport, compileSummary } from './compiler.js';
-import { PAGE_PUSHDOWN_MIN_RUNS, PAGE_PUSHDOWN_RATIO, type ReportRequest } from './plan.js';
 import { HttpError } from '../http/errors.js';
+import { compileReport, compileSummary } from './compiler.js';
+import { AGGREGATES, CATALOGS, type Catalog, metricNames, SUFFIXES } from './metrics.js';
+import { PAGE_PUSHDOWN_MIN_RUNS, PAGE_PUSHDOWN_RATIO, type ReportRequest } from './plan.js';
 
 const catalog = (segment: string): Catalog => CATALOGS.find((c) => c.segment === segment)!;
 const base: ReportRequest = {
@@ -174,7 +174,11 @@ describe('report compiler', () => {
 
   it('bounds every query by the configured time and memory budget', () => {
     // The budget travels with the query as settings (Store QueryOptions), never in the SQL text.
-    for (const compiled of [compileReport(base), compileReport({ ...base, precision: 'auto' }), compileSummary(base.accountId, [base.checkId], base.window, base.budget)]) {
+    for (const compiled of [
+      compileReport(base),
+      compileReport({ ...base, precision: 'auto' }),
+      compileSummary(base.accountId, [base.checkId], base.window, base.budget),
+    ]) {
       expect(compiled.settings).toMatchObject({ max_execution_time: 30, max_memory_usage: 1_000_000_000 });
       expect(compiled.sql).not.toContain('SETTINGS');
     }
@@ -250,7 +254,14 @@ describe('report compiler on rollups', () => {
 
   it('keeps request values out of the SQL text on this path too', () => {
     const a = compileReport({ ...auto, aggregationInterval: 1440, filterByStatus: ['failure'], groupBy: 'runLocation', window: { from: 0, to: 10 * DAY } });
-    const b = compileReport({ ...auto, aggregationInterval: 1440, filterByStatus: ['success'], groupBy: 'runLocation', window: { from: DAY, to: 11 * DAY }, checkId: '33333333-3333-4333-8333-333333333333' });
+    const b = compileReport({
+      ...auto,
+      aggregationInterval: 1440,
+      filterByStatus: ['success'],
+      groupBy: 'runLocation',
+      window: { from: DAY, to: 11 * DAY },
+      checkId: '33333333-3333-4333-8333-333333333333',
+    });
     expect(a.sql).toBe(b.sql);
     expect(a.params).not.toEqual(b.params);
   });
@@ -260,9 +271,17 @@ describe('report compiler reading only the page', () => {
   const DAY = 86_400_000;
   const month = { from: Date.UTC(2026, 9, 1, 0, 7), to: Date.UTC(2026, 9, 31, 0, 7) };
   /** A 1-minute check in parallel: 60 runs in each hourly rollup row. */
-  const busy = { ...base, precision: 'auto' as const, window: month, aggregationInterval: 60, groupBy: 'runLocation', metrics: ['responseTime_p95', 'availability'], locationRunsPerMinute: 1 };
+  const busy = {
+    ...base,
+    precision: 'auto' as const,
+    window: month,
+    aggregationInterval: 60,
+    groupBy: 'runLocation',
+    metrics: ['responseTime_p95', 'availability'],
+    locationRunsPerMinute: 1,
+  };
 
-  it('finds a long window\'s page from rollup counts, then aggregates only its part of the window, each series its own', () => {
+  it("finds a long window's page from rollup counts, then aggregates only its part of the window, each series its own", () => {
     const c = compileReport(busy);
     expect(c.pageCandidate).toBe(true);
     expect(c.pageTiers).toEqual(['hour']);
@@ -307,7 +326,13 @@ describe('report compiler reading only the page', () => {
     expect(plain({ ...busy, locationRunsPerMinute: 0.1 }).pageCandidate).toBe(true);
     expect(plain({ ...busy, locationRunsPerMinute: undefined }).pageCandidate).toBe(true);
     // …while daily rows of the same check stand for 144 runs each (a month: percentiles from raw rows).
-    const daily = compileReport({ ...busy, locationRunsPerMinute: 0.1, aggregationInterval: 1440, limit: 1, window: { from: month.from, to: month.from + 31.5 * DAY } });
+    const daily = compileReport({
+      ...busy,
+      locationRunsPerMinute: 0.1,
+      aggregationInterval: 1440,
+      limit: 1,
+      window: { from: month.from, to: month.from + 31.5 * DAY },
+    });
     expect(daily.tiers).toEqual([]);
     expect(daily.pageTiers).toContain('day');
     expect(plain({ ...busy, precision: 'exact' }).pageCandidate).toBe(false);
@@ -319,6 +344,9 @@ describe('report compiler reading only the page', () => {
   it('carries the report settings: no projection or skip-index analysis for one check (the summary keeps its projection)', () => {
     expect(compileReport(busy).settings).toEqual({ max_execution_time: 30, max_memory_usage: 1_000_000_000, optimize_use_projections: 0, use_skip_indexes: 0 });
     expect(compileReport(base).settings).toMatchObject({ optimize_use_projections: 0, use_skip_indexes: 0 });
-    expect(compileSummary(base.accountId, [base.checkId], base.window, base.budget).settings).toEqual({ max_execution_time: 30, max_memory_usage: 1_000_000_000 });
+    expect(compileSummary(base.accountId, [base.checkId], base.window, base.budget).settings).toEqual({
+      max_execution_time: 30,
+      max_memory_usage: 1_000_000_000,
+    });
   });
 });

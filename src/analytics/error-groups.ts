@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { Sql } from '../storage/postgres.js';
-import type { Store } from '../storage/clickhouse/index.js';
-import type { QueryBudget } from '../platform/config.js';
 import { iso } from '../model/time.js';
-import { budgetSettings, withinBudget } from './budget.js';
+import type { QueryBudget } from '../platform/config.js';
+import type { Store } from '../storage/clickhouse/index.js';
 import type { QueryParams } from '../storage/clickhouse/store.js';
+import type { Sql } from '../storage/postgres.js';
+import { budgetSettings, withinBudget } from './budget.js';
 
 /**
  * Error groups (docs/analytics.md): failed runs of a check grouped by their error message with its variable parts
@@ -16,8 +16,8 @@ export const ErrorGroup = Type.Object({
   id: Type.String({ format: 'uuid' }),
   checkId: Type.String({ format: 'uuid' }),
   errorHash: Type.String(),
-  rawErrorMessage: Type.Union([Type.String(), Type.Null()], { description: 'The latest run\'s message as it was recorded' }),
-  cleanedErrorMessage: Type.String({ description: 'The message with URLs\' paths, UUIDs, times, long hex ids and numbers masked: what the group is keyed by' }),
+  rawErrorMessage: Type.Union([Type.String(), Type.Null()], { description: "The latest run's message as it was recorded" }),
+  cleanedErrorMessage: Type.String({ description: "The message with URLs' paths, UUIDs, times, long hex ids and numbers masked: what the group is keyed by" }),
   firstSeen: Type.String({ format: 'date-time' }),
   lastSeen: Type.String({ format: 'date-time' }),
   archivedUntilNextEvent: Type.Boolean({ description: 'Archived: for good, or until a run fails with it again' }),
@@ -57,7 +57,11 @@ const SELECT = `SELECT
 type Deps = { sql: Sql; store: Store; config: { analytics: QueryBudget } };
 
 /** The query of a page of error groups of some checks of the account (one by id when `id` is set); the bench runs it too. */
-export function compileErrorGroups(accountId: string, checkIds: string[], filter: { id?: string; limit: number; page: number }): { sql: string; params: QueryParams } {
+export function compileErrorGroups(
+  accountId: string,
+  checkIds: string[],
+  filter: { id?: string; limit: number; page: number },
+): { sql: string; params: QueryParams } {
   return {
     sql: `SELECT * FROM (${SELECT}) ${filter.id ? 'WHERE id = {id:String}' : ''} ORDER BY lastSeen DESC, id LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
     params: { accountId, checkIds, id: filter.id ?? '', limit: filter.limit, offset: (filter.page - 1) * filter.limit },
@@ -70,15 +74,25 @@ export async function errorGroups(deps: Deps, accountId: string, filter: { check
     ? await deps.sql<{ id: string }[]>`select id from checks where account_id = ${accountId} and id = ${filter.checkId}`
     : await deps.sql<{ id: string }[]>`select id from checks where account_id = ${accountId}`;
   if (!checks.length) return [];
-  const { sql, params } = compileErrorGroups(accountId, checks.map((c) => c.id), filter);
+  const { sql, params } = compileErrorGroups(
+    accountId,
+    checks.map((c) => c.id),
+    filter,
+  );
   const rows = await withinBudget(deps.store.query<GroupRow>(sql, params, { settings: budgetSettings(deps.config.analytics), purpose: 'report' }));
-  const states = await errorGroupStates(deps.sql, accountId, rows.map((r) => r.id));
+  const states = await errorGroupStates(
+    deps.sql,
+    accountId,
+    rows.map((r) => r.id),
+  );
   const stateOf = new Map(states.map((s) => [s.id, s]));
   return rows.map((r) => {
     const state = stateOf.get(r.id);
     const lastSeen = Number(r.lastSeen);
     // Archived until its next event: until a failure with it lands after the archiving.
-    const archived = state ? state.archived_forever || (state.archived_until_next_event && state.archived_at !== null && lastSeen <= state.archived_at.getTime()) : false;
+    const archived = state
+      ? state.archived_forever || (state.archived_until_next_event && state.archived_at !== null && lastSeen <= state.archived_at.getTime())
+      : false;
     return {
       id: r.id,
       checkId: r.checkId,
@@ -96,7 +110,12 @@ export async function errorGroups(deps: Deps, accountId: string, filter: { check
 }
 
 /** Archives (for good, or until the next failure with it) or unarchives an error group of the account. */
-export async function archiveErrorGroup(sql: Sql, accountId: string, group: { id: string; checkId: string | null; errorHash: string }, change: { archiveForEver?: boolean; archivedUntilNextEvent?: boolean }): Promise<void> {
+export async function archiveErrorGroup(
+  sql: Sql,
+  accountId: string,
+  group: { id: string; checkId: string | null; errorHash: string },
+  change: { archiveForEver?: boolean; archivedUntilNextEvent?: boolean },
+): Promise<void> {
   await sql`insert into error_group_states (id, account_id, check_id, error_hash, archived_until_next_event, archived_forever, archived_at)
     values (${group.id}, ${accountId}, ${group.checkId}, ${group.errorHash}, ${change.archivedUntilNextEvent ?? false}, ${change.archiveForEver ?? false}, now())
     on conflict (id) do update set

@@ -50,7 +50,12 @@ export const SUMMARY_METRICS = [
   { name: 'latency', column: 'latency_avg', suffixes: ['avg', 'p50', 'p95', 'p99'], headline: 'latency' },
   { name: 'packetLoss', column: 'packet_loss', suffixes: ['avg', 'p95', 'p99'], headline: 'latency' },
   { name: 'hopCount', column: 'hop_count', suffixes: ['avg'], headline: 'hopCount' },
-] as const satisfies readonly { name: string; column: string; suffixes: readonly ('avg' | QuantileSuffix)[]; headline: NonNullable<CheckTypeFacts['headline']> }[];
+] as const satisfies readonly {
+  name: string;
+  column: string;
+  suffixes: readonly ('avg' | QuantileSuffix)[];
+  headline: NonNullable<CheckTypeFacts['headline']>;
+}[];
 
 /** Every summary field after availability, in table order: `responseTime_avg`, ... */
 export const SUMMARY_FIELDS = SUMMARY_METRICS.flatMap((m) => m.suffixes.map((s) => `${m.name}_${s}` as const));

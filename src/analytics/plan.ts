@@ -1,8 +1,8 @@
 import { UUID } from '../http/ids.js';
 import { Rules } from '../http/rules.js';
 import type { QueryBudget } from '../platform/config.js';
-import { metricNames, resolveMetric, type Catalog, type GroupBy, type ParsedMetric } from './metrics.js';
-import { planSources, type Part, type SourcePlan } from './rollups.js';
+import { type Catalog, type GroupBy, metricNames, type ParsedMetric, resolveMetric } from './metrics.js';
+import { type Part, planSources, type SourcePlan } from './rollups.js';
 import type { Window } from './windows.js';
 
 /**
@@ -58,8 +58,12 @@ export function parseRequest(req: ReportRequest) {
   rules.check(UUID.test(req.checkId), 'path.id', 'format', 'must be a check id');
   rules.check(UUID.test(req.accountId), 'account', 'format', 'must be an account id');
   // An empty window (thisWeek at Monday 00:00) is allowed; it simply has no runs.
-  rules.check(Number.isFinite(req.window.from) && Number.isFinite(req.window.to) && req.window.from <= req.window.to,
-    'query.from', 'before', 'must not be after to');
+  rules.check(
+    Number.isFinite(req.window.from) && Number.isFinite(req.window.to) && req.window.from <= req.window.to,
+    'query.from',
+    'before',
+    'must not be after to',
+  );
   const metrics: ParsedMetric[] = [];
   const seen = new Set<string>();
   req.metrics.forEach((name, i) => {
@@ -78,22 +82,34 @@ export function parseRequest(req: ReportRequest) {
   }
   const interval = req.aggregationInterval;
   if (interval !== undefined) {
-    rules.check(Number.isFinite(interval) && interval >= 1 && interval <= MAX_INTERVAL_MINUTES, 'query.aggregationInterval', 'range',
-      `must be 1 to ${MAX_INTERVAL_MINUTES} minutes`);
+    rules.check(
+      Number.isFinite(interval) && interval >= 1 && interval <= MAX_INTERVAL_MINUTES,
+      'query.aggregationInterval',
+      'range',
+      `must be 1 to ${MAX_INTERVAL_MINUTES} minutes`,
+    );
     rules.check(!raw.length, 'query.aggregationInterval', 'raw', 'applies to aggregated metrics only; raw metrics are one row per run');
     const span = req.window.to - req.window.from;
     if (Number.isFinite(interval) && interval >= 1 && span / (interval * 60_000) > MAX_BUCKETS) {
       const least = Math.ceil(span / MAX_BUCKETS / 60_000);
-      rules.fail('query.aggregationInterval', 'buckets',
-        `gives ${Math.ceil(span / (interval * 60_000))} buckets over this window; at most ${MAX_BUCKETS}: use at least ${least} minutes or a shorter window`);
+      rules.fail(
+        'query.aggregationInterval',
+        'buckets',
+        `gives ${Math.ceil(span / (interval * 60_000))} buckets over this window; at most ${MAX_BUCKETS}: use at least ${least} minutes or a shorter window`,
+      );
     }
   }
   const statuses = req.filterByStatus ?? [];
-  statuses.forEach((s, i) => rules.check((STATUSES as readonly string[]).includes(s), `query.filterByStatus[${i}]`, 'enum',
-    `must be one of: ${STATUSES.join(', ')}`));
+  statuses.forEach((s, i) =>
+    rules.check((STATUSES as readonly string[]).includes(s), `query.filterByStatus[${i}]`, 'enum', `must be one of: ${STATUSES.join(', ')}`),
+  );
   const groupBy = req.groupBy;
-  rules.check(groupBy === undefined || (catalog.groupBy as string[]).includes(groupBy), 'query.groupBy', 'enum',
-    `must be one of: ${catalog.groupBy.join(', ')}`);
+  rules.check(
+    groupBy === undefined || (catalog.groupBy as string[]).includes(groupBy),
+    'query.groupBy',
+    'enum',
+    `must be one of: ${catalog.groupBy.join(', ')}`,
+  );
   rules.check(Number.isInteger(req.limit) && req.limit >= 1 && req.limit <= 100, 'query.limit', 'range', 'must be 1 to 100');
   rules.check(Number.isInteger(req.page) && req.page >= 1, 'query.page', 'range', 'must be 1 or more');
   rules.throwIfAny();
@@ -109,7 +125,6 @@ export function parseRequest(req: ReportRequest) {
 }
 
 export type Parsed = ReturnType<typeof parseRequest>;
-
 
 /**
  * A bucketed report whose values come from raw rows reads only the part of the window its page covers when
@@ -148,7 +163,6 @@ export function partsRead(metrics: readonly ParsedMetric[]): Map<string, Set<Par
   }
   return columns;
 }
-
 
 /** What answers a report: rollups (with raw edges), or raw rows (only the page's part when pageKeys is set). */
 export type ReportPlan =

@@ -1,15 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { Gauge, Registry } from 'prom-client';
-import { summarize } from './summary.js';
-import type { Deps } from '../storage/deps.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
 import { checksWithStatus } from '../checks/index.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
+import type { Deps } from '../storage/deps.js';
+import { summarize } from './summary.js';
 
 const DAY = 86_400_000;
 /** Every check of the account is exported; the summary reads them 100 at a time. */
 const CHUNK = 100;
 const LABELS = ['check_id', 'check_name', 'check_type', 'activated', 'muted', 'tags'] as const;
-
 
 /**
  * The account's checks as Prometheus gauges, for the user's own scraper (Grafana and the like), like the
@@ -22,7 +21,7 @@ export async function checkMetrics(deps: Deps, accountId: string, now = Date.now
   const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames: LABELS, registers: [registry] });
   const status = gauge('monitoring_check_status', 'Last result of the check: 1 passing, 0 failing (absent before its first result)');
   const degraded = gauge('monitoring_check_degraded_status', 'Last result of the check: 1 not degraded, 0 degraded (absent before its first result)');
-  const availability = gauge('monitoring_check_availability_ratio', 'Share of the check\'s runs that passed over the last 24 hours (0 to 1)');
+  const availability = gauge('monitoring_check_availability_ratio', "Share of the check's runs that passed over the last 24 hours (0 to 1)");
   const p95 = gauge('monitoring_check_latency_p95_seconds', 'Response time (ICMP: latency) p95 of the check over the last 24 hours');
   const labelsOf = new Map(
     rows.map((r) => [

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
-import { BucketCache, bucketedRows, pageOf, rawPage } from './report-cache.js';
+import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import type { Generations } from '../storage/generations.js';
+import { BucketCache, bucketedRows, pageOf, rawPage } from './report-cache.js';
 
 const DAY = 86_400_000;
 
@@ -22,12 +22,28 @@ describe('report cache', () => {
     for (let d = 30; d >= 1; d--) {
       for (let h = 0; h < 4; h++) {
         const at = today - d * DAY + h * 6 * 3_600_000 + 60_000;
-        results.push({ id: randomUUID(), checkId, checkType: 'API', runLocation: h % 2 ? 'eu-west-1' : 'us-east-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 200).toISOString(), hasFailures: false, responseTime: 100 + h, statusCode: 200 });
+        results.push({
+          id: randomUUID(),
+          checkId,
+          checkType: 'API',
+          runLocation: h % 2 ? 'eu-west-1' : 'us-east-1',
+          startedAt: new Date(at).toISOString(),
+          stoppedAt: new Date(at + 200).toISOString(),
+          hasFailures: false,
+          responseTime: 100 + h,
+          statusCode: 200,
+        });
       }
     }
     await svc.call('POST', '/v1/check-results', { body: { results } });
-    await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}?limit=1`), (r) => Number(r.headers.get('x-total-count')) === 120);
-    await waitFor(() => svc.deps.ingest.stats(), (s) => s.waiting + s.active + s.delayed === 0);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-results/${checkId}?limit=1`),
+      (r) => Number(r.headers.get('x-total-count')) === 120,
+    );
+    await waitFor(
+      () => svc.deps.ingest.stats(),
+      (s) => s.waiting + s.active + s.delayed === 0,
+    );
   }, 60_000);
   afterAll(() => svc?.stop());
 
@@ -36,8 +52,14 @@ describe('report cache', () => {
    * days are marked changed (and, with ROLLUPS=ticks, a late run rolled) a moment later.
    */
   const landed = async (id: string, n: number) => {
-    await waitFor(() => svc.call('GET', `/v1/check-results/${id}?limit=1`), (r) => Number(r.headers.get('x-total-count')) === n);
-    await waitFor(() => svc.deps.ingest.stats(), (s) => s.waiting + s.active + s.delayed === 0);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-results/${id}?limit=1`),
+      (r) => Number(r.headers.get('x-total-count')) === n,
+    );
+    await waitFor(
+      () => svc.deps.ingest.stats(),
+      (s) => s.waiting + s.active + s.delayed === 0,
+    );
   };
 
   // A fixed window (a rolling one moves between two asks): a partial first day, today open.
@@ -65,7 +87,21 @@ describe('report cache', () => {
     const before = dayOf((await ask()).body, 'eu-west-1', at)!;
     expect(before.availability).toBe(100);
     await svc.call('POST', '/v1/check-results', {
-      body: { results: [{ id: randomUUID(), checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 900).toISOString(), hasFailures: true, responseTime: 900, statusCode: 503 }] },
+      body: {
+        results: [
+          {
+            id: randomUUID(),
+            checkId,
+            checkType: 'API',
+            runLocation: 'eu-west-1',
+            startedAt: new Date(at).toISOString(),
+            stoppedAt: new Date(at + 900).toISOString(),
+            hasFailures: true,
+            responseTime: 900,
+            statusCode: 503,
+          },
+        ],
+      },
     });
     await landed(checkId, 121);
     const after = await ask();
@@ -83,7 +119,8 @@ describe('report cache', () => {
   it('keeps the partial first bucket while its start moves up to its first run, and reads it again past it', async () => {
     // The first day's runs start at 00:01, 06:01, 12:01 and 18:01 (response times 100 to 103).
     const day = today - 30 * DAY;
-    const at = (ms: number) => `/v1/analytics/api-checks/${checkId}?from=${Math.floor(ms / 1000)}&to=${to}&metrics=responseTime_avg,availability&aggregationInterval=1440&groupBy=runLocation&limit=100`;
+    const at = (ms: number) =>
+      `/v1/analytics/api-checks/${checkId}?from=${Math.floor(ms / 1000)}&to=${to}&metrics=responseTime_avg,availability&aggregationInterval=1440&groupBy=runLocation&limit=100`;
     const firstDay = (body: { series: { runLocation: string; data: { bucketStart: string; responseTime_avg: number }[] }[] }) =>
       body.series.find((s) => s.runLocation === 'us-east-1')!.data.find((r) => r.bucketStart === new Date(day).toISOString());
     const uncached = (path: string) => svc.call('GET', path, { headers: { 'cache-control': 'no-cache' } });
@@ -113,7 +150,21 @@ describe('report cache', () => {
     const count = Number((await svc.call('GET', `/v1/check-results/${checkId}?limit=1`)).headers.get('x-total-count'));
     const at = Math.max(today, Date.now() - 120_000);
     await svc.call('POST', '/v1/check-results', {
-      body: { results: [{ id: randomUUID(), checkId, checkType: 'API', runLocation: 'us-east-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 300).toISOString(), hasFailures: false, responseTime: 300, statusCode: 200 }] },
+      body: {
+        results: [
+          {
+            id: randomUUID(),
+            checkId,
+            checkType: 'API',
+            runLocation: 'us-east-1',
+            startedAt: new Date(at).toISOString(),
+            stoppedAt: new Date(at + 300).toISOString(),
+            hasFailures: false,
+            responseTime: 300,
+            statusCode: 200,
+          },
+        ],
+      },
     });
     await landed(checkId, count + 1);
     const after = await svc.call('GET', rolling);
@@ -123,14 +174,33 @@ describe('report cache', () => {
   });
 
   it("holds each check's summary until a run lands on its window; another check's batch leaves it held", async () => {
-    const other = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'other', request: { url: 'http://127.0.0.1:9/' } } })).body.id;
-    const summary = (noCache = false) => svc.call('POST', '/v1/analytics/checks?quickRange=last7Days', { body: { checkIds: [checkId, other] }, headers: noCache ? { 'cache-control': 'no-cache' } : {} });
+    const other = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'other', request: { url: 'http://127.0.0.1:9/' } } })).body
+      .id;
+    const summary = (noCache = false) =>
+      svc.call('POST', '/v1/analytics/checks?quickRange=last7Days', {
+        body: { checkIds: [checkId, other] },
+        headers: noCache ? { 'cache-control': 'no-cache' } : {},
+      });
     const post = async (id: string, responseTime: number) => {
       const total = async () => Number((await svc.call('GET', `/v1/check-results/${id}?limit=1`)).headers.get('x-total-count'));
       const count = await total();
       const at = Math.max(today, Date.now() - 60_000);
       await svc.call('POST', '/v1/check-results', {
-        body: { results: [{ id: randomUUID(), checkId: id, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 100).toISOString(), hasFailures: true, responseTime, statusCode: 500 }] },
+        body: {
+          results: [
+            {
+              id: randomUUID(),
+              checkId: id,
+              checkType: 'API',
+              runLocation: 'eu-west-1',
+              startedAt: new Date(at).toISOString(),
+              stoppedAt: new Date(at + 100).toISOString(),
+              hasFailures: true,
+              responseTime,
+              statusCode: 500,
+            },
+          ],
+        },
       });
       await landed(id, count + 1);
     };
@@ -150,27 +220,54 @@ describe('report cache', () => {
   it('pages raw runs from the rows it keeps, moving with the window, until a run lands among them', async () => {
     const day = today - 30 * DAY;
     const raw = (fromMs: number) => `/v1/analytics/api-checks/${checkId}?from=${Math.floor(fromMs / 1000)}&to=${to}&metrics=responseTime&limit=3`;
-    const times = (body: { series: { data: { startedAt: string; responseTime: number }[] }[] }) => body.series[0]!.data.map((r) => [r.startedAt.slice(11, 16), r.responseTime]);
+    const times = (body: { series: { data: { startedAt: string; responseTime: number }[] }[] }) =>
+      body.series[0]!.data.map((r) => [r.startedAt.slice(11, 16), r.responseTime]);
     const uncached = async (path: string) => (await svc.call('GET', path, { headers: { 'cache-control': 'no-cache' } })).body;
     await svc.call('GET', raw(day + 30_000));
     const held = await svc.call('GET', raw(day + 30_000));
     expect(cacheHeader(held)).toEqual({ hits: 1, misses: 0 });
-    expect(times(held.body)).toEqual([['00:01', 100], ['06:01', 101], ['12:01', 102]]);
+    expect(times(held.body)).toEqual([
+      ['00:01', 100],
+      ['06:01', 101],
+      ['12:01', 102],
+    ]);
     // The window's start moves past the first run: the page moves with it, from the same rows.
     const moved = await svc.call('GET', raw(day + 61_000));
     expect(cacheHeader(moved)).toEqual({ hits: 1, misses: 0 });
-    expect(times(moved.body)).toEqual([['06:01', 101], ['12:01', 102], ['18:01', 103]]);
+    expect(times(moved.body)).toEqual([
+      ['06:01', 101],
+      ['12:01', 102],
+      ['18:01', 103],
+    ]);
     expect(moved.body).toEqual(await uncached(raw(day + 61_000)));
     // A late run between them lands: the next page reads the rows again and holds it.
     const count = Number((await svc.call('GET', `/v1/check-results/${checkId}?limit=1`)).headers.get('x-total-count'));
     const at = day + 3 * 3_600_000;
     await svc.call('POST', '/v1/check-results', {
-      body: { results: [{ id: randomUUID(), checkId, checkType: 'API', runLocation: 'us-east-1', startedAt: new Date(at).toISOString(), stoppedAt: new Date(at + 100).toISOString(), hasFailures: false, responseTime: 555, statusCode: 200 }] },
+      body: {
+        results: [
+          {
+            id: randomUUID(),
+            checkId,
+            checkType: 'API',
+            runLocation: 'us-east-1',
+            startedAt: new Date(at).toISOString(),
+            stoppedAt: new Date(at + 100).toISOString(),
+            hasFailures: false,
+            responseTime: 555,
+            statusCode: 200,
+          },
+        ],
+      },
     });
     await landed(checkId, count + 1);
     const after = await svc.call('GET', raw(day + 61_000));
     expect(cacheHeader(after)).toEqual({ hits: 0, misses: 1 });
-    expect(times(after.body)).toEqual([['03:00', 555], ['06:01', 101], ['12:01', 102]]);
+    expect(times(after.body)).toEqual([
+      ['03:00', 555],
+      ['06:01', 101],
+      ['12:01', 102],
+    ]);
     expect(after.body).toEqual(await uncached(raw(day + 61_000)));
   });
 
@@ -196,7 +293,14 @@ describe('the bucket cache itself', () => {
     const reads: string[] = [];
     const ask = (now: number) =>
       bucketedRows({
-        cache, generations, key: 'k', checkId: 'c', window: { from: now - 24 * HOUR, to: now }, bucketMs: HOUR, now, closeAfterMs: 0,
+        cache,
+        generations,
+        key: 'k',
+        checkId: 'c',
+        window: { from: now - 24 * HOUR, to: now },
+        bucketMs: HOUR,
+        now,
+        closeAfterMs: 0,
         compute: async (w, ranges) => {
           reads.push(ranges ? 'edges' : 'buckets');
           await new Promise((r) => setTimeout(r, 20));
@@ -224,7 +328,14 @@ describe('the bucket cache itself', () => {
     const now = Date.UTC(2026, 10, 20, 12, 30);
     const ask = () =>
       bucketedRows({
-        cache, generations, key: 'k', checkId: 'c', window: { from: now - 48 * HOUR, to: now }, bucketMs: HOUR, now, closeAfterMs: 0,
+        cache,
+        generations,
+        key: 'k',
+        checkId: 'c',
+        window: { from: now - 48 * HOUR, to: now },
+        bucketMs: HOUR,
+        now,
+        closeAfterMs: 0,
         compute: async (w, ranges) => {
           if (!ranges) reads.push(w);
           const rows = [];
@@ -250,7 +361,8 @@ describe('the bucket cache itself', () => {
     const third = (await ask())!;
     expect(reads).toEqual([{ from: Math.max(changed * DAY, now - 48 * HOUR + 1800_000), to: (changed + 1) * DAY }]);
     expect(third.misses).toBe(reads[0]!.to / HOUR - reads[0]!.from / HOUR);
-    for (const row of third.rows) expect(row.m0, new Date(Number(row.b)).toISOString()).toBe(Math.floor(Number(row.b) / DAY) === changed && Number(row.b) >= reads[0]!.from ? 2 : 1);
+    for (const row of third.rows)
+      expect(row.m0, new Date(Number(row.b)).toISOString()).toBe(Math.floor(Number(row.b) / DAY) === changed && Number(row.b) >= reads[0]!.from ? 2 : 1);
   });
 
   it('answers a raw page from kept rows that are not all of the window only while they fill the page', async () => {
@@ -261,8 +373,17 @@ describe('the bucket cache itself', () => {
     let reads = 0;
     const ask = (from: number, to: number, offset = 0, limit = 100) =>
       rawPage({
-        cache, generations, key: 'k', checkId: 'c', window: { from, to }, offset, limit,
-        read: async (count) => { reads++; return all.filter((r) => r.t >= from && r.t < to).slice(0, count); },
+        cache,
+        generations,
+        key: 'k',
+        checkId: 'c',
+        window: { from, to },
+        offset,
+        limit,
+        read: async (count) => {
+          reads++;
+          return all.filter((r) => r.t >= from && r.t < to).slice(0, count);
+        },
         firstRuns: async () => [null],
       });
     const to = 1_000_000 + 5000 * 1000;
@@ -306,9 +427,18 @@ describe('the bucket cache itself', () => {
 
   it('pages as the query does: by series and bucket, a limit per series from an offset, missing series last', () => {
     const rows = [
-      { g: 'b', b: 2 }, { g: 'a', b: 3 }, { g: 'a', b: 1 }, { g: null, b: 1 }, { g: 'b', b: 1 }, { g: 'a', b: 2 },
+      { g: 'b', b: 2 },
+      { g: 'a', b: 3 },
+      { g: 'a', b: 1 },
+      { g: null, b: 1 },
+      { g: 'b', b: 1 },
+      { g: 'a', b: 2 },
     ];
-    expect(pageOf(rows, true, 2, 1)).toEqual([{ g: 'a', b: 2 }, { g: 'a', b: 3 }, { g: 'b', b: 2 }]);
+    expect(pageOf(rows, true, 2, 1)).toEqual([
+      { g: 'a', b: 2 },
+      { g: 'a', b: 3 },
+      { g: 'b', b: 2 },
+    ]);
     expect(pageOf(rows, true, 1, 0).map((r) => r.g)).toEqual(['a', 'b', null]);
     expect(pageOf([{ b: 3 }, { b: 1 }, { b: 2 }], false, 2, 1)).toEqual([{ b: 2 }, { b: 3 }]);
   });

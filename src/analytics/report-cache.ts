@@ -252,7 +252,9 @@ export async function bucketedRows(opts: {
   const tiers = new Set<string>();
   try {
     const [edgeRead, starts, ...results] = await Promise.all([
-      open.length ? opts.compute({ from: open[0]!.range.from, to: open[open.length - 1]!.range.to }, open.length > 1 ? open.map((e) => e.range) : undefined) : undefined,
+      open.length
+        ? opts.compute({ from: open[0]!.range.from, to: open[open.length - 1]!.range.to }, open.length > 1 ? open.map((e) => e.range) : undefined)
+        : undefined,
       cacheable.length ? opts.firstRuns(cacheable.map((e) => (e.kind === 'lead' ? e.range : { from: e.moving, to: (e.toDay + 1) * DAY_MS }))) : [],
       ...reads.map((w) => opts.compute(w)),
     ]);
@@ -303,7 +305,8 @@ export async function bucketedRows(opts: {
   const trailRows = trail ? edgeRows.get(trail) : undefined;
   // The same kept parts as the last request's: the same rows (and pageOf's pages of them), not built again.
   const known = WINDOWS.get(closedRows);
-  if (known && known.lead === leadRows && known.trail === trailRows) return { rows: known.rows, hits, misses: buckets + edges.length - hits, tiers: [...tiers] };
+  if (known && known.lead === leadRows && known.trail === trailRows)
+    return { rows: known.rows, hits, misses: buckets + edges.length - hits, tiers: [...tiers] };
   const rows: ReportRow[] = [...(leadRows ?? [])];
   for (const row of closedRows) rows.push(row);
   if (trailRows) rows.push(...[...trailRows].sort((x, y) => Number(x.b) - Number(y.b)));

@@ -1,22 +1,21 @@
 import type { Static } from '@sinclair/typebox';
+import type { Redis } from 'ioredis';
+import { type CheckRow, effectiveSchedule, findCheckRow, findCheckWithGroupSchedule, type GroupSchedule } from '../checks/index.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
-import { findCheckRow, findCheckWithGroupSchedule, type CheckRow } from '../checks/index.js';
-import { effectiveSchedule, type GroupSchedule } from '../checks/index.js';
-import type { Store } from '../storage/clickhouse/index.js';
-import type { QueryParams } from '../storage/clickhouse/store.js';
-import type { Sql } from '../storage/postgres.js';
-import type { QueryBudget } from '../platform/config.js';
-import { budgetSettings, withinBudget } from './budget.js';
-import { metadataOf, type Catalog } from './metrics.js';
-import { compileFirstRuns, compileReport, type CompiledReport, type ReportRow } from './compiler.js';
-import type { Report, reportQuery } from './schemas.js';
-import { resolveWindow, type Window } from './windows.js';
-import { BucketCache, bucketedRows, pageOf, rawPage } from './report-cache.js';
-import { Generations } from '../storage/generations.js';
-import type { Redis } from 'ioredis';
 import type { RequestContext } from '../http/route.js';
 import { figure, percentage } from '../model/figures.js';
+import type { QueryBudget } from '../platform/config.js';
+import type { Store } from '../storage/clickhouse/index.js';
+import type { QueryParams } from '../storage/clickhouse/store.js';
+import { Generations } from '../storage/generations.js';
+import type { Sql } from '../storage/postgres.js';
+import { budgetSettings, withinBudget } from './budget.js';
+import { type CompiledReport, compileFirstRuns, compileReport, type ReportRow } from './compiler.js';
+import { type Catalog, metadataOf } from './metrics.js';
+import { BucketCache, bucketedRows, pageOf, rawPage } from './report-cache.js';
+import type { Report, reportQuery } from './schemas.js';
+import { resolveWindow, type Window } from './windows.js';
 
 export type ReportQuery = Static<ReturnType<typeof reportQuery>>;
 type Row = Record<string, string | number | boolean | null>;
@@ -100,7 +99,12 @@ export function planReport(
  * page's part of the window may pay, the check comes first: its volume decides (compiler, pageBounds).
  */
 export async function runReport(
-  deps: { sql: Sql; store: Store; redis?: Redis; config: { analytics: QueryBudget; redisPrefix: string; reportCache?: { enabled: boolean; maxBytes: number; closeAfterMs: number } } },
+  deps: {
+    sql: Sql;
+    store: Store;
+    redis?: Redis;
+    config: { analytics: QueryBudget; redisPrefix: string; reportCache?: { enabled: boolean; maxBytes: number; closeAfterMs: number } };
+  },
   catalog: Catalog,
   accountId: string,
   id: string,
@@ -123,13 +127,34 @@ export async function runReport(
     if (plan.mode === 'aggregated' && plan.bucketed) {
       const bucketMs = Math.round(query.aggregationInterval! * 60_000);
       // Everything the rows depend on besides the window; reading whole buckets of any window, the same rows.
-      const key = JSON.stringify([catalog.segment, accountId, checkId, query.metrics, bucketMs, query.groupBy ?? null, query.filterByStatus ?? null, query.precision ?? 'auto']);
+      const key = JSON.stringify([
+        catalog.segment,
+        accountId,
+        checkId,
+        query.metrics,
+        bucketMs,
+        query.groupBy ?? null,
+        query.filterByStatus ?? null,
+        query.precision ?? 'auto',
+      ]);
       // The parts are read as the whole window is: from merged rollups and sketches when it reads rollups.
       const partOfMerged = plan.tiers.length > 0;
       const compute = async (w: Window, ranges?: Window[]) => {
         const part = compileReport({
-          catalog, accountId, checkId, window: w, metrics: query.metrics, aggregationInterval: query.aggregationInterval, filterByStatus: query.filterByStatus,
-          groupBy: query.groupBy, limit: 100, page: 1, budget: deps.config.analytics, precision: query.precision, partOfMerged, ranges,
+          catalog,
+          accountId,
+          checkId,
+          window: w,
+          metrics: query.metrics,
+          aggregationInterval: query.aggregationInterval,
+          filterByStatus: query.filterByStatus,
+          groupBy: query.groupBy,
+          limit: 100,
+          page: 1,
+          budget: deps.config.analytics,
+          precision: query.precision,
+          partOfMerged,
+          ranges,
         });
         // Every row of the part, not a page of it: the page is cut once all parts are together.
         return { rows: await readRows(part.sql, { ...part.params, limit: 1_000_000_000, offset: 0 }, part.settings), tiers: part.tiers };
@@ -140,7 +165,12 @@ export async function runReport(
       ]);
       if (cached) {
         const rows = pageOf(cached.rows, plan.groupBy !== undefined, query.limit, (query.page - 1) * query.limit);
-        return { ...shapeReport(catalog, id, check, window, plan, query, rows), tiers: cached.tiers, pageTiers: [], cache: { hits: cached.hits, misses: cached.misses } };
+        return {
+          ...shapeReport(catalog, id, check, window, plan, query, rows),
+          tiers: cached.tiers,
+          pageTiers: [],
+          cache: { hits: cached.hits, misses: cached.misses },
+        };
       }
     } else if (plan.mode === 'raw' && !plan.groupBy) {
       // Raw runs of one series (by start); grouped raw pages are paged per series and read live.
@@ -151,11 +181,23 @@ export async function runReport(
         findCheckRow(deps.sql, accountId, id),
         rawPage({ cache, generations, key, checkId, window, offset: (query.page - 1) * query.limit, limit: query.limit, read, firstRuns }),
       ]);
-      return { ...shapeReport(catalog, id, check, window, plan, query, page.rows), tiers: [], pageTiers: [], cache: { hits: page.hit ? 1 : 0, misses: page.hit ? 0 : 1 } };
+      return {
+        ...shapeReport(catalog, id, check, window, plan, query, page.rows),
+        tiers: [],
+        pageTiers: [],
+        cache: { hits: page.hit ? 1 : 0, misses: page.hit ? 0 : 1 },
+      };
     }
   }
   const run = () =>
-    withinBudget(deps.store.query<ReportRow>(plan.sql, plan.params, { settings: plan.settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: 'report' }));
+    withinBudget(
+      deps.store.query<ReportRow>(plan.sql, plan.params, {
+        settings: plan.settings,
+        queryId: options.context?.requestId,
+        signal: options.context?.signal,
+        purpose: 'report',
+      }),
+    );
   let check: CheckRow | undefined;
   let rows: ReportRow[] = [];
   if (plan.pageCandidate) {
@@ -206,8 +248,12 @@ export async function firstRunsOf(
   queryId?: string,
 ): Promise<Map<string, (number | null)[]>> {
   const { sql, params } = compileFirstRuns(accountId, checkIds, ranges);
-  const rows = await withinBudget(deps.store.query<Record<string, number | string | null>>(sql, params, { settings: budgetSettings(deps.config.analytics), queryId, purpose: 'report' }));
-  return new Map(rows.map((row) => [String(row.checkId), ranges.map((_, i) => (row[`f${i}`] === null || row[`f${i}`] === undefined ? null : Number(row[`f${i}`])))]));
+  const rows = await withinBudget(
+    deps.store.query<Record<string, number | string | null>>(sql, params, { settings: budgetSettings(deps.config.analytics), queryId, purpose: 'report' }),
+  );
+  return new Map(
+    rows.map((row) => [String(row.checkId), ranges.map((_, i) => (row[`f${i}`] === null || row[`f${i}`] === undefined ? null : Number(row[`f${i}`])))]),
+  );
 }
 
 let cacheInstance: BucketCache | undefined;

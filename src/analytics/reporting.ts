@@ -1,20 +1,20 @@
-import { Type, type Static } from '@sinclair/typebox';
-import { figure, percentage } from '../model/figures.js';
-import type { Sql } from '../storage/postgres.js';
-import type { Store } from '../storage/clickhouse/index.js';
-import type { QueryBudget } from '../platform/config.js';
+import { type Static, Type } from '@sinclair/typebox';
+import type { Redis } from 'ioredis';
 import type { RequestContext } from '../http/route.js';
 import { Rules } from '../http/rules.js';
 import { StringEnum } from '../http/schemas.js';
+import { figure, percentage } from '../model/figures.js';
 import { toClickHouseTime } from '../model/time.js';
-import { budgetSettings, withinBudget } from './budget.js';
-import { resolveWindow, type QuickRange, type Window } from './windows.js';
-import { heldPerCheck } from './window-cache.js';
-import { PRECISIONS, type Precision } from './plan.js';
-import { part, rollupHorizon, sketchAt, SKETCH_MIN_WINDOW_MS, TIERS, type Part, type SourcePlan } from './rollups.js';
-import { unionOfSources } from './sources.js';
+import type { QueryBudget } from '../platform/config.js';
+import type { Store } from '../storage/clickhouse/index.js';
 import type { QueryParams } from '../storage/clickhouse/store.js';
-import type { Redis } from 'ioredis';
+import type { Sql } from '../storage/postgres.js';
+import { budgetSettings, withinBudget } from './budget.js';
+import { PRECISIONS, type Precision } from './plan.js';
+import { type Part, part, rollupHorizon, SKETCH_MIN_WINDOW_MS, type SourcePlan, sketchAt, TIERS } from './rollups.js';
+import { unionOfSources } from './sources.js';
+import { heldPerCheck } from './window-cache.js';
+import { type QuickRange, resolveWindow, type Window } from './windows.js';
 
 /**
  * `GET /v1/reporting` (the anchor's): per check of the account (or of `filterByTags`, activated or not), the
@@ -24,7 +24,15 @@ import type { Redis } from 'ioredis';
  * the daily rollup where its UTC days lie inside the zone's buckets (reportingSources).
  */
 
-const RANGES = { last24Hrs: 'last24Hours', last7Days: 'last7Days', last30Days: 'last30Days', thisWeek: 'thisWeek', thisMonth: 'thisMonth', lastWeek: 'lastWeek', lastMonth: 'lastMonth' } as const satisfies Record<string, QuickRange>;
+const RANGES = {
+  last24Hrs: 'last24Hours',
+  last7Days: 'last7Days',
+  last30Days: 'last30Days',
+  thisWeek: 'thisWeek',
+  thisMonth: 'thisMonth',
+  lastWeek: 'lastWeek',
+  lastMonth: 'lastMonth',
+} as const satisfies Record<string, QuickRange>;
 const GRANULARITIES = ['day', 'week', 'month'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
 const DAY = 86_400_000;
@@ -53,7 +61,9 @@ export const ReportingQuery = Type.Object(
     from: Type.Optional(Type.String({ maxLength: 40, description: 'Start: unix seconds or ISO 8601; overrides quickRange' })),
     to: Type.Optional(Type.String({ maxLength: 40, description: 'End: unix seconds or ISO 8601; overrides quickRange' })),
     quickRange: StringEnum(Object.keys(RANGES) as (keyof typeof RANGES)[], { default: 'last24Hrs' }),
-    filterByTags: Type.Optional(Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 50 }), Type.String({ minLength: 1, maxLength: 255 })])),
+    filterByTags: Type.Optional(
+      Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 50 }), Type.String({ minLength: 1, maxLength: 255 })]),
+    ),
     deactivated: Type.Optional(Type.Boolean({ description: 'true: only deactivated checks; false: only activated ones; left out: all' })),
     granularity: Type.Optional(StringEnum(GRANULARITIES)),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$' })),
@@ -69,7 +79,12 @@ export const ReportingQuery = Type.Object(
 );
 type Query = Static<typeof ReportingQuery>;
 
-const Figures = { successRatio: Type.Number({ minimum: 0 }), avg: Type.Number({ minimum: 0 }), p95: Type.Number({ minimum: 0 }), p99: Type.Number({ minimum: 0 }) };
+const Figures = {
+  successRatio: Type.Number({ minimum: 0 }),
+  avg: Type.Number({ minimum: 0 }),
+  p95: Type.Number({ minimum: 0 }),
+  p99: Type.Number({ minimum: 0 }),
+};
 export const ReportingItem = Type.Object({
   name: Type.String(),
   checkId: Type.String({ format: 'uuid' }),
@@ -91,7 +106,6 @@ interface Row {
   q: (number | null)[];
 }
 
-
 /** The zone's canonical IANA name (`europe/paris` → `Europe/Paris`, what ClickHouse knows), or undefined. */
 function canonicalZone(name: string): string | undefined {
   try {
@@ -112,7 +126,12 @@ export function reportingWindow(query: Query, now: number): Window & { granulari
     const days = (window.to - window.from) / DAY;
     rules.check(days <= MAX_REPORTING_DAYS, 'query.from', 'range', `the window may span at most ${MAX_REPORTING_DAYS} days with granularity`);
     const per = { day: 1, week: 7, month: 28 }[query.granularity];
-    rules.check(Math.ceil(days / per) + 1 <= MAX_REPORTING_BUCKETS, 'query.granularity', 'buckets', `the window holds more than ${MAX_REPORTING_BUCKETS} ${query.granularity}s`);
+    rules.check(
+      Math.ceil(days / per) + 1 <= MAX_REPORTING_BUCKETS,
+      'query.granularity',
+      'buckets',
+      `the window holds more than ${MAX_REPORTING_BUCKETS} ${query.granularity}s`,
+    );
   }
   rules.throwIfAny();
   return { ...window, granularity: query.granularity, tz: tz! };
@@ -229,7 +248,12 @@ export function compileReporting(
 }
 
 export async function reporting(
-  deps: { sql: Sql; store: Store; redis?: Redis; config: { analytics: QueryBudget; redisPrefix?: string; reportCache?: { enabled: boolean; maxBytes: number } } },
+  deps: {
+    sql: Sql;
+    store: Store;
+    redis?: Redis;
+    config: { analytics: QueryBudget; redisPrefix?: string; reportCache?: { enabled: boolean; maxBytes: number } };
+  },
   accountId: string,
   query: Query,
   options: { context?: RequestContext; now?: number; noCache?: boolean } = {},
@@ -292,4 +316,3 @@ export async function reporting(
   });
   return { items, tiers: plan.rollups.length ? ['day'] : [], ...(cache ? { cache } : {}) };
 }
-

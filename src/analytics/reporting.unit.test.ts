@@ -56,7 +56,17 @@ describe('reporting sources', () => {
   });
 
   it('reads each tier once, its ranges together, with every value a parameter', () => {
-    const w = reportingWindow({ from: '2026-08-15T00:00:00Z', to: '2026-11-20T07:00:00Z', quickRange: 'last24Hrs', granularity: 'week', timezone: 'America/New_York', precision: 'auto' }, at('2026-11-21T00:00:00Z'));
+    const w = reportingWindow(
+      {
+        from: '2026-08-15T00:00:00Z',
+        to: '2026-11-20T07:00:00Z',
+        quickRange: 'last24Hrs',
+        granularity: 'week',
+        timezone: 'America/New_York',
+        precision: 'auto',
+      },
+      at('2026-11-21T00:00:00Z'),
+    );
     const plan = reportingSources(w, 'auto');
     expect(plan.rollups.length).toBeGreaterThan(10);
     const { sql, params } = compileReporting('5f0c6a0e-4d7b-4c8e-9d51-0c3f3b8f0e11', ['0b1f0b7e-2a65-4f4e-8f7a-4a5b9d1f2c33'], w, plan);

@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOGS, metricNames, type Catalog } from './metrics.js';
-import { SKETCH_ACCURACY } from './rollups.js';
-import { summarize } from './summary.js';
-import { compileSummary } from './compiler.js';
-import { resolveQuickRange, SUMMARY_RANGES, type QuickRange } from './windows.js';
+import { aggregate, expectRowsClose, fieldValue, metricOverWith, type OracleRequest, report, sketchBounds } from '../../test/support/analytics-oracle.js';
+import { startTestService, type TestService } from '../../test/support/service.js';
 import type { ResultItem } from '../ingest/schemas.js';
-import { CREATABLE_TYPES, type TypeSegment } from '../model/checks.js';
+import { CREATABLE_TYPES, LOCATIONS, type TypeSegment } from '../model/checks.js';
 import { generateRuns, type SeedCheck } from '../seed/generator.js';
 import { createSeedChecks, seedBulk } from '../seed/seeder.js';
-import { LOCATIONS } from '../model/checks.js';
-import { startTestService, type TestService } from '../../test/support/service.js';
-import { aggregate, expectRowsClose, fieldValue, metricOverWith, report, sketchBounds, type OracleRequest } from '../../test/support/analytics-oracle.js';
+import { compileSummary } from './compiler.js';
+import { CATALOGS, type Catalog, metricNames } from './metrics.js';
+import { SKETCH_ACCURACY } from './rollups.js';
+import { summarize } from './summary.js';
+import { type QuickRange, resolveQuickRange, SUMMARY_RANGES } from './windows.js';
 
 /**
  * Every report and summary answer is compared with the oracle (test/analytics/oracle.ts) over the
@@ -95,7 +94,10 @@ async function compare(catalog: Catalog, req: OracleRequest, extra: Record<strin
     const expected = report(runs.get(check.id)!, req, precision === 'auto' ? SKETCH_ACCURACY : undefined);
     const where = `${catalog.segment} ${qs} (sources ${res.headers.get('x-analytics-sources')})`;
     if (req.groupBy) {
-      expect(res.body.series.map((s: Record<string, unknown>) => s[req.groupBy!]), where).toEqual(expected.map((s) => s.key));
+      expect(
+        res.body.series.map((s: Record<string, unknown>) => s[req.groupBy!]),
+        where,
+      ).toEqual(expected.map((s) => s.key));
     } else {
       expect(res.body.series).toHaveLength(1);
     }
@@ -176,7 +178,12 @@ describe('reports against the oracle', () => {
     expect(body.series).toHaveLength(3);
     for (const s of body.series) expect(s.data).toHaveLength(5);
     await compare(CATALOGS.find((c) => c.segment === 'tcp-checks')!, {
-      from: seedTo - 7 * DAY, to: seedTo, metrics: ['total_p50', 'connection_stddev'], groupBy: 'runLocation', limit: 10, page: 1,
+      from: seedTo - 7 * DAY,
+      to: seedTo,
+      metrics: ['total_p50', 'connection_stddev'],
+      groupBy: 'runLocation',
+      limit: 10,
+      page: 1,
     });
   });
 
@@ -184,7 +191,12 @@ describe('reports against the oracle', () => {
     for (const segment of ['api-checks', 'url-monitors']) {
       const catalog = CATALOGS.find((c) => c.segment === segment)!;
       const body = await compare(catalog, {
-        from: seedTo - 35 * DAY, to: seedTo, metrics: ['availability', 'responseTime_p90', 'firstByte_sum'], groupBy: 'statusCode', limit: 10, page: 1,
+        from: seedTo - 35 * DAY,
+        to: seedTo,
+        metrics: ['availability', 'responseTime_p90', 'firstByte_sum'],
+        groupBy: 'statusCode',
+        limit: 10,
+        page: 1,
       });
       expect(body.series.length).toBeGreaterThanOrEqual(3);
     }
@@ -222,10 +234,14 @@ describe('reports against the oracle', () => {
   it('ISO 8601 bounds give the same answer as unix seconds', async () => {
     const catalog = CATALOGS.find((c) => c.segment === 'playwright-checks')!;
     const from = seedTo - 10 * DAY;
-    await compare(catalog, { from, to: seedTo, metrics: ['responseTime_p95'], limit: 10, page: 1 }, {
-      from: new Date(from).toISOString(),
-      to: new Date(seedTo).toISOString().replace('.000Z', '+00:00'),
-    });
+    await compare(
+      catalog,
+      { from, to: seedTo, metrics: ['responseTime_p95'], limit: 10, page: 1 },
+      {
+        from: new Date(from).toISOString(),
+        to: new Date(seedTo).toISOString().replace('.000Z', '+00:00'),
+      },
+    );
   });
 
   it('quick ranges: calendar windows and rolling ones', async () => {
@@ -234,7 +250,10 @@ describe('reports against the oracle', () => {
     const metrics = ['availability', 'responseTime_avg', 'responseTime_p50'];
     for (const range of ['last24Hours', 'last7Days', 'last30Days', 'thisWeek', 'thisMonth', 'lastWeek', 'lastMonth'] as QuickRange[]) {
       const before = Date.now();
-      const res = await svc.call('GET', `/v1/analytics/multistep-checks/${check.id}?quickRange=${range}&metrics=${metrics.join(',')}&aggregationInterval=1440&limit=100`);
+      const res = await svc.call(
+        'GET',
+        `/v1/analytics/multistep-checks/${check.id}?quickRange=${range}&metrics=${metrics.join(',')}&aggregationInterval=1440&limit=100`,
+      );
       const after = Date.now();
       expect(res.status, res.text).toBe(200);
       // A rolling window ends at the server's clock, which the answer reports in `to`.
@@ -318,7 +337,6 @@ describe('reports against the oracle', () => {
 });
 
 describe('summary against the oracle', () => {
-
   function expectedItem(checkId: string, checkType: string, items: ResultItem[], sketch?: number) {
     const http = ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'AGENTIC', 'GRPC'].includes(checkType);
     const icmp = checkType === 'ICMP';
@@ -343,7 +361,22 @@ describe('summary against the oracle', () => {
   }
 
   // Read now (Cache-Control: no-cache), then twice through the report cache (read, then held): each against the oracle.
-  it.each(SUMMARY_RANGES.flatMap((r) => [[r, 'exact'], [r, 'auto']] as const).flatMap((c) => [[...c, 'no-cache'], [...c, 'cached'], [...c, 'held']] as const))('%s (%s, %s): one item per existing check, in request order', async (range, precision, how) => {
+  it.each(
+    SUMMARY_RANGES.flatMap(
+      (r) =>
+        [
+          [r, 'exact'],
+          [r, 'auto'],
+        ] as const,
+    ).flatMap(
+      (c) =>
+        [
+          [...c, 'no-cache'],
+          [...c, 'cached'],
+          [...c, 'held'],
+        ] as const,
+    ),
+  )('%s (%s, %s): one item per existing check, in request order', async (range, precision, how) => {
     const ids = [...checkOf.values()].map((c) => c.id).reverse();
     const unknown = '00000000-0000-4000-8000-00000000abcd';
     const before = Date.now();
@@ -362,7 +395,11 @@ describe('summary against the oracle', () => {
         const check = [...checkOf.values()].find((c) => c.id === id)!;
         const items = runs.get(id)!.filter((r) => Date.parse(r.startedAt) >= w.from && Date.parse(r.startedAt) < w.to);
         try {
-          expectRowsClose([res.body[i]], [expectedItem(id, check.checkType, items, precision === 'auto' ? SKETCH_ACCURACY : undefined)], `${range} ${check.checkType}`);
+          expectRowsClose(
+            [res.body[i]],
+            [expectedItem(id, check.checkType, items, precision === 'auto' ? SKETCH_ACCURACY : undefined)],
+            `${range} ${check.checkType}`,
+          );
           return true;
         } catch (e) {
           if (now === after) throw e;
@@ -413,7 +450,20 @@ describe('reporting', () => {
   };
   /** The UTC instant of local midnight of the day holding `ms` in `tz` (no zone moves its clocks at midnight here). */
   const offset = (ms: number, tz: string) => {
-    const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(ms).map((x) => [x.type, Number(x.value)]));
+    const p = Object.fromEntries(
+      new Intl.DateTimeFormat('en-US', {
+        timeZone: tz,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      })
+        .formatToParts(ms)
+        .map((x) => [x.type, Number(x.value)]),
+    );
     return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!) - Math.floor(ms / 1000) * 1000;
   };
   const localMidnight = (ms: number, tz: string) => {
@@ -426,12 +476,16 @@ describe('reporting', () => {
     const w = { from: seedTo - 7 * DAY + 777, to: seedTo - 3_600_000 };
     // Read now, then through the report cache (read, then held): each against the runs.
     for (const how of ['no-cache', 'cached', 'held']) {
-      const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from - (w.from % 1000)), to: seconds(w.to) })}`, { headers: how === 'no-cache' ? { 'cache-control': 'no-cache' } : {} });
+      const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from - (w.from % 1000)), to: seconds(w.to) })}`, {
+        headers: how === 'no-cache' ? { 'cache-control': 'no-cache' } : {},
+      });
       expect(res.status, res.text).toBe(200);
       if (how === 'held') expect(res.headers.get('x-analytics-cache')).toBe(`hits=${checkOf.size}; misses=0`);
       const from = w.from - (w.from % 1000);
       for (const check of checkOf.values()) {
-        const item = (res.body as { checkId: string; aggregate?: Record<string, number>; checkType: string; deactivated: boolean; tags: string[] }[]).find((i) => i.checkId === check.id)!;
+        const item = (res.body as { checkId: string; aggregate?: Record<string, number>; checkType: string; deactivated: boolean; tags: string[] }[]).find(
+          (i) => i.checkId === check.id,
+        )!;
         expect(item).toMatchObject({ checkType: check.checkType, tags: expect.any(Array) });
         const within = runs.get(check.id)!.filter((r) => Date.parse(r.startedAt) >= from && Date.parse(r.startedAt) < w.to);
         close(item.aggregate!, figures(within), `${check.checkType} whole window (${how})`);
@@ -446,7 +500,11 @@ describe('reporting', () => {
     try {
       const w = { from: seedTo - 10 * DAY - 4_321_000, to: seedTo - 4_000_000 };
       for (const how of ['no-cache', 'cached', 'held']) {
-        const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from), to: seconds(w.to), granularity: 'day', timezone: tz, filterByTags: 'reporting-tagged' })}`, { headers: how === 'no-cache' ? { 'cache-control': 'no-cache' } : {} });
+        const res = await svc.call(
+          'GET',
+          `/v1/reporting?${query({ from: seconds(w.from), to: seconds(w.to), granularity: 'day', timezone: tz, filterByTags: 'reporting-tagged' })}`,
+          { headers: how === 'no-cache' ? { 'cache-control': 'no-cache' } : {} },
+        );
         expect(res.status, res.text).toBe(200);
         expect(res.headers.get('x-analytics-cache') ?? 'none').toBe({ 'no-cache': 'none', cached: 'hits=0; misses=1', held: 'hits=1; misses=0' }[how]);
         expect(res.body.map((i: { checkId: string }) => i.checkId)).toEqual([api.id]);
@@ -473,15 +531,23 @@ describe('reporting', () => {
   const localStart = (ms: number, tz: string, granularity: 'day' | 'week' | 'month') => {
     const midnight = localMidnight(ms, tz);
     if (granularity === 'day') return midnight;
-    const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone: tz, year: 'numeric', month: 'numeric', day: 'numeric' }).formatToParts(ms).map((x) => [x.type, Number(x.value)]));
+    const p = Object.fromEntries(
+      new Intl.DateTimeFormat('en-US', { timeZone: tz, year: 'numeric', month: 'numeric', day: 'numeric' })
+        .formatToParts(ms)
+        .map((x) => [x.type, Number(x.value)]),
+    );
     const date = Date.UTC(p.year!, p.month! - 1, p.day!) / DAY;
     const back = granularity === 'week' ? (date + 3) % 7 : p.day! - 1;
     return localMidnight(midnight - back * DAY + 12 * 3_600_000, tz);
   };
 
-  it('over more than 32 days reads the daily rollup where its days lie inside the zone\'s buckets: exact counts and means, percentiles within the sketch bound', async () => {
+  it("over more than 32 days reads the daily rollup where its days lie inside the zone's buckets: exact counts and means, percentiles within the sketch bound", async () => {
     const w = { from: seedTo - 34 * DAY - 4_321_000, to: seedTo - 4_000_000 };
-    for (const [granularity, tz] of [['week', 'Asia/Kolkata'], ['month', 'America/New_York'], [undefined, 'UTC']] as const) {
+    for (const [granularity, tz] of [
+      ['week', 'Asia/Kolkata'],
+      ['month', 'America/New_York'],
+      [undefined, 'UTC'],
+    ] as const) {
       // Each run's bucket, computed once per quarter hour (the zones' boundaries fall on whole or half hours).
       const memo = new Map<number, number>();
       const bucketOf = (t: number) => {
@@ -513,15 +579,25 @@ describe('reporting', () => {
         else if (how !== 'exact') expectSameAnswer(res.body, first, where);
         if (how === 'held') expect(res.headers.get('x-analytics-cache')).toMatch(/^hits=\d+; misses=0$/);
         for (const check of checkOf.values()) {
-          const item = (res.body as { checkId: string; aggregate?: Record<string, number>; aggregates?: (Record<string, number> & { from: string; to: string })[] }[]).find((i) => i.checkId === check.id)!;
+          const item = (
+            res.body as { checkId: string; aggregate?: Record<string, number>; aggregates?: (Record<string, number> & { from: string; to: string })[] }[]
+          ).find((i) => i.checkId === check.id)!;
           const buckets = bucketsOf.get(check.id)!;
           const starts = [...buckets.keys()].sort((a, b) => a - b);
           type Figures = Record<'successRatio' | 'avg' | 'p95' | 'p99', number> & { from: string; to: string };
-          const got: Figures[] = granularity ? (item.aggregates as Figures[]) : [{ ...(item.aggregate as Figures), from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString() }];
-          expect(got.map((a) => a.from), `${check.checkType} ${where}`).toEqual(starts.map((s) => new Date(Math.max(s, w.from)).toISOString()));
+          const got: Figures[] = granularity
+            ? (item.aggregates as Figures[])
+            : [{ ...(item.aggregate as Figures), from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString() }];
+          expect(
+            got.map((a) => a.from),
+            `${check.checkType} ${where}`,
+          ).toEqual(starts.map((s) => new Date(Math.max(s, w.from)).toISOString()));
           if (granularity) {
             const next = (s: number) => localStart(s + (granularity === 'week' ? 8 : 32) * DAY, tz, granularity);
-            expect(got.map((a) => a.to), `${check.checkType} ${where}`).toEqual(starts.map((s) => new Date(Math.min(w.to, next(s))).toISOString()));
+            expect(
+              got.map((a) => a.to),
+              `${check.checkType} ${where}`,
+            ).toEqual(starts.map((s) => new Date(Math.min(w.to, next(s))).toISOString()));
           }
           got.forEach((a, i) => {
             const items = buckets.get(starts[i]!)!;
@@ -530,7 +606,10 @@ describe('reporting', () => {
             expect(a.successRatio, what).toBe(want.successRatio);
             expect(a.avg, what).toBeCloseTo(want.avg, 1);
             const times = items.map((r) => fieldValue(r, 'responseTime')).filter((v): v is number => v !== null);
-            for (const [k, p] of [['p95', 0.95], ['p99', 0.99]] as const) {
+            for (const [k, p] of [
+              ['p95', 0.95],
+              ['p99', 0.99],
+            ] as const) {
               if (how === 'exact' || !times.length) expect(a[k], `${what} ${k}`).toBeCloseTo(want[k], 1);
               else {
                 const { lo, hi } = sketchBounds(times, p, SKETCH_ACCURACY)!;

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Logger } from '../platform/logger.js';
 import { clickHouseTimeMs, toClickHouseTime } from '../model/time.js';
+import type { Logger } from '../platform/logger.js';
 import type { InsertOptions, Store } from '../storage/clickhouse/store.js';
 import { registerRollupHorizon, rollupSelect, TIERS } from './rollups.js';
 
@@ -100,7 +100,9 @@ export class RollupTicks {
       const intent = await this.readState(INTENT_KEY);
       if (intent !== undefined && intent > this.horizon) this.pendingTo = intent;
     } else {
-      const [newest] = await this.inner.query<{ at: number | null; n: number }>('SELECT toUnixTimestamp64Milli(max(started_at)) AS at, count() AS n FROM check_results');
+      const [newest] = await this.inner.query<{ at: number | null; n: number }>(
+        'SELECT toUnixTimestamp64Milli(max(started_at)) AS at, count() AS n FROM check_results',
+      );
       const after = Number(newest?.n) ? Number(newest.at) + 1 : now;
       this.horizon = Math.ceil(Math.max(now, after) / MINUTE_MS) * MINUTE_MS;
       await this.writeState(HORIZON_KEY, this.horizon);
@@ -187,7 +189,8 @@ export class RollupTicks {
     const range = await this.exclusive(async () => {
       const from = this.horizon;
       // At most one step at a time: what a statement holds is measured for an hour of runs, not a day's backlog.
-      const to = this.pendingTo ?? Math.min(Math.floor((now - this.lagMs) / this.stepMs) * this.stepMs, Math.floor(from / this.stepMs) * this.stepMs + this.stepMs);
+      const to =
+        this.pendingTo ?? Math.min(Math.floor((now - this.lagMs) / this.stepMs) * this.stepMs, Math.floor(from / this.stepMs) * this.stepMs + this.stepMs);
       if (!(to > from)) return undefined;
       const params = { from: toClickHouseTime(from), to: toClickHouseTime(to) };
       let parts: number | undefined;
@@ -234,7 +237,8 @@ export class RollupTicks {
   async insert(table: string, columns: readonly string[], rows: readonly unknown[][], options: InsertOptions = {}): Promise<void> {
     if (table !== 'check_results' || rows.length === 0) return this.inner.insert(table, columns, rows, options);
     const at = columns.indexOf('started_at');
-    if (at < 0 || !columns.includes('result_id') || columns.includes('late_batch')) throw new Error('runs are inserted with started_at and result_id, and without late_batch');
+    if (at < 0 || !columns.includes('result_id') || columns.includes('late_batch'))
+      throw new Error('runs are inserted with started_at and result_id, and without late_batch');
     const batch = String(options.settings?.insert_deduplication_token ?? randomUUID());
     let anyLate = false;
     await this.exclusive(async () => {

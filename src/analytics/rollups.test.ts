@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { toRow } from '../ingest/rows.js';
-import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
-import { backfillRollups } from './backfill.js';
-import { rollupColumns, rollupDdl, rollupMigration, rollupSelect, ROLLUP_COLUMNS_AT_CREATION, TIERS } from './rollups.js';
-import { RollupTicks } from './rollup-ticks.js';
-import { forRollups } from '../storage/clickhouse/ddl.js';
-import type { Store } from '../storage/clickhouse/store.js';
-import { BACKGROUND_NICENESS, enginePriorities, threadsAtNiceness } from '../storage/clickhouse/priority.js';
 import { loadConfig } from '../platform/config.js';
+import { forRollups } from '../storage/clickhouse/ddl.js';
+import { BACKGROUND_NICENESS, enginePriorities, threadsAtNiceness } from '../storage/clickhouse/priority.js';
+import type { Store } from '../storage/clickhouse/store.js';
+import { backfillRollups } from './backfill.js';
+import { RollupTicks } from './rollup-ticks.js';
+import { ROLLUP_COLUMNS_AT_CREATION, rollupColumns, rollupDdl, rollupMigration, rollupSelect, TIERS } from './rollups.js';
 
 const HOUR = 3_600_000;
+
 import { ROW_COLUMNS } from '../model/results.js';
 
 const runsInOf = async (svc: TestService, table: string, checkId: string) =>
@@ -19,8 +20,17 @@ const runsInOf = async (svc: TestService, table: string, checkId: string) =>
 const rows = (accountId: string, checkId: string, n: number, start: number) =>
   Array.from({ length: n }, (_, i) =>
     toRow(accountId, randomUUID(), {
-      checkId, checkType: 'API', runLocation: i % 2 ? 'eu-west-1' : 'us-east-1', hasFailures: i % 5 === 0, hasErrors: false, isDegraded: false,
-      aborted: false, attempts: 1, responseTime: 100 + i, startedAt: new Date(start + i * 60_000).toISOString(), stoppedAt: new Date(start + i * 60_000 + 50).toISOString(),
+      checkId,
+      checkType: 'API',
+      runLocation: i % 2 ? 'eu-west-1' : 'us-east-1',
+      hasFailures: i % 5 === 0,
+      hasErrors: false,
+      isDegraded: false,
+      aborted: false,
+      attempts: 1,
+      responseTime: 100 + i,
+      startedAt: new Date(start + i * 60_000).toISOString(),
+      stoppedAt: new Date(start + i * 60_000 + 50).toISOString(),
     }),
   );
 
@@ -40,20 +50,42 @@ describe('rollups filled by views (ROLLUPS=views, as with ClickHouse servers)', 
 
   it('a database made from sql/clickhouse has the rollup columns and view queries the code reads', async () => {
     for (const tier of TIERS) {
-      const columns = await svc.deps.store.query<{ name: string }>('SELECT name FROM system.columns WHERE database = currentDatabase() AND table = {t:String} ORDER BY position', { t: tier.table });
+      const columns = await svc.deps.store.query<{ name: string }>(
+        'SELECT name FROM system.columns WHERE database = currentDatabase() AND table = {t:String} ORDER BY position',
+        { t: tier.table },
+      );
       expect(columns.map((c) => c.name)).toEqual(rollupColumns(tier).map((c) => c.split(' ')[0]));
-      const [view] = await svc.deps.store.query<{ as_select: string }>('SELECT as_select FROM system.tables WHERE database = currentDatabase() AND name = {v:String}', { v: tier.view });
+      const [view] = await svc.deps.store.query<{ as_select: string }>(
+        'SELECT as_select FROM system.tables WHERE database = currentDatabase() AND name = {v:String}',
+        { v: tier.view },
+      );
       const selected = new Set([...view.as_select.matchAll(/ AS (\w+)/g)].map((m) => m[1]));
-      expect(rollupColumns(tier).map((c) => c.split(' ')[0]).filter((c) => !selected.has(c) && !['account_id', 'check_id', 'run_location', 'has_failures'].includes(c))).toEqual([]);
+      expect(
+        rollupColumns(tier)
+          .map((c) => c.split(' ')[0])
+          .filter((c) => !selected.has(c) && !['account_id', 'check_id', 'run_location', 'has_failures'].includes(c)),
+      ).toEqual([]);
     }
   });
 
   it('the migration that adds metric columns to the rollups runs on an up-to-date database and changes nothing', async () => {
-    const before = await svc.deps.store.query('SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position', { p: 'check_results_1%' });
-    const statements = rollupMigration(['response_time', 'grpc_status_code']).split('\n').filter((l) => !l.startsWith('--')).join('\n').split(';').map((x) => x.trim()).filter(Boolean);
+    const before = await svc.deps.store.query(
+      'SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position',
+      { p: 'check_results_1%' },
+    );
+    const statements = rollupMigration(['response_time', 'grpc_status_code'])
+      .split('\n')
+      .filter((l) => !l.startsWith('--'))
+      .join('\n')
+      .split(';')
+      .map((x) => x.trim())
+      .filter(Boolean);
     expect(statements.length).toBe(TIERS.length * 1 + TIERS.reduce((n, t) => n + (t.sketches ? 6 : 5) * 2, 0));
     for (const statement of statements) await svc.deps.store.command(statement);
-    const after = await svc.deps.store.query('SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position', { p: 'check_results_1%' });
+    const after = await svc.deps.store.query(
+      'SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position',
+      { p: 'check_results_1%' },
+    );
     expect(after).toEqual(before);
     expect(() => rollupMigration(['no_such_column'])).toThrow(/not a metric column/);
   });
@@ -98,7 +130,12 @@ describe('rollups filled by views (ROLLUPS=views, as with ClickHouse servers)', 
     expect(marker.at > '2020-01-01').toBe(true);
 
     const report = async (precision: string) =>
-      (await svc.call('GET', `/v1/analytics/api-checks/${check}?from=${day / 1000 - 86400}&to=${day / 1000 + 3 * 86400}&metrics=availability,responseTime_avg,responseTime_max,retries&precision=${precision}`)).body.series[0].data;
+      (
+        await svc.call(
+          'GET',
+          `/v1/analytics/api-checks/${check}?from=${day / 1000 - 86400}&to=${day / 1000 + 3 * 86400}&metrics=availability,responseTime_avg,responseTime_max,retries&precision=${precision}`,
+        )
+      ).body.series[0].data;
     const exact = await report('exact');
     expect(exact[0].availability).toBe(80);
     expect(await report('auto')).not.toEqual(exact);
@@ -113,11 +150,11 @@ describe('rollups filled by views (ROLLUPS=views, as with ClickHouse servers)', 
 
     // New runs arriving during a backfill go through the views only.
     const fresh = rows(svc.defaultAccountId, check, 30, day + 86_400_000).map((r) => r);
-    await Promise.all([
-      svc.deps.store.insert('check_results', ROW_COLUMNS, fresh),
-      backfillRollups(svc.deps.store, { from: day - 86_400_000 }),
-    ]);
-    await waitFor(() => runsIn('check_results_1h', check), (n) => n === 330);
+    await Promise.all([svc.deps.store.insert('check_results', ROW_COLUMNS, fresh), backfillRollups(svc.deps.store, { from: day - 86_400_000 })]);
+    await waitFor(
+      () => runsIn('check_results_1h', check),
+      (n) => n === 330,
+    );
     expect(await report('auto')).toEqual(await report('exact'));
   });
 });
@@ -135,9 +172,13 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', { t
   const runsIn = (table: string, checkId: string) => runsInOf(svc, table, checkId);
   /** The engine itself, past the ticks: what a writer that crashed half way left. */
   const engine = () => (ticks as unknown as { inner: Store }).inner;
-  const newCheck = async (name: string) => (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name, request: { url: 'http://127.0.0.1:9/' } } })).body.id as string;
+  const newCheck = async (name: string) =>
+    (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name, request: { url: 'http://127.0.0.1:9/' } } })).body.id as string;
   const report = async (check: string, from: number, to: number, precision: string) => {
-    const res = await svc.call('GET', `/v1/analytics/api-checks/${check}?from=${Math.floor(from / 1000)}&to=${Math.floor(to / 1000)}&metrics=availability,responseTime_avg,responseTime_max,retries&aggregationInterval=60&precision=${precision}`);
+    const res = await svc.call(
+      'GET',
+      `/v1/analytics/api-checks/${check}?from=${Math.floor(from / 1000)}&to=${Math.floor(to / 1000)}&metrics=availability,responseTime_avg,responseTime_max,retries&aggregationInterval=60&precision=${precision}`,
+    );
     expect(res.status, res.text).toBe(200);
     return { data: res.body.series[0].data, sources: res.headers.get('x-analytics-sources') };
   };
@@ -145,17 +186,40 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', { t
   it('is the default of the embedded engine: no view is left, the ticks fill every column the reports read', async () => {
     expect(svc.deps.config.clickhouse.rollups).toBe('ticks');
     for (const tier of TIERS) {
-      const columns = await svc.deps.store.query<{ name: string }>('SELECT name FROM system.columns WHERE database = currentDatabase() AND table = {t:String} ORDER BY position', { t: tier.table });
+      const columns = await svc.deps.store.query<{ name: string }>(
+        'SELECT name FROM system.columns WHERE database = currentDatabase() AND table = {t:String} ORDER BY position',
+        { t: tier.table },
+      );
       expect(columns.map((c) => c.name)).toEqual(rollupColumns(tier).map((c) => c.split(' ')[0]));
       const selected = new Set([...rollupSelect(tier).matchAll(/ AS (\w+)/g)].map((m) => m[1]));
-      expect(rollupColumns(tier).map((c) => c.split(' ')[0]).filter((c) => !selected.has(c) && !['account_id', 'check_id', 'run_location', 'has_failures'].includes(c))).toEqual([]);
-      expect(await svc.deps.store.query('SELECT name FROM system.tables WHERE database = currentDatabase() AND name = {v:String}', { v: tier.view })).toEqual([]);
+      expect(
+        rollupColumns(tier)
+          .map((c) => c.split(' ')[0])
+          .filter((c) => !selected.has(c) && !['account_id', 'check_id', 'run_location', 'has_failures'].includes(c)),
+      ).toEqual([]);
+      expect(await svc.deps.store.query('SELECT name FROM system.tables WHERE database = currentDatabase() AND name = {v:String}', { v: tier.view })).toEqual(
+        [],
+      );
     }
     // A later migration of the views' query is left out, and the tables' part of it changes nothing here.
-    const before = await svc.deps.store.query('SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position', { p: 'check_results_1%' });
-    const statements = rollupMigration(['response_time']).split('\n').filter((l) => !l.startsWith('--')).join('\n').split(';').map((x) => x.trim()).filter(Boolean);
+    const before = await svc.deps.store.query(
+      'SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position',
+      { p: 'check_results_1%' },
+    );
+    const statements = rollupMigration(['response_time'])
+      .split('\n')
+      .filter((l) => !l.startsWith('--'))
+      .join('\n')
+      .split(';')
+      .map((x) => x.trim())
+      .filter(Boolean);
     for (const statement of forRollups(statements, 'ticks')) await svc.deps.store.command(statement);
-    expect(await svc.deps.store.query('SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position', { p: 'check_results_1%' })).toEqual(before);
+    expect(
+      await svc.deps.store.query(
+        'SELECT table, name, type FROM system.columns WHERE database = currentDatabase() AND table LIKE {p:String} ORDER BY table, position',
+        { p: 'check_results_1%' },
+      ),
+    ).toEqual(before);
     expect(forRollups(statements, 'ticks').some((st) => st.includes('MODIFY QUERY'))).toBe(false);
     expect(() => loadConfig({ CLICKHOUSE_URL: 'http://127.0.0.1:8123', ROLLUPS: 'ticks' })).toThrow(/ROLLUPS/);
     expect(loadConfig({ CLICKHOUSE_URL: 'http://127.0.0.1:8123' }).clickhouse.rollups).toBe('views');
@@ -166,7 +230,9 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', { t
     const check = await newCheck('on time');
     const h0 = ticks.rolledThrough;
     // Five runs from the horizon on (a minute apart), and a window of whole hours around them.
-    await svc.deps.store.insert('check_results', ROW_COLUMNS, rows(svc.defaultAccountId, check, 5, h0 + 1000), { settings: { insert_deduplication_token: `on-time-${check}` } });
+    await svc.deps.store.insert('check_results', ROW_COLUMNS, rows(svc.defaultAccountId, check, 5, h0 + 1000), {
+      settings: { insert_deduplication_token: `on-time-${check}` },
+    });
     const from = Math.floor(h0 / HOUR) * HOUR;
     const to = Math.ceil((h0 + 6 * 60_000) / HOUR) * HOUR + HOUR;
     for (const tier of TIERS) expect(await runsIn(tier.table, check)).toBe(0);
@@ -203,7 +269,10 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', { t
     const stored = rows(svc.defaultAccountId, crashed, 30, day).map((r) => [...r, 'batch-that-crashed']);
     await engine().insert('check_results', [...ROW_COLUMNS, 'late_batch'], stored);
     for (const tier of TIERS) expect(await runsIn(tier.table, crashed)).toBe(0);
-    const runs = stored.map((r) => ({ resultId: String(r[ROW_COLUMNS.indexOf('result_id')]), startedAt: Date.parse(`${String(r[ROW_COLUMNS.indexOf('started_at')]).replace(' ', 'T')}Z`) }));
+    const runs = stored.map((r) => ({
+      resultId: String(r[ROW_COLUMNS.indexOf('result_id')]),
+      startedAt: Date.parse(`${String(r[ROW_COLUMNS.indexOf('started_at')]).replace(' ', 'T')}Z`),
+    }));
     await svc.deps.store.settleLateRuns!(runs.slice(0, 10));
     for (const tier of TIERS) expect(await runsIn(tier.table, crashed)).toBe(30);
     await svc.deps.store.settleLateRuns!(runs.slice(10));
@@ -233,7 +302,8 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', { t
     const many = randomUUID();
     const spread = Array.from({ length: 12_000 }, (_, i) => rows(many, randomUUID(), 1, h + 2000 + ((i * 997) % (next - h - 3000)))[0]);
     await svc.deps.store.insert('check_results', ROW_COLUMNS, spread);
-    const manyIn = async (table: string) => Number((await svc.deps.store.query<{ n: number }>(`SELECT sum(runs) AS n FROM ${table} WHERE account_id = {a:UUID}`, { a: many }))[0].n);
+    const manyIn = async (table: string) =>
+      Number((await svc.deps.store.query<{ n: number }>(`SELECT sum(runs) AS n FROM ${table} WHERE account_id = {a:UUID}`, { a: many }))[0].n);
     // The process crashes after three of the tick's statements (parts of the first tier).
     const inner = engine();
     const command = inner.command.bind(inner);
@@ -266,40 +336,45 @@ describe('rollups filled once an hour (ROLLUPS=ticks, the embedded engine)', { t
     }
   });
 
-  it.skipIf(process.platform !== 'linux')("runs a tick's statements below the service's own threads, and leaves no thread of the engine at that priority", async () => {
-    const h = ticks.rolledThrough;
-    const next = Math.floor(h / HOUR) * HOUR + HOUR;
-    const many = randomUUID();
-    // More checks than one statement takes (2,000): a tick of several statements.
-    const spread = Array.from({ length: 4_500 }, (_, i) => rows(many, randomUUID(), 1, h + 2000 + ((i * 997) % (next - h - 3000)))[0]);
-    await svc.deps.store.insert('check_results', ROW_COLUMNS, spread);
-    // The store asks the engine to nice its threads only where it may put them back (CAP_SYS_NICE) and the service
-    // runs at niceness 0.
-    const mayNice = enginePriorities;
-    expect(threadsAtNiceness(BACKGROUND_NICENESS)).toEqual([]);
-    const seen = new Set<string>();
-    const sampler = setInterval(() => threadsAtNiceness(BACKGROUND_NICENESS).forEach((t) => seen.add(t)), 2);
-    try {
-      await ticks.tick(next + 60_000);
-    } finally {
-      clearInterval(sampler);
-    }
-    expect(ticks.rolledThrough).toBe(next);
-    expect(Number((await svc.deps.store.query<{ n: number }>('SELECT sum(runs) AS n FROM check_results_1d WHERE account_id = {a:UUID}', { a: many }))[0].n)).toBe(4_500);
-    if (mayNice) expect(seen.size).toBeGreaterThan(0);
-    else expect(seen.size).toBe(0);
-    // Put back: threads the engine started while a statement ran were niced from birth, and would run what comes next.
-    expect(threadsAtNiceness(BACKGROUND_NICENESS)).toEqual([]);
-    // A query after it runs at the service's priority.
-    const during = new Set<string>();
-    const watch = setInterval(() => threadsAtNiceness(BACKGROUND_NICENESS).forEach((t) => during.add(t)), 2);
-    try {
-      await svc.deps.store.query('SELECT account_id, sum(runs) FROM check_results_1h GROUP BY account_id');
-    } finally {
-      clearInterval(watch);
-    }
-    expect([...during]).toEqual([]);
-  });
+  it.skipIf(process.platform !== 'linux')(
+    "runs a tick's statements below the service's own threads, and leaves no thread of the engine at that priority",
+    async () => {
+      const h = ticks.rolledThrough;
+      const next = Math.floor(h / HOUR) * HOUR + HOUR;
+      const many = randomUUID();
+      // More checks than one statement takes (2,000): a tick of several statements.
+      const spread = Array.from({ length: 4_500 }, (_, i) => rows(many, randomUUID(), 1, h + 2000 + ((i * 997) % (next - h - 3000)))[0]);
+      await svc.deps.store.insert('check_results', ROW_COLUMNS, spread);
+      // The store asks the engine to nice its threads only where it may put them back (CAP_SYS_NICE) and the service
+      // runs at niceness 0.
+      const mayNice = enginePriorities;
+      expect(threadsAtNiceness(BACKGROUND_NICENESS)).toEqual([]);
+      const seen = new Set<string>();
+      const sampler = setInterval(() => threadsAtNiceness(BACKGROUND_NICENESS).forEach((t) => seen.add(t)), 2);
+      try {
+        await ticks.tick(next + 60_000);
+      } finally {
+        clearInterval(sampler);
+      }
+      expect(ticks.rolledThrough).toBe(next);
+      expect(
+        Number((await svc.deps.store.query<{ n: number }>('SELECT sum(runs) AS n FROM check_results_1d WHERE account_id = {a:UUID}', { a: many }))[0].n),
+      ).toBe(4_500);
+      if (mayNice) expect(seen.size).toBeGreaterThan(0);
+      else expect(seen.size).toBe(0);
+      // Put back: threads the engine started while a statement ran were niced from birth, and would run what comes next.
+      expect(threadsAtNiceness(BACKGROUND_NICENESS)).toEqual([]);
+      // A query after it runs at the service's priority.
+      const during = new Set<string>();
+      const watch = setInterval(() => threadsAtNiceness(BACKGROUND_NICENESS).forEach((t) => during.add(t)), 2);
+      try {
+        await svc.deps.store.query('SELECT account_id, sum(runs) FROM check_results_1h GROUP BY account_id');
+      } finally {
+        clearInterval(watch);
+      }
+      expect([...during]).toEqual([]);
+    },
+  );
 
   it('moves the horizon in whole hours, and rolls a run stored while a tick rolls its range as late, once', async () => {
     const h = ticks.rolledThrough;

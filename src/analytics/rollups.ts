@@ -33,8 +33,24 @@ export interface Tier {
 
 /** Coarsest first: the planner serves the middle of a window from the coarsest tier that fits. */
 export const TIERS: readonly Tier[] = [
-  { id: 'day', table: 'check_results_1d', view: 'check_results_1d_mv', ms: 86_400_000, bucket: 'toStartOfDay(started_at)', retention: 'rollup_day_retention_days', sketches: true },
-  { id: 'hour', table: 'check_results_1h', view: 'check_results_1h_mv', ms: 3_600_000, bucket: 'toStartOfHour(started_at)', retention: 'rollup_hour_retention_days', sketches: false },
+  {
+    id: 'day',
+    table: 'check_results_1d',
+    view: 'check_results_1d_mv',
+    ms: 86_400_000,
+    bucket: 'toStartOfDay(started_at)',
+    retention: 'rollup_day_retention_days',
+    sketches: true,
+  },
+  {
+    id: 'hour',
+    table: 'check_results_1h',
+    view: 'check_results_1h_mv',
+    ms: 3_600_000,
+    bucket: 'toStartOfHour(started_at)',
+    retention: 'rollup_hour_retention_days',
+    sketches: false,
+  },
 ];
 
 /**
@@ -63,9 +79,33 @@ export const ROLLUP_METRIC_COLUMNS: readonly string[] = METRIC_COLUMN_NAMES.filt
 
 /** The metric columns 0006_rollups.sql created the rollup tables with; frozen, as that file is. */
 export const ROLLUP_COLUMNS_AT_CREATION: readonly string[] = [
-  'response_time', 'timing_wait', 'timing_dns', 'timing_tcp', 'timing_first_byte', 'timing_download', 'timing_total', 'timing_connection',
-  'timing_data', 'ttfb', 'fcp', 'lcp', 'cls', 'tbt', 'console_errors', 'network_errors', 'user_script_errors', 'document_errors', 'packet_loss',
-  'latency_min', 'latency_max', 'latency_avg', 'latency_stddev', 'ssl_handshake_time', 'ssl_days_until_expiry', 'hop_count', 'final_hop_latency',
+  'response_time',
+  'timing_wait',
+  'timing_dns',
+  'timing_tcp',
+  'timing_first_byte',
+  'timing_download',
+  'timing_total',
+  'timing_connection',
+  'timing_data',
+  'ttfb',
+  'fcp',
+  'lcp',
+  'cls',
+  'tbt',
+  'console_errors',
+  'network_errors',
+  'user_script_errors',
+  'document_errors',
+  'packet_loss',
+  'latency_min',
+  'latency_max',
+  'latency_avg',
+  'latency_stddev',
+  'ssl_handshake_time',
+  'ssl_days_until_expiry',
+  'hop_count',
+  'final_hop_latency',
   'grpc_status_code',
 ];
 
@@ -114,7 +154,10 @@ export function rollupSelect(tier: Tier, where = '', metricColumns: readonly str
     `    account_id, check_id, ${tier.bucket} AS bucket, run_location, coalesce(status_code, 0) AS status_code, has_failures,`,
     '    count() AS runs,',
     '    countIf(attempts > 1) AS retried,',
-    metricColumns.flatMap((c) => rawAggregates(c, tier)).map((a) => `    ${a}`).join(',\n'),
+    metricColumns
+      .flatMap((c) => rawAggregates(c, tier))
+      .map((a) => `    ${a}`)
+      .join(',\n'),
     'FROM check_results',
     ...(where ? [`WHERE ${where}`] : []),
     `GROUP BY ${ROLLUP_KEY.join(', ')}`,
@@ -173,15 +216,9 @@ export function rollupDdl(metricColumns: readonly string[] = ROLLUP_METRIC_COLUM
   const statements = [
     ...TIERS.map((tier) => tableDdl(tier, metricColumns)),
     ...TIERS.map((tier) => `CREATE MATERIALIZED VIEW IF NOT EXISTS ${tier.view} TO ${tier.table} AS\n${rollupSelect(tier, '', metricColumns)}`),
-    [
-      'CREATE TABLE IF NOT EXISTS rollup_state',
-      '(',
-      '    key String,',
-      "    at DateTime64(3, 'UTC')",
-      ')',
-      'ENGINE = ReplacingMergeTree',
-      'ORDER BY key',
-    ].join('\n'),
+    ['CREATE TABLE IF NOT EXISTS rollup_state', '(', '    key String,', "    at DateTime64(3, 'UTC')", ')', 'ENGINE = ReplacingMergeTree', 'ORDER BY key'].join(
+      '\n',
+    ),
     "INSERT INTO rollup_state (key, at) SELECT 'views_created', now64(3) WHERE (SELECT count() FROM rollup_state WHERE key = 'views_created') = 0",
   ];
   return `${header.join('\n')}\n${statements.join(';\n\n')}\n`;

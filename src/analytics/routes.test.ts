@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withinBudget } from './budget.js';
-import { CATALOGS, metricNames } from './metrics.js';
-import { compileReport } from './compiler.js';
-import { HttpError } from '../http/errors.js';
+import { createOtherTenant, expectFieldError, startTestService, type TestService } from '../../test/support/service.js';
 import { createApiKey } from '../accounts/repository.js';
-import { startTestService, createOtherTenant, expectFieldError, type TestService } from '../../test/support/service.js';
+import { HttpError } from '../http/errors.js';
+import { withinBudget } from './budget.js';
+import { compileReport } from './compiler.js';
+import { CATALOGS, metricNames } from './metrics.js';
 
 let svc: TestService;
 let multistep: string;
@@ -182,7 +182,14 @@ describe('summary requests', () => {
     expect(approximate.body[0].responseTime_p99).toBeCloseTo(800, -1);
     expect(res.body).toEqual([
       expect.objectContaining({ checkId: icmp, checkType: 'ICMP', availability: 100, latency_avg: 12, packetLoss_avg: 0, responseTime_avg: null }),
-      expect.objectContaining({ checkId: multistep, checkType: 'MULTI_STEP', availability: 100, responseTime_p99: 800, latency_p50: null, packetLoss_p95: null }),
+      expect.objectContaining({
+        checkId: multistep,
+        checkType: 'MULTI_STEP',
+        availability: 100,
+        responseTime_p99: 800,
+        latency_p50: null,
+        packetLoss_p95: null,
+      }),
       expect.objectContaining({ checkId: api, checkType: 'API', availability: null, responseTime_avg: null }),
     ]);
     const theirs = await summary({ checkIds: [multistep, foreign] }, '', other.key);
@@ -207,12 +214,26 @@ describe('metric catalogs', () => {
     const res = await svc.call('GET', '/v1/analytics/metrics?checkType=ICMP');
     expect(res.status).toBe(200);
     expect(res.body).toContainEqual({ name: 'latencyAvg', label: 'Average latency', unit: 'milliseconds', type: 'Float', aggregated: false });
-    expect(res.body).toContainEqual({ name: 'packetLoss_p99', label: 'Packet loss (99th percentile)', unit: 'percentage', type: 'Float', aggregated: true, aggregation: 'p99' });
+    expect(res.body).toContainEqual({
+      name: 'packetLoss_p99',
+      label: 'Packet loss (99th percentile)',
+      unit: 'percentage',
+      type: 'Float',
+      aggregated: true,
+      aggregation: 'p99',
+    });
     expect(res.body).toContainEqual({ name: 'availability', label: 'Availability', unit: 'percentage', type: 'Float', aggregated: true });
     expect(res.body).toContainEqual({ name: 'retries', label: 'Retried runs', unit: 'count', type: 'Int', aggregated: true });
     expect(res.body).toHaveLength(2 + 5 + 5 * 10);
     const ssl = (await svc.call('GET', '/v1/analytics/metrics?checkType=SSL')).body;
-    expect(ssl).toContainEqual({ name: 'daysUntilExpiry_min', label: 'Days until the certificate expires (minimum)', unit: 'count', type: 'Float', aggregated: true, aggregation: 'min' });
+    expect(ssl).toContainEqual({
+      name: 'daysUntilExpiry_min',
+      label: 'Days until the certificate expires (minimum)',
+      unit: 'count',
+      type: 'Float',
+      aggregated: true,
+      aggregation: 'min',
+    });
     const browser = (await svc.call('GET', '/v1/analytics/metrics?checkType=BROWSER')).body;
     expect(browser.find((m: { name: string }) => m.name === 'consoleErrors_sum').type).toBe('Int');
     expect(browser.find((m: { name: string }) => m.name === 'consoleErrors_avg').type).toBe('Float');
@@ -247,8 +268,13 @@ describe('figures', () => {
     // Times whose average and percentiles are float noise in binary (29.705399999999997 and the like), and 1 failure in 3.
     const times = [10.1, 20.2, 30.3, 29.7054, 33.333, 12.34567];
     const results = times.map((responseTime, i) => ({
-      checkId: check, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(now - (i + 1) * 60_000).toISOString(),
-      stoppedAt: new Date(now - (i + 1) * 60_000 + 100).toISOString(), hasFailures: i % 3 === 0, responseTime,
+      checkId: check,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: new Date(now - (i + 1) * 60_000).toISOString(),
+      stoppedAt: new Date(now - (i + 1) * 60_000 + 100).toISOString(),
+      hasFailures: i % 3 === 0,
+      responseTime,
     }));
     expect((await svc.call('POST', '/v1/check-results', { body: { results } })).status).toBe(202);
     for (let i = 0; i < 200; i++) {
@@ -270,7 +296,8 @@ describe('figures', () => {
     const rep = (await report(`/v1/analytics/api-checks/${check}?quickRange=last24Hours&metrics=responseTime_avg,responseTime_p95,availability`)).body;
     const row = rep.series[0].data[0];
     expect(row).toMatchObject({ responseTime_avg: summary.responseTime_avg, responseTime_p95: summary.responseTime_p95, availability: summary.availability });
-    for (const v of [summary.responseTime_avg, summary.responseTime_p95, summary.responseTime_p99, row.responseTime_avg]) expect(decimals(v), String(v)).toBeLessThanOrEqual(2);
+    for (const v of [summary.responseTime_avg, summary.responseTime_p95, summary.responseTime_p99, row.responseTime_avg])
+      expect(decimals(v), String(v)).toBeLessThanOrEqual(2);
     expect(decimals(summary.availability)).toBeLessThanOrEqual(4);
   });
 });

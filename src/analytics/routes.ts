@@ -1,18 +1,18 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { checkExists } from '../checks/index.js';
+import { badRequest, notFound } from '../http/errors.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
+import { parseWindow } from '../http/time.js';
 import { CHECK_TYPES } from '../model/checks.js';
-import { CATALOGS, INTEGER_COLUMNS, metadataOf, metricNames, resolveMetric, type Catalog } from './metrics.js';
+import type { Deps } from '../storage/deps.js';
+import { archiveErrorGroup, ErrorGroup, errorGroups } from './error-groups.js';
+import { CATALOGS, type Catalog, INTEGER_COLUMNS, metadataOf, metricNames, resolveMetric } from './metrics.js';
 import { runReport, sourcesHeader } from './report.js';
+import { MAX_REPORTING_BUCKETS, MAX_REPORTING_DAYS, ReportingItem, ReportingQuery, reporting } from './reporting.js';
 import { MetricDescriptor, Report, reportQuery, SummaryBody, SummaryItem, SummaryQuery } from './schemas.js';
 import { summarize } from './summary.js';
-import { MAX_TIMELINE_DAYS, timeline, TimelineBody, TimelineItem, TimelineQuery } from './timeline.js';
-import { parseWindow } from '../http/time.js';
-import { archiveErrorGroup, ErrorGroup, errorGroups } from './error-groups.js';
-import { badRequest, notFound } from '../http/errors.js';
-import { MAX_REPORTING_BUCKETS, MAX_REPORTING_DAYS, reporting, ReportingItem, ReportingQuery } from './reporting.js';
-import { checkExists } from '../checks/index.js';
+import { MAX_TIMELINE_DAYS, TimelineBody, TimelineItem, TimelineQuery, timeline } from './timeline.js';
 
 const reportPath = (catalog: Catalog) => `/v1/analytics/${catalog.segment}/{id}`;
 
@@ -26,13 +26,16 @@ function operationId(catalog: Catalog): string {
 function describeMetrics(catalog: Catalog) {
   return metricNames(catalog).map((name) => {
     const m = resolveMetric(catalog, name)!;
-    const integer = m.kind === 'run' ? m.metric === 'retries' : INTEGER_COLUMNS.has(m.def.column) && (m.kind === 'raw' || ['min', 'max', 'sum'].includes(m.suffix));
+    const integer =
+      m.kind === 'run' ? m.metric === 'retries' : INTEGER_COLUMNS.has(m.def.column) && (m.kind === 'raw' || ['min', 'max', 'sum'].includes(m.suffix));
     return { name, ...metadataOf(m), type: integer ? ('Int' as const) : ('Float' as const), aggregated: m.kind !== 'raw' };
   });
 }
 
 /** `Cache-Control: no-cache` asks for an answer read now rather than from the report cache (the same answer). */
-const CacheControl = Type.Object({ 'cache-control': Type.Optional(Type.String({ maxLength: 200, description: '`no-cache`: read everything now instead of from the report cache' })) });
+const CacheControl = Type.Object({
+  'cache-control': Type.Optional(Type.String({ maxLength: 200, description: '`no-cache`: read everything now instead of from the report cache' })),
+});
 
 /** Whether the request asks for an answer read now (`Cache-Control: no-cache`). */
 const noCacheAsked = (headers: { 'cache-control'?: string }) => /\bno-cache\b/i.test(headers['cache-control'] ?? '');
@@ -63,7 +66,10 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
         responses: { 200: Report },
       },
       handler: async ({ principal, params, query, headers, context }) => {
-        const { report, tiers, pageTiers, cache } = await runReport(deps, catalog, principal.account.id, params.id, query, { context, noCache: noCacheAsked(headers) });
+        const { report, tiers, pageTiers, cache } = await runReport(deps, catalog, principal.account.id, params.id, query, {
+          context,
+          noCache: noCacheAsked(headers),
+        });
         return { status: 200, body: report, headers: { ...sourcesHeader(tiers, pageTiers), ...cacheHeader(cache) } };
       },
     }),
@@ -81,7 +87,11 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       access: 'read',
       schema: { query: SummaryQuery, body: SummaryBody, headers: CacheControl, responses: { 200: Type.Array(SummaryItem) } },
       handler: async ({ principal, query, body, headers, context }) => {
-        const { items, tiers, cache } = await summarize(deps, principal.account.id, body.checkIds, query.quickRange, { precision: query.precision, context, noCache: noCacheAsked(headers) });
+        const { items, tiers, cache } = await summarize(deps, principal.account.id, body.checkIds, query.quickRange, {
+          precision: query.precision,
+          context,
+          noCache: noCacheAsked(headers),
+        });
         return { status: 200, body: items, headers: { ...sourcesHeader(tiers), ...cacheHeader(cache) } };
       },
     }),
@@ -100,11 +110,19 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       schema: { query: TimelineQuery, body: TimelineBody, responses: { 200: Type.Array(TimelineItem) } },
       handler: async ({ principal, query, body, context }) => {
         const { from, to } = parseWindow(query);
-        if ((from === undefined) !== (to === undefined)) throw badRequest('query.from and query.to go together', { errors: [{ field: query.from ? 'query.to' : 'query.from', rule: 'required', message: 'from and to go together' }] });
+        if ((from === undefined) !== (to === undefined))
+          throw badRequest('query.from and query.to go together', {
+            errors: [{ field: query.from ? 'query.to' : 'query.from', rule: 'required', message: 'from and to go together' }],
+          });
         if (from !== undefined && to! - from > MAX_TIMELINE_DAYS * 86_400_000) {
-          throw badRequest(`query.to must be at most ${MAX_TIMELINE_DAYS} days after from`, { errors: [{ field: 'query.to', rule: 'window', message: `at most ${MAX_TIMELINE_DAYS} days after from` }] });
+          throw badRequest(`query.to must be at most ${MAX_TIMELINE_DAYS} days after from`, {
+            errors: [{ field: 'query.to', rule: 'window', message: `at most ${MAX_TIMELINE_DAYS} days after from` }],
+          });
         }
-        return { status: 200, body: await timeline(deps, principal.account.id, body.checkIds, { hours: query.hours, buckets: query.buckets, from, to }, context) };
+        return {
+          status: 200,
+          body: await timeline(deps, principal.account.id, body.checkIds, { hours: query.hours, buckets: query.buckets, from, to }, context),
+        };
       },
     }),
     ...reports,
@@ -132,7 +150,7 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       path: '/v1/analytics/metrics',
       operationId: 'listAnalyticsMetrics',
       summary: "The metrics a check type's report takes (the report route's metrics enum, described)",
-      description: 'Also served without checkType (this service\'s addition): every metric of every report, each with its checkType and report path.',
+      description: "Also served without checkType (this service's addition): every metric of every report, each with its checkType and report path.",
       tag,
       access: 'read',
       schema: {
@@ -155,7 +173,10 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
 /** The anchor's error groups: all of the account's, one check's, one by id; PATCH archives. */
 function errorGroupRoutes(deps: Deps): AnyRoute[] {
   const tag = 'Error groups';
-  const Page = Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }), page: Type.Integer({ minimum: 1, maximum: 100_000, default: 1 }) }, { additionalProperties: false });
+  const Page = Type.Object(
+    { limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }), page: Type.Integer({ minimum: 1, maximum: 100_000, default: 1 }) },
+    { additionalProperties: false },
+  );
   const Id = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
   const one = async (accountId: string, id: string) => {
     const [group] = await errorGroups(deps, accountId, { id: id.toLowerCase(), limit: 1, page: 1 });
@@ -164,29 +185,59 @@ function errorGroupRoutes(deps: Deps): AnyRoute[] {
   };
   return [
     defineRoute({
-      method: 'GET', path: '/v1/error-groups', operationId: 'listErrorGroups', summary: "The account's error groups, the latest failure first", tag, access: 'read',
+      method: 'GET',
+      path: '/v1/error-groups',
+      operationId: 'listErrorGroups',
+      summary: "The account's error groups, the latest failure first",
+      tag,
+      access: 'read',
       description: 'Failed runs grouped per check by their error message with its variable parts masked (docs/analytics.md).',
       schema: { query: Page, responses: { 200: Type.Array(ErrorGroup) } },
       handler: async ({ principal, query }) => ({ status: 200, body: await errorGroups(deps, principal.account.id, query) }),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/error-groups/checks/{checkId}', operationId: 'listCheckErrorGroups', summary: "A check's error groups, the latest failure first", tag, access: 'read', errors: [404],
-      schema: { params: Type.Object({ checkId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }), query: Page, responses: { 200: Type.Array(ErrorGroup) } },
+      method: 'GET',
+      path: '/v1/error-groups/checks/{checkId}',
+      operationId: 'listCheckErrorGroups',
+      summary: "A check's error groups, the latest failure first",
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: Type.Object({ checkId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
+        query: Page,
+        responses: { 200: Type.Array(ErrorGroup) },
+      },
       handler: async ({ principal, params, query }) => {
         if (!(await checkExists(deps.sql, principal.account.id, params.checkId))) throw notFound();
         return { status: 200, body: await errorGroups(deps, principal.account.id, { ...query, checkId: params.checkId.toLowerCase() }) };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/error-groups/{id}', operationId: 'getErrorGroup', summary: 'An error group', tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/error-groups/{id}',
+      operationId: 'getErrorGroup',
+      summary: 'An error group',
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: Id, responses: { 200: ErrorGroup } },
       handler: async ({ principal, params }) => ({ status: 200, body: await one(principal.account.id, params.id) }),
     }),
     defineRoute({
-      method: 'PATCH', path: '/v1/error-groups/{id}', operationId: 'archiveErrorGroup', summary: 'Archive an error group for good or until it happens again (false unarchives)', tag, access: 'write', errors: [404],
+      method: 'PATCH',
+      path: '/v1/error-groups/{id}',
+      operationId: 'archiveErrorGroup',
+      summary: 'Archive an error group for good or until it happens again (false unarchives)',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: {
         params: Id,
-        body: Type.Object({ archiveForEver: Type.Optional(Type.Boolean()), archivedUntilNextEvent: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        body: Type.Object(
+          { archiveForEver: Type.Optional(Type.Boolean()), archivedUntilNextEvent: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
         responses: { 200: ErrorGroup },
       },
       handler: async ({ principal, params, body }) => {

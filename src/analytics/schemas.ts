@@ -3,7 +3,7 @@ import { PageQuery } from '../http/pagination.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { TimeParam } from '../http/time.js';
 import { CHECK_TYPES } from '../model/checks.js';
-import { metricNames, SUFFIXES, SUMMARY_FIELDS, UNITS, type Catalog } from './metrics.js';
+import { type Catalog, metricNames, SUFFIXES, SUMMARY_FIELDS, UNITS } from './metrics.js';
 import { MAX_INTERVAL_MINUTES, PRECISIONS, STATUSES } from './plan.js';
 import { QUICK_RANGES, SUMMARY_RANGES } from './windows.js';
 

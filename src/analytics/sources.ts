@@ -1,6 +1,6 @@
-import type { QueryParams } from '../storage/clickhouse/store.js';
 import { toClickHouseTime } from '../model/time.js';
-import { part, rawAggregate, type Part, type SourcePlan } from './rollups.js';
+import type { QueryParams } from '../storage/clickhouse/store.js';
+import { type Part, part, rawAggregate, type SourcePlan } from './rollups.js';
 
 /** A grouping key of an aggregated query: how rollup rows and raw rows each compute it. */
 export interface Key {
@@ -45,7 +45,9 @@ export function unionOfSources(spec: UnionSpec): { sql: string; params: QueryPar
       'retried',
       ...measures.map(({ column, p }) => part(column, p)),
     ];
-    selects.push(`SELECT ${list.join(', ')} FROM ${table} WHERE ${[...spec.where, ranges.length === 1 ? ranges[0].slice(1, -1) : `(${ranges.join(' OR ')})`].join(' AND ')}`);
+    selects.push(
+      `SELECT ${list.join(', ')} FROM ${table} WHERE ${[...spec.where, ranges.length === 1 ? ranges[0].slice(1, -1) : `(${ranges.join(' OR ')})`].join(' AND ')}`,
+    );
   }
   if (spec.plan.raw.length) {
     const ranges = spec.plan.raw.map((r, i) => {

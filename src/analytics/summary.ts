@@ -1,22 +1,22 @@
 import type { Static } from '@sinclair/typebox';
-import { UUID } from '../http/ids.js';
-import { CHECK_TYPE_FACTS, type CheckType } from '../model/checks.js';
+import type { Redis } from 'ioredis';
 import { checkTypesOf } from '../checks/index.js';
+import { UUID } from '../http/ids.js';
+import type { RequestContext } from '../http/route.js';
+import { CHECK_TYPE_FACTS, type CheckType } from '../model/checks.js';
+import { figure, percentage } from '../model/figures.js';
+import type { QueryBudget } from '../platform/config.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { QueryPurpose } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
-import type { QueryBudget } from '../platform/config.js';
 import { withinBudget } from './budget.js';
-import { compileSummary, summaryQuantiles, type SummaryRow } from './compiler.js';
-import type { Redis } from 'ioredis';
-import { planSources } from './rollups.js';
-import { heldPerCheck } from './window-cache.js';
-import type { Precision } from './plan.js';
-import type { RequestContext } from '../http/route.js';
+import { compileSummary, type SummaryRow, summaryQuantiles } from './compiler.js';
 import { SUMMARY_METRICS } from './metrics.js';
-import { figure, percentage } from '../model/figures.js';
+import type { Precision } from './plan.js';
+import { planSources } from './rollups.js';
 import type { SummaryItem } from './schemas.js';
-import { resolveQuickRange, type QuickRange, type Window } from './windows.js';
+import { heldPerCheck } from './window-cache.js';
+import { type QuickRange, resolveQuickRange, type Window } from './windows.js';
 
 type Item = Static<typeof SummaryItem>;
 
@@ -39,7 +39,14 @@ function toItem(checkId: string, checkType: CheckType, row: SummaryRow | undefin
 }
 
 /** The distinct well-formed ids and the one query for them; the bench runs exactly this on the store. */
-export function planSummary(accountId: string, checkIds: string[], range: QuickRange | Window, budget: QueryBudget, now = Date.now(), precision: Precision = 'auto') {
+export function planSummary(
+  accountId: string,
+  checkIds: string[],
+  range: QuickRange | Window,
+  budget: QueryBudget,
+  now = Date.now(),
+  precision: Precision = 'auto',
+) {
   const ids = [...new Set(checkIds.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
   const window = typeof range === 'string' ? resolveQuickRange(range, now) : range;
   return { ids, window, ...compileSummary(accountId, ids, window, budget, precision) };
@@ -71,7 +78,14 @@ export async function summarize(
   const read = async (some: string[]) => {
     // All of them: the plan's query as it is (the one the bench's floor runs); else the same for these ids.
     const part = some.length === ids.length ? { sql, params } : compileSummary(accountId, some, window, deps.config.analytics, precision);
-    const rows = await withinBudget(deps.store.query<SummaryRow>(part.sql, part.params, { settings, queryId: options.context?.requestId, signal: options.context?.signal, purpose: options.purpose ?? 'summary' }));
+    const rows = await withinBudget(
+      deps.store.query<SummaryRow>(part.sql, part.params, {
+        settings,
+        queryId: options.context?.requestId,
+        signal: options.context?.signal,
+        purpose: options.purpose ?? 'summary',
+      }),
+    );
     return new Map(rows.map((r) => [r.checkId, [r]]));
   };
   const [types, { rows, cache }] = await Promise.all([

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { expectFieldError, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 
 /** The console's strip: checked against the same runs counted here, bucket by bucket. */
 describe('POST /v1/analytics/checks/timeline', () => {
@@ -17,19 +17,40 @@ describe('POST /v1/analytics/checks/timeline', () => {
     // 300 runs over the last 26 hours (some before the strip), a few failing, errored or degraded, pseudo-random times.
     for (let i = 0; i < 300; i++) {
       const checkId = i % 3 === 0 ? b : a;
-      runs.push({ checkId, startedAt: now - Math.floor(((i * 7919) % 1000) / 1000 * 26 * 3_600_000), failed: i % 11 === 0, errored: i % 17 === 0, degraded: i % 13 === 0, responseTime: 50 + ((i * 37) % 400) + (i % 7) / 4 });
+      runs.push({
+        checkId,
+        startedAt: now - Math.floor((((i * 7919) % 1000) / 1000) * 26 * 3_600_000),
+        failed: i % 11 === 0,
+        errored: i % 17 === 0,
+        degraded: i % 13 === 0,
+        responseTime: 50 + ((i * 37) % 400) + (i % 7) / 4,
+      });
     }
     const results = runs.map((r) => ({
-      id: randomUUID(), checkId: r.checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(r.startedAt).toISOString(),
-      stoppedAt: new Date(r.startedAt + 100).toISOString(), hasFailures: r.failed, hasErrors: r.errored, isDegraded: r.degraded, responseTime: r.responseTime,
+      id: randomUUID(),
+      checkId: r.checkId,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: new Date(r.startedAt).toISOString(),
+      stoppedAt: new Date(r.startedAt + 100).toISOString(),
+      hasFailures: r.failed,
+      hasErrors: r.errored,
+      isDegraded: r.degraded,
+      responseTime: r.responseTime,
     }));
-    for (let i = 0; i < results.length; i += 100) expect((await svc.call('POST', '/v1/check-results', { body: { results: results.slice(i, i + 100) } })).status).toBe(202);
-    await waitFor(async () => (await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results', {}))[0]!.n, (n) => Number(n) === 300);
+    for (let i = 0; i < results.length; i += 100)
+      expect((await svc.call('POST', '/v1/check-results', { body: { results: results.slice(i, i + 100) } })).status).toBe(202);
+    await waitFor(
+      async () => (await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results', {}))[0]!.n,
+      (n) => Number(n) === 300,
+    );
   });
   afterAll(() => svc?.stop());
 
   it('counts runs, failures and degraded runs per bucket exactly as the runs say', async () => {
-    const res = await svc.call('POST', '/v1/analytics/checks/timeline?hours=24&buckets=48', { body: { checkIds: [b, a, '00000000-0000-4000-8000-000000000000'] } });
+    const res = await svc.call('POST', '/v1/analytics/checks/timeline?hours=24&buckets=48', {
+      body: { checkIds: [b, a, '00000000-0000-4000-8000-000000000000'] },
+    });
     expect(res.status).toBe(200);
     expect(res.body.map((i: { checkId: string }) => i.checkId)).toEqual([b, a]);
     for (const item of res.body as { checkId: string; from: string; bucketSeconds: number; runs: number[]; failed: number[]; degraded: number[] }[]) {
@@ -41,7 +62,11 @@ describe('POST /v1/analytics/checks/timeline', () => {
       expect(end).toBeGreaterThanOrEqual(Date.now() - 60_000);
       const expected = starts.map((from) => {
         const inside = runs.filter((r) => r.checkId === item.checkId && r.startedAt >= from && r.startedAt < from + size);
-        return { runs: inside.length, failed: inside.filter((r) => r.failed || r.errored).length, degraded: inside.filter((r) => r.degraded && !r.failed && !r.errored).length };
+        return {
+          runs: inside.length,
+          failed: inside.filter((r) => r.failed || r.errored).length,
+          degraded: inside.filter((r) => r.degraded && !r.failed && !r.errored).length,
+        };
       });
       expect(item.runs.map((n, i) => ({ runs: n, failed: item.failed[i], degraded: item.degraded[i] }))).toEqual(expected);
       // The window's totals and its exact p95 (linear between the two nearest ranks), computed here from the same runs.
@@ -51,8 +76,11 @@ describe('POST /v1/analytics/checks/timeline', () => {
       const p95 = times[Math.floor(rank)]! + (times[Math.ceil(rank)]! - times[Math.floor(rank)]!) * (rank - Math.floor(rank));
       const total = (item as unknown as { total: { responseTimeP95: number } }).total;
       expect(total).toEqual({
-        runs: inWindow.length, failed: expected.reduce((n, x) => n + x.failed, 0), degraded: expected.reduce((n, x) => n + x.degraded, 0),
-        responseTimeP95: expect.any(Number), latencyP95: null,
+        runs: inWindow.length,
+        failed: expected.reduce((n, x) => n + x.failed, 0),
+        degraded: expected.reduce((n, x) => n + x.degraded, 0),
+        responseTimeP95: expect.any(Number),
+        latencyP95: null,
       });
       // Rounded to 2 decimals on both sides: the engine's float and this one may round a …5 apart (430.125 → .12 or .13).
       expect(Math.abs(total.responseTimeP95 - p95)).toBeLessThanOrEqual(0.0051);
@@ -61,7 +89,9 @@ describe('POST /v1/analytics/checks/timeline', () => {
 
   it('says which checks a maintenance window is on for now', async () => {
     const now = Date.now();
-    await svc.call('POST', '/v1/maintenance-windows', { body: { name: 'shop upgrade', tags: ['shop'], startsAt: new Date(now - 60_000).toISOString(), endsAt: new Date(now + 3_600_000).toISOString() } });
+    await svc.call('POST', '/v1/maintenance-windows', {
+      body: { name: 'shop upgrade', tags: ['shop'], startsAt: new Date(now - 60_000).toISOString(), endsAt: new Date(now + 3_600_000).toISOString() },
+    });
     const res = await svc.call('POST', '/v1/analytics/checks/timeline?hours=1&buckets=12', { body: { checkIds: [a, b] } });
     expect(res.body.map((i: { inMaintenance: boolean }) => i.inMaintenance)).toEqual([true, false]);
     // Drawn over the strip: the buckets the window overlaps, for the check it applies to.
@@ -75,7 +105,9 @@ describe('POST /v1/analytics/checks/timeline', () => {
   it('takes a window from–to, cut in equal buckets', async () => {
     const to = Date.now();
     const from = to - 5 * 3_600_000;
-    const res = await svc.call('POST', `/v1/analytics/checks/timeline?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}&buckets=7`, { body: { checkIds: [a] } });
+    const res = await svc.call('POST', `/v1/analytics/checks/timeline?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}&buckets=7`, {
+      body: { checkIds: [a] },
+    });
     expect(res.status).toBe(200);
     const item = res.body[0] as { from: string; bucketSeconds: number; runs: number[] };
     expect(item.runs).toHaveLength(7);
@@ -86,7 +118,11 @@ describe('POST /v1/analytics/checks/timeline', () => {
   });
 
   it('refuses a window longer than 31 days, or from without to', async () => {
-    expectFieldError(await svc.call('POST', '/v1/analytics/checks/timeline?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z', { body: { checkIds: [a] } }), 'query.to', 'window');
+    expectFieldError(
+      await svc.call('POST', '/v1/analytics/checks/timeline?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z', { body: { checkIds: [a] } }),
+      'query.to',
+      'window',
+    );
     expectFieldError(await svc.call('POST', '/v1/analytics/checks/timeline?from=2026-01-01T00:00:00Z', { body: { checkIds: [a] } }), 'query.to', 'required');
   });
 

@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { checkTagsOf } from '../checks/index.js';
-import { inMaintenance, type WindowData } from '../model/maintenance.js';
-import { figure } from '../model/figures.js';
-import { toClickHouseTime } from '../model/time.js';
 import type { RequestContext } from '../http/route.js';
+import { TimeParam } from '../http/time.js';
+import { figure } from '../model/figures.js';
+import { inMaintenance, type WindowData } from '../model/maintenance.js';
+import { toClickHouseTime } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
 import { budgetSettings, withinBudget } from './budget.js';
-import { TimeParam } from '../http/time.js';
 
 /**
  * A strip of each check's runs over the last hours, in equal buckets (the console's Home): per bucket how many
@@ -43,17 +43,21 @@ export const TimelineItem = Type.Object(
         runs: Type.Integer({ minimum: 0 }),
         failed: Type.Integer({ minimum: 0 }),
         degraded: Type.Integer({ minimum: 0 }),
-        responseTimeP95: { ...Percentile, description: 'p95 of the runs\' response time (ms) over the window, exact; null without runs' },
-        latencyP95: { ...Percentile, description: 'p95 of the runs\' average latency (ms; ICMP checks); null without any' },
+        responseTimeP95: { ...Percentile, description: "p95 of the runs' response time (ms) over the window, exact; null without runs" },
+        latencyP95: { ...Percentile, description: "p95 of the runs' average latency (ms; ICMP checks); null without any" },
       },
       { description: 'The whole window: the sums of the buckets, and percentiles over its runs' },
     ),
     from: Type.String({ format: 'date-time', description: 'Where the first bucket starts; bucket i holds runs started from `from + i × bucketSeconds`' }),
     bucketSeconds: Type.Integer({ minimum: 1 }),
-    runs: Type.Array(Type.Integer({ minimum: 0 }), { description: 'Runs in each bucket, oldest first; 0 is no data. Without from and to, the last bucket ends at the next whole bucket after now' }),
+    runs: Type.Array(Type.Integer({ minimum: 0 }), {
+      description: 'Runs in each bucket, oldest first; 0 is no data. Without from and to, the last bucket ends at the next whole bucket after now',
+    }),
     failed: Type.Array(Type.Integer({ minimum: 0 }), { description: 'Runs that failed or errored, per bucket' }),
     degraded: Type.Array(Type.Integer({ minimum: 0 }), { description: 'Runs that passed degraded, per bucket' }),
-    maintenanceBuckets: Type.Array(Type.Integer({ minimum: 0 }), { description: 'The buckets in which a maintenance window that applies to the check was on (at the start, middle or end)' }),
+    maintenanceBuckets: Type.Array(Type.Integer({ minimum: 0 }), {
+      description: 'The buckets in which a maintenance window that applies to the check was on (at the start, middle or end)',
+    }),
   },
   { additionalProperties: false },
 );
@@ -71,7 +75,6 @@ interface TotalRow {
   rt: number | null;
   latency: number | null;
 }
-
 
 /** The strips of the account's checks among `checkIds`, in request order (ids of no check of the account left out). */
 export async function timeline(
@@ -125,7 +128,9 @@ export async function timeline(
     const column = (k: 'runs' | 'failed' | 'degraded') => Array.from({ length: buckets }, (_, b) => Number(counts.get(`${checkId}|${b}`)?.[k] ?? 0));
     const [runs, failed, degraded] = [column('runs'), column('failed'), column('degraded')];
     const maintenanceBuckets = data.length
-      ? Array.from({ length: buckets }, (_, b) => b).filter((b) => [0, size / 2, size - 1].some((d) => inMaintenance(data, tags.get(checkId)!, from + b * size + d)))
+      ? Array.from({ length: buckets }, (_, b) => b).filter((b) =>
+          [0, size / 2, size - 1].some((d) => inMaintenance(data, tags.get(checkId)!, from + b * size + d)),
+        )
       : [];
     const p = percentiles.get(checkId);
     const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);

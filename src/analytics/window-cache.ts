@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { Store } from '../storage/clickhouse/index.js';
 import type { QueryBudget } from '../platform/config.js';
+import type { Store } from '../storage/clickhouse/index.js';
 import { DAY_MS, Generations } from '../storage/generations.js';
 import type { ReportRow } from './compiler.js';
 import { firstRunsOf, reportCache } from './report.js';
@@ -66,7 +66,10 @@ export async function heldPerCheck<T extends object>(
       const trailEnd = (toDay + 1) * DAY_MS;
       const [read_, firsts] = await Promise.all([
         read(missing),
-        firstRunsOf(deps, accountId, missing, [{ from: window.from, to: leadEnd }, { from: window.to, to: trailEnd }]),
+        firstRunsOf(deps, accountId, missing, [
+          { from: window.from, to: leadEnd },
+          { from: window.to, to: trailEnd },
+        ]),
       ]);
       for (const id of missing) {
         const mine = read_.get(id) ?? [];

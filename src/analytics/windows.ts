@@ -1,5 +1,5 @@
-import { parseWindow } from '../http/time.js';
 import { Rules } from '../http/rules.js';
+import { parseWindow } from '../http/time.js';
 
 export const QUICK_RANGES = ['last24Hours', 'last7Days', 'last30Days', 'thisWeek', 'thisMonth', 'lastWeek', 'lastMonth'] as const;
 export type QuickRange = (typeof QUICK_RANGES)[number];

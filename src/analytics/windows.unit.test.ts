@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveQuickRange, resolveWindow, QUICK_RANGES } from './windows.js';
 import { HttpError } from '../http/errors.js';
+import { QUICK_RANGES, resolveQuickRange, resolveWindow } from './windows.js';
 
 const at = (iso: string) => Date.parse(iso);
 const span = (w: { from: number; to: number }) => [new Date(w.from).toISOString(), new Date(w.to).toISOString()];

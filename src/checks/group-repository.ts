@@ -1,7 +1,7 @@
-import type { ChannelSubscription } from './subscriptions.js';
-import type { GroupData } from './group-schemas.js';
 import type { Sql } from '../storage/postgres.js';
 import { sealVariables } from '../storage/secret-box.js';
+import type { GroupData } from './group-schemas.js';
+import type { ChannelSubscription } from './subscriptions.js';
 
 export interface GroupRow {
   id: number;
@@ -53,7 +53,8 @@ export async function listGroupRows(db: Sql, accountId: string, filter: GroupFil
 }
 
 /** A group as stored: its secret variables sealed. */
-const sealedGroup = (data: GroupData): GroupData => (data.environmentVariables ? { ...data, environmentVariables: sealVariables(data.environmentVariables) } : data);
+const sealedGroup = (data: GroupData): GroupData =>
+  data.environmentVariables ? { ...data, environmentVariables: sealVariables(data.environmentVariables) } : data;
 
 /** Inserts a group of the account; returns its row. */
 export async function insertGroup(db: Sql, accountId: string, name: string, data: GroupData): Promise<GroupRow> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSecret } from '../storage/secret-box.js';
 import { createOtherTenant, expectFieldError, startTestService, type TestService } from '../../test/support/service.js';
+import { openSecret } from '../storage/secret-box.js';
 
 describe('check groups', () => {
   let svc: TestService;
@@ -14,8 +14,15 @@ describe('check groups', () => {
     const res = await svc.call('POST', '/v1/check-groups', { body: { name: 'Core' } });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
-      name: 'Core', activated: true, muted: false, tags: [], locations: [], concurrency: 3,
-      useGlobalAlertSettings: true, doubleCheck: true, updated_at: null,
+      name: 'Core',
+      activated: true,
+      muted: false,
+      tags: [],
+      locations: [],
+      concurrency: 3,
+      useGlobalAlertSettings: true,
+      doubleCheck: true,
+      updated_at: null,
     });
     const id = res.body.id;
     expect((await svc.call('GET', `/v1/check-groups/${id}`)).body).toEqual(res.body);
@@ -80,11 +87,23 @@ describe('check groups in the anchor v2 form, and the checks of a group', () => 
     expect(loose.body).toMatchObject({ useGlobalAlertSettings: null, runParallel: null, doubleCheck: false, locations: ['eu-west-1'] });
     expect(loose.body).not.toHaveProperty('retryStrategy');
     const check = await svc.call('POST', '/v1/checks/api', {
-      body: { name: 'own', groupId: loose.body.id, useGlobalAlertSettings: false, runParallel: true, retryStrategy: { type: 'FIXED', maxRetries: 2 }, request: { url: 'https://x.test' } },
+      body: {
+        name: 'own',
+        groupId: loose.body.id,
+        useGlobalAlertSettings: false,
+        runParallel: true,
+        retryStrategy: { type: 'FIXED', maxRetries: 2 },
+        request: { url: 'https://x.test' },
+      },
     });
     const applied = await svc.call('GET', `/v1/check-groups/${loose.body.id}/checks/${check.body.id}`);
     expect(applied.status).toBe(200);
-    expect(applied.body).toMatchObject({ useGlobalAlertSettings: false, runParallel: true, retryStrategy: { type: 'FIXED', maxRetries: 2 }, locations: ['eu-west-1'] });
+    expect(applied.body).toMatchObject({
+      useGlobalAlertSettings: false,
+      runParallel: true,
+      retryStrategy: { type: 'FIXED', maxRetries: 2 },
+      locations: ['eu-west-1'],
+    });
 
     const strict = await svc.call('PUT', `/v2/check-groups/${loose.body.id}`, {
       body: { name: 'strict', useGlobalAlertSettings: true, runParallel: false, retryStrategy: { type: 'LINEAR', maxRetries: 1 } },
@@ -101,7 +120,9 @@ describe('check groups in the anchor v2 form, and the checks of a group', () => 
     const group = (await svc.call('POST', '/v1/check-groups', { body: { name: 'g', tags: ['team-a'], locations: ['ap-south-1'] } })).body;
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      ids.push((await svc.call('POST', '/v1/checks/api', { body: { name: `c${i}`, groupId: group.id, tags: ['own'], request: { url: 'https://x.test' } } })).body.id);
+      ids.push(
+        (await svc.call('POST', '/v1/checks/api', { body: { name: `c${i}`, groupId: group.id, tags: ['own'], request: { url: 'https://x.test' } } })).body.id,
+      );
     }
     const outside = (await svc.call('POST', '/v1/checks/api', { body: { name: 'outside', request: { url: 'https://x.test' } } })).body.id;
     for (const version of ['v1', 'v2']) {

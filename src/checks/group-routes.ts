@@ -1,23 +1,19 @@
-import { Type, type Static } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
+import { type Static, Type } from '@sinclair/typebox';
 import { conflict, notFound } from '../http/errors.js';
-import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
-import { Rules } from '../http/rules.js';
 import { NumericIdParams, PositiveId } from '../http/ids.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
-import { maskSecrets, keepStoredSecrets } from '../model/variables.js';
-import { transaction, type Sql } from '../storage/postgres.js';
-import { autoAssignQuery } from './subscriptions.js';
-import { checkChannelsExist, saveSubscriptions, type ChannelSubscription } from './subscriptions.js';
-import { checkReferences, type References } from './references.js';
-import { findCheckRow, listCheckRows, readChecks } from './repository.js';
-import { CheckResponse } from './schemas.js';
-import { Group, GroupBody, GroupBodyV2, type GroupData } from './group-schemas.js';
+import { listReply, PageQuery, pageOffset } from '../http/pagination.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
+import { Rules } from '../http/rules.js';
+import { may } from '../model/accounts.js';
 import { iso } from '../model/time.js';
+import { keepStoredSecrets, maskSecrets } from '../model/variables.js';
+import type { Deps } from '../storage/deps.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 import {
   countGroupChecks,
   deleteGroup,
   findGroupRow,
+  type GroupRow,
   groupExists,
   groupSubscriptions,
   insertGroup,
@@ -25,9 +21,12 @@ import {
   lockGroup,
   lockGroupData,
   updateGroup,
-  type GroupRow,
 } from './group-repository.js';
-import { may } from '../model/accounts.js';
+import { Group, GroupBody, GroupBodyV2, type GroupData } from './group-schemas.js';
+import { checkReferences, type References } from './references.js';
+import { findCheckRow, listCheckRows, readChecks } from './repository.js';
+import { CheckResponse } from './schemas.js';
+import { autoAssignQuery, type ChannelSubscription, checkChannelsExist, saveSubscriptions } from './subscriptions.js';
 
 type Subscription = ChannelSubscription;
 
@@ -54,8 +53,12 @@ const AutoAssignQuery = autoAssignQuery('group');
 const ListQuery = Type.Object(
   {
     ...PageQuery.properties,
-    tag: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: 100, description: 'Groups with at least one of these tags' })),
-    name: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 100, description: 'Groups with exactly one of these names' })),
+    tag: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: 100, description: 'Groups with at least one of these tags' }),
+    ),
+    name: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 100, description: 'Groups with exactly one of these names' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -140,8 +143,15 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
       schema: { query: ListQuery, responses: { 200: Type.Array(Group) } },
       handler: async ({ principal, query }) => {
         const { rows, total } = await listGroupRows(sql, principal.account.id, query, query.limit, pageOffset(query));
-        const subs = await groupSubscriptions(sql, rows.map((r) => r.id));
-        return listReply(rows.map((r) => toGroup(r, subs.get(r.id)!)), total, query);
+        const subs = await groupSubscriptions(
+          sql,
+          rows.map((r) => r.id),
+        );
+        return listReply(
+          rows.map((r) => toGroup(r, subs.get(r.id)!)),
+          total,
+          query,
+        );
       },
     }),
     ...(['v1', 'v2'] as const).map(createRoute),
@@ -194,7 +204,11 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
           const accountId = principal.account.id;
           await findGroup(accountId, params.id);
           const { rows, total } = await listCheckRows(sql, accountId, { groupId: params.id }, query.limit, pageOffset(query));
-          return listReply(await readChecks(sql, accountId, rows, { applyGroupSettings: true, publicUrl: config.publicUrl, revealHeaders: may(principal.role, 'write') }), total, query);
+          return listReply(
+            await readChecks(sql, accountId, rows, { applyGroupSettings: true, publicUrl: config.publicUrl, revealHeaders: may(principal.role, 'write') }),
+            total,
+            query,
+          );
         },
       }),
       defineRoute({
@@ -213,7 +227,11 @@ export function checkGroupRoutes({ sql, config }: Deps): AnyRoute[] {
           const accountId = principal.account.id;
           const row = await findCheckRow(sql, accountId, params.checkId);
           if (!row || row.group_id !== params.groupId) throw notFound();
-          const [check] = await readChecks(sql, accountId, [row], { applyGroupSettings: true, publicUrl: config.publicUrl, revealHeaders: may(principal.role, 'write') });
+          const [check] = await readChecks(sql, accountId, [row], {
+            applyGroupSettings: true,
+            publicUrl: config.publicUrl,
+            revealHeaders: may(principal.role, 'write'),
+          });
           return { status: 200, body: check };
         },
       }),

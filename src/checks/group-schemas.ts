@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { IgnoredField, Nullable, NumberEnum } from '../http/schemas.js';
 import { FREQUENCIES } from '../model/checks.js';
 import { AlertSettings, ApiRequest, EnvironmentVariables, KeyValue, Location, RetryStrategy, RuntimeId } from './schemas.js';
@@ -57,7 +57,9 @@ export const GroupBodyV2 = Type.Object(
     ...GroupBody.properties,
     useGlobalAlertSettings: Nullable(Type.Boolean(), { default: null, description: "null: each check's own setting applies" }),
     runParallel: Nullable(Type.Boolean(), { default: null, description: "null: each check's own setting applies" }),
-    retryStrategy: Type.Optional(Type.Union([Nullable(RetryStrategy), Type.Literal('FALLBACK')], { description: "FALLBACK: each check's own retry strategy applies" })),
+    retryStrategy: Type.Optional(
+      Type.Union([Nullable(RetryStrategy), Type.Literal('FALLBACK')], { description: "FALLBACK: each check's own retry strategy applies" }),
+    ),
     doubleCheck: Type.Boolean({ default: false }),
   },
   { additionalProperties: false },

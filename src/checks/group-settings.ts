@@ -1,6 +1,6 @@
-import type { GroupData } from './group-schemas.js';
-import type { EnvVar } from '../model/variables.js';
 import { periodOf } from '../model/checks.js';
+import type { EnvVar } from '../model/variables.js';
+import type { GroupData } from './group-schemas.js';
 
 type CheckFields = Record<string, unknown>;
 
@@ -73,7 +73,10 @@ export interface Schedule {
  * the scheduler (slots), the reports (runs per location and minute) and every other reader use.
  */
 export function effectiveSchedule(
-  check: { frequency: number; data: { frequencyOffset?: number; runParallel?: boolean; locations?: readonly string[] | null; privateLocations?: readonly string[] | null } },
+  check: {
+    frequency: number;
+    data: { frequencyOffset?: number; runParallel?: boolean; locations?: readonly string[] | null; privateLocations?: readonly string[] | null };
+  },
   group?: GroupSchedule | null,
 ): Schedule {
   const frequency = group?.frequency ? group.frequency : check.frequency;

@@ -11,7 +11,11 @@ describe("a check's effective schedule", () => {
   });
 
   it("takes the group's frequency, runParallel and locations where the group sets them", () => {
-    expect(effectiveSchedule(check, { frequency: 1, runParallel: true, locations: ['ap-south-1', 'eu-west-1', 'us-west-1'] })).toEqual({ periodMs: 60_000, runParallel: true, locations: 3 });
+    expect(effectiveSchedule(check, { frequency: 1, runParallel: true, locations: ['ap-south-1', 'eu-west-1', 'us-west-1'] })).toEqual({
+      periodMs: 60_000,
+      runParallel: true,
+      locations: 3,
+    });
     // A group that sets none of them changes nothing.
     expect(effectiveSchedule(check, { frequency: null, runParallel: null, locations: [], privateLocations: [] })).toEqual(effectiveSchedule(check));
   });

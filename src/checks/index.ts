@@ -4,7 +4,31 @@ export { groupExists } from './group-repository.js';
 export { checkGroupRoutes } from './group-routes.js';
 export { GroupBody, GroupBodyV2, type GroupData } from './group-schemas.js';
 export { applyGroupSettings, effectiveSchedule, type GroupSchedule } from './group-settings.js';
-export { checkExists, checkTagsOf, checkTypesOf, checksWithStatus, findCheckRow, findCheckWithGroupSchedule, insertCheck, resealCheckVariables, runnableCheckIds, type CheckInput, type CheckRow } from './repository.js';
+export {
+  type CheckInput,
+  type CheckRow,
+  checkExists,
+  checksWithStatus,
+  checkTagsOf,
+  checkTypesOf,
+  findCheckRow,
+  findCheckWithGroupSchedule,
+  insertCheck,
+  resealCheckVariables,
+  runnableCheckIds,
+} from './repository.js';
 export { checkRoutes } from './routes.js';
-export { ApiRequest, DnsRequest, GrpcRequest, IcmpRequest, KeyValue, SslRequest, TcpRequest, TracerouteRequest, UrlRequest, createBodySchema, type StoredRequest } from './schemas.js';
+export {
+  ApiRequest,
+  createBodySchema,
+  DnsRequest,
+  GrpcRequest,
+  IcmpRequest,
+  KeyValue,
+  SslRequest,
+  type StoredRequest,
+  TcpRequest,
+  TracerouteRequest,
+  UrlRequest,
+} from './schemas.js';
 export { checkTargetRules } from './targets.js';

@@ -27,7 +27,8 @@ export async function checkReferences(db: Sql, accountId: string, body: Referenc
         and id = ${certId !== undefined && UUID.test(certId) ? certId : null}::uuid) as certificates`;
   const knownLocations = new Set(found.locations ?? []);
   (body.privateLocations ?? []).forEach((slug, i) =>
-    rules.check(knownLocations.has(slug), `body.privateLocations[${i}]`, 'exists', 'names no private location of this account (its slugName)'));
+    rules.check(knownLocations.has(slug), `body.privateLocations[${i}]`, 'exists', 'names no private location of this account (its slugName)'),
+  );
   const knownSnippets = new Set((found.snippets ?? []).map(Number));
   for (const field of ['setupSnippetId', 'tearDownSnippetId'] as const) {
     const id = body[field];

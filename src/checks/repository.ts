@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
+import { Rules } from '../http/rules.js';
+import type { ChannelType } from '../model/alerts.js';
+import { type CheckType, frequencyOffsetProblem, SEGMENT_OF } from '../model/checks.js';
+import { graceMs, type HeartbeatSettings, periodMs } from '../model/heartbeats.js';
+import { iso } from '../model/time.js';
+import { type EnvVar, maskSecrets } from '../model/variables.js';
 import type { Sql } from '../storage/postgres.js';
 import { resealVariables, sealVariables } from '../storage/secret-box.js';
 import type { GroupData } from './group-schemas.js';
-import { Rules } from '../http/rules.js';
-import { frequencyOffsetProblem, SEGMENT_OF, type CheckType } from '../model/checks.js';
-import { withReadDefaults } from './schemas.js';
 import { applyGroupSettings, type GroupSchedule } from './group-settings.js';
-import { maskSecrets, type EnvVar } from '../model/variables.js';
-import { checkChannelsExist } from './subscriptions.js';
 import { checkReferences, type References } from './references.js';
-import { graceMs, periodMs, type HeartbeatSettings } from '../model/heartbeats.js';
-import { iso } from '../model/time.js';
-import type { ChannelType } from '../model/alerts.js';
+import { withReadDefaults } from './schemas.js';
+import { checkChannelsExist } from './subscriptions.js';
 
 export type CheckInput = Record<string, unknown> & {
   name: string;
@@ -64,7 +64,10 @@ export async function checkRules(db: Sql, accountId: string, data: CheckInput): 
   }
   const heartbeat = data.heartbeat as HeartbeatSettings | undefined;
   if (heartbeat && typeof heartbeat.period === 'number') {
-    for (const [field, ms] of [['period', periodMs(heartbeat)], ['grace', graceMs(heartbeat)]] as const) {
+    for (const [field, ms] of [
+      ['period', periodMs(heartbeat)],
+      ['grace', graceMs(heartbeat)],
+    ] as const) {
       rules.check(ms <= MAX_HEARTBEAT_MS, `body.heartbeat.${field}`, 'range', 'must be at most 365 days');
     }
   }
@@ -215,7 +218,11 @@ export async function findCheckRow(db: Sql, accountId: string, id: string, lock 
 }
 
 /** The check with what its group's settings say of its schedule (null when it has no group). */
-export async function findCheckWithGroupSchedule(db: Sql, accountId: string, id: string): Promise<(CheckRow & { group_schedule: GroupSchedule | null }) | undefined> {
+export async function findCheckWithGroupSchedule(
+  db: Sql,
+  accountId: string,
+  id: string,
+): Promise<(CheckRow & { group_schedule: GroupSchedule | null }) | undefined> {
   if (!UUID.test(id)) return undefined;
   const [row] = await db<(CheckRow & { group_schedule: GroupSchedule | null })[]>`select c.*,
       case when g.id is null then null else jsonb_build_object('frequency', g.data->'frequency', 'runParallel', g.data->'runParallel',

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSecret } from '../storage/secret-box.js';
-import { createAccount, createApiKey } from '../accounts/repository.js';
 import { createOtherTenant, expectFieldError, startTestService, type TestService } from '../../test/support/service.js';
+import { createAccount, createApiKey } from '../accounts/repository.js';
+import { openSecret } from '../storage/secret-box.js';
 
 const browser = (over: Record<string, unknown> = {}) => ({ name: 'Homepage', script: "await page.goto('https://x.test')", ...over });
 
@@ -18,8 +18,15 @@ const BODIES: Record<string, Record<string, unknown>> = {
   heartbeat: { name: 'Cron', heartbeat: { period: 1, periodUnit: 'hours', grace: 10, graceUnit: 'minutes' } },
 };
 const TYPES: Record<string, string> = {
-  browser: 'BROWSER', api: 'API', multistep: 'MULTI_STEP', playwright: 'PLAYWRIGHT', url: 'URL',
-  tcp: 'TCP', dns: 'DNS', icmp: 'ICMP', heartbeat: 'HEARTBEAT',
+  browser: 'BROWSER',
+  api: 'API',
+  multistep: 'MULTI_STEP',
+  playwright: 'PLAYWRIGHT',
+  url: 'URL',
+  tcp: 'TCP',
+  dns: 'DNS',
+  icmp: 'ICMP',
+  heartbeat: 'HEARTBEAT',
 };
 
 describe('checks', () => {
@@ -28,8 +35,7 @@ describe('checks', () => {
     svc = await startTestService();
   });
   afterAll(() => svc?.stop());
-  const count = async () =>
-    (await svc.deps.sql`select count(*)::int as n from checks where account_id = ${svc.defaultAccountId}`)[0].n as number;
+  const count = async () => (await svc.deps.sql`select count(*)::int as n from checks where account_id = ${svc.defaultAccountId}`)[0].n as number;
 
   it('creates a browser check with every shared-shape default applied', async () => {
     const res = await svc.call('POST', '/v1/checks/browser', { body: browser({ environmentVariables: [{ key: 'A', value: '1' }] }) });
@@ -73,7 +79,13 @@ describe('checks', () => {
   it('fills request defaults for API checks', async () => {
     const res = await svc.call('POST', '/v1/checks/api', { body: BODIES.api });
     expect(res.body.request).toMatchObject({
-      url: 'https://api.x.test/health', method: 'GET', followRedirects: true, skipSSL: false, headers: [], queryParameters: [], assertions: [],
+      url: 'https://api.x.test/health',
+      method: 'GET',
+      followRedirects: true,
+      skipSSL: false,
+      headers: [],
+      queryParameters: [],
+      assertions: [],
     });
   });
 
@@ -88,8 +100,18 @@ describe('checks', () => {
     ['browser', browser({ description: 'x'.repeat(501) }), 'body.description', 'maxLength'],
     ['browser', browser({ groupOrder: -1 }), 'body.groupOrder', 'minimum'],
     ['browser', browser({ groupId: 999999 }), 'body.groupId', 'exists'],
-    ['browser', browser({ alertChannelSubscriptions: [{ alertChannelId: 999999, activated: true }] }), 'body.alertChannelSubscriptions[0].alertChannelId', 'exists'],
-    ['browser', browser({ environmentVariables: Array.from({ length: 101 }, (_, i) => ({ key: `K${i}`, value: 'v' })) }), 'body.environmentVariables', 'maxItems'],
+    [
+      'browser',
+      browser({ alertChannelSubscriptions: [{ alertChannelId: 999999, activated: true }] }),
+      'body.alertChannelSubscriptions[0].alertChannelId',
+      'exists',
+    ],
+    [
+      'browser',
+      browser({ environmentVariables: Array.from({ length: 101 }, (_, i) => ({ key: `K${i}`, value: 'v' })) }),
+      'body.environmentVariables',
+      'maxItems',
+    ],
     ['browser', browser({ environmentVariables: [{ key: 'A' }] }), 'body.environmentVariables[0].value', 'required'],
     ['browser', browser({ frequency: 10, frequencyOffset: 101 }), 'body.frequencyOffset', 'frequencyOffset'],
     ['browser', browser({ frequency: 10, frequencyOffset: 0 }), 'body.frequencyOffset', 'minimum'],
@@ -132,7 +154,15 @@ describe('checks', () => {
       const res = await svc.call('POST', `/v1/checks/${segment}`, { body: { name: 'ok', activated: false, request } });
       expect(res.status, `${segment} ${JSON.stringify(request)}: ${res.text}`).toBe(201);
     };
-    for (const url of ['{{BASE_URL}}/health', '{{{BASE_URL}}}/health', 'https://{{HOST}}:{{PORT}}/x?a={{A}}', '/health', 'http://127.0.0.1:8080/x', 'HTTPS://Shop.Test']) await created('api', { url });
+    for (const url of [
+      '{{BASE_URL}}/health',
+      '{{{BASE_URL}}}/health',
+      'https://{{HOST}}:{{PORT}}/x?a={{A}}',
+      '/health',
+      'http://127.0.0.1:8080/x',
+      'HTTPS://Shop.Test',
+    ])
+      await created('api', { url });
     await created('tcp', { url: 'db.internal.test', port: 5432 });
     await created('tcp', { url: '127.0.0.1', port: 9 });
     await created('traceroute', { url: 'https://shop.test/path' });
@@ -141,7 +171,13 @@ describe('checks', () => {
   });
 
   it('accepts each frequencyOffset at its bounds', async () => {
-    for (const [frequency, frequencyOffset] of [[10, 100], [60, 600], [1, 10], [120, 2], [1440, 24]]) {
+    for (const [frequency, frequencyOffset] of [
+      [10, 100],
+      [60, 600],
+      [1, 10],
+      [120, 2],
+      [1440, 24],
+    ]) {
       const res = await svc.call('POST', '/v1/checks/browser', { body: browser({ frequency, frequencyOffset }) });
       expect(res.status, `${frequency}/${frequencyOffset}`).toBe(201);
     }
@@ -165,7 +201,10 @@ describe('checks', () => {
       { url: 'https://hooks.x.test/a', name: 'hook', method: 'POST', headers: [{ key: 'X', value: 'y', locked: false }], queryParameters: [] },
     ]);
     expect(auto.body.alertChannelSubscriptions).toEqual(
-      expect.arrayContaining([{ alertChannelId: email.body.id, activated: true }, { alertChannelId: hook.body.id, activated: true }]),
+      expect.arrayContaining([
+        { alertChannelId: email.body.id, activated: true },
+        { alertChannelId: hook.body.id, activated: true },
+      ]),
     );
     const manual = await svc.call('POST', '/v1/checks/browser?autoAssignAlerts=false', { body: browser() });
     expect(manual.body.alertChannelSubscriptions).toEqual([]);
@@ -214,7 +253,11 @@ describe('checks', () => {
     expectFieldError(await svc.call('PUT', `/v1/checks/${c.id}`, { body: { heartbeat: hb } }), 'body.script', 'required');
     expectFieldError(await svc.call('PUT', `/v1/checks/${c.id}`, { body: { script: 'x', heartbeat: hb, checkType: 'API' } }), 'body.checkType', 'immutable');
     expectFieldError(await svc.call('PUT', `/v1/checks/${c.id}`, { body: { script: 'x', heartbeat: hb, frequency: 7 } }), 'body.frequency', 'enum');
-    expectFieldError(await svc.call('PUT', `/v1/checks/${c.id}`, { body: { script: 'x', heartbeat: hb, frequency: 0, frequencyOffset: 10 } }), 'body.frequency', 'enum');
+    expectFieldError(
+      await svc.call('PUT', `/v1/checks/${c.id}`, { body: { script: 'x', heartbeat: hb, frequency: 0, frequencyOffset: 10 } }),
+      'body.frequency',
+      'enum',
+    );
     expect((await svc.call('GET', `/v1/checks/${c.id}`)).body).toMatchObject({ checkType: 'BROWSER', script: c.script });
     expect((await svc.call('PUT', `/v1/checks/${randomUUID()}`, { body: { script: 'x', heartbeat: hb } })).status).toBe(404);
   });
@@ -236,7 +279,12 @@ describe('checks', () => {
 
   it('never returns secret environment variable values, and keeps them across a read-modify-write', async () => {
     const { body: c } = await svc.call('POST', '/v1/checks/browser', {
-      body: browser({ environmentVariables: [{ key: 'PASSWORD', value: 'hunter2-secret', secret: true }, { key: 'USER', value: 'bob' }] }),
+      body: browser({
+        environmentVariables: [
+          { key: 'PASSWORD', value: 'hunter2-secret', secret: true },
+          { key: 'USER', value: 'bob' },
+        ],
+      }),
     });
     expect(c.environmentVariables).toEqual([
       { key: 'PASSWORD', value: '', locked: false, secret: true },
@@ -274,7 +322,10 @@ describe('checks', () => {
         retryStrategy: { type: 'FIXED', maxRetries: 2 },
         alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
         useGlobalAlertSettings: false,
-        environmentVariables: [{ key: 'BASE', value: 'group' }, { key: 'SHARED', value: 'group' }],
+        environmentVariables: [
+          { key: 'BASE', value: 'group' },
+          { key: 'SHARED', value: 'group' },
+        ],
         apiCheckDefaults: { url: 'https://pay.x.test', headers: [{ key: 'X-Team', value: 'pay' }] },
       },
     });

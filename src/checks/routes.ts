@@ -1,33 +1,31 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
 import { notFound } from '../http/errors.js';
-import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { listReply, PageQuery, pageOffset } from '../http/pagination.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
+import { Rules } from '../http/rules.js';
 import { StringEnum, TaggedUnion } from '../http/schemas.js';
 import { compileValidator } from '../http/validation.js';
-import { transaction, type Sql } from '../storage/postgres.js';
-import { Rules } from '../http/rules.js';
-import { CHECK_TYPES, CREATABLE_TYPES, SEGMENT_OF, type CheckType, type TypeSegment } from '../model/checks.js';
+import { may } from '../model/accounts.js';
+import { CHECK_TYPES, type CheckType, CREATABLE_TYPES, SEGMENT_OF, type TypeSegment } from '../model/checks.js';
+import type { HeartbeatSettings } from '../model/heartbeats.js';
+import { keepStoredSecrets } from '../model/variables.js';
+import type { Deps } from '../storage/deps.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 import {
+  type CheckInput,
   checkRules,
   deleteCheck,
-  enforceBrowserLimit,
+  enforceBrowserLimit,expectPing, 
   findCheckRow,
-  readCheck,
   insertCheck,
   listCheckRows,
+  readCheck,
   readChecks,
-  updateCheck,
-  type CheckInput,
+  updateCheck
 } from './repository.js';
 import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema, ignoredFieldsOf, updateBodySchema } from './schemas.js';
-import { keepStoredSecrets } from '../model/variables.js';
+import { autoAssignQuery, saveSubscriptions, subscribeToChannels } from './subscriptions.js';
 import { checkTargetRules } from './targets.js';
-import { saveSubscriptions, subscribeToChannels } from './subscriptions.js';
-import { autoAssignQuery } from './subscriptions.js';
-import { expectPing } from './repository.js';
-import type { HeartbeatSettings } from '../model/heartbeats.js';
-import { may } from '../model/accounts.js';
 
 const SEGMENTS = Object.keys(CREATABLE_TYPES) as TypeSegment[];
 const IGNORED = Object.fromEntries(SEGMENTS.map((s) => [s, ignoredFieldsOf(s)])) as Record<TypeSegment, string[][]>;
@@ -61,11 +59,11 @@ const ListQuery = Type.Object(
     ),
     search: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Part of the name, any case' })),
     status: Type.Optional(
-      StringEnum(['passing', 'failing', 'degraded'] as const, { description: 'By the current status (GET /v1/check-statuses); checks without results match none' }),
+      StringEnum(['passing', 'failing', 'degraded'] as const, {
+        description: 'By the current status (GET /v1/check-statuses); checks without results match none',
+      }),
     ),
-    apiCheckUrlFilterPattern: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 2048, description: 'Part of the request URL; only API checks match' }),
-    ),
+    apiCheckUrlFilterPattern: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'Part of the request URL; only API checks match' })),
     ...ReadQuery.properties,
   },
   { additionalProperties: false },
@@ -112,9 +110,10 @@ const TYPE_NAMES: Record<TypeSegment, string> = {
 
 export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] {
   const tag = 'Checks';
-  const typeValidators = Object.fromEntries(
-    SEGMENTS.map((s) => [s, compileValidator('body', createBodySchema(s))]),
-  ) as Record<TypeSegment, (v: unknown) => unknown>;
+  const typeValidators = Object.fromEntries(SEGMENTS.map((s) => [s, compileValidator('body', createBodySchema(s))])) as Record<
+    TypeSegment,
+    (v: unknown) => unknown
+  >;
 
   /** A check as its writer reads it back (a key that may write sees its channels' header values). */
   async function readOne(db: Sql, accountId: string, id: string) {
@@ -126,7 +125,8 @@ export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] 
   /** A Playwright suite has a script or a code bundle; bundles and snapshots it names are blobs this account uploaded. */
   async function blobRules(accountId: string, type: CheckType, data: CheckInput, rules: Rules) {
     const bundle = data.codeBundlePath as string | null | undefined;
-    if (type === 'PLAYWRIGHT') rules.check(Boolean(data.script) || Boolean(bundle), 'body.script', 'required', 'is required unless codeBundlePath names a code bundle');
+    if (type === 'PLAYWRIGHT')
+      rules.check(Boolean(data.script) || Boolean(bundle), 'body.script', 'required', 'is required unless codeBundlePath names a code bundle');
     if (bundle) rules.check(await blobs.has(accountId, bundle), 'body.codeBundlePath', 'exists', 'names no code bundle this account uploaded');
     const snapshots = (data.snapshots as { key: string }[] | null | undefined) ?? [];
     for (const [i, snapshot] of snapshots.entries()) {
@@ -146,9 +146,7 @@ export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] 
       if (id) {
         const current = await findCheckRow(db, accountId, id, true);
         if (!current) throw notFound();
-        new Rules()
-          .check(current.check_type === type, 'body.checkType', 'immutable', `cannot change from ${current.check_type}`)
-          .throwIfAny();
+        new Rules().check(current.check_type === type, 'body.checkType', 'immutable', `cannot change from ${current.check_type}`).throwIfAny();
         data = { ...data, environmentVariables: keepStoredSecrets(data.environmentVariables, current.data.environmentVariables) };
         await checkRules(db, accountId, data);
         await updateCheck(db, id, data);
@@ -224,7 +222,6 @@ export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] 
     ];
   });
 
-
   const listRoute = (version: ReadVersion) =>
     defineRoute({
       method: 'GET',
@@ -236,9 +233,19 @@ export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] 
       schema: { query: ListQuery, responses: { 200: Type.Array(CheckResponse) } },
       handler: async ({ principal, query }) => {
         const accountId = principal.account.id;
-        const filter = { checkType: query.checkType, tags: query.tag, search: query.search, apiUrlContains: query.apiCheckUrlFilterPattern, status: query.status };
+        const filter = {
+          checkType: query.checkType,
+          tags: query.tag,
+          search: query.search,
+          apiUrlContains: query.apiCheckUrlFilterPattern,
+          status: query.status,
+        };
         const { rows, total } = await listCheckRows(sql, accountId, filter, query.limit, pageOffset(query));
-        return listReply(inVersion(version, await readChecks(sql, accountId, rows, { ...query, publicUrl: config.publicUrl, revealHeaders: may(principal.role, 'write') })), total, query);
+        return listReply(
+          inVersion(version, await readChecks(sql, accountId, rows, { ...query, publicUrl: config.publicUrl, revealHeaders: may(principal.role, 'write') })),
+          total,
+          query,
+        );
       },
     });
 
@@ -253,7 +260,11 @@ export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] 
       errors: [404],
       schema: { params: IdParams, query: ReadQuery, responses: { 200: CheckResponse } },
       handler: async ({ principal, params, query }) => {
-        const check = await readCheck(sql, principal.account.id, params.id, { ...query, publicUrl: config.publicUrl, revealHeaders: may(principal.role, 'write') });
+        const check = await readCheck(sql, principal.account.id, params.id, {
+          ...query,
+          publicUrl: config.publicUrl,
+          revealHeaders: may(principal.role, 'write'),
+        });
         if (!check) throw notFound();
         return { status: 200, body: inVersion(version, [check])[0] };
       },
@@ -261,8 +272,10 @@ export function checkRoutes({ sql, config, outbound, blobs }: Deps): AnyRoute[] 
 
   const anyTypeBody = TaggedUnion(
     'checkType',
-    SEGMENTS.map((segment) => Type.Object({ ...createBodySchema(segment).properties, checkType: Type.Literal(CREATABLE_TYPES[segment]) }, { additionalProperties: false })),
-    { description: "The create body of the type `checkType` names (as POST /v1/checks/{type})" },
+    SEGMENTS.map((segment) =>
+      Type.Object({ ...createBodySchema(segment).properties, checkType: Type.Literal(CREATABLE_TYPES[segment]) }, { additionalProperties: false }),
+    ),
+    { description: 'The create body of the type `checkType` names (as POST /v1/checks/{type})' },
   );
 
   return [

@@ -1,18 +1,14 @@
-import { OptionalKind, Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
+import { OptionalKind, type Static, type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import { IGNORED_PREFIX, IgnoredField, Nullable, NumberEnum, StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES, CREATABLE_TYPES, FREQUENCIES, LOCATIONS, RUNTIME_IDS, type TypeSegment } from '../model/checks.js';
 
 const Str = (max = 2048) => Type.String({ maxLength: max });
 
-
 export const Location = StringEnum(LOCATIONS);
 export const RuntimeId = StringEnum(RUNTIME_IDS);
 export const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 });
 
-export const KeyValue = Type.Object(
-  { key: Str(1024), value: Str(8192), locked: Type.Boolean({ default: false }) },
-  { additionalProperties: false },
-);
+export const KeyValue = Type.Object({ key: Str(1024), value: Str(8192), locked: Type.Boolean({ default: false }) }, { additionalProperties: false });
 
 export const EnvironmentVariable = Type.Object(
   {
@@ -28,12 +24,8 @@ export const EnvironmentVariables = Type.Array(EnvironmentVariable, { maxItems: 
 export const AlertSettings = Type.Object(
   {
     escalationType: Type.Optional(StringEnum(['RUN_BASED', 'TIME_BASED'] as const)),
-    runBasedEscalation: Type.Optional(
-      Type.Object({ failedRunThreshold: Type.Integer({ minimum: 1, maximum: 5 }) }, { additionalProperties: false }),
-    ),
-    timeBasedEscalation: Type.Optional(
-      Type.Object({ minutesFailingThreshold: Type.Integer({ minimum: 1, maximum: 60 }) }, { additionalProperties: false }),
-    ),
+    runBasedEscalation: Type.Optional(Type.Object({ failedRunThreshold: Type.Integer({ minimum: 1, maximum: 5 }) }, { additionalProperties: false })),
+    timeBasedEscalation: Type.Optional(Type.Object({ minutesFailingThreshold: Type.Integer({ minimum: 1, maximum: 60 }) }, { additionalProperties: false })),
     reminders: Type.Optional(
       Type.Object(
         { amount: Type.Integer({ minimum: 0, maximum: 100 }), interval: Type.Integer({ minimum: 1, maximum: 1440 }) },
@@ -41,10 +33,7 @@ export const AlertSettings = Type.Object(
       ),
     ),
     parallelRunFailureThreshold: Type.Optional(
-      Type.Object(
-        { enabled: Type.Boolean(), percentage: Type.Number({ minimum: 0, maximum: 100 }) },
-        { additionalProperties: false },
-      ),
+      Type.Object({ enabled: Type.Boolean(), percentage: Type.Number({ minimum: 0, maximum: 100 }) }, { additionalProperties: false }),
     ),
     sslCertificates: Type.Optional(
       Type.Object({ enabled: Type.Boolean(), alertThreshold: Type.Integer({ minimum: 1, maximum: 90 }) }, { additionalProperties: false }),
@@ -76,27 +65,37 @@ const TriggerIncident = Type.Object(
   { additionalProperties: false },
 );
 
-const Subscription = Type.Object(
-  { alertChannelId: Type.Integer({ minimum: 1 }), activated: Type.Boolean({ default: true }) },
-  { additionalProperties: false },
-);
+const Subscription = Type.Object({ alertChannelId: Type.Integer({ minimum: 1 }), activated: Type.Boolean({ default: true }) }, { additionalProperties: false });
 
 const Dependency = Type.Object({ path: Str(1024), content: Str(1_000_000) }, { additionalProperties: false });
 
 const ASSERTION_SOURCES = ['STATUS_CODE', 'JSON_BODY', 'HEADERS', 'TEXT_BODY', 'RESPONSE_TIME', 'RESPONSE_DATA', 'LATENCY', 'JSON_RESPONSE'] as const;
-const assertion = (sources: readonly string[]) => Type.Object(
-  {
-    source: StringEnum(sources),
-    property: Type.Optional(Str(1024)),
-    comparison: StringEnum([
-      'EQUALS', 'NOT_EQUALS', 'HAS_KEY', 'NOT_HAS_KEY', 'HAS_VALUE', 'NOT_HAS_VALUE', 'IS_EMPTY', 'NOT_EMPTY',
-      'GREATER_THAN', 'LESS_THAN', 'CONTAINS', 'NOT_CONTAINS', 'IS_NULL', 'NOT_NULL',
-    ] as const),
-    target: Type.Union([Str(4096), Type.Number()]),
-    regex: Type.Optional(Nullable(Str(1024))),
-  },
-  { additionalProperties: false },
-);
+const assertion = (sources: readonly string[]) =>
+  Type.Object(
+    {
+      source: StringEnum(sources),
+      property: Type.Optional(Str(1024)),
+      comparison: StringEnum([
+        'EQUALS',
+        'NOT_EQUALS',
+        'HAS_KEY',
+        'NOT_HAS_KEY',
+        'HAS_VALUE',
+        'NOT_HAS_VALUE',
+        'IS_EMPTY',
+        'NOT_EMPTY',
+        'GREATER_THAN',
+        'LESS_THAN',
+        'CONTAINS',
+        'NOT_CONTAINS',
+        'IS_NULL',
+        'NOT_NULL',
+      ] as const),
+      target: Type.Union([Str(4096), Type.Number()]),
+      regex: Type.Optional(Nullable(Str(1024))),
+    },
+    { additionalProperties: false },
+  );
 const Assertions = Type.Array(assertion(ASSERTION_SOURCES), { maxItems: 50, default: [] });
 const DnsAssertions = Type.Array(assertion([...ASSERTION_SOURCES, 'RESPONSE_CODE', 'TEXT_ANSWER', 'JSON_ANSWER']), { maxItems: 50, default: [] });
 const IpFamily = StringEnum(['IPv4', 'IPv6'] as const, { default: 'IPv4' });
@@ -105,7 +104,12 @@ const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2
 
 export const ApiRequest = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, format: 'http-url-template', description: 'An http(s) URL, or a path the group apiCheckDefaults.url prefixes; `{{VARIABLE}}`s are filled in at run time' }),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      format: 'http-url-template',
+      description: 'An http(s) URL, or a path the group apiCheckDefaults.url prefixes; `{{VARIABLE}}`s are filled in at run time',
+    }),
     method: StringEnum(['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'PATCH', 'OPTIONS'] as const, { default: 'GET' }),
     followRedirects: Type.Boolean({ default: true }),
     skipSSL: Type.Boolean({ default: false }),
@@ -135,7 +139,9 @@ export const UrlRequest = Type.Object(
 export const TcpRequest = Type.Object(
   {
     hostname: Type.Optional(Hostname),
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, format: 'host-or-url', description: 'The host as the anchor also takes it; give hostname or url' })),
+    url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, format: 'host-or-url', description: 'The host as the anchor also takes it; give hostname or url' }),
+    ),
     port: Type.Integer({ minimum: 1, maximum: 65535 }),
     data: Type.Optional(Nullable(Str(65536))),
     assertions: Assertions,
@@ -148,7 +154,7 @@ export const TcpRequest = Type.Object(
 export const DnsRequest = Type.Object(
   {
     hostname: Type.Optional(Hostname),
-    query: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'The name to resolve (the anchor\'s field); give hostname or query' })),
+    query: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: "The name to resolve (the anchor's field); give hostname or query" })),
     recordType: StringEnum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR', 'HTTPS'] as const, { default: 'A' }),
     nameServer: Type.Optional(Hostname),
     port: Type.Integer({ minimum: 1, maximum: 65535, default: 53 }),
@@ -172,9 +178,16 @@ export const SslRequest = Type.Object(
   {
     sslConfig: Type.Object(
       {
-        hostname: Type.String({ minLength: 1, maxLength: 2048, format: 'host-or-url', description: 'The host whose certificate is checked (a URL gives its host)' }),
+        hostname: Type.String({
+          minLength: 1,
+          maxLength: 2048,
+          format: 'host-or-url',
+          description: 'The host whose certificate is checked (a URL gives its host)',
+        }),
         port: Type.Integer({ minimum: 1, maximum: 65535, default: 443 }),
-        serverName: Type.Optional(Nullable(Type.String({ maxLength: 2048, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: 'SNI name; empty or null uses hostname' }))),
+        serverName: Type.Optional(
+          Nullable(Type.String({ maxLength: 2048, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: 'SNI name; empty or null uses hostname' })),
+        ),
         ipFamily: IpFamily,
         skipChainValidation: Type.Boolean({ default: false }),
         handshakeTimeoutMs: Type.Integer({ minimum: 1000, maximum: 30000, default: 10000 }),
@@ -217,7 +230,10 @@ export const GrpcRequest = Type.Object(
         {
           mode: StringEnum(['BEHAVIOR', 'HEALTH'] as const, { default: 'HEALTH' }),
           tls: Type.Boolean({ default: true }),
-          metadata: Type.Array(Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }), value: Str(8192) }, { additionalProperties: false }), { maxItems: 50, default: [] }),
+          metadata: Type.Array(Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }), value: Str(8192) }, { additionalProperties: false }), {
+            maxItems: 50,
+            default: [],
+          }),
           service: Type.Optional(Nullable(Str(1024))),
           encoding: Type.Optional(Nullable(StringEnum(['PROTOBUF', 'FLATBUFFERS', ''] as const))),
           bfbsContent: Type.Optional(Nullable(Str(1_000_000))),
@@ -229,10 +245,10 @@ export const GrpcRequest = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    assertions: Type.Array(
-      assertion(['RESPONSE_TIME', 'GRPC_RESPONSE', 'TEXT_BODY', 'GRPC_METADATA', 'GRPC_HEALTHCHECK_STATUS', 'GRPC_STATUS_CODE']),
-      { maxItems: 50, default: [] },
-    ),
+    assertions: Type.Array(assertion(['RESPONSE_TIME', 'GRPC_RESPONSE', 'TEXT_BODY', 'GRPC_METADATA', 'GRPC_HEALTHCHECK_STATUS', 'GRPC_STATUS_CODE']), {
+      maxItems: 50,
+      default: [],
+    }),
   },
   { additionalProperties: false },
 );
@@ -320,9 +336,7 @@ const playwrightConfig: TProperties = {
 };
 
 /** Screenshots a browser check compares against: blobs uploaded to /next/checkly-storage/upload. */
-const Snapshots = Type.Optional(
-  Nullable(Type.Array(Type.Object({ key: Str(200), path: Str(1024) }, { additionalProperties: false }), { maxItems: 1000 })),
-);
+const Snapshots = Type.Optional(Nullable(Type.Array(Type.Object({ key: Str(200), path: Str(1024) }, { additionalProperties: false }), { maxItems: 1000 })));
 
 /** A Playwright check suite from a code bundle uploaded to /next/checkly-storage/upload-code-bundle. */
 const codeBundleFields: TProperties = {
@@ -366,7 +380,13 @@ const packetLoss = (fallback: number) =>
 /** Per type: the fields it takes beyond the shared shape, and which are required on create. */
 const TYPE_SPECS: Record<TypeSegment, TypeSpec> = {
   browser: {
-    fields: { ...commonFields(standardFrequency), ...scriptFields, ...playwrightConfig, sslCheckDomain: Type.Optional(Nullable(Hostname)), snapshots: Snapshots },
+    fields: {
+      ...commonFields(standardFrequency),
+      ...scriptFields,
+      ...playwrightConfig,
+      sslCheckDomain: Type.Optional(Nullable(Hostname)),
+      snapshots: Snapshots,
+    },
     required: ['name', 'script'],
   },
   multistep: { fields: { ...commonFields(standardFrequency), ...scriptFields, ...playwrightConfig }, required: ['name', 'script'] },
@@ -412,7 +432,7 @@ const TYPE_SPECS: Record<TypeSegment, TypeSpec> = {
 export function createBodySchema(segment: TypeSegment) {
   const spec = TYPE_SPECS[segment];
   const properties: TProperties = {
-    checkType: Type.Optional(StringEnum([CREATABLE_TYPES[segment]], { description: 'Accepted when it names this route\'s type' })),
+    checkType: Type.Optional(StringEnum([CREATABLE_TYPES[segment]], { description: "Accepted when it names this route's type" })),
   };
   for (const [name, schema] of Object.entries(spec.fields)) {
     properties[name] = spec.required.includes(name) ? stripOptional(schema) : schema;
@@ -461,7 +481,10 @@ function readDefaults(segment: TypeSegment): Record<string, unknown> {
   }
   return out;
 }
-const READ_DEFAULT_ENTRIES = Object.fromEntries((Object.keys(TYPE_SPECS) as TypeSegment[]).map((s) => [s, Object.entries(readDefaults(s))])) as Record<TypeSegment, [string, unknown][]>;
+const READ_DEFAULT_ENTRIES = Object.fromEntries((Object.keys(TYPE_SPECS) as TypeSegment[]).map((s) => [s, Object.entries(readDefaults(s))])) as Record<
+  TypeSegment,
+  [string, unknown][]
+>;
 
 /** A stored check's fields with the anchor's defaults under every field it leaves unset. */
 export function withReadDefaults(segment: TypeSegment | undefined, data: Record<string, unknown>): Record<string, unknown> {

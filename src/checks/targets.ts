@@ -1,5 +1,5 @@
 import type { Rules } from '../http/rules.js';
-import { DEFAULT_NAMESERVER, targetHost, type CheckType } from '../model/checks.js';
+import { type CheckType, DEFAULT_NAMESERVER, targetHost } from '../model/checks.js';
 import type { OutboundPolicy } from '../platform/outbound.js';
 
 type Data = Record<string, unknown>;
@@ -10,7 +10,11 @@ type Target = { url: string } | { field: string; host: unknown; port: number } |
 const TARGETS: Record<CheckType, (request: Data, data: Data) => Target> = {
   API: () => ({ url: 'body.request.url' }),
   URL: () => ({ url: 'body.request.url' }),
-  TCP: (request) => ({ field: request.hostname ? 'body.request.hostname' : 'body.request.url', host: request.hostname ?? targetHost(request.url), port: Number(request.port) || 0 }),
+  TCP: (request) => ({
+    field: request.hostname ? 'body.request.hostname' : 'body.request.url',
+    host: request.hostname ?? targetHost(request.url),
+    port: Number(request.port) || 0,
+  }),
   ICMP: (request) => ({ field: 'body.request.hostname', host: request.hostname, port: 0 }),
   DNS: (request) => ({ field: 'body.request.nameServer', host: request.nameServer || DEFAULT_NAMESERVER, port: Number(request.port) || 53 }),
   SSL: (request, data) => {

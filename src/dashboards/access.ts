@@ -25,7 +25,9 @@ export async function matchKey(sql: Sql, d: PublishedDashboard, candidate: strin
  * without that secret.
  */
 const mac = (secret: Buffer, keyHash: Buffer, d: PublishedDashboard, keyId: string, expires: number) =>
-  createHmac('sha256', secret).update(`${d.dashboardId}.${keyId}.${keyHash.toString('base64url')}.${expires}`).digest('base64url');
+  createHmac('sha256', secret)
+    .update(`${d.dashboardId}.${keyId}.${keyHash.toString('base64url')}.${expires}`)
+    .digest('base64url');
 
 /** The cookie of a signed-in viewer: key id, expiry and the MAC. */
 export async function sessionToken(sql: Sql, secret: Buffer, d: PublishedDashboard, keyId: string, now = Date.now()): Promise<string> {

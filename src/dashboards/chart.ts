@@ -34,7 +34,10 @@ export function responseTimeChart(values: readonly (number | null)[], opts: Char
     d += `${drawing ? 'L' : 'M'}${x(i).toFixed(1)} ${y(v).toFixed(1)}`;
     drawing = true;
   });
-  const dots = values.length <= 60 ? values.map((v, i) => (typeof v === 'number' && Number.isFinite(v) ? `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="1.5"/>` : '')).join('') : '';
+  const dots =
+    values.length <= 60
+      ? values.map((v, i) => (typeof v === 'number' && Number.isFinite(v) ? `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="1.5"/>` : '')).join('')
+      : '';
   const label = escape(`${opts.label}: up to ${Math.round(max)} ms`);
   return (
     `<svg class="rt-chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${label}" preserveAspectRatio="none">` +

@@ -1,7 +1,6 @@
-import { budgetSettings } from '../analytics/index.js';
-import { summarize } from '../analytics/index.js';
+import { budgetSettings, summarize } from '../analytics/index.js';
+import { fromClickHouseTime, toClickHouseTime } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
-import { toClickHouseTime, fromClickHouseTime } from '../model/time.js';
 import type { PublishedDashboard } from './lookup.js';
 
 /** The most checks one dashboard shows (the summary reads them 100 at a time). */

@@ -38,7 +38,9 @@ export async function findDashboardIncident(db: Sql, accountId: string, id: stri
 
 /** Newest first; all of them, or only the latest. */
 export async function updatesOf(db: Sql, incidentId: string, all: boolean): Promise<UpdateRow[]> {
-  return db<UpdateRow[]>`select * from dashboard_incident_updates where incident_id = ${incidentId} order by created_at desc, id desc ${all ? db`` : db`limit 1`}`;
+  return db<
+    UpdateRow[]
+  >`select * from dashboard_incident_updates where incident_id = ${incidentId} order by created_at desc, id desc ${all ? db`` : db`limit 1`}`;
 }
 
 export async function insertDashboardIncident(db: Sql, accountId: string, i: IncidentFields & { dashboardId: number }): Promise<IncidentRow> {
@@ -60,8 +62,15 @@ export async function deleteDashboardIncident(db: Sql, accountId: string, id: st
 }
 
 /** Adds an update; unless it is the incident's first, the incident counts as updated now. */
-export async function insertIncidentUpdate(db: Sql, incidentId: string, u: { status: (typeof STATUSES)[number]; description: string }, first = false): Promise<UpdateRow> {
-  const [row] = await db<UpdateRow[]>`insert into dashboard_incident_updates (incident_id, status, description) values (${incidentId}, ${u.status}, ${u.description}) returning *`;
+export async function insertIncidentUpdate(
+  db: Sql,
+  incidentId: string,
+  u: { status: (typeof STATUSES)[number]; description: string },
+  first = false,
+): Promise<UpdateRow> {
+  const [row] = await db<
+    UpdateRow[]
+  >`insert into dashboard_incident_updates (incident_id, status, description) values (${incidentId}, ${u.status}, ${u.description}) returning *`;
   if (!first) await db`update dashboard_incidents set updated_at = now() where id = ${incidentId}`;
   return row!;
 }

@@ -1,14 +1,25 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
 import { notFound } from '../http/errors.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
-import { transaction, type Sql } from '../storage/postgres.js';
 import { iso } from '../model/time.js';
+import type { Deps } from '../storage/deps.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 import {
-  dashboardExists, deleteDashboardIncident, deleteIncidentUpdate, editIncidentUpdate, findDashboardIncident, IMPACTS, insertDashboardIncident,
-  insertIncidentUpdate, replaceDashboardIncident, STATUSES, updatesOf, type IncidentRow, type UpdateRow,
+  dashboardExists,
+  deleteDashboardIncident,
+  deleteIncidentUpdate,
+  editIncidentUpdate,
+  findDashboardIncident,
+  IMPACTS,
+  type IncidentRow,
+  insertDashboardIncident,
+  insertIncidentUpdate,
+  replaceDashboardIncident,
+  STATUSES,
+  type UpdateRow,
+  updatesOf,
 } from './incident-repository.js';
 
 /**
@@ -27,12 +38,22 @@ const Fields = {
   stoppedAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
 };
 const CreateBody = Type.Object(
-  { ...Fields, dashboardId: Type.Integer({ minimum: 1, description: "The dashboard's numeric id" }), incidentUpdates: Type.Array(UpdateBody, { minItems: 1, maxItems: 1 }) },
+  {
+    ...Fields,
+    dashboardId: Type.Integer({ minimum: 1, description: "The dashboard's numeric id" }),
+    incidentUpdates: Type.Array(UpdateBody, { minItems: 1, maxItems: 1 }),
+  },
   { additionalProperties: false },
 );
 const ReplaceBody = Type.Object(Fields, { additionalProperties: false });
 
-const Update = Type.Object({ id: Uuid, status: StringEnum(STATUSES), description: Type.String(), created_at: Type.String({ format: 'date-time' }), updated_at: Nullable(Type.String({ format: 'date-time' })) });
+const Update = Type.Object({
+  id: Uuid,
+  status: StringEnum(STATUSES),
+  description: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Nullable(Type.String({ format: 'date-time' })),
+});
 const Incident = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -60,7 +81,8 @@ const toIncident = (r: IncidentRow, updates?: UpdateRow[]) => ({
 
 function checkDates(body: { startedAt?: string | null; stoppedAt?: string | null }): void {
   const rules = new Rules();
-  if (body.startedAt && body.stoppedAt) rules.check(Date.parse(body.stoppedAt) >= Date.parse(body.startedAt), 'body.stoppedAt', 'after', 'must not be before startedAt');
+  if (body.startedAt && body.stoppedAt)
+    rules.check(Date.parse(body.stoppedAt) >= Date.parse(body.startedAt), 'body.stoppedAt', 'after', 'must not be before startedAt');
   rules.throwIfAny();
 }
 
@@ -76,7 +98,13 @@ export function dashboardIncidentRoutes({ sql }: Deps): AnyRoute[] {
   const UpdateParams = Type.Object({ incidentId: Uuid, id: Uuid }, { additionalProperties: false });
   return [
     defineRoute({
-      method: 'POST', path: '/v1/incidents', operationId: 'createDashboardIncident', summary: 'Create an incident on a dashboard', tag, access: 'write', errors: [404],
+      method: 'POST',
+      path: '/v1/incidents',
+      operationId: 'createDashboardIncident',
+      summary: 'Create an incident on a dashboard',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { body: CreateBody, responses: { 200: Incident } },
       handler: async ({ principal, body }) => {
         checkDates(body);
@@ -93,16 +121,37 @@ export function dashboardIncidentRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/incidents/{id}', operationId: 'getDashboardIncident', summary: 'Retrieve an incident (its latest update, or all with includeAllIncidentUpdates)', tag, access: 'read', errors: [404],
-      schema: { params: IdParams, query: Type.Object({ includeAllIncidentUpdates: Type.Boolean({ default: false }) }, { additionalProperties: false }), responses: { 200: Incident } },
+      method: 'GET',
+      path: '/v1/incidents/{id}',
+      operationId: 'getDashboardIncident',
+      summary: 'Retrieve an incident (its latest update, or all with includeAllIncidentUpdates)',
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: IdParams,
+        query: Type.Object({ includeAllIncidentUpdates: Type.Boolean({ default: false }) }, { additionalProperties: false }),
+        responses: { 200: Incident },
+      },
       handler: async ({ principal, params, query }) => {
         const row = await findIncident(sql, principal.account.id, params.id);
         return { status: 200, body: toIncident(row, await updatesOf(sql, row.id, query.includeAllIncidentUpdates)) };
       },
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/incidents/{id}', operationId: 'updateDashboardIncident', summary: "Update an incident's name, impact and dates", tag, access: 'write', errors: [404],
-      schema: { params: IdParams, query: Type.Object({ probe: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), body: ReplaceBody, responses: { 200: Incident } },
+      method: 'PUT',
+      path: '/v1/incidents/{id}',
+      operationId: 'updateDashboardIncident',
+      summary: "Update an incident's name, impact and dates",
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: {
+        params: IdParams,
+        query: Type.Object({ probe: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        body: ReplaceBody,
+        responses: { 200: Incident },
+      },
       handler: async ({ principal, params, body }) => {
         checkDates(body);
         const row = await replaceDashboardIncident(sql, principal.account.id, params.id, body);
@@ -111,7 +160,13 @@ export function dashboardIncidentRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/incidents/{id}', operationId: 'deleteDashboardIncident', summary: 'Delete an incident and its updates', tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: '/v1/incidents/{id}',
+      operationId: 'deleteDashboardIncident',
+      summary: 'Delete an incident and its updates',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: IdParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         if (!(await deleteDashboardIncident(sql, principal.account.id, params.id))) throw notFound();
@@ -119,8 +174,18 @@ export function dashboardIncidentRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/incidents/{incidentId}/updates', operationId: 'createDashboardIncidentUpdate', summary: 'Add an update to an incident', tag, access: 'write', errors: [404],
-      schema: { params: Type.Object({ incidentId: Uuid }, { additionalProperties: false }), body: UpdateBody, responses: { 201: Type.Object({ ...Update.properties, incidentId: Uuid }) } },
+      method: 'POST',
+      path: '/v1/incidents/{incidentId}/updates',
+      operationId: 'createDashboardIncidentUpdate',
+      summary: 'Add an update to an incident',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: {
+        params: Type.Object({ incidentId: Uuid }, { additionalProperties: false }),
+        body: UpdateBody,
+        responses: { 201: Type.Object({ ...Update.properties, incidentId: Uuid }) },
+      },
       handler: async ({ principal, params, body }) => {
         const incident = await findIncident(sql, principal.account.id, params.incidentId);
         const row = await insertIncidentUpdate(sql, incident.id, body);
@@ -128,8 +193,18 @@ export function dashboardIncidentRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/incidents/{incidentId}/updates/{id}', operationId: 'updateDashboardIncidentUpdate', summary: "Change an update's description", tag, access: 'write', errors: [404],
-      schema: { params: UpdateParams, body: Type.Object({ description: Type.String({ minLength: 1, maxLength: 5000 }) }, { additionalProperties: false }), responses: { 200: Type.Object({ ...Update.properties, incidentId: Uuid }) } },
+      method: 'PUT',
+      path: '/v1/incidents/{incidentId}/updates/{id}',
+      operationId: 'updateDashboardIncidentUpdate',
+      summary: "Change an update's description",
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: {
+        params: UpdateParams,
+        body: Type.Object({ description: Type.String({ minLength: 1, maxLength: 5000 }) }, { additionalProperties: false }),
+        responses: { 200: Type.Object({ ...Update.properties, incidentId: Uuid }) },
+      },
       handler: async ({ principal, params, body }) => {
         const incident = await findIncident(sql, principal.account.id, params.incidentId);
         const row = await editIncidentUpdate(sql, incident.id, params.id, body.description);
@@ -138,7 +213,13 @@ export function dashboardIncidentRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/incidents/{incidentId}/updates/{id}', operationId: 'deleteDashboardIncidentUpdate', summary: 'Delete an incident update', tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: '/v1/incidents/{incidentId}/updates/{id}',
+      operationId: 'deleteDashboardIncidentUpdate',
+      summary: 'Delete an incident update',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: UpdateParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         const incident = await findIncident(sql, principal.account.id, params.incidentId);

@@ -1,5 +1,5 @@
-import type { DashboardBody } from './schemas.js';
 import type { Sql } from '../storage/postgres.js';
+import type { DashboardBody } from './schemas.js';
 
 /** A dashboard as the viewer pages need it. */
 export interface PublishedDashboard {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quantile } from '../../test/support/analytics-oracle.js';
-import { createOtherTenant, startTestService, verifyDomain, waitFor, type TestService } from '../../test/support/service.js';
+import { createOtherTenant, startTestService, type TestService, verifyDomain, waitFor } from '../../test/support/service.js';
 import { startDnsTarget } from '../../test/support/targets.js';
 import type { DashboardView } from './data.js';
 
@@ -29,7 +29,8 @@ describe('rendered dashboards', () => {
   };
   const apiCheck = (name: string, tags: string[], key?: string) =>
     post('/v1/checks/api?autoAssignAlerts=false', { name, tags, request: { url: 'https://shop.example.test' } }, key) as Promise<{ id: string }>;
-  const dashboard = (body: Record<string, unknown>) => post('/v1/dashboards', { header: 'Shop status', ...body }) as Promise<{ id: number; keys: { rawKey?: string }[] }>;
+  const dashboard = (body: Record<string, unknown>) =>
+    post('/v1/dashboards', { header: 'Shop status', ...body }) as Promise<{ id: number; keys: { rawKey?: string }[] }>;
   /** Raw HTTP, no API key: what a viewer's browser sends. */
   const view = (path: string, init: RequestInit = {}) => fetch(svc.url + path, { redirect: 'manual', ...init });
   /**
@@ -58,13 +59,22 @@ describe('rendered dashboards', () => {
       const responseTime = 100 + ((i * 37) % 400);
       runsOf.set(checkId, [...(runsOf.get(checkId) ?? []), { failed, responseTime }]);
       return {
-        id: randomUUID(), checkId, checkType: 'API', runLocation: i % 2 ? 'eu-west-1' : 'us-east-1',
-        startedAt: new Date(clock).toISOString(), stoppedAt: new Date(clock + responseTime).toISOString(),
-        hasFailures: failed, responseTime, statusCode: failed ? 503 : 200,
+        id: randomUUID(),
+        checkId,
+        checkType: 'API',
+        runLocation: i % 2 ? 'eu-west-1' : 'us-east-1',
+        startedAt: new Date(clock).toISOString(),
+        stoppedAt: new Date(clock + responseTime).toISOString(),
+        hasFailures: failed,
+        responseTime,
+        statusCode: failed ? 503 : 200,
       };
     });
     await post('/v1/check-results', { results }, key);
-    await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}?limit=1`, { key }), (r) => Number(r.headers.get('x-total-count') ?? r.body?.length) >= 1);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-results/${checkId}?limit=1`, { key }),
+      (r) => Number(r.headers.get('x-total-count') ?? r.body?.length) >= 1,
+    );
   };
 
   let web: { id: string };
@@ -77,18 +87,35 @@ describe('rendered dashboards', () => {
     api = await apiCheck('Payments API', ['api', 'public']);
     internal = await apiCheck('Admin backend', ['internal']);
     both = await apiCheck('Checkout', ['web', 'api']);
-    await report(web.id, Array.from({ length: 40 }, (_, i) => i % 10 === 0));
-    await report(api.id, Array.from({ length: 20 }, () => false));
+    await report(
+      web.id,
+      Array.from({ length: 40 }, (_, i) => i % 10 === 0),
+    );
+    await report(
+      api.id,
+      Array.from({ length: 20 }, () => false),
+    );
     // The other account's check carries the same tags: it must never show.
     const theirs = await apiCheck('Their storefront', ['web', 'public'], other.key);
     await report(theirs.id, [true, true], other.key);
-    await waitFor(() => svc.deps.sql`select count(*)::int as n from check_statuses where check_id = any(${[web.id, api.id]}::uuid[])`, ([r]) => r.n === 2);
+    await waitFor(
+      () => svc.deps.sql`select count(*)::int as n from check_statuses where check_id = any(${[web.id, api.id]}::uuid[])`,
+      ([r]) => r.n === 2,
+    );
   }, 60_000);
 
   it('serves the page at /dashboards/{customUrl} with the fields it was given, and only the tagged checks of its account', async () => {
     await dashboard({
-      customUrl: 'shop', tags: ['web', 'api'], description: 'Live status of the shop', hideTags: false, showGroupNames: true,
-      checksPerPage: 10, refreshRate: 60, width: '960PX', link: 'https://shop.example.test', logo: 'https://cdn.example.test/logo.png',
+      customUrl: 'shop',
+      tags: ['web', 'api'],
+      description: 'Live status of the shop',
+      hideTags: false,
+      showGroupNames: true,
+      checksPerPage: 10,
+      refreshRate: 60,
+      width: '960PX',
+      link: 'https://shop.example.test',
+      logo: 'https://cdn.example.test/logo.png',
     });
     const res = await view('/dashboards/shop');
     expect(res.status).toBe(200);
@@ -111,7 +138,7 @@ describe('rendered dashboards', () => {
     expect(data.incidents).toBeNull();
   });
 
-  it('data.json figures are the runs\' own: availability and exact p95/p99 over 24 hours, current status, recent runs', async () => {
+  it("data.json figures are the runs' own: availability and exact p95/p99 over 24 hours, current status, recent runs", async () => {
     const data = (await (await view('/dashboards/shop/data.json')).json()) as DashboardView;
     const storefront = data.checks.find((c) => c.id === web.id)!;
     const runs = runsOf.get(web.id)!;
@@ -160,8 +187,10 @@ describe('rendered dashboards', () => {
 
   it('inlines customCSS only after removing everything that could load or run something', async () => {
     await dashboard({
-      customUrl: 'styled', tags: ['api'],
-      customCSS: '@import url(https://evil.example/x.css); body { background: url(javascript:alert(1)); color: #123456 } a { content: "</style><script>alert(1)</script>" }',
+      customUrl: 'styled',
+      tags: ['api'],
+      customCSS:
+        '@import url(https://evil.example/x.css); body { background: url(javascript:alert(1)); color: #123456 } a { content: "</style><script>alert(1)</script>" }',
     });
     const html = await (await view('/dashboards/styled')).text();
     const css = /<style id="custom-css">([\s\S]*?)<\/style>/.exec(html)![1];
@@ -187,7 +216,11 @@ describe('rendered dashboards', () => {
     expect(await lockedData.json()).toMatchObject({ statusCode: 401 });
 
     const form = (key: string, from = '10.0.0.1') =>
-      view('/dashboards/private-board/login', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': from }, body: new URLSearchParams({ key }) });
+      view('/dashboards/private-board/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': from },
+        body: new URLSearchParams({ key }),
+      });
     const wrong = await form('dk_wrong');
     expect(wrong.status).toBe(401);
     expect(await wrong.text()).toContain('That key does not open this dashboard.');
@@ -207,7 +240,9 @@ describe('rendered dashboards', () => {
     expect(await page.text()).toContain('Payments API');
     expect((await view('/dashboards/private-board/data.json', { headers: { cookie: session } })).status).toBe(200);
     // A forged or foreign cookie opens nothing.
-    expect((await view('/dashboards/private-board', { headers: { cookie: `${session.split('=')[0]}=${randomUUID()}.9999999999.${'A'.repeat(43)}` } })).status).toBe(401);
+    expect(
+      (await view('/dashboards/private-board', { headers: { cookie: `${session.split('=')[0]}=${randomUUID()}.9999999999.${'A'.repeat(43)}` } })).status,
+    ).toBe(401);
 
     const wall = await view(`/dashboards/private-board?key=${encodeURIComponent(rawKey)}`);
     expect(wall.status).toBe(303);
@@ -226,7 +261,11 @@ describe('rendered dashboards', () => {
 
     // Made public, it removes its keys and opens to everyone (settings are reread within 5 s).
     expect((await svc.call('PUT', `/v1/dashboards/${d.id}`, { body: { isPrivate: false } })).body.keys).toEqual([]);
-    await waitFor(() => view('/dashboards/private-board'), (r) => r.status === 200, 10_000);
+    await waitFor(
+      () => view('/dashboards/private-board'),
+      (r) => r.status === 200,
+      10_000,
+    );
     expect(svc.logs.join('\n')).not.toContain(rawKey);
   });
 
@@ -238,13 +277,18 @@ describe('rendered dashboards', () => {
         expect(res.body.attributes.errors[0].field).toBe(`body.${field}`);
       }
     }
-    expect((await svc.call('POST', '/v1/dashboards', { body: { header: 'Good', link: 'https://status.example.test', logo: 'HTTPS://cdn.example.test/l.png' } })).status).toBe(201);
+    expect(
+      (await svc.call('POST', '/v1/dashboards', { body: { header: 'Good', link: 'https://status.example.test', logo: 'HTTPS://cdn.example.test/l.png' } }))
+        .status,
+    ).toBe(201);
   });
 
   it('keeps in customCSS only URLs of the service itself and inline data: images', async () => {
     await dashboard({
-      customUrl: 'css-urls', tags: ['api'],
-      customCSS: 'header { background: url("https://tracker.example/p.gif") } main { background: url(//cdn.example/x.png) } ' +
+      customUrl: 'css-urls',
+      tags: ['api'],
+      customCSS:
+        'header { background: url("https://tracker.example/p.gif") } main { background: url(//cdn.example/x.png) } ' +
         '.a { background: url("data:image/png;base64,iVBORw0KGgo=") } .b { background: url(/dashboards/assets/dashboard.css) } ' +
         '.c { background: url("data:text/html,<b>x</b>") } .d { color: #abcdef }',
     });
@@ -255,7 +299,7 @@ describe('rendered dashboards', () => {
     expect(css).not.toMatch(/tracker\.example|cdn\.example|data:text/);
   });
 
-  it('signs sessions with a secret of the service: the database\'s key digests alone forge nothing', async () => {
+  it("signs sessions with a secret of the service: the database's key digests alone forge nothing", async () => {
     const d = await dashboard({ customUrl: 'forge-me', tags: ['api'], isPrivate: true });
     const [key] = await svc.deps.sql<{ id: string; key_hash: Buffer }[]>`select id, key_hash from dashboard_keys where dashboard_id = ${d.id}`;
     const { dashboard_id: dashboardId } = (await svc.deps.sql<{ dashboard_id: string }[]>`select dashboard_id from dashboards where id = ${d.id}`)[0];
@@ -282,7 +326,7 @@ describe('rendered dashboards', () => {
     }
   });
 
-  it('links recent runs to a run page only with showCheckRunLinks, and only for runs of the dashboard\'s checks', async () => {
+  it("links recent runs to a run page only with showCheckRunLinks, and only for runs of the dashboard's checks", async () => {
     await dashboard({ customUrl: 'no-links', tags: ['web'] });
     await dashboard({ customUrl: 'links', tags: ['web'], showCheckRunLinks: true });
     const data = (await (await view('/dashboards/links/data.json')).json()) as DashboardView;
@@ -300,22 +344,37 @@ describe('rendered dashboards', () => {
   });
 
   it("a failed browser run's page shows its error and links its screenshot, served to the dashboard's viewers only", async () => {
-    const check = (await post('/v1/checks/browser?autoAssignAlerts=false', { name: 'Checkout flow', tags: ['shots'], script: 'test("x", async () => {})' })) as { id: string };
+    const check = (await post('/v1/checks/browser?autoAssignAlerts=false', {
+      name: 'Checkout flow',
+      tags: ['shots'],
+      script: 'test("x", async () => {})',
+    })) as { id: string };
     const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
     const { Readable } = await import('node:stream');
     const blob = await svc.deps.blobs.put(svc.defaultAccountId, 'screenshots', Readable.from([png]), 1024);
     const runId = randomUUID();
     await post('/v1/check-results', {
-      results: [{
-        id: runId, checkId: check.id, checkType: 'BROWSER', runLocation: 'eu-west-1', startedAt: new Date(Date.now() - 60_000).toISOString(), stoppedAt: new Date(Date.now() - 58_000).toISOString(),
-        hasFailures: true, responseTime: 2000,
-        browserCheckResult: {
-          errors: [{ message: 'expect(locator).toHaveText(expected) failed <script>alert(1)</script>' }],
-          assets: [{ type: 'screenshot', name: 'test-failed-1.png', contentType: 'image/png', key: blob.key, size: blob.size }],
+      results: [
+        {
+          id: runId,
+          checkId: check.id,
+          checkType: 'BROWSER',
+          runLocation: 'eu-west-1',
+          startedAt: new Date(Date.now() - 60_000).toISOString(),
+          stoppedAt: new Date(Date.now() - 58_000).toISOString(),
+          hasFailures: true,
+          responseTime: 2000,
+          browserCheckResult: {
+            errors: [{ message: 'expect(locator).toHaveText(expected) failed <script>alert(1)</script>' }],
+            assets: [{ type: 'screenshot', name: 'test-failed-1.png', contentType: 'image/png', key: blob.key, size: blob.size }],
+          },
         },
-      }],
+      ],
     });
-    await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}/${runId}`), (r) => r.status === 200);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-results/${check.id}/${runId}`),
+      (r) => r.status === 200,
+    );
     await dashboard({ customUrl: 'shots', tags: ['shots'], showCheckRunLinks: true });
     await dashboard({ customUrl: 'shots-no-links', tags: ['shots'] });
     const page = await view(`/dashboards/shots/runs/${check.id}/${runId}`);
@@ -367,7 +426,11 @@ describe('rendered dashboards', () => {
     expect((await rawGet('/dashboards/revalidated/data.json', { 'if-none-match': etag, 'cache-control': 'no-cache' })).status).toBe(200);
     // Another build (the dashboard changed) is another document: the old tag gets it whole.
     await svc.call('PUT', `/v1/dashboards/${d.id}`, { body: { description: 'changed' } });
-    const rebuilt = await waitFor(() => rawGet('/dashboards/revalidated/data.json', { 'if-none-match': etag }), (r) => r.status === 200, 10_000);
+    const rebuilt = await waitFor(
+      () => rawGet('/dashboards/revalidated/data.json', { 'if-none-match': etag }),
+      (r) => r.status === 200,
+      10_000,
+    );
     expect(rebuilt.headers.etag).not.toBe(etag);
     expect((JSON.parse(rebuilt.text) as DashboardView).checks.map((c) => c.id)).toEqual(doc.checks.map((c) => c.id));
     // The page is the same for every viewer of a build, and says what the data says.
@@ -376,14 +439,19 @@ describe('rendered dashboards', () => {
   });
 
   it('shows incidents when enableIncidents: open ones first, then those resolved in the last 7 days', async () => {
-    const check = await post('/v1/checks/api?autoAssignAlerts=false', {
-      name: 'Incident check', tags: ['incidents'], request: { url: 'https://shop.example.test' },
+    const check = (await post('/v1/checks/api?autoAssignAlerts=false', {
+      name: 'Incident check',
+      tags: ['incidents'],
+      request: { url: 'https://shop.example.test' },
       triggerIncident: { serviceId: 'svc-1', name: 'Checkout down', description: 'd', severity: 'MAJOR', notifySubscribers: false },
-    }) as { id: string };
+    })) as { id: string };
     await dashboard({ customUrl: 'incidents', tags: ['incidents'], enableIncidents: true });
     await dashboard({ customUrl: 'no-incidents', tags: ['incidents'] });
     await report(check.id, [true]);
-    await waitFor(() => svc.deps.sql`select count(*)::int as n from incidents where check_id = ${check.id}`, ([r]) => r.n === 1);
+    await waitFor(
+      () => svc.deps.sql`select count(*)::int as n from incidents where check_id = ${check.id}`,
+      ([r]) => r.n === 1,
+    );
     const data = (await (await view('/dashboards/incidents/data.json')).json()) as DashboardView;
     expect(data.incidents).toEqual([expect.objectContaining({ name: 'Checkout down', checkName: 'Incident check', severity: 'MAJOR', resolvedAt: null })]);
     expect(await (await view('/dashboards/incidents')).text()).toContain('<strong>Checkout down</strong>');

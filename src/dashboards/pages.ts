@@ -2,13 +2,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import type { Deps } from '../storage/deps.js';
 import { HttpError } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import { staticFiles } from '../http/static-files.js';
 import { readResult } from '../ingest/index.js';
 import { keptAssetsOf } from '../model/results.js';
+import type { Deps } from '../storage/deps.js';
 import { cookieName, LOGIN_RULE, matchKey, SESSION_SECONDS, sessionToken, validSession } from './access.js';
 import { TtlCache } from './cache.js';
 import { sanitizeCss } from './css.js';
@@ -143,7 +143,12 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
   function refused(ctx: Context, t: Target, outcome: 'wrong' | number) {
     if (typeof outcome === 'number') {
       ctx.set('Retry-After', String(outcome));
-      return html(ctx, 429, renderMessage('Too many attempts', `Too many wrong keys from your address. Try again in ${Math.ceil(outcome / 60)} minutes.`), true);
+      return html(
+        ctx,
+        429,
+        renderMessage('Too many attempts', `Too many wrong keys from your address. Try again in ${Math.ceil(outcome / 60)} minutes.`),
+        true,
+      );
     }
     return html(ctx, 401, renderLogin(t.dashboard.data, t.base, 'That key does not open this dashboard.'), true);
   }
@@ -191,7 +196,8 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
     if (screenshot !== undefined) {
       const asset = screenshots.find((a) => a.name === screenshot);
       const blob = asset && (await deps.blobs.open(t.dashboard.accountId, asset.key));
-      if (!asset || !blob) return html(ctx, 404, renderMessage('Not found', 'This run kept no such screenshot (or it is past its retention).'), t.dashboard.data.isPrivate);
+      if (!asset || !blob)
+        return html(ctx, 404, renderMessage('Not found', 'This run kept no such screenshot (or it is past its retention).'), t.dashboard.data.isPrivate);
       ctx.status = 200;
       ctx.type = asset.contentType;
       ctx.length = blob.size;
@@ -202,7 +208,20 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
       return;
     }
     const status: Status = stored.hasFailures || stored.hasErrors ? 'failing' : stored.isDegraded ? 'degraded' : 'passing';
-    html(ctx, 200, renderRun(t.dashboard.data, t.base, sanitizeCss(t.dashboard.data.customCSS), check, stored, status, screenshots.map((a) => a.name)), t.dashboard.data.isPrivate);
+    html(
+      ctx,
+      200,
+      renderRun(
+        t.dashboard.data,
+        t.base,
+        sanitizeCss(t.dashboard.data.customCSS),
+        check,
+        stored,
+        status,
+        screenshots.map((a) => a.name),
+      ),
+      t.dashboard.data.isPrivate,
+    );
   }
 
   return async function dashboardPagesMiddleware(ctx, next) {

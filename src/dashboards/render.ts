@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
-import type { DashboardBody } from './schemas.js';
 import type { StoredItem } from '../ingest/index.js';
 import { RESULT_DETAIL_KEYS } from '../model/results.js';
 import { responseTimeChart } from './chart.js';
-import { WINDOWS, type CheckView, type DashboardView, type Status } from './data.js';
+import { type CheckView, type DashboardView, type Status, WINDOWS } from './data.js';
+import type { DashboardBody } from './schemas.js';
 
 // Every `<%= %>` is HTML-escaped; the only raw output is the layout's body and the sanitised custom CSS.
 const eta = new Eta({ views: path.join(path.dirname(fileURLToPath(import.meta.url)), 'views'), autoEscape: true, cache: true });
@@ -19,7 +19,11 @@ const helpers = {
   when: (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`,
   windows: WINDOWS,
   /** The check's recent runs' response times, oldest first, as a line (SVG built from numbers only). */
-  chart: (c: CheckView) => responseTimeChart([...c.recentRuns].reverse().map((r) => r.responseTime), { label: `${c.name}: response time of recent runs` }),
+  chart: (c: CheckView) =>
+    responseTimeChart(
+      [...c.recentRuns].reverse().map((r) => r.responseTime),
+      { label: `${c.name}: response time of recent runs` },
+    ),
 };
 
 /** The status of the page as a whole: the worst of its checks. */
@@ -62,8 +66,19 @@ export function renderMessage(title: string, message: string): string {
 }
 
 /** A run's page: its details, why it failed (its first error) and its screenshots, each linked to the full image. */
-export function renderRun(d: DashboardBody, base: string, customCss: string, check: CheckView, run: StoredItem, status: Status, screenshots: string[] = []): string {
-  const detail = (RESULT_DETAIL_KEYS.map((k) => run[k]).find((v) => v && typeof v === 'object') ?? {}) as { errors?: { message?: unknown }[]; requestError?: unknown };
+export function renderRun(
+  d: DashboardBody,
+  base: string,
+  customCss: string,
+  check: CheckView,
+  run: StoredItem,
+  status: Status,
+  screenshots: string[] = [],
+): string {
+  const detail = (RESULT_DETAIL_KEYS.map((k) => run[k]).find((v) => v && typeof v === 'object') ?? {}) as {
+    errors?: { message?: unknown }[];
+    requestError?: unknown;
+  };
   const first = detail.errors?.find((e) => typeof e?.message === 'string')?.message ?? detail.requestError;
   const error = status === 'failing' && typeof first === 'string' ? first.slice(0, 2000) : null;
   const shots = screenshots.map((name) => ({ name, url: `${base}/runs/${check.id}/${run.id}/screenshots/${encodeURIComponent(name)}` }));

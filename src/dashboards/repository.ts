@@ -23,7 +23,9 @@ export interface DashboardKeyRow {
 const byIdentifier = (db: Sql, identifier: string) => (/^\d{1,15}$/.test(identifier) ? db`id = ${Number(identifier)}` : db`dashboard_id = ${identifier}`);
 
 export async function findDashboard(db: Sql, accountId: string, identifier: string, lock = false): Promise<DashboardRow | undefined> {
-  const [row] = await db<DashboardRow[]>`select * from dashboards where account_id = ${accountId} and ${byIdentifier(db, identifier)} ${lock ? db`for update` : db``}`;
+  const [row] = await db<
+    DashboardRow[]
+  >`select * from dashboards where account_id = ${accountId} and ${byIdentifier(db, identifier)} ${lock ? db`for update` : db``}`;
   return row;
 }
 
@@ -61,7 +63,9 @@ export async function hasDashboardKey(db: Sql, dashboardId: number): Promise<boo
 
 /** Stores a key's hash and its last characters; answers its id. */
 export async function insertDashboardKey(db: Sql, dashboardId: number, hash: Buffer, suffix: string): Promise<string> {
-  const [row] = await db<{ id: string }[]>`insert into dashboard_keys (dashboard_id, key_hash, key_suffix) values (${dashboardId}, ${hash}, ${suffix}) returning id`;
+  const [row] = await db<
+    { id: string }[]
+  >`insert into dashboard_keys (dashboard_id, key_hash, key_suffix) values (${dashboardId}, ${hash}, ${suffix}) returning id`;
   return row!.id;
 }
 

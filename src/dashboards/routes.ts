@@ -1,21 +1,29 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
-import { hashSecret } from '../model/secrets.js';
 import { conflict, notFound } from '../http/errors.js';
 import { listReply, PageQuery } from '../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
-import { compileValidator } from '../http/validation.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Nullable } from '../http/schemas.js';
-import { DashboardBody, DashboardFields, DashboardUpdate, KeyResult } from './schemas.js';
-import { transaction, type Sql } from '../storage/postgres.js';
-import { listAccountRows, uniqueViolation } from '../storage/rows.js';
-import { useDomain } from '../resources/index.js';
+import { compileValidator } from '../http/validation.js';
+import { hashSecret } from '../model/secrets.js';
 import { iso } from '../model/time.js';
+import { useDomain } from '../resources/index.js';
+import type { Deps } from '../storage/deps.js';
+import { type Sql, transaction } from '../storage/postgres.js';
+import { listAccountRows, uniqueViolation } from '../storage/rows.js';
 import {
-  deleteDashboard, deleteDashboardKeys, findDashboard, hasDashboardKey, insertDashboard, insertDashboardKey, keysOf, updateDashboard,
-  type DashboardKeyRow as KeyRow, type DashboardRow,
+  type DashboardRow,
+  deleteDashboard,
+  deleteDashboardKeys,
+  findDashboard,
+  hasDashboardKey,
+  insertDashboard,
+  insertDashboardKey,
+  type DashboardKeyRow as KeyRow,
+  keysOf,
+  updateDashboard,
 } from './repository.js';
+import { DashboardBody, DashboardFields, DashboardUpdate, KeyResult } from './schemas.js';
 
 const validateDashboard = compileValidator('body', DashboardBody);
 
@@ -59,7 +67,8 @@ function toDashboard(row: DashboardRow, keys: KeyRow[], rawKeys = new Map<string
 function taken(err: unknown): never {
   const constraint = uniqueViolation(err);
   if (constraint === 'dashboards_custom_url') throw conflict('customUrl is already taken', { field: 'customUrl' });
-  if (constraint === 'dashboards_custom_domain') throw conflict("customDomain is already used by another of this account's dashboards", { field: 'customDomain' });
+  if (constraint === 'dashboards_custom_domain')
+    throw conflict("customDomain is already used by another of this account's dashboards", { field: 'customDomain' });
   throw err;
 }
 
@@ -99,8 +108,15 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       schema: { query: PageQuery, responses: { 200: Type.Array(Dashboard) } },
       handler: async ({ principal, query }) => {
         const { rows, total } = await listAccountRows<DashboardRow>(sql, 'dashboards', principal.account.id, query);
-        const keys = await keysOf(sql, rows.map((r) => r.id));
-        return listReply(rows.map((r) => toDashboard(r, keys.get(r.id)!)), total, query);
+        const keys = await keysOf(
+          sql,
+          rows.map((r) => r.id),
+        );
+        return listReply(
+          rows.map((r) => toDashboard(r, keys.get(r.id)!)),
+          total,
+          query,
+        );
       },
     }),
     defineRoute({
@@ -116,11 +132,11 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       handler: async ({ principal, body }) => {
         const data = normalise(body);
         const result = await transaction(sql, async (db) => {
-            const row = await insertDashboard(db, principal.account.id, randomUUID(), data);
-            await useDomain(db, principal.account.id, data.customDomain, { type: 'dashboard', id: row.id });
-            const raw = await save(db, row.id, data.isPrivate);
-            return toDashboard(row, (await keysOf(db, [row.id])).get(row.id)!, raw);
-          }).catch(taken);
+          const row = await insertDashboard(db, principal.account.id, randomUUID(), data);
+          await useDomain(db, principal.account.id, data.customDomain, { type: 'dashboard', id: row.id });
+          const raw = await save(db, row.id, data.isPrivate);
+          return toDashboard(row, (await keysOf(db, [row.id])).get(row.id)!, raw);
+        }).catch(taken);
         return { status: 201, body: result };
       },
     }),
@@ -151,14 +167,14 @@ export function dashboardRoutes({ sql }: Deps): AnyRoute[] {
       schema: { params: DashboardParams, body: DashboardUpdate, responses: { 200: Dashboard } },
       handler: async ({ principal, params, body }) => {
         const result = await transaction(sql, async (db) => {
-            const current = await findDashboard(db, principal.account.id, params.dashboardId, true);
-            if (!current) throw notFound();
-            const data = normalise(validateDashboard({ ...current.data, ...body }) as DashboardBody);
-            const row = await updateDashboard(db, current.id, data);
-            await useDomain(db, principal.account.id, data.customDomain, { type: 'dashboard', id: row.id });
-            const raw = await save(db, row.id, data.isPrivate);
-            return toDashboard(row, (await keysOf(db, [row.id])).get(row.id)!, raw);
-          }).catch(taken);
+          const current = await findDashboard(db, principal.account.id, params.dashboardId, true);
+          if (!current) throw notFound();
+          const data = normalise(validateDashboard({ ...current.data, ...body }) as DashboardBody);
+          const row = await updateDashboard(db, current.id, data);
+          await useDomain(db, principal.account.id, data.customDomain, { type: 'dashboard', id: row.id });
+          const raw = await save(db, row.id, data.isPrivate);
+          return toDashboard(row, (await keysOf(db, [row.id])).get(row.id)!, raw);
+        }).catch(taken);
         return { status: 200, body: result };
       },
     }),

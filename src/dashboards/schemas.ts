@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Nullable, NumberEnum, StringEnum } from '../http/schemas.js';
 
 /** An http(s) URL: a `javascript:` or `data:` link, logo or favicon would run or hide something in viewers' browsers. */
@@ -67,4 +67,3 @@ export const DashboardUpdate = Type.Object(
   ),
   { additionalProperties: false },
 );
-

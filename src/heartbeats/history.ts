@@ -20,7 +20,12 @@ export interface HeartbeatEvent {
 }
 
 /** The newest runs of a heartbeat check in a window (or the one with `id`). */
-export async function heartbeatEvents(store: Store, accountId: string, checkId: string, opts: { from: number; to: number; limit: number; id?: string }): Promise<HeartbeatEvent[]> {
+export async function heartbeatEvents(
+  store: Store,
+  accountId: string,
+  checkId: string,
+  opts: { from: number; to: number; limit: number; id?: string },
+): Promise<HeartbeatEvent[]> {
   const rows = await store.query<{ id: string; failed: boolean; at: number }>(
     `SELECT toString(result_id) AS id, has_failures AS failed, toUnixTimestamp64Milli(started_at) AS at FROM check_results
      WHERE account_id = {accountId:UUID} AND check_id = {checkId:UUID}

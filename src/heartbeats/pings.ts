@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { ResultQueue } from '../model/results.js';
 import { toRow } from '../ingest/index.js';
-import { transaction, type Sql } from '../storage/postgres.js';
-import { accountContext, lockChecks } from '../state/index.js';
-import { graceMs, HEARTBEAT_LOCATION, periodMs, type HeartbeatSettings } from '../model/heartbeats.js';
+import { graceMs, HEARTBEAT_LOCATION, type HeartbeatSettings, periodMs } from '../model/heartbeats.js';
 import { maintenanceEffect } from '../model/maintenance.js';
+import type { ResultQueue } from '../model/results.js';
 import { ingestJob } from '../model/results.js';
+import { accountContext, lockChecks } from '../state/index.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 
 /** A run id (and batch id) made from what it records: two sweepers recording the same miss record one run. */
 function deterministicUuid(text: string): string {
@@ -15,7 +15,18 @@ function deterministicUuid(text: string): string {
 
 function heartbeatRun(checkId: string, at: number, failed: boolean) {
   const iso = new Date(at).toISOString();
-  return { checkId, checkType: 'HEARTBEAT' as const, runLocation: HEARTBEAT_LOCATION, startedAt: iso, stoppedAt: iso, hasFailures: failed, hasErrors: false, isDegraded: false, aborted: false, attempts: 1 };
+  return {
+    checkId,
+    checkType: 'HEARTBEAT' as const,
+    runLocation: HEARTBEAT_LOCATION,
+    startedAt: iso,
+    stoppedAt: iso,
+    hasFailures: failed,
+    hasErrors: false,
+    isDegraded: false,
+    aborted: false,
+    attempts: 1,
+  };
 }
 
 /**
@@ -50,7 +61,16 @@ export async function sweepHeartbeats(sql: Sql, ingest: ResultQueue, now = Date.
     for (const d of due) byAccount.set(d.account_id, [...(byAccount.get(d.account_id) ?? []), d]);
     for (const [accountId, rows] of byAccount) {
       const { accountSettings, windows } = await accountContext(tx, accountId);
-      const checks = new Map((await lockChecks(tx, accountId, rows.map((r) => r.check_id), accountSettings)).map((c) => [c.check.id, c.check]));
+      const checks = new Map(
+        (
+          await lockChecks(
+            tx,
+            accountId,
+            rows.map((r) => r.check_id),
+            accountSettings,
+          )
+        ).map((c) => [c.check.id, c.check]),
+      );
       const misses = [];
       for (const row of rows) {
         const check = checks.get(row.check_id);
@@ -71,7 +91,13 @@ export async function sweepHeartbeats(sql: Sql, ingest: ResultQueue, now = Date.
       }
       if (misses.length) {
         const batchId = deterministicUuid(misses.map((m) => m.id).join(','));
-        await ingest.enqueue(ingestJob(batchId, accountId, misses.map((m) => m.row)));
+        await ingest.enqueue(
+          ingestJob(
+            batchId,
+            accountId,
+            misses.map((m) => m.row),
+          ),
+        );
         recorded += misses.length;
       }
     }

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
+import { findCheckRow } from '../checks/index.js';
 import { HttpError, notFound } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
-import { findCheckRow } from '../checks/index.js';
-import { heartbeatCounts, heartbeatEvents, type HeartbeatEvent } from './history.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import type { Deps } from '../storage/deps.js';
+import { type HeartbeatEvent, heartbeatCounts, heartbeatEvents } from './history.js';
 import { recordPing } from './pings.js';
 
 const Token = Type.Object(
@@ -49,7 +49,9 @@ const Availability = Type.Object({
 });
 const Event = Type.Object({
   id: Type.String({ format: 'uuid' }),
-  state: StringEnum(['FAILING', 'EARLY', 'RECEIVED', 'GRACE', 'LATE'] as const, { description: 'RECEIVED: a ping came; FAILING: a ping to /fail, or a deadline passed without one' }),
+  state: StringEnum(['FAILING', 'EARLY', 'RECEIVED', 'GRACE', 'LATE'] as const, {
+    description: 'RECEIVED: a ping came; FAILING: a ping to /fail, or a deadline passed without one',
+  }),
   timestamp: Type.String({ format: 'date-time' }),
   source: Nullable(Type.String()),
   userAgent: Nullable(Type.String()),
@@ -75,11 +77,17 @@ function historyRoutes({ sql, store }: Deps): AnyRoute[] {
   const windowOf = (q: { startTime?: string; endTime?: string }, now: number) => {
     const to = q.endTime ? Date.parse(`${q.endTime}T00:00:00Z`) + DAY_MS : now;
     const from = q.startTime ? Date.parse(`${q.startTime}T00:00:00Z`) : to - 7 * DAY_MS;
-    if (!(from < to)) throw new HttpError(400, 'startTime must be before endTime', { errors: [{ field: 'query.startTime', rule: 'before', message: 'must be before endTime' }] });
+    if (!(from < to))
+      throw new HttpError(400, 'startTime must be before endTime', {
+        errors: [{ field: 'query.startTime', rule: 'before', message: 'must be before endTime' }],
+      });
     return { from, to };
   };
   const availability = async (accountId: string, id: string, from: number, to: number) => {
-    const [current, previous] = await Promise.all([heartbeatCounts(store, accountId, id, from, to), heartbeatCounts(store, accountId, id, from - (to - from), from)]);
+    const [current, previous] = await Promise.all([
+      heartbeatCounts(store, accountId, id, from, to),
+      heartbeatCounts(store, accountId, id, from - (to - from), from),
+    ]);
     const ratio = (c: { total: number; passed: number }) => (c.total ? Math.round((10000 * c.passed) / c.total) / 100 : 100);
     return { successRatio: { previousPeriod: ratio(previous), currentPeriod: ratio(current) }, totalEntitiesCurrentPeriod: current.total };
   };
@@ -87,7 +95,13 @@ function historyRoutes({ sql, store }: Deps): AnyRoute[] {
     last24Hours: await availability(accountId, id, now - DAY_MS, now),
     last7Days: await availability(accountId, id, now - 7 * DAY_MS, now),
   });
-  const toEvent = (e: HeartbeatEvent) => ({ id: e.id, state: e.failed ? ('FAILING' as const) : ('RECEIVED' as const), timestamp: new Date(e.at).toISOString(), source: null, userAgent: null });
+  const toEvent = (e: HeartbeatEvent) => ({
+    id: e.id,
+    state: e.failed ? ('FAILING' as const) : ('RECEIVED' as const),
+    timestamp: new Date(e.at).toISOString(),
+    source: null,
+    userAgent: null,
+  });
   return [
     defineRoute({
       method: 'GET',
@@ -134,7 +148,10 @@ function historyRoutes({ sql, store }: Deps): AnyRoute[] {
       access: 'read',
       errors: [404],
       schema: {
-        params: Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }), id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        params: Type.Object(
+          { checkId: Type.String({ minLength: 1, maxLength: 64 }), id: Type.String({ minLength: 1, maxLength: 64 }) },
+          { additionalProperties: false },
+        ),
         responses: { 200: Type.Object({ event: Event, stats: Stats }) },
       },
       handler: async ({ principal, params }) => {

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { KeptAsset } from '../model/results.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { notFound } from './errors.js';
@@ -13,7 +13,9 @@ export const ASSET_TYPES = ['log', 'trace', 'video', 'screenshot', 'pcap', 'repo
 
 export const AssetManifestQuery = Type.Object(
   {
-    type: Type.Optional(Type.Union([StringEnum(ASSET_TYPES), Type.Array(StringEnum(ASSET_TYPES), { maxItems: 7 })], { description: 'Only assets of these types' })),
+    type: Type.Optional(
+      Type.Union([StringEnum(ASSET_TYPES), Type.Array(StringEnum(ASSET_TYPES), { maxItems: 7 })], { description: 'Only assets of these types' }),
+    ),
     name: Type.Optional(Type.String({ maxLength: 100, description: 'A glob (`*`, `?`) matched case-insensitively against the name' })),
   },
   { additionalProperties: false },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createApiKey, grantMembership, revokeApiKey } from '../accounts/repository.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
+import { createAccount, createApiKey, grantMembership, revokeApiKey } from '../accounts/repository.js';
 
 /** The anchor's 401, with the mistake named: which one, and what to do about it. */
 const badToken = (reason: string, hint: RegExp) => ({
@@ -31,7 +31,12 @@ describe('authentication and authorization', () => {
   afterAll(() => svc?.stop());
 
   function expectBadToken(res: { status: number; body: unknown; headers: Headers }, reason = 'invalid-key') {
-    const hints: Record<string, RegExp> = { 'missing-credentials': /Authorization: Bearer <key>/, 'not-bearer': /the word Bearer, a space, then the key/, 'invalid-key': /mistyped, revoked or expired/, 'session-ended': /sign in again/ };
+    const hints: Record<string, RegExp> = {
+      'missing-credentials': /Authorization: Bearer <key>/,
+      'not-bearer': /the word Bearer, a space, then the key/,
+      'invalid-key': /mistyped, revoked or expired/,
+      'session-ended': /sign in again/,
+    };
     expect(res.status).toBe(401);
     expect(res.body).toEqual(badToken(reason, hints[reason]!));
     expect(res.headers.get('www-authenticate')).toBe('Bearer error="Bad Token"');
@@ -42,7 +47,10 @@ describe('authentication and authorization', () => {
   });
 
   it('says a session cookie has ended, whatever the cookie', async () => {
-    expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { cookie: 'monitoring_session=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' } }), 'session-ended');
+    expectBadToken(
+      await svc.call('GET', '/v1/account', { key: null, headers: { cookie: 'monitoring_session=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' } }),
+      'session-ended',
+    );
     expectBadToken(await svc.call('GET', '/v1/account', { key: null, headers: { cookie: 'monitoring_session=x' } }), 'session-ended');
   });
 
@@ -86,9 +94,7 @@ describe('authentication and authorization', () => {
       const res = await svc.call('GET', '/v1/account', { headers: { [header]: 'not-a-uuid' } });
       expect(res.status).toBe(403);
       expect(res.body).toEqual(FORBIDDEN);
-      expectBadToken(
-        await svc.call('GET', '/v1/account', { key: 'mk_unknown_key_0000000000000000000000000', headers: { [header]: 'x' } }),
-      );
+      expectBadToken(await svc.call('GET', '/v1/account', { key: 'mk_unknown_key_0000000000000000000000000', headers: { [header]: 'x' } }));
     });
   });
 
@@ -96,7 +102,11 @@ describe('authentication and authorization', () => {
     const both = (other: string) => ({ headers: { 'x-service-account': svc.defaultAccountId, 'x-checkly-account': other } });
     const res = await svc.call('GET', '/v1/account', both(otherAccountId));
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request', message: 'x-service-account and x-checkly-account name different accounts; send one' });
+    expect(res.body).toMatchObject({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'x-service-account and x-checkly-account name different accounts; send one',
+    });
     expect((await svc.call('GET', '/v1/account', both(svc.defaultAccountId))).status).toBe(200);
   });
 
@@ -114,7 +124,11 @@ describe('authentication and authorization', () => {
     const before = await svc.deps.sql`select count(*)::int as n from api_keys`;
     const res = await svc.call('POST', '/v1/api-keys', { key: readOnlyKey, body: { name: 'nope' } });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ ...FORBIDDEN, message: 'Your role here (READ_ONLY) may not do this: it takes OWNER, ADMIN', attributes: { reason: 'role', roles: ['OWNER', 'ADMIN'] } });
+    expect(res.body).toEqual({
+      ...FORBIDDEN,
+      message: 'Your role here (READ_ONLY) may not do this: it takes OWNER, ADMIN',
+      attributes: { reason: 'role', roles: ['OWNER', 'ADMIN'] },
+    });
     const after = await svc.deps.sql`select count(*)::int as n from api_keys`;
     expect(after[0].n).toBe(before[0].n);
   });
@@ -124,5 +138,4 @@ describe('authentication and authorization', () => {
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ ...FORBIDDEN, message: expect.stringMatching(/^Your role here \(READ_WRITE\)/), attributes: { reason: 'role' } });
   });
-
 });

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { may, ROLES_FOR, type PrincipalResolver, type SessionResolver } from '../model/accounts.js';
+import { may, type PrincipalResolver, ROLES_FOR, type SessionResolver } from '../model/accounts.js';
 import { forbidden, HttpError, unauthorized } from './errors.js';
 import { UUID } from './ids.js';
 import type { Access } from './route.js';
@@ -67,7 +67,12 @@ export function authenticate(resolvers: Resolvers, access: Exclude<Access, 'publ
       if (principal === undefined) throw unauthorized('invalid-key');
     } else {
       principal = /^[\w-]{20,100}$/.test(cookie) ? await resolvers.session(cookie, wellFormed ? requested : undefined) : undefined;
-      if (principal && principal !== 'forbidden' && !SAFE.has(ctx.method) && !fromOwnPages({ csrfToken: ctx.get(CSRF_HEADER), origin: ctx.get('origin') }, serviceOrigin(ctx), principal.csrfToken, resolvers.publicUrl())) {
+      if (
+        principal &&
+        principal !== 'forbidden' &&
+        !SAFE.has(ctx.method) &&
+        !fromOwnPages({ csrfToken: ctx.get(CSRF_HEADER), origin: ctx.get('origin') }, serviceOrigin(ctx), principal.csrfToken, resolvers.publicUrl())
+      ) {
         // Named first: the audit log records the refused write with whose session it came (a forged request is worth seeing).
         ctx.state.principal = principal;
         throw new HttpError(403, `A write made with a session cookie needs its CSRF token (${CSRF_HEADER}) or this service's Origin`);
@@ -79,10 +84,15 @@ export function authenticate(resolvers: Resolvers, access: Exclude<Access, 'publ
     // Named before the role is checked: the audit log records a refused write with who tried it.
     ctx.state.principal = principal;
     if (principal.secondFactorMissing && !personal) {
-      throw new HttpError(403, 'This account requires a second factor: turn yours on (POST /v1/auth/two-factor/setup) to use it', { reason: 'second-factor-required' });
+      throw new HttpError(403, 'This account requires a second factor: turn yours on (POST /v1/auth/two-factor/setup) to use it', {
+        reason: 'second-factor-required',
+      });
     }
     if (!may(principal.role, access)) {
-      throw new HttpError(403, `Your role here (${principal.role}) may not do this: it takes ${ROLES_FOR[access].join(', ')}`, { reason: 'role', roles: [...ROLES_FOR[access]] });
+      throw new HttpError(403, `Your role here (${principal.role}) may not do this: it takes ${ROLES_FOR[access].join(', ')}`, {
+        reason: 'role',
+        roles: [...ROLES_FOR[access]],
+      });
     }
     await next();
   };

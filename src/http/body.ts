@@ -25,9 +25,10 @@ function followUtf8(req: IncomingMessage): () => boolean {
       valid = false;
     }
   };
-  const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-  const inflater =
-    encoding === 'gzip' || encoding === 'deflate' ? zlib.createUnzip() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
+  const encoding = String(req.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
+  const inflater = encoding === 'gzip' || encoding === 'deflate' ? zlib.createUnzip() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
   if (inflater) {
     // koa-body inflates the same bytes; a body that does not inflate fails there with its own 400.
     inflater.on('data', feed);

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
-import compose from 'koa-compose';
 import type { Middleware } from 'koa';
+import compose from 'koa-compose';
 
 /** One route as the router registers it: its path (`/v1/checks/:id`), method, name and middleware chain. */
 export interface RouteEntry {

@@ -9,9 +9,11 @@ import { dispatchRoutes, type RouteEntry } from './dispatch.js';
  * registered that matches, parameters and letter case included), the same 405 with its Allow header, the same 404.
  */
 describe('routes found by their first two segments', () => {
-  const answer = (name: string): Middleware => (ctx) => {
-    ctx.body = { name, params: ctx.params };
-  };
+  const answer =
+    (name: string): Middleware =>
+    (ctx) => {
+      ctx.body = { name, params: ctx.params };
+    };
   const routes: [string, string][] = [
     ['GET', '/health'],
     ['GET', '/v1/checks'],
@@ -74,10 +76,12 @@ describe('routes found by their first two segments', () => {
 
   it('answers each request with the same status, Allow header and route as the whole router', async () => {
     for (const [method, path] of requests) {
-      const [a, b] = await Promise.all([dispatched, whole].map(async (base) => {
-        const res = await fetch(`${base}${path}`, { method });
-        return { status: res.status, allow: res.headers.get('allow'), body: await res.text() };
-      }));
+      const [a, b] = await Promise.all(
+        [dispatched, whole].map(async (base) => {
+          const res = await fetch(`${base}${path}`, { method });
+          return { status: res.status, allow: res.headers.get('allow'), body: await res.text() };
+        }),
+      );
       expect(a, `${method} ${path}`).toEqual(b);
     }
     // The comparison means something: the routes answered, some with parameters, and a 405 came back.

@@ -43,7 +43,8 @@ describe('error bodies', () => {
       socket.on('connect', () => {
         socket.write(
           `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\n` +
-            (chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${total}\r\n`) + '\r\n',
+            (chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${total}\r\n`) +
+            '\r\n',
         );
         const pump = () => {
           while (sent < total && !socket.destroyed) {

@@ -1,5 +1,5 @@
-import { STATUS_CODES } from 'node:http';
 import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
@@ -55,11 +55,9 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (message: string, attributes?: Record<string, unknown>) =>
-  new HttpError(400, message, attributes);
+export const badRequest = (message: string, attributes?: Record<string, unknown>) => new HttpError(400, message, attributes);
 export const notFound = () => new HttpError(404);
-export const conflict = (message = 'Conflict', attributes?: Record<string, unknown>) =>
-  new HttpError(409, message, attributes);
+export const conflict = (message = 'Conflict', attributes?: Record<string, unknown>) => new HttpError(409, message, attributes);
 export const forbidden = () => new HttpError(403);
 /** Why a request was not authenticated: the contract's `Bad Token` stays the message, `attributes.reason` says which. */
 export const UNAUTHORIZED_REASONS = {
@@ -94,7 +92,8 @@ function fromLibraryError(err: unknown): HttpError | undefined {
   const status = errorStatus(err);
   if (status < 400 || status >= 500) return undefined;
   // An error made to be said to the client (`expose`, as http-errors marks them) keeps its message.
-  const said = (err as { expose?: unknown; message?: unknown }).expose === true && typeof (err as Error).message === 'string' ? (err as Error).message : undefined;
+  const said =
+    (err as { expose?: unknown; message?: unknown }).expose === true && typeof (err as Error).message === 'string' ? (err as Error).message : undefined;
   return new HttpError(status, said);
 }
 

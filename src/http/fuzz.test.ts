@@ -1,11 +1,19 @@
-import { deploysSettled } from '../projects/deployments.js';
 import fc from 'fast-check';
 import { generateSync } from 'json-schema-faker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setAccountRateLimit } from '../accounts/repository.js';
+import {
+  boundedForGeneration,
+  changeCount,
+  compileDocumentedSchema,
+  fixtureIds,
+  installChangeCounter,
+  type Operation,
+  operationsOf,
+} from '../../test/support/openapi-fuzz.js';
 import { rawRequest, requestHead } from '../../test/support/raw-http.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
-import { boundedForGeneration, changeCount, compileDocumentedSchema, fixtureIds, installChangeCounter, operationsOf, type Operation } from '../../test/support/openapi-fuzz.js';
+import { setAccountRateLimit } from '../accounts/repository.js';
+import { deploysSettled } from '../projects/deployments.js';
 
 /**
  * Every operation of the service's own /openapi.json gets generated requests, valid (json-schema-faker, seeded
@@ -47,7 +55,11 @@ type Mutation =
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: 'none' as const }) },
   fc.record({ kind: fc.constant('bodyValue' as const), pick: fc.nat(), value: hostileValue }),
-  fc.record({ kind: fc.constant('bodyExtra' as const), name: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'id')), value: hostileValue }),
+  fc.record({
+    kind: fc.constant('bodyExtra' as const),
+    name: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'id')),
+    value: hostileValue,
+  }),
   fc.record({ kind: fc.constant('bodyDrop' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('bodyRaw' as const), bytes: hostileRawBody }),
   fc.record({ kind: fc.constant('query' as const), pick: fc.nat(), value: fc.oneof(hostileString, hostileNumber.map(String)) }),
@@ -55,13 +67,18 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({
     kind: fc.constant('header' as const),
     name: fc.constantFrom('x-service-account' as const, 'x-checkly-account' as const, 'idempotency-key' as const, 'content-type' as const),
-    value: fc.oneof(fc.string({ unit: 'grapheme-ascii', maxLength: 300 }), fc.constantFrom('application/json; charset=utf-16', 'text/plain', 'application/json')),
+    value: fc.oneof(
+      fc.string({ unit: 'grapheme-ascii', maxLength: 300 }),
+      fc.constantFrom('application/json; charset=utf-16', 'text/plain', 'application/json'),
+    ),
   }),
 );
 
 /** Every byte but the unreserved ones as %XX; a lone surrogate goes out as the bytes of U+FFFD, as a client's would. */
 function percentEncode(value: string): string {
-  return [...Buffer.from(value, 'utf8')].map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, '0').toUpperCase()}`)).join('');
+  return [...Buffer.from(value, 'utf8')]
+    .map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, '0').toUpperCase()}`))
+    .join('');
 }
 
 /** Leaves of a JSON value, as paths; a mutation picks one by index. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, revokeApiKey } from '../accounts/repository.js';
 import { rawRequest, requestHead } from '../../test/support/raw-http.js';
 import { expectFieldError, startTestService, type TestService } from '../../test/support/service.js';
+import { createApiKey, revokeApiKey } from '../accounts/repository.js';
 
 const NUL = '\u0000';
 const TABLES = ['checks', 'check_groups', 'alert_channels', 'dashboards', 'maintenance_windows', 'variables', 'test_sessions', 'api_keys'];
@@ -14,8 +14,9 @@ describe('hostile input', () => {
   /** Row counts and the newest change of every control-plane table: equal before and after means nothing changed. */
   const snapshot = async () =>
     svc.deps.sql.unsafe(
-      TABLES.map((t) => `select '${t}' as t, count(*)::int as n, max(${t === 'api_keys' ? 'created_at' : 'coalesce(updated_at, created_at)'}) as at from ${t}`).join(' union all ') +
-        ' order by t',
+      TABLES.map(
+        (t) => `select '${t}' as t, count(*)::int as n, max(${t === 'api_keys' ? 'created_at' : 'coalesce(updated_at, created_at)'}) as at from ${t}`,
+      ).join(' union all ') + ' order by t',
     );
   const accepted = async () => (await svc.call('GET', '/ready')).body.ingest.acceptedResults as number;
 
@@ -73,7 +74,10 @@ describe('hostile input', () => {
     });
 
     it('is refused in an object key too', async () => {
-      const res = await svc.call('POST', '/v1/variables', { rawBody: '{"key":"K","value":"v","a\\u0000b":1}', headers: { 'content-type': 'application/json' } });
+      const res = await svc.call('POST', '/v1/variables', {
+        rawBody: '{"key":"K","value":"v","a\\u0000b":1}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.status).toBe(400);
       expect(res.body.attributes.errors[0]).toMatchObject({ rule: 'characters' });
     });
@@ -136,7 +140,11 @@ describe('hostile input', () => {
 
     it('refuses booleans other than true and false', async () => {
       for (const value of ['1', 'yes', 'TRUE', ' true']) {
-        expectFieldError(await svc.call('GET', `/v1/checks/${ids.check}?includeDependencies=${encodeURIComponent(value)}`), 'query.includeDependencies', 'type');
+        expectFieldError(
+          await svc.call('GET', `/v1/checks/${ids.check}?includeDependencies=${encodeURIComponent(value)}`),
+          'query.includeDependencies',
+          'type',
+        );
       }
     });
   });

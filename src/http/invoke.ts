@@ -32,7 +32,9 @@ export function compileRouteInput(route: AnyRoute): { headerNames: string[]; par
   const checkParams = params && compileValidator('path', params, { strings: true });
   // Integer path values in their one canonical spelling only: `05` or `+5` is not the id 5 (a 400, as any malformed id).
   const integerParams = params
-    ? Object.entries((params as TObject).properties).filter(([, schema]) => (schema as { type?: unknown }).type === 'integer').map(([name]) => name)
+    ? Object.entries((params as TObject).properties)
+        .filter(([, schema]) => (schema as { type?: unknown }).type === 'integer')
+        .map(([name]) => name)
     : [];
   const checkQuery = query && compileValidator('query', query, { strings: true });
   const checkBody = body && !route.rawBody ? compileValidator('body', body) : undefined;
@@ -45,7 +47,9 @@ export function compileRouteInput(route: AnyRoute): { headerNames: string[]; par
       if (Object.values(raw.params).some((v) => v.includes('\u0000'))) throw notFound();
       const spelled = integerParams.filter((name) => /^[+-]?0\d|^\+/.test(raw.params[name] ?? ''));
       if (spelled.length) {
-        throw validationError(spelled.map((name) => ({ field: `path.${name}`, rule: 'type', message: 'must be an integer written without a sign or leading zeros' })));
+        throw validationError(
+          spelled.map((name) => ({ field: `path.${name}`, rule: 'type', message: 'must be an integer written without a sign or leading zeros' })),
+        );
       }
       const input: RouteInput = {
         params: checkParams ? checkParams({ ...raw.params }) : {},

@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../app.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
+import { createApp } from '../app.js';
 
 describe('OpenAPI document', () => {
   let svc: TestService;
@@ -91,7 +91,14 @@ describe('OpenAPI document', () => {
     expect(new RegExp(from.schema.pattern).test('yesterday')).toBe(false);
     const channel = doc.paths['/v1/alert-channels'].post.requestBody.content['application/json'].schema;
     expect(channel.discriminator).toEqual({ propertyName: 'type' });
-    expect(channel.oneOf.map((b: { properties: { type: { const: string } } }) => b.properties.type.const)).toEqual(['EMAIL', 'WEBHOOK', 'SLACK', 'SMS', 'PAGERDUTY', 'OPSGENIE']);
+    expect(channel.oneOf.map((b: { properties: { type: { const: string } } }) => b.properties.type.const)).toEqual([
+      'EMAIL',
+      'WEBHOOK',
+      'SLACK',
+      'SMS',
+      'PAGERDUTY',
+      'OPSGENIE',
+    ]);
     expect(channel.oneOf[0].properties.config.required).toEqual(['address']);
     const subscription = doc.paths['/v1/alert-channels/{id}/subscriptions'].put.requestBody.content['application/json'].schema;
     expect(subscription.oneOf).toEqual([

@@ -1,8 +1,8 @@
-import { OptionalKind, Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { OptionalKind, type TObject, type TSchema, Type } from '@sinclair/typebox';
+import { type AccessLevel, ROLES_FOR } from '../model/accounts.js';
+import { CSRF_HEADER, SESSION_COOKIE } from './auth.js';
 import { statusName } from './errors.js';
 import type { AnyRoute } from './route.js';
-import { CSRF_HEADER, SESSION_COOKIE } from './auth.js';
-import { ROLES_FOR, type AccessLevel } from '../model/accounts.js';
 
 export const ErrorSchema = Type.Object(
   {
@@ -136,8 +136,13 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       ...(route.rawBody
         ? { requestBody: { required: true, content: { [route.rawBody.mediaType]: { schema: { type: 'string', format: 'binary' } } } } }
         : route.schema.body
-        ? { requestBody: { required: !(OptionalKind in route.schema.body), content: { 'application/json': { schema: requestSchema(plain(route.schema.body)) } } } }
-        : {}),
+          ? {
+              requestBody: {
+                required: !(OptionalKind in route.schema.body),
+                content: { 'application/json': { schema: requestSchema(plain(route.schema.body)) } },
+              },
+            }
+          : {}),
       responses,
     };
   }
@@ -173,7 +178,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
           name: 'x-checkly-account',
           in: 'header',
           required: false,
-          description: 'The anchor API\'s name for `x-service-account`, read the same way. Sending both with different values is a 400.',
+          description: "The anchor API's name for `x-service-account`, read the same way. Sending both with different values is a 400.",
           schema: { type: 'string' },
         },
       },

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { Reply } from './route.js';
 
 /** `limit` 1-100 (default 10) and `page` ≥ 1 (default 1), shared by every list route. */

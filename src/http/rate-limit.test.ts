@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createApiKey, setAccountRateLimit } from '../accounts/repository.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
+import { createAccount, createApiKey, setAccountRateLimit } from '../accounts/repository.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

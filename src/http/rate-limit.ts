@@ -81,7 +81,9 @@ export class RateLimits {
         : credential
           ? `credential:${createHash('sha256').update(credential).digest('base64url').slice(0, 22)}`
           : Object.keys(ctx.params ?? {}).length
-            ? `path:${Object.values(ctx.params as Record<string, string>).join('/').toLowerCase()}`
+            ? `path:${Object.values(ctx.params as Record<string, string>)
+                .join('/')
+                .toLowerCase()}`
             : `address:${ctx.ip}`;
       const bucket = routeRule?.bucket ?? routeId;
       const key = scope === 'route' ? `${bucket}:${owner}` : owner;
@@ -103,12 +105,7 @@ export class RateLimits {
       };
       ctx.set(headers);
       if (limited) {
-        throw new HttpError(
-          429,
-          'Too Many Requests',
-          { limit: rule.points, remaining, reset },
-          { ...headers, 'Retry-After': String(reset) },
-        );
+        throw new HttpError(429, 'Too Many Requests', { limit: rule.points, remaining, reset }, { ...headers, 'Retry-After': String(reset) });
       }
       await next();
     };

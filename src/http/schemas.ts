@@ -1,4 +1,4 @@
-import { Type, type SchemaOptions, type Static, type TNull, type TObject, type TSchema, type TUnion, type TUnknown, type TUnsafe } from '@sinclair/typebox';
+import { type SchemaOptions, type Static, type TNull, type TObject, type TSchema, type TUnion, type TUnknown, type TUnsafe, Type } from '@sinclair/typebox';
 
 /** A JSON Schema `enum` (one clear "must be one of" error, and a plain enum in OpenAPI). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {

@@ -1,6 +1,6 @@
+import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { TSchema } from '@sinclair/typebox';
 import { HttpError } from './errors.js';
 import { URL_FORMATS } from './formats.js';
 
@@ -40,7 +40,14 @@ export interface FieldError {
 
 function joinPath(base: string, instancePath: string): string {
   if (!instancePath) return base;
-  return base + instancePath.split('/').slice(1).map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`)).join('');
+  return (
+    base +
+    instancePath
+      .split('/')
+      .slice(1)
+      .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
+      .join('')
+  );
 }
 
 /** `oneOf: [{required: [a]}, {required: [b]}]`: the schema's way to say "exactly one of a and b". */
@@ -71,8 +78,9 @@ export function describeErrors(location: string, errors: ErrorObject[]): FieldEr
         message = 'is required';
         rule = 'required';
       } else {
-        const values = ((e.parentSchema as { oneOf?: { properties?: Record<string, { const?: unknown }> }[] })?.oneOf ?? [])
-          .map((branch) => branch.properties?.[tag]?.const);
+        const values = ((e.parentSchema as { oneOf?: { properties?: Record<string, { const?: unknown }> }[] })?.oneOf ?? []).map(
+          (branch) => branch.properties?.[tag]?.const,
+        );
         message = `must be one of: ${values.map((v) => JSON.stringify(v)).join(', ')}`;
         rule = 'enum';
       }
@@ -179,7 +187,10 @@ export function parseStrings(schema: TSchema, values: Record<string, unknown>): 
     const prop = properties[name];
     if (prop?.type === 'array') {
       const parts = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(','));
-      const items = parts.map((p) => p.trim()).filter((p) => p !== '').map((p) => parseScalar(prop.items, p));
+      const items = parts
+        .map((p) => p.trim())
+        .filter((p) => p !== '')
+        .map((p) => parseScalar(prop.items, p));
       out[name] = [...((out[name] as unknown[] | undefined) ?? []), ...items];
     } else {
       out[name] = typeof value === 'string' ? parseScalar(prop, value) : value;

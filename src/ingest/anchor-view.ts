@@ -2,7 +2,6 @@ import type { CheckType } from '../model/checks.js';
 import { RESULT_DETAIL_KEYS } from '../model/results.js';
 import type { StoredItem } from './repository.js';
 
-
 export interface ResultCheck {
   name: string;
   check_type: CheckType;
@@ -68,7 +67,8 @@ const isPlain = (v: unknown): v is Record<string, unknown> => v !== null && type
 function mergeReported(made: Record<string, unknown>, reported: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...made, ...reported };
   for (const [k, v] of Object.entries(reported)) {
-    if (isPlain(v) && isPlain(made[k])) out[k] = { ...(made[k] as Record<string, unknown>), ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined && x !== null)) };
+    if (isPlain(v) && isPlain(made[k]))
+      out[k] = { ...(made[k] as Record<string, unknown>), ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined && x !== null)) };
   }
   return out;
 }
@@ -94,7 +94,11 @@ const DETAIL_ONLY = new Set(['assertions', 'steps', 'errors', 'statusText']);
 function withoutDetail(view: Record<string, object>): Record<string, object> {
   const strip = (value: unknown): unknown => {
     if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
-    return Object.fromEntries(Object.entries(value).filter(([k]) => !DETAIL_ONLY.has(k)).map(([k, v]) => [k, strip(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !DETAIL_ONLY.has(k))
+        .map(([k, v]) => [k, strip(v)]),
+    );
   };
   return Object.fromEntries(Object.entries(view).map(([k, v]) => [k, strip(v) as object]));
 }

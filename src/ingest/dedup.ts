@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { Store } from '../storage/clickhouse/store.js';
 import { toClickHouseTime } from '../model/time.js';
+import type { Store } from '../storage/clickhouse/store.js';
 
 /**
  * Claims result ids for a batch: `SET id batch NX EX window` for each, and an id already claimed counts as

@@ -89,5 +89,7 @@ export class GroupCommit<T> {
  */
 export function tokenOf(batchIds: readonly string[]): string {
   if (batchIds.length === 1) return batchIds[0];
-  return `group-${createHash('sha256').update([...batchIds].sort().join('\n')).digest('hex')}`;
+  return `group-${createHash('sha256')
+    .update([...batchIds].sort().join('\n'))
+    .digest('hex')}`;
 }

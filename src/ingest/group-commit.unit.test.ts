@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit, tokenOf } from './group-commit.js';
 import { type ResultRow } from '../model/results.js';
+import { GroupCommit, tokenOf } from './group-commit.js';
 
 type Batch = { id: string; rows: ResultRow[] };
 const rows = (n: number, tag: string): ResultRow[] => Array.from({ length: n }, (_, i) => [`${tag}-${i}`]);

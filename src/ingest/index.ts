@@ -5,4 +5,4 @@ export { readResult, type StoredItem } from './repository.js';
 export { ingestRoutes } from './routes.js';
 export { toRow } from './rows.js';
 export { type ResultItem } from './schemas.js';
-export { startIngestWorker, type IngestHooks, type IngestWorkerOptions } from './worker.js';
+export { type IngestHooks, type IngestWorkerOptions, startIngestWorker } from './worker.js';

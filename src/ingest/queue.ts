@@ -17,7 +17,11 @@ export class IngestQueue implements ResultQueue {
   /** Results accepted since the queue's Redis namespace was created: with ClickHouse's count, shows loss. */
   private readonly acceptedKey: string;
 
-  constructor(private readonly queues: Queues, redisPrefix: string, private readonly attempts = 8) {
+  constructor(
+    private readonly queues: Queues,
+    redisPrefix: string,
+    private readonly attempts = 8,
+  ) {
     this.queue = queues.queue<IngestJob>(INGEST_QUEUE);
     this.acceptedKey = `${redisPrefix}ingest:accepted-results`;
   }

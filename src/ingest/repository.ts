@@ -1,8 +1,8 @@
-import type { Store } from '../storage/clickhouse/store.js';
-import { fromClickHouseTime, toClickHouseTime } from '../model/time.js';
-import { READ_COLUMNS, toItem } from './rows.js';
-import { DETAIL_COLUMN } from '../model/results.js';
 import type { Cursor } from '../http/cursor.js';
+import { DETAIL_COLUMN } from '../model/results.js';
+import { fromClickHouseTime, toClickHouseTime } from '../model/time.js';
+import type { Store } from '../storage/clickhouse/store.js';
+import { READ_COLUMNS, toItem } from './rows.js';
 
 export interface ResultFilter {
   accountId: string;
@@ -13,7 +13,6 @@ export interface ResultFilter {
   hasFailures?: boolean;
   location?: string;
 }
-
 
 /** Every read orders runs the same way: newest first, ties by run id (descending), so cursors are stable. */
 const ORDER = 'ORDER BY started_at DESC, result_id DESC';
@@ -28,9 +27,7 @@ function whereOf(filter: ResultFilter, cursor?: Cursor) {
     ...(filter.to !== undefined ? ["started_at < {to:DateTime64(3, 'UTC')}"] : []),
     ...(filter.hasFailures !== undefined ? ['has_failures = {hasFailures:Bool}'] : []),
     ...(filter.location !== undefined ? ['run_location = {location:String}'] : []),
-    ...(cursor
-      ? ["(started_at < {cursorAt:DateTime64(3, 'UTC')} OR (started_at = {cursorAt:DateTime64(3, 'UTC')} AND result_id < {cursorId:UUID}))"]
-      : []),
+    ...(cursor ? ["(started_at < {cursorAt:DateTime64(3, 'UTC')} OR (started_at = {cursorAt:DateTime64(3, 'UTC')} AND result_id < {cursorId:UUID}))"] : []),
   ].join(' AND ');
   const params = {
     accountId: filter.accountId,

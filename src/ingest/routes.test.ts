@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOtherTenant, expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { createOtherTenant, expectFieldError, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { INGEST_QUEUE, type IngestJob } from '../model/results.js';
-
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 
@@ -23,10 +22,7 @@ describe('check-result ingest', () => {
   afterAll(() => svc?.stop());
 
   const countStored = async (checkId: string) => {
-    const rows = await svc.deps.store.query<{ n: number }>(
-      'SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}',
-      { checkId },
-    );
+    const rows = await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId });
     return Number(rows[0].n);
   };
 
@@ -87,27 +83,62 @@ describe('check-result ingest', () => {
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ batchId: expect.stringMatching(/^[0-9a-f-]{36}$/), count: 4 });
 
-    const api = await waitFor(() => svc.call('GET', `/v1/check-results/${apiCheck}`), (r) => r.body.length === 2);
+    const api = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${apiCheck}`),
+      (r) => r.body.length === 2,
+    );
     expect(Number(api.headers.get('x-total-count'))).toBe(2);
     // Newest first, every value as sent, defaults filled; the anchor's result fields beside them.
     expect(api.body[0]).toMatchObject({
-      id: results[1].id, checkId: apiCheck, checkType: 'API', runLocation: 'us-east-1',
-      startedAt: '2026-11-20T10:10:00.000Z', stoppedAt: '2026-11-20T10:10:01.000Z',
-      hasFailures: true, hasErrors: true, isDegraded: true, aborted: false, attempts: 2, responseTime: 1000, statusCode: 503,
-      name: 'api', isCancelled: false, overMaxResponseTime: null, resultType: 'FINAL', sequenceId: null, traceId: null, errorGroupIds: [],
+      id: results[1].id,
+      checkId: apiCheck,
+      checkType: 'API',
+      runLocation: 'us-east-1',
+      startedAt: '2026-11-20T10:10:00.000Z',
+      stoppedAt: '2026-11-20T10:10:01.000Z',
+      hasFailures: true,
+      hasErrors: true,
+      isDegraded: true,
+      aborted: false,
+      attempts: 2,
+      responseTime: 1000,
+      statusCode: 503,
+      name: 'api',
+      isCancelled: false,
+      overMaxResponseTime: null,
+      resultType: 'FINAL',
+      sequenceId: null,
+      traceId: null,
+      errorGroupIds: [],
       apiCheckResult: { request: { method: 'GET', url: 'https://x.test' }, response: { status: 503, timings: null, timingPhases: null } },
     });
     expect(Date.parse(api.body[0].created_at)).toBeGreaterThan(Date.parse('2026-11-20T10:10:00.000Z'));
     expect(api.body[1]).toMatchObject({
-      id: results[0].id, checkId: apiCheck, checkType: 'API', runLocation: 'eu-west-1',
-      startedAt: '2026-11-20T10:00:00.123Z', stoppedAt: '2026-11-20T10:00:00.456Z',
-      hasFailures: false, hasErrors: false, isDegraded: false, aborted: false, attempts: 1, responseTime: 333.5, statusCode: 200,
+      id: results[0].id,
+      checkId: apiCheck,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: '2026-11-20T10:00:00.123Z',
+      stoppedAt: '2026-11-20T10:00:00.456Z',
+      hasFailures: false,
+      hasErrors: false,
+      isDegraded: false,
+      aborted: false,
+      attempts: 1,
+      responseTime: 333.5,
+      statusCode: 200,
       timings: { wait: 1.5, dns: 2, tcp: 3, firstByte: 120, download: 7 },
     });
-    const icmp = await waitFor(() => svc.call('GET', `/v1/check-results/${icmpCheck}`), (r) => r.body.length === 1);
+    const icmp = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${icmpCheck}`),
+      (r) => r.body.length === 1,
+    );
     expect(icmp.body[0]).toMatchObject({ packetLoss: 10, latencyMin: 1.25, latencyMax: 9.5, latencyAvg: 4, latencyStdDev: 0.75 });
     expect(icmp.body[0].id).toMatch(/^[0-9a-f-]{36}$/);
-    const web = await waitFor(() => svc.call('GET', `/v1/check-results/${browserCheck}`), (r) => r.body.length === 1);
+    const web = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${browserCheck}`),
+      (r) => r.body.length === 1,
+    );
     expect(web.body[0].webVitals).toEqual(results[3].webVitals);
   });
 
@@ -116,12 +147,24 @@ describe('check-result ingest', () => {
     const id = randomUUID();
     const assertions = [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200', actual: 503, success: false }];
     const result = {
-      id, checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: minutesAgo(1), stoppedAt: minutesAgo(0.9), hasFailures: true, statusCode: 503, responseTime: 40, timings: { wait: 1, dns: 2, tcp: 3, firstByte: 30, download: 4 },
+      id,
+      checkId,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: minutesAgo(1),
+      stoppedAt: minutesAgo(0.9),
+      hasFailures: true,
+      statusCode: 503,
+      responseTime: 40,
+      timings: { wait: 1, dns: 2, tcp: 3, firstByte: 30, download: 4 },
       apiCheckResult: { assertions, response: { status: 503, statusText: 'Service Unavailable', body: 'down' } },
     };
     const posted = await svc.call('POST', '/v1/check-results', { body: { results: [result] } });
     expect(posted.status, posted.text).toBe(202);
-    await waitFor(() => countStored(checkId), (n) => n === 1);
+    await waitFor(
+      () => countStored(checkId),
+      (n) => n === 1,
+    );
     const one = await svc.call('GET', `/v1/check-results/${checkId}/${id}`);
     expect(one.body.apiCheckResult).toMatchObject({ assertions, response: { status: 503, statusText: 'Service Unavailable' } });
     // What the run reported is laid over the stored run one level deep: its response keeps the run's timing phases.
@@ -142,12 +185,19 @@ describe('check-result ingest', () => {
   it('filters reads by window, status and location, and pages them', async () => {
     const checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'paged', request: { url: 'https://x.test' } } })).body.id;
     const results = Array.from({ length: 12 }, (_, i) => ({
-      checkId, checkType: 'API', runLocation: i % 2 ? 'eu-west-1' : 'us-west-2',
-      startedAt: new Date(Date.UTC(2026, 10, 21, 0, i)).toISOString(), stoppedAt: new Date(Date.UTC(2026, 10, 21, 0, i, 1)).toISOString(),
-      hasFailures: i % 3 === 0, responseTime: i,
+      checkId,
+      checkType: 'API',
+      runLocation: i % 2 ? 'eu-west-1' : 'us-west-2',
+      startedAt: new Date(Date.UTC(2026, 10, 21, 0, i)).toISOString(),
+      stoppedAt: new Date(Date.UTC(2026, 10, 21, 0, i, 1)).toISOString(),
+      hasFailures: i % 3 === 0,
+      responseTime: i,
     }));
     expect((await svc.call('POST', '/v1/check-results', { body: { results } })).status).toBe(202);
-    await waitFor(() => countStored(checkId), (n) => n === 12);
+    await waitFor(
+      () => countStored(checkId),
+      (n) => n === 12,
+    );
     const page2 = await svc.call('GET', `/v1/check-results/${checkId}?limit=5&page=2`);
     expect(page2.body.map((r: { responseTime: number }) => r.responseTime)).toEqual([6, 5, 4, 3, 2]);
     expect(Number(page2.headers.get('x-total-count'))).toBe(12);
@@ -167,7 +217,12 @@ describe('check-result ingest', () => {
   });
 
   const valid = () => ({
-    checkId: apiCheck, checkType: 'API', runLocation: 'eu-west-1', startedAt: minutesAgo(2), stoppedAt: minutesAgo(1), hasFailures: false,
+    checkId: apiCheck,
+    checkType: 'API',
+    runLocation: 'eu-west-1',
+    startedAt: minutesAgo(2),
+    stoppedAt: minutesAgo(1),
+    hasFailures: false,
   });
 
   it.each([
@@ -184,8 +239,18 @@ describe('check-result ingest', () => {
     ['unknown check', () => ({ results: [{ ...valid(), checkId: randomUUID() }] }), 'body.results[0].checkId', 'exists'],
     ['type mismatch', () => ({ results: [valid(), { ...valid(), checkType: 'ICMP' }] }), 'body.results[1].checkType', 'match'],
     ['stopped before started', () => ({ results: [{ ...valid(), stoppedAt: minutesAgo(5) }] }), 'body.results[0].stoppedAt', 'after'],
-    ['far future', () => ({ results: [{ ...valid(), startedAt: new Date(Date.now() + 3600_000).toISOString(), stoppedAt: new Date(Date.now() + 3601_000).toISOString() }] }), 'body.results[0].startedAt', 'future'],
-    ['beyond retention', () => ({ results: [{ ...valid(), startedAt: '2001-01-01T00:00:00Z', stoppedAt: '2001-01-01T00:00:01Z' }] }), 'body.results[0].startedAt', 'retention'],
+    [
+      'far future',
+      () => ({ results: [{ ...valid(), startedAt: new Date(Date.now() + 3600_000).toISOString(), stoppedAt: new Date(Date.now() + 3601_000).toISOString() }] }),
+      'body.results[0].startedAt',
+      'future',
+    ],
+    [
+      'beyond retention',
+      () => ({ results: [{ ...valid(), startedAt: '2001-01-01T00:00:00Z', stoppedAt: '2001-01-01T00:00:01Z' }] }),
+      'body.results[0].startedAt',
+      'retention',
+    ],
   ])('rejects a batch with %s, queueing nothing', async (_label, body, field, rule) => {
     const before = await ingestQueue().getJobCountByTypes('waiting', 'active', 'completed', 'delayed', 'failed');
     expectFieldError(await svc.call('POST', '/v1/check-results', { body: body() }), field, rule);
@@ -205,8 +270,14 @@ describe('check-result ingest', () => {
   it('holds posted kept-file descriptions to what a run writes: a CR/LF content type or a foreign key is refused, nothing queued', async () => {
     const key = `screenshots/${'a'.repeat(64)}.png`;
     const browser = (assets: unknown[]) => ({
-      id: randomUUID(), checkId: browserCheck, checkType: 'BROWSER', runLocation: 'eu-west-1', hasFailures: true,
-      startedAt: minutesAgo(3), stoppedAt: minutesAgo(2), browserCheckResult: { errors: [], assets },
+      id: randomUUID(),
+      checkId: browserCheck,
+      checkType: 'BROWSER',
+      runLocation: 'eu-west-1',
+      hasFailures: true,
+      startedAt: minutesAgo(3),
+      stoppedAt: minutesAgo(2),
+      browserCheckResult: { errors: [], assets },
     });
     const before = await countStored(browserCheck);
     const bad = await svc.call('POST', '/v1/check-results', {
@@ -215,7 +286,10 @@ describe('check-result ingest', () => {
           browser([{ type: 'screenshot', name: 'x.png', contentType: 'image/png\r\nSet-Cookie: a=b', key, size: 1 }]),
           browser([{ type: 'screenshot', name: 'x.png', contentType: 'image/png', key: 'code-bundles/' + 'b'.repeat(64) + '.tar.gz', size: 1 }]),
           browser([{ type: 'screenshot', name: '../../x.png', contentType: 'image/png', key, size: 1 }]),
-          browser([{ type: 'screenshot', name: 'a.png', contentType: 'image/png', key, size: 1 }, { type: 'screenshot', name: 'a.png', contentType: 'image/png', key, size: 1 }]),
+          browser([
+            { type: 'screenshot', name: 'a.png', contentType: 'image/png', key, size: 1 },
+            { type: 'screenshot', name: 'a.png', contentType: 'image/png', key, size: 1 },
+          ]),
         ],
       },
     });
@@ -228,9 +302,14 @@ describe('check-result ingest', () => {
     ]);
     expect(bad.body.attributes.errors[0].message).toMatch(/contentType must be image\/png/);
     // A description as a run writes it is taken.
-    const good = await svc.call('POST', '/v1/check-results', { body: { results: [browser([{ type: 'screenshot', name: 'shot-1.png', contentType: 'image/png', key, size: 10 }])] } });
+    const good = await svc.call('POST', '/v1/check-results', {
+      body: { results: [browser([{ type: 'screenshot', name: 'shot-1.png', contentType: 'image/png', key, size: 10 }])] },
+    });
     expect(good.status, good.text).toBe(202);
-    await waitFor(() => countStored(browserCheck), (n) => n === before + 1);
+    await waitFor(
+      () => countStored(browserCheck),
+      (n) => n === before + 1,
+    );
   });
 
   it('rejects a batch over the configured maximum', async () => {
@@ -247,7 +326,12 @@ describe('check-result ingest', () => {
 
   it('reports the queue and the results it accepted in /ready', async () => {
     const res = await svc.call('GET', '/ready', { key: null });
-    expect(res.body.ingest).toMatchObject({ waiting: expect.any(Number), failed: 0, oldestWaitingSeconds: expect.any(Number), acceptedResults: expect.any(Number) });
+    expect(res.body.ingest).toMatchObject({
+      waiting: expect.any(Number),
+      failed: 0,
+      oldestWaitingSeconds: expect.any(Number),
+      acceptedResults: expect.any(Number),
+    });
     const before = res.body.ingest.acceptedResults as number;
     expect((await svc.call('POST', '/v1/check-results', { body: { results: [valid(), valid(), valid()] } })).status).toBe(202);
     expect((await svc.call('POST', '/v1/check-results', { body: { results: [valid(), { ...valid(), attempts: 0 }] } })).status).toBe(400);
@@ -270,13 +354,21 @@ describe('check results as the anchor API pages them', () => {
       ids.push(id);
       const minute = i === 7 || i === 15 ? i - 1 : i;
       return {
-        id, checkId: check, checkType: 'API', runLocation: i % 2 ? 'eu-west-1' : 'us-east-1',
-        startedAt: new Date(Date.UTC(2026, 10, 20, 9, minute)).toISOString(), stoppedAt: new Date(Date.UTC(2026, 10, 20, 9, minute, 1)).toISOString(),
-        hasFailures: i % 5 === 0, responseTime: 100 + i * 10,
+        id,
+        checkId: check,
+        checkType: 'API',
+        runLocation: i % 2 ? 'eu-west-1' : 'us-east-1',
+        startedAt: new Date(Date.UTC(2026, 10, 20, 9, minute)).toISOString(),
+        stoppedAt: new Date(Date.UTC(2026, 10, 20, 9, minute, 1)).toISOString(),
+        hasFailures: i % 5 === 0,
+        responseTime: 100 + i * 10,
       };
     });
     await svc.call('POST', '/v1/check-results', { body: { results } });
-    await waitFor(() => svc.call('GET', `/v1/check-results/${check}?limit=100`), (r) => r.body.length === 25);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-results/${check}?limit=100`),
+      (r) => r.body.length === 25,
+    );
   });
   afterAll(() => svc?.stop());
 
@@ -287,7 +379,9 @@ describe('check results as the anchor API pages them', () => {
     let pages = 0;
     do {
       const res: { status: number; body: { length: number; entries: { id: string }[]; nextId: string | null } } = await svc.call(
-        'GET', `/v2/check-results/${check}?limit=7${nextId ? `&nextId=${nextId}` : ''}`);
+        'GET',
+        `/v2/check-results/${check}?limit=7${nextId ? `&nextId=${nextId}` : ''}`,
+      );
       expect(res.status).toBe(200);
       expect(res.body.length).toBe(res.body.entries.length);
       seen.push(...res.body.entries.map((e) => e.id));

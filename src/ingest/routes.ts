@@ -1,25 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
+import { checkTypesOf, findCheckRow } from '../checks/index.js';
+import { AssetManifest, AssetManifestQuery, assetDownload, assetManifest, linkOrigin } from '../http/asset-manifest.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { conflict, notFound } from '../http/errors.js';
 import { IdempotencyKeyHeader, IdempotencyKeys } from '../http/idempotency.js';
-import { listReply, pageOffset, PageQuery } from '../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
-import { parseWindow, TimeParam } from '../http/time.js';
-import { checkTypesOf, findCheckRow } from '../checks/index.js';
+import { UUID } from '../http/ids.js';
+import { listReply, PageQuery, pageOffset } from '../http/pagination.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
-import { UUID } from '../http/ids.js';
+import { parseWindow, TimeParam } from '../http/time.js';
 import { CHECK_TYPES, LOCATIONS } from '../model/checks.js';
-import { readResult, readResults, readResultsAfter } from './repository.js';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { ingestJob, keptAssetsOf, keptAssetsProblems, MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
+import { privateLocationSlugs } from '../private-locations/index.js';
+import type { Deps } from '../storage/deps.js';
 import { anchorResult, project } from './anchor-view.js';
+import { readResult, readResults, readResultsAfter } from './repository.js';
 import { toRow } from './rows.js';
 import { ResultItem, StoredResult } from './schemas.js';
-import { keptAssetsOf, keptAssetsProblems, MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
-import { ingestJob } from '../model/results.js';
-import { privateLocationSlugs } from '../private-locations/index.js';
-import { AssetManifest, assetDownload, AssetManifestQuery, assetManifest, linkOrigin } from '../http/asset-manifest.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
 const MAX_FUTURE_MS = 5 * 60_000;
@@ -49,7 +48,9 @@ const CursorQuery = Type.Object(
     limit: PageQuery.properties.limit,
     ...ResultFilters,
     nextId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The nextId of the previous page' })),
-    fields: Type.Optional(Type.Array(StringEnum(RESULT_FIELDS), { minItems: 1, maxItems: RESULT_FIELDS.length, description: 'Only these fields of each entry' })),
+    fields: Type.Optional(
+      Type.Array(StringEnum(RESULT_FIELDS), { minItems: 1, maxItems: RESULT_FIELDS.length, description: 'Only these fields of each entry' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -69,7 +70,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         'Every item is validated and must name a check of this account with its type; one bad item rejects the ' +
         'whole batch with a 400 naming each index and field. Accepted batches are queued and land in the analytics ' +
         'store shortly after. An item `id` (the run id) is the deduplication key: a run posted again, in this or any ' +
-        'later batch, with the same `startedAt`, is stored once (the lookup is bounded by the batch\'s times: the same `id` ' +
+        "later batch, with the same `startedAt`, is stored once (the lookup is bounded by the batch's times: the same `id` " +
         'posted with other times is stored again); one batch may not carry the same `id` twice. With an `Idempotency-Key` header, ' +
         'a repeat of the request within 24 hours answers the first 202 again and queues nothing; the same key with ' +
         'another body is a 409.',
@@ -78,10 +79,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
       errors: [409, 503],
       schema: {
         headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
-        body: Type.Object(
-          { results: Type.Array(ResultItem, { minItems: 1, maxItems: config.ingest.maxBatchSize }) },
-          { additionalProperties: false },
-        ),
+        body: Type.Object({ results: Type.Array(ResultItem, { minItems: 1, maxItems: config.ingest.maxBatchSize }) }, { additionalProperties: false }),
         responses: { 202: Type.Object({ batchId: Type.String({ format: 'uuid' }), count: Type.Integer() }) },
       },
       handler: async ({ principal, body, headers }) => {
@@ -124,7 +122,11 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
           }
           for (const p of keptAssetsProblems(details)) rules.fail(`${at()}.${p.at}`, p.rule, p.why);
           if (detailBytes > MAX_DETAIL_BYTES) {
-            rules.fail(at(), 'detailSize', `its result objects (${RESULT_DETAIL_KEYS.filter((k) => item[k]).join(', ')}) hold ${detailBytes} bytes of JSON; at most ${MAX_DETAIL_BYTES}`);
+            rules.fail(
+              at(),
+              'detailSize',
+              `its result objects (${RESULT_DETAIL_KEYS.filter((k) => item[k]).join(', ')}) hold ${detailBytes} bytes of JSON; at most ${MAX_DETAIL_BYTES}`,
+            );
           }
         });
         rules.throwIfAny();
@@ -167,7 +169,11 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         const filter = { accountId, checkId: check.id, ...window, hasFailures: query.hasFailures, location: query.location };
         const none = (query.checkType !== undefined && query.checkType !== check.check_type) || query.resultType === 'ATTEMPT';
         const { items, total } = none ? { items: [], total: 0 } : await readResults(store, filter, query.limit, pageOffset(query));
-        return listReply(items.map((item) => anchorResult(item, check, true)), total, query);
+        return listReply(
+          items.map((item) => anchorResult(item, check, true)),
+          total,
+          query,
+        );
       },
     }),
     defineRoute({
@@ -234,7 +240,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
       path: '/v1/check-results/{checkId}/{checkResultId}/assets',
       operationId: 'getCheckResultAssets',
       summary: "The files a result kept (a browser run's screenshots, traces, videos), each with its download URL",
-      description: '`type` (repeatable) and `name` (a glob, case-insensitive) narrow the list. The anchor CLI\'s `checkly assets list|download` read it.',
+      description: "`type` (repeatable) and `name` (a glob, case-insensitive) narrow the list. The anchor CLI's `checkly assets list|download` read it.",
       tag,
       access: 'read',
       errors: [404],

@@ -1,5 +1,5 @@
+import { DETAIL_COLUMN, METRIC_COLUMNS, RESULT_DETAIL_KEYS, type ResultRow, ROW_COLUMNS } from '../model/results.js';
 import { fromClickHouseTime, isoToClickHouseTime } from '../model/time.js';
-import { DETAIL_COLUMN, METRIC_COLUMNS, RESULT_DETAIL_KEYS, ROW_COLUMNS, type ResultRow } from '../model/results.js';
 import type { ResultItem } from './schemas.js';
 
 /** A result item as a positional row of ROW_COLUMNS: compact to queue and quick to insert. */

@@ -1,7 +1,7 @@
-import { Type, type Static, type TObject, type TOptional } from '@sinclair/typebox';
-import { RESULT_DETAIL_KEYS, type ResultDetailKey } from '../model/results.js';
+import { type Static, type TObject, type TOptional, Type } from '@sinclair/typebox';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES } from '../model/checks.js';
+import { RESULT_DETAIL_KEYS, type ResultDetailKey } from '../model/results.js';
 
 const Ms = Type.Number({ minimum: 0, maximum: 86_400_000, description: 'milliseconds' });
 const Count = Type.Integer({ minimum: 0, maximum: 1_000_000 });
@@ -12,7 +12,11 @@ export const ResultItem = Type.Object(
     id: Type.Optional(Type.String({ format: 'uuid', description: 'Idempotency key of the run; generated when absent' })),
     checkId: Type.String({ format: 'uuid' }),
     checkType: StringEnum(CHECK_TYPES),
-    runLocation: Type.String({ minLength: 1, maxLength: 255, description: 'A public location, or the slugName of a private location of the account; anything else is a 400' }),
+    runLocation: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'A public location, or the slugName of a private location of the account; anything else is a 400',
+    }),
     startedAt: Type.String({ format: 'date-time' }),
     stoppedAt: Type.String({ format: 'date-time' }),
     hasFailures: Type.Boolean(),
@@ -59,18 +63,27 @@ export const ResultItem = Type.Object(
     latencyAvg: Type.Optional(Ms),
     latencyStdDev: Type.Optional(Ms),
     handshakeTimeMs: Type.Optional({ ...Ms, description: 'SSL: TLS handshake time, milliseconds' }),
-    daysUntilExpiry: Type.Optional(Type.Number({ minimum: -36500, maximum: 36500, description: 'SSL: days until the leaf certificate expires (negative: expired)' })),
+    daysUntilExpiry: Type.Optional(
+      Type.Number({ minimum: -36500, maximum: 36500, description: 'SSL: days until the leaf certificate expires (negative: expired)' }),
+    ),
     hopCount: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'Traceroute: hops on the route' })),
     finalHopLatency: Type.Optional({ ...Ms, description: 'Traceroute: latency of the last hop reached, milliseconds' }),
     grpcStatusCode: Type.Optional(Type.Integer({ minimum: 0, maximum: 16, description: 'gRPC: status code of the call' })),
-    ...Object.fromEntries(
+    ...(Object.fromEntries(
       RESULT_DETAIL_KEYS.map((key) => [
         key,
         Type.Optional(
-          Type.Object({}, { additionalProperties: true, maxProperties: 64, description: `The anchor's ${key} object: what the run saw (request, response, assertions, errors, …); kept as it is sent, read back with this result` }),
+          Type.Object(
+            {},
+            {
+              additionalProperties: true,
+              maxProperties: 64,
+              description: `The anchor's ${key} object: what the run saw (request, response, assertions, errors, …); kept as it is sent, read back with this result`,
+            },
+          ),
         ),
       ]),
-    ) as { [K in ResultDetailKey]: TOptional<TObject<{}>> },
+    ) as { [K in ResultDetailKey]: TOptional<TObject<{}>> }),
   },
   { additionalProperties: false },
 );

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOtherTenant, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { createOtherTenant, startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { INGEST_QUEUE, type IngestJob, ingestJob, ROW_COLUMNS } from '../model/results.js';
 import { toRow } from './rows.js';
-import { INGEST_QUEUE, ingestJob, ROW_COLUMNS, type IngestJob } from '../model/results.js';
 
 describe('ingest under faults', () => {
   let svc: TestService;
@@ -28,13 +28,15 @@ describe('ingest under faults', () => {
   afterAll(() => svc?.stop());
 
   const stored = async () =>
-    Number(
-      (await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId }))[0].n,
-    );
+    Number((await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId }))[0].n);
 
   const batch = (n: number, minute: number) =>
     Array.from({ length: n }, (_, i) => ({
-      checkId, checkType: 'API', runLocation: 'eu-west-1', hasFailures: false, responseTime: i,
+      checkId,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      hasFailures: false,
+      responseTime: i,
       startedAt: new Date(Date.UTC(2026, 10, 1, 0, minute, i % 60)).toISOString(),
       stoppedAt: new Date(Date.UTC(2026, 10, 1, 0, minute, i % 60)).toISOString(),
     }));
@@ -86,7 +88,10 @@ describe('ingest under faults', () => {
       reattached = true;
       await waitFor(stored, (n) => n === before + 120, 30_000);
       // The job completes after the insert, once the batch's check state is applied.
-      const job = await waitFor(() => ingestQueue().getJob(batchId), (j) => j?.finishedOn !== undefined);
+      const job = await waitFor(
+        () => ingestQueue().getJob(batchId),
+        (j) => j?.finishedOn !== undefined,
+      );
       expect(job?.failedReason).toMatch(/check_results/);
       expect(await job?.isCompleted()).toBe(true);
       expect((await svc.deps.ingest.stats()).failed).toBe(0);
@@ -111,11 +116,20 @@ describe('run ids, idempotency keys and job layout', () => {
     Number((await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId }))[0].n);
   const results = (n: number, minute: number) =>
     Array.from({ length: n }, (_, i) => ({
-      id: randomUUID(), checkId, checkType: 'API', runLocation: 'eu-west-1', hasFailures: false, responseTime: i,
+      id: randomUUID(),
+      checkId,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      hasFailures: false,
+      responseTime: i,
       startedAt: new Date(Date.UTC(2026, 10, 2, 0, minute, i % 60)).toISOString(),
       stoppedAt: new Date(Date.UTC(2026, 10, 2, 0, minute, i % 60)).toISOString(),
     }));
-  const settled = () => waitFor(() => svc.deps.ingest.stats(), (s) => s.waiting === 0 && s.active === 0 && s.delayed === 0);
+  const settled = () =>
+    waitFor(
+      () => svc.deps.ingest.stats(),
+      (s) => s.waiting === 0 && s.active === 0 && s.delayed === 0,
+    );
 
   it('stores a run once when the same results arrive in two batches at once', async () => {
     const before = await stored();
@@ -146,7 +160,11 @@ describe('run ids, idempotency keys and job layout', () => {
   it('counts a batch handed to ingest twice (a retry after a lost reply) once among accepted results', async () => {
     const before = [await stored(), (await svc.deps.ingest.stats()).acceptedResults];
     const items = results(7, 12);
-    const batch = ingestJob(randomUUID(), svc.defaultAccountId, items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)));
+    const batch = ingestJob(
+      randomUUID(),
+      svc.defaultAccountId,
+      items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)),
+    );
     await svc.deps.ingest.enqueue(batch);
     await svc.deps.ingest.enqueue(batch);
     await settled();
@@ -201,7 +219,11 @@ describe('run ids, idempotency keys and job layout', () => {
   it('reads a job by its column names, whatever their order', async () => {
     const before = await stored();
     const items = results(5, 7);
-    const job = ingestJob(randomUUID(), svc.defaultAccountId, items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)));
+    const job = ingestJob(
+      randomUUID(),
+      svc.defaultAccountId,
+      items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)),
+    );
     const order = [...ROW_COLUMNS.keys()].reverse();
     await svc.deps.ingest.enqueue({ ...job, columns: order.map((i) => ROW_COLUMNS[i]), rows: job.rows.map((row) => order.map((i) => row[i])) });
     await waitFor(stored, (n) => n === before + 5);
@@ -211,14 +233,29 @@ describe('run ids, idempotency keys and job layout', () => {
 
   it.each([
     ['an unknown layout version', (j: ReturnType<typeof ingestJob>) => ({ ...j, v: 1 }), /layout version 1 is not 2/],
-    ['a column this worker does not know', (j: ReturnType<typeof ingestJob>) => ({ ...j, columns: [...j.columns.slice(0, -1), 'quantum_flux'] }), /does not know: quantum_flux/],
-    ['rows without columns (the old positional layout)', (j: ReturnType<typeof ingestJob>) => ({ batchId: j.batchId, accountId: j.accountId, rows: j.rows }), /layout version undefined/],
+    [
+      'a column this worker does not know',
+      (j: ReturnType<typeof ingestJob>) => ({ ...j, columns: [...j.columns.slice(0, -1), 'quantum_flux'] }),
+      /does not know: quantum_flux/,
+    ],
+    [
+      'rows without columns (the old positional layout)',
+      (j: ReturnType<typeof ingestJob>) => ({ batchId: j.batchId, accountId: j.accountId, rows: j.rows }),
+      /layout version undefined/,
+    ],
   ])('refuses a job with %s into the failed set, inserting nothing', async (_what, mutate, reason) => {
     const before = await stored();
     const items = results(3, 8);
-    const job = ingestJob(randomUUID(), svc.defaultAccountId, items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)));
+    const job = ingestJob(
+      randomUUID(),
+      svc.defaultAccountId,
+      items.map((item) => toRow(svc.defaultAccountId, item.id, item as never)),
+    );
     await svc.deps.ingest.enqueue(mutate(job) as never);
-    const failed = await waitFor(() => ingestQueue().getJob(job.batchId), (j) => Boolean(j?.failedReason));
+    const failed = await waitFor(
+      () => ingestQueue().getJob(job.batchId),
+      (j) => Boolean(j?.failedReason),
+    );
     expect(failed!.failedReason).toMatch(reason);
     expect(failed!.attemptsMade).toBe(1);
     expect(await failed!.isFailed()).toBe(true);
@@ -253,14 +290,24 @@ describe('check state of batches applied together', () => {
   });
   afterAll(() => svc?.stop());
 
-  it('moves each account\'s checks under its own account when two accounts\' batches share a state transaction', async () => {
+  it("moves each account's checks under its own account when two accounts' batches share a state transaction", async () => {
     const other = await createOtherTenant(svc);
     const create = (key: string | undefined, name: string) =>
       svc.call('POST', '/v1/checks/api', { key, body: { name, request: { url: 'https://x.test' } } }).then((r) => r.body.id as string);
     const mine = await create(undefined, 'mine');
     const theirs = await create(other.key, 'theirs');
     const failing = (checkId: string) => ({
-      results: [{ checkId, checkType: 'API', runLocation: 'eu-west-1', hasFailures: true, responseTime: 5, startedAt: '2026-11-03T00:00:00Z', stoppedAt: '2026-11-03T00:00:01Z' }],
+      results: [
+        {
+          checkId,
+          checkType: 'API',
+          runLocation: 'eu-west-1',
+          hasFailures: true,
+          responseTime: 5,
+          startedAt: '2026-11-03T00:00:00Z',
+          stoppedAt: '2026-11-03T00:00:01Z',
+        },
+      ],
     });
     held = 2;
     const posted = await Promise.all([
@@ -269,8 +316,22 @@ describe('check state of batches applied together', () => {
     ]);
     expect(posted.map((r) => r.status)).toEqual([202, 202]);
     const status = (checkId: string, key?: string) => svc.call('GET', `/v1/check-statuses/${checkId}`, { key });
-    expect((await waitFor(() => status(mine), (r) => r.status === 200)).body).toMatchObject({ checkId: mine, hasFailures: true });
-    expect((await waitFor(() => status(theirs, other.key), (r) => r.status === 200)).body).toMatchObject({ checkId: theirs, hasFailures: true });
+    expect(
+      (
+        await waitFor(
+          () => status(mine),
+          (r) => r.status === 200,
+        )
+      ).body,
+    ).toMatchObject({ checkId: mine, hasFailures: true });
+    expect(
+      (
+        await waitFor(
+          () => status(theirs, other.key),
+          (r) => r.status === 200,
+        )
+      ).body,
+    ).toMatchObject({ checkId: theirs, hasFailures: true });
     const alerts = async (checkId: string, key?: string) => (await svc.call('GET', `/v1/check-alerts/${checkId}`, { key })).body as { alertType: string }[];
     expect((await alerts(mine)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
     expect((await alerts(theirs, other.key)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);

@@ -1,13 +1,13 @@
-import { UnrecoverableError, type Job } from 'bullmq';
+import { type Job, UnrecoverableError } from 'bullmq';
 import { Redis } from 'ioredis';
+import { INGEST_QUEUE, type IngestJob, JOB_VERSION, type ResultRow, ROW_COLUMNS } from '../model/results.js';
+import { type Run, runsOf } from '../model/runs.js';
 import type { Logger } from '../platform/logger.js';
 import type { Store } from '../storage/clickhouse/store.js';
-import type { Queues } from '../storage/queues.js';
-import { INGEST_QUEUE, JOB_VERSION, ROW_COLUMNS, type IngestJob, type ResultRow } from '../model/results.js';
-import { runsOf, type Run } from '../model/runs.js';
-import { GroupCommit, tokenOf } from './group-commit.js';
-import { landedIds, ResultDedup } from './dedup.js';
 import { Generations } from '../storage/generations.js';
+import type { Queues } from '../storage/queues.js';
+import { landedIds, ResultDedup } from './dedup.js';
+import { GroupCommit, tokenOf } from './group-commit.js';
 
 /**
  * What the process assembly wires around the insert, so ingest knows nothing of check state or alerts.
@@ -181,7 +181,11 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     await commitFor(columns).add(pending);
     // Landed: from now on a repeat of these ids is found in ClickHouse (landedIds), so the claims can go. Live
     // claim keys are the results between claim and insert, not every result of the last claim window.
-    if (!fresh) await dedup.release(job.data.batchId, claimed.map((r) => r.resultId));
+    if (!fresh)
+      await dedup.release(
+        job.data.batchId,
+        claimed.map((r) => r.resultId),
+      );
     await opts.afterInsert?.(job);
     // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
     // this line finds its rows landed, and applying a run twice changes nothing.
@@ -197,7 +201,13 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     onFailed: (job, _err, final) => {
       if (!final || !Array.isArray(job.data.rows) || !Array.isArray(job.data.columns)) return;
       const idAt = job.data.columns.indexOf('result_id');
-      if (idAt >= 0) void dedup.release(job.data.batchId, job.data.rows.map((r) => String(r[idAt]))).catch(() => {});
+      if (idAt >= 0)
+        void dedup
+          .release(
+            job.data.batchId,
+            job.data.rows.map((r) => String(r[idAt])),
+          )
+          .catch(() => {});
     },
   });
   return {

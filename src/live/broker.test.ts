@@ -1,12 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import mqtt from 'mqtt';
 import { Redis } from 'ioredis';
-import { WebSocket } from 'ws';
+import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { startTestService, type TestService } from '../../test/support/service.js';
 import { resolvePrincipal } from '../accounts/repository.js';
-import { attachLiveBroker, LOGIN_FAILURES_PER_MINUTE, withinAccount, type LiveBroker } from './broker.js';
+import { attachLiveBroker, type LiveBroker, LOGIN_FAILURES_PER_MINUTE, withinAccount } from './broker.js';
 import { LivePublisher } from './publisher.js';
 
 describe('the live broker', () => {
@@ -20,7 +20,13 @@ describe('the live broker', () => {
     // A second service process's broker: its own HTTP server, the same Redis prefix.
     second = createServer((_req, res) => res.end());
     await new Promise<void>((resolve) => second.listen(0, '127.0.0.1', resolve));
-    secondBroker = await attachLiveBroker(second, { resolvePrincipal: (key, account) => resolvePrincipal(svc.deps.sql, key, account), redis: svc.deps.redis, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, logger: svc.deps.logger });
+    secondBroker = await attachLiveBroker(second, {
+      resolvePrincipal: (key, account) => resolvePrincipal(svc.deps.sql, key, account),
+      redis: svc.deps.redis,
+      redisUrl: svc.env.REDIS_URL,
+      redisPrefix: svc.env.REDIS_PREFIX,
+      logger: svc.deps.logger,
+    });
     publisher = new Redis(svc.env.REDIS_URL);
   }, 120_000);
   afterAll(async () => {
@@ -41,11 +47,17 @@ describe('the live broker', () => {
 
   it("delivers what any process publishes to clients of every process's broker", async () => {
     const port = (second.address() as AddressInfo).port;
-    const client = await mqtt.connectAsync(`ws://127.0.0.1:${port}/mqtt?authenticationScheme=userApiKey`, { username: svc.defaultAccountId, password: svc.adminKey, reconnectPeriod: 0 });
+    const client = await mqtt.connectAsync(`ws://127.0.0.1:${port}/mqtt?authenticationScheme=userApiKey`, {
+      username: svc.defaultAccountId,
+      password: svc.adminKey,
+      reconnectPeriod: 0,
+    });
     try {
       const topic = `account/${svc.defaultAccountId}/ad-hoc-check-results/suite/seq/run/result`;
       await client.subscribeAsync(`account/${svc.defaultAccountId}/ad-hoc-check-results/suite/+/+/+`);
-      const received = new Promise<{ topic: string; payload: unknown }>((resolve) => client.once('message', (t, p) => resolve({ topic: t, payload: JSON.parse(p.toString()) })));
+      const received = new Promise<{ topic: string; payload: unknown }>((resolve) =>
+        client.once('message', (t, p) => resolve({ topic: t, payload: JSON.parse(p.toString()) })),
+      );
       // Published from "another process": only through Redis.
       await new LivePublisher(publisher, svc.env.REDIS_PREFIX).publish(topic, { resultType: 'FINAL', result: { name: 'x' } });
       expect(await received).toEqual({ topic, payload: { resultType: 'FINAL', result: { name: 'x' } } });
@@ -68,13 +80,21 @@ describe('the live broker', () => {
   it('throttles failed logins per client address before any key is looked up; other addresses still log in', async () => {
     const port = (second.address() as AddressInfo).port;
     const login = (password: string, localAddress: string) =>
-      mqtt.connectAsync(`ws://127.0.0.1:${port}/mqtt`, { username: svc.defaultAccountId, password, reconnectPeriod: 0, connectTimeout: 5000, wsOptions: { localAddress } }).then(
-        async (client) => {
-          await client.endAsync();
-          return 0;
-        },
-        (err: { code?: number }) => err.code ?? -1,
-      );
+      mqtt
+        .connectAsync(`ws://127.0.0.1:${port}/mqtt`, {
+          username: svc.defaultAccountId,
+          password,
+          reconnectPeriod: 0,
+          connectTimeout: 5000,
+          wsOptions: { localAddress },
+        })
+        .then(
+          async (client) => {
+            await client.endAsync();
+            return 0;
+          },
+          (err: { code?: number }) => err.code ?? -1,
+        );
     for (let i = 0; i < LOGIN_FAILURES_PER_MINUTE; i++) expect(await login(`mk_wrong_${i}`, '127.0.0.3')).toBe(4);
     // Past the limit this address is refused before its key is checked, even the right one.
     expect(await login('mk_wrong_again', '127.0.0.3')).toBe(5);

@@ -6,7 +6,7 @@ import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { PrincipalResolver } from '../model/accounts.js';
 import type { Logger } from '../platform/logger.js';
-import { liveChannel, type LiveMessage } from './publisher.js';
+import { type LiveMessage, liveChannel } from './publisher.js';
 
 /** Where MQTT over WebSocket is served, on the service's own port (the anchor CLI's CHECKLY_MQTT_URL points here). */
 export const MQTT_PATH = '/mqtt';
@@ -45,14 +45,25 @@ export interface LiveBroker {
  */
 export async function attachLiveBroker(
   server: Server,
-  opts: { resolvePrincipal: PrincipalResolver; redis: Redis; redisUrl: string; redisPrefix: string; logger: Logger; trustProxy?: boolean; trustProxyHops?: number },
+  opts: {
+    resolvePrincipal: PrincipalResolver;
+    redis: Redis;
+    redisUrl: string;
+    redisPrefix: string;
+    logger: Logger;
+    trustProxy?: boolean;
+    trustProxyHops?: number;
+  },
 ): Promise<LiveBroker> {
   const rule = { keyPrefix: `${opts.redisPrefix}rl:mqtt-login`, points: LOGIN_FAILURES_PER_MINUTE, duration: 60 };
   const failures = new RateLimiterRedis({ ...rule, storeClient: opts.redis, insuranceLimiter: new RateLimiterMemory(rule) });
   const addressOf = (client: Client) => {
     const req = client.req;
     // As the API reads it: the address the trusted proxies saw, TRUST_PROXY_HOPS entries from the right.
-    const hops = String(req?.headers['x-forwarded-for'] ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+    const hops = String(req?.headers['x-forwarded-for'] ?? '')
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean);
     const forwarded = opts.trustProxy ? (hops.slice(-(opts.trustProxyHops ?? 1))[0] ?? '') : '';
     return forwarded || req?.socket.remoteAddress || 'unknown';
   };
@@ -100,7 +111,14 @@ export async function attachLiveBroker(
     } catch {
       return;
     }
-    const packet: PublishPacket = { cmd: 'publish', topic: message.topic, payload: Buffer.from(JSON.stringify(message.payload)), qos: 0, retain: false, dup: false };
+    const packet: PublishPacket = {
+      cmd: 'publish',
+      topic: message.topic,
+      payload: Buffer.from(JSON.stringify(message.payload)),
+      qos: 0,
+      retain: false,
+      dup: false,
+    };
     broker.publish(packet, () => {});
   });
 

@@ -54,10 +54,14 @@ export function typesWhere<K extends keyof CheckTypeFacts>(key: K, value: CheckT
 export type TypeSegment = (typeof CHECK_TYPE_FACTS)[CheckType]['segment'];
 
 /** The create route segment of each type. */
-export const SEGMENT_OF = Object.fromEntries(CHECK_TYPES.map((t) => [t, CHECK_TYPE_FACTS[t].segment])) as { [T in CheckType]: (typeof CHECK_TYPE_FACTS)[T]['segment'] };
+export const SEGMENT_OF = Object.fromEntries(CHECK_TYPES.map((t) => [t, CHECK_TYPE_FACTS[t].segment])) as {
+  [T in CheckType]: (typeof CHECK_TYPE_FACTS)[T]['segment'];
+};
 
 /** The types by their create route segment under /v1/checks. */
-export const CREATABLE_TYPES = Object.fromEntries(CHECK_TYPES.map((t) => [CHECK_TYPE_FACTS[t].segment, t])) as { [S in TypeSegment]: Extract<CheckType, { [T in CheckType]: (typeof CHECK_TYPE_FACTS)[T]['segment'] extends S ? T : never }[CheckType]> };
+export const CREATABLE_TYPES = Object.fromEntries(CHECK_TYPES.map((t) => [CHECK_TYPE_FACTS[t].segment, t])) as {
+  [S in TypeSegment]: Extract<CheckType, { [T in CheckType]: (typeof CHECK_TYPE_FACTS)[T]['segment'] extends S ? T : never }[CheckType]>;
+};
 
 /** The public run locations and their friendly names (the anchor's list). */
 export const LOCATION_NAMES = {
@@ -95,9 +99,7 @@ export const SUB_MINUTE_OFFSETS = [10, 20, 30] as const;
 /** The contract's three frequencyOffset rules; returns the problem or undefined. */
 export function frequencyOffsetProblem(frequency: number, offset: number | undefined): string | undefined {
   if (frequency === 0) {
-    return offset !== undefined && (SUB_MINUTE_OFFSETS as readonly number[]).includes(offset)
-      ? undefined
-      : 'must be 10, 20 or 30 when frequency is 0';
+    return offset !== undefined && (SUB_MINUTE_OFFSETS as readonly number[]).includes(offset) ? undefined : 'must be 10, 20 or 30 when frequency is 0';
   }
   if (offset === undefined) return undefined;
   const max = frequency <= 60 ? Math.floor(frequency * 10) : Math.ceil(frequency / 60);

@@ -8,7 +8,7 @@ export const DECIMALS = { measure: 2, percentage: 4 } as const;
 function rounded(v: number, places: number): number {
   const f = 10 ** places;
   // Half away from zero, on the value as printed with a few more places (29.705399999999997 is 29.7054).
-  return Math.sign(v) * Math.round(Number((Math.abs(v) * f).toPrecision(15))) / f;
+  return (Math.sign(v) * Math.round(Number((Math.abs(v) * f).toPrecision(15)))) / f;
 }
 
 /** A measurement, rounded to 2 decimals; null for no value (null, undefined, NaN, ±Infinity). */

@@ -16,7 +16,9 @@ const DAY_MS = 86_400_000;
 /** Adds `months` calendar months in UTC, keeping the time of day (the 31st becomes the month's last day). */
 function addMonths(ms: number, months: number): number {
   const d = new Date(ms);
-  const target = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + months, 1, d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()));
+  const target = new Date(
+    Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + months, 1, d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()),
+  );
   const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
   target.setUTCDate(Math.min(d.getUTCDate(), lastDay));
   return target.getTime();

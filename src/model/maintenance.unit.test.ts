@@ -13,7 +13,13 @@ describe('maintenance windows in time', () => {
   });
 
   it('repeat every n days or weeks until repeatEndsAt', () => {
-    const w: WindowData = { startsAt: '2026-11-02T02:00:00Z', endsAt: '2026-11-02T03:00:00Z', repeatUnit: 'WEEK', repeatInterval: 2, repeatEndsAt: '2027-01-01' };
+    const w: WindowData = {
+      startsAt: '2026-11-02T02:00:00Z',
+      endsAt: '2026-11-02T03:00:00Z',
+      repeatUnit: 'WEEK',
+      repeatInterval: 2,
+      repeatEndsAt: '2027-01-01',
+    };
     expect(isActive(w, at('2026-11-16T02:30:00Z'))).toBe(true);
     expect(isActive(w, at('2026-11-09T02:30:00Z'))).toBe(false);
     expect(isActive(w, at('2026-11-16T03:00:00Z'))).toBe(false);
@@ -24,7 +30,7 @@ describe('maintenance windows in time', () => {
     expect(isActive(daily, at('2026-11-10T12:00:00Z'))).toBe(false);
   });
 
-  it('repeat every n calendar months, the 31st falling on short months\' last day', () => {
+  it("repeat every n calendar months, the 31st falling on short months' last day", () => {
     const w: WindowData = { startsAt: '2026-01-31T22:00:00Z', endsAt: '2026-01-31T23:00:00Z', repeatUnit: 'MONTH', repeatInterval: 1 };
     expect(isActive(w, at('2026-02-28T22:30:00Z'))).toBe(true);
     expect(isActive(w, at('2026-03-31T22:30:00Z'))).toBe(true);

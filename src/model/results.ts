@@ -170,7 +170,15 @@ export interface IngestJob {
 }
 
 export function ingestJob(batchId: string, accountId: string, rows: ResultRow[], spans?: Record<string, [number, number]>, idsMinted = false): IngestJob {
-  return { v: JOB_VERSION, batchId, accountId, columns: ROW_COLUMNS, rows, ...(spans && Object.keys(spans).length ? { spans } : {}), ...(idsMinted ? { idsMinted: true as const } : {}) };
+  return {
+    v: JOB_VERSION,
+    batchId,
+    accountId,
+    columns: ROW_COLUMNS,
+    rows,
+    ...(spans && Object.keys(spans).length ? { spans } : {}),
+    ...(idsMinted ? { idsMinted: true as const } : {}),
+  };
 }
 
 /**
@@ -180,7 +188,6 @@ export function ingestJob(batchId: string, accountId: string, rows: ResultRow[],
 export function slotSpan(slot: number, periodMs: number | undefined): [number, number] {
   return [slot - 60_000, slot + Math.max(60_000, periodMs ?? 60_000) + 600_000];
 }
-
 
 /** Depth and lag of the result queue, for /ready and /metrics. */
 export interface ResultQueueStats {

@@ -23,8 +23,16 @@ export interface Run {
 export function runsOf(columns: readonly string[], rows: readonly unknown[][]): Run[] {
   const at = (name: string) => columns.indexOf(name);
   const i = {
-    check: at('check_id'), id: at('result_id'), started: at('started_at'), stopped: at('stopped_at'), loc: at('run_location'),
-    failed: at('has_failures'), errors: at('has_errors'), degraded: at('is_degraded'), rt: at('response_time'), ssl: at('ssl_days_until_expiry'),
+    check: at('check_id'),
+    id: at('result_id'),
+    started: at('started_at'),
+    stopped: at('stopped_at'),
+    loc: at('run_location'),
+    failed: at('has_failures'),
+    errors: at('has_errors'),
+    degraded: at('is_degraded'),
+    rt: at('response_time'),
+    ssl: at('ssl_days_until_expiry'),
     code: at('status_code'),
   };
   const num = (row: unknown[], index: number) => (index >= 0 && typeof row[index] === 'number' ? (row[index] as number) : null);

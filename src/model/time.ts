@@ -29,8 +29,13 @@ export function fromClickHouseTime(value: unknown): string {
 export function clickHouseTimeMs(value: unknown): number {
   if (typeof value === 'string' && value.length === 23 && value[4] === '-' && value[10] === ' ' && value[19] === '.') {
     return Date.UTC(
-      Number(value.slice(0, 4)), Number(value.slice(5, 7)) - 1, Number(value.slice(8, 10)),
-      Number(value.slice(11, 13)), Number(value.slice(14, 16)), Number(value.slice(17, 19)), Number(value.slice(20, 23)),
+      Number(value.slice(0, 4)),
+      Number(value.slice(5, 7)) - 1,
+      Number(value.slice(8, 10)),
+      Number(value.slice(11, 13)),
+      Number(value.slice(14, 16)),
+      Number(value.slice(17, 19)),
+      Number(value.slice(20, 23)),
     );
   }
   return Date.parse(fromClickHouseTime(value));

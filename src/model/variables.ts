@@ -15,10 +15,7 @@ export function maskSecrets(vars: EnvVar[]): EnvVar[] {
  * A client that read a check and sends it back carries empty strings (or null) for its secrets: keep the
  * stored value for a secret sent without one, so a read-modify-write round trip does not wipe it.
  */
-export function keepStoredSecrets(
-  incoming: EnvVar[] | null | undefined,
-  stored: EnvVar[] | null | undefined,
-): EnvVar[] | null | undefined {
+export function keepStoredSecrets(incoming: EnvVar[] | null | undefined, stored: EnvVar[] | null | undefined): EnvVar[] | null | undefined {
   if (!incoming || !stored) return incoming;
   const previous = new Map(stored.filter((v) => v.secret).map((v) => [v.key, v.value]));
   return incoming.map((v) => (v.secret && (v.value === '' || v.value === null) && previous.has(v.key) ? { ...v, value: previous.get(v.key)! } : v));

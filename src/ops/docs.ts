@@ -1,7 +1,7 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { staticFiles } from '../http/static-files.js';
 import { renderReference } from './reference.js';

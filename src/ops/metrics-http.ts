@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { hashSecret } from '../model/secrets.js';
 import { HttpError } from '../http/errors.js';
+import { hashSecret } from '../model/secrets.js';
 import type { Metrics } from '../platform/metrics.js';
 
 /** Counts and times every answered request by its route template (never the raw path: ids would explode the series). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -54,11 +54,20 @@ describe('/metrics', () => {
     const check = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'm', request: { url: 'https://m.example.test' } } })).body;
     const start = Date.now() - 3_600_000;
     const results = Array.from({ length: 30 }, (_, i) => ({
-      id: randomUUID(), checkId: check.id, checkType: 'API', runLocation: 'eu-west-1', hasFailures: false, responseTime: 100 + i,
-      startedAt: new Date(start + i * 60_000).toISOString(), stoppedAt: new Date(start + i * 60_000 + 100).toISOString(),
+      id: randomUUID(),
+      checkId: check.id,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      hasFailures: false,
+      responseTime: 100 + i,
+      startedAt: new Date(start + i * 60_000).toISOString(),
+      stoppedAt: new Date(start + i * 60_000 + 100).toISOString(),
     }));
     expect((await svc.call('POST', '/v1/check-results', { body: { results } })).status).toBe(202);
-    const text = await waitFor(() => scrape(TOKEN).then((r) => r.text()), (t) => Number(/^ingest_results_landed_total (\d+)/m.exec(t)?.[1]) >= 30);
+    const text = await waitFor(
+      () => scrape(TOKEN).then((r) => r.text()),
+      (t) => Number(/^ingest_results_landed_total (\d+)/m.exec(t)?.[1]) >= 30,
+    );
     expect(Number(/^ingest_results_accepted (\d+)/m.exec(text)?.[1])).toBeGreaterThanOrEqual(30);
     expect(text).toMatch(/^ingest_queue_waiting \d+/m);
     expect(text).toMatch(/^ingest_lag_seconds [\d.e-]+/m);
@@ -91,7 +100,8 @@ describe('/metrics without METRICS_TOKEN', () => {
   });
 
   it('a request whose client hangs up mid-query is logged 499, never as a 500', async () => {
-    const check = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'abort', request: { url: 'https://a.example.test' } } })).body;
+    const check = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'abort', request: { url: 'https://a.example.test' } } }))
+      .body;
     // The request is surely sent (a raw socket, not a fetch that may be aborted before it connects), then the client hangs up.
     const { hostname, port } = new URL(svc.url);
     await new Promise<void>((resolve) => {

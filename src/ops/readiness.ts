@@ -20,11 +20,7 @@ async function probe(fn: () => Promise<unknown>) {
 }
 
 export async function checkReadiness(deps: Deps) {
-  const [postgres, redis, clickhouse] = await Promise.all([
-    probe(() => deps.sql`select 1`),
-    probe(() => deps.redis.ping()),
-    probe(() => deps.store.ping()),
-  ]);
+  const [postgres, redis, clickhouse] = await Promise.all([probe(() => deps.sql`select 1`), probe(() => deps.redis.ping()), probe(() => deps.store.ping())]);
   return { postgres, redis, clickhouse };
 }
 

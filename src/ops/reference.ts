@@ -130,16 +130,32 @@ export function referenceView(doc: Doc) {
         description: op.description ?? '',
         deprecated: op.deprecated ?? false,
         roles: op['x-roles'] ?? null,
-        params: params.map((x) => ({ name: x.name, in: x.in, required: x.required ?? false, type: typeOf(x.schema), description: x.description ?? String(x.schema?.description ?? '') })),
+        params: params.map((x) => ({
+          name: x.name,
+          in: x.in,
+          required: x.required ?? false,
+          type: typeOf(x.schema),
+          description: x.description ?? String(x.schema?.description ?? ''),
+        })),
         body: body ? bodyView(body[0], op.requestBody!.required ?? false, body[1].schema) : null,
         responses: Object.entries(op.responses).map(([status, r]) => {
           const content = r.content ? Object.entries(r.content)[0] : undefined;
-          return { status, description: r.description ?? '', mediaType: content?.[0] ?? null, type: content ? typeOf(content[1].schema) : null, fields: content && Number(status) < 400 ? fieldsOf(content[1].schema) : [] };
+          return {
+            status,
+            description: r.description ?? '',
+            mediaType: content?.[0] ?? null,
+            type: content ? typeOf(content[1].schema) : null,
+            fields: content && Number(status) < 400 ? fieldsOf(content[1].schema) : [],
+          };
         }),
       });
     }
   }
-  return { title: doc.info.title, version: doc.info.version, tags: [...tags].map(([name, operations]) => ({ name, id: `tag-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`, operations })) };
+  return {
+    title: doc.info.title,
+    version: doc.info.version,
+    tags: [...tags].map(([name, operations]) => ({ name, id: `tag-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`, operations })),
+  };
 }
 
 export function renderReference(doc: unknown): string {

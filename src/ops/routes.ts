@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { LOCATIONS } from '../model/checks.js';
-import { locationHealth, type LocationHealth as LocationHealthValue } from '../runners/index.js';
+import { type LocationHealth as LocationHealthValue, locationHealth } from '../runners/index.js';
+import type { Deps } from '../storage/deps.js';
 import { checkReadiness, ingestDetails, withTimeout } from './readiness.js';
 
 const DependencyStatus = Type.Object({
@@ -68,7 +68,7 @@ export function opsRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
       method: 'GET',
       path: '/health',
       operationId: 'getHealth',
-      summary: 'Liveness: the process is up; and each run location\'s runners, queue and lag',
+      summary: "Liveness: the process is up; and each run location's runners, queue and lag",
       description: 'A location whose runs wait with no runner shows here as `runners: 0` and a growing lagSeconds (runner_run_lateness_seconds on /metrics).',
       tag: 'Operations',
       access: 'public',

@@ -1,9 +1,9 @@
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { LOCATIONS as PUBLIC_LOCATION_NAMES } from '../model/checks.js';
 import { AGENT_VERSION } from '../model/agent.js';
-import { parseAllowList, type OutboundSettings } from './outbound.js';
+import { LOCATIONS as PUBLIC_LOCATION_NAMES } from '../model/checks.js';
+import { type OutboundSettings, parseAllowList } from './outbound.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -74,7 +74,9 @@ export interface Config {
     /** The same for one account. */
     maxConcurrentDeploysPerAccount: number;
     /** Set (BLOB_STORE=s3): blobs in an S3-compatible bucket instead of blobDir. */
-    s3: { bucket: string; endpoint?: string; region: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean; prefix: string } | undefined;
+    s3:
+      | { bucket: string; endpoint?: string; region: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean; prefix: string }
+      | undefined;
   };
   bootstrapApiKey: string | undefined;
   /** The longest a dashboard's data document is reused (never longer than the dashboard's refreshRate). */
@@ -147,7 +149,17 @@ export interface Config {
     invitationTtlMs: number;
     auditRetentionDays: number;
     /** OpenID Connect for the default account from the environment (an account may set its own through the API). */
-    oidc: { issuer: string; clientId: string; clientSecret: string; roleClaim: string; roleMap: { value: string; role: string }[]; defaultRole: string | null; trustProviderMfa: boolean } | undefined;
+    oidc:
+      | {
+          issuer: string;
+          clientId: string;
+          clientSecret: string;
+          roleClaim: string;
+          roleMap: { value: string; role: string }[];
+          defaultRole: string | null;
+          trustProviderMfa: boolean;
+        }
+      | undefined;
   };
   /** Acting on results: check state, alerts and their delivery, heartbeats, maintenance. */
   alerts: {
@@ -193,7 +205,10 @@ export interface AgentServiceSettings {
 function agentServiceSettings(env: Env): AgentServiceSettings {
   const minVersion = str(env, 'AGENT_MIN_VERSION', AGENT_VERSION);
   if (!/^\d+\.\d+\.\d+$/.test(minVersion)) throw new ConfigError('AGENT_MIN_VERSION', `expected a version such as 1.0.0, got "${minVersion}"`);
-  const runnerEgress = (env.RUNNER_EGRESS_IPS ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const runnerEgress = (env.RUNNER_EGRESS_IPS ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   for (const ip of runnerEgress) if (isIP(ip.split('/')[0]!) === 0) throw new ConfigError('RUNNER_EGRESS_IPS', `"${ip}" is not an IP address or CIDR range`);
   return {
     leaseMs: int(env, 'AGENT_LEASE_SECONDS', 300, 2, 3600) * 1000,
@@ -231,12 +246,16 @@ export interface AgentConfig {
 
 export function loadAgentConfig(env: Env = process.env): AgentConfig {
   const apiKey = str(env, 'API_KEY', '');
-  if (!/^pl_[0-9a-f]{16,128}$/.test(apiKey)) throw new ConfigError('API_KEY', 'must be a private location key (pl_…): create one with POST /v1/private-locations or /v1/private-locations/{id}/keys');
+  if (!/^pl_[0-9a-f]{16,128}$/.test(apiKey))
+    throw new ConfigError('API_KEY', 'must be a private location key (pl_…): create one with POST /v1/private-locations or /v1/private-locations/{id}/keys');
   const apiUrl = url(env, 'API_URL', undefined, ['http:', 'https:']);
   if (!apiUrl) throw new ConfigError('API_URL', "is required: the service's URL, for example https://monitoring.example.com");
   const logLevel = str(env, 'LOG_LEVEL', 'info');
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
-  const egressIps = (env.EGRESS_IPS ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const egressIps = (env.EGRESS_IPS ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   for (const ip of egressIps) if (isIP(ip) === 0) throw new ConfigError('EGRESS_IPS', `"${ip}" is not an IP address`);
   return {
     apiKey,
@@ -328,7 +347,10 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 }
 
 function allowList(env: Env, name: string): string[] {
-  const entries = (env[name] ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = (env[name] ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   try {
     parseAllowList(entries);
   } catch (err) {
@@ -339,11 +361,15 @@ function allowList(env: Env, name: string): string[] {
 
 /** Comma-separated DNS servers as addresses with an optional port: `10.0.0.2`, `127.0.0.1:5353`, `[::1]:53`. */
 function dnsServers(env: Env, name: string): string[] {
-  const entries = (env[name] ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = (env[name] ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+))(?::(\d{1,5}))?$/.exec(entry);
     const port = m?.[3] === undefined ? 53 : Number(m[3]);
-    if (!m || isIP(m[1] ?? m[2] ?? '') === 0 || port < 1 || port > 65535) throw new ConfigError(name, `"${entry}" is not a DNS server address (an IP address with an optional :port)`);
+    if (!m || isIP(m[1] ?? m[2] ?? '') === 0 || port < 1 || port > 65535)
+      throw new ConfigError(name, `"${entry}" is not a DNS server address (an IP address with an optional :port)`);
   }
   return entries;
 }
@@ -375,13 +401,21 @@ const PERSON_ROLES = ['OWNER', 'ADMIN', 'READ_WRITE', 'READ_RUN', 'READ_ONLY'];
 
 /** OIDC_ROLE_MAP: `group=ROLE` pairs, comma-separated, the first match wins (`ops-admins=ADMIN,devs=READ_WRITE`). */
 function roleMap(env: Env, name: string): { value: string; role: string }[] {
-  return (env[name] ?? '').split(',').map((e) => e.trim()).filter(Boolean).map((entry) => {
-    const at = entry.lastIndexOf('=');
-    const value = entry.slice(0, at).trim();
-    const role = entry.slice(at + 1).trim().toUpperCase();
-    if (at < 1 || !value || !PERSON_ROLES.includes(role) || role === 'OWNER') throw new ConfigError(name, `"${entry}" is not group=ROLE (ADMIN, READ_WRITE, READ_RUN or READ_ONLY)`);
-    return { value, role };
-  });
+  return (env[name] ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const at = entry.lastIndexOf('=');
+      const value = entry.slice(0, at).trim();
+      const role = entry
+        .slice(at + 1)
+        .trim()
+        .toUpperCase();
+      if (at < 1 || !value || !PERSON_ROLES.includes(role) || role === 'OWNER')
+        throw new ConfigError(name, `"${entry}" is not group=ROLE (ADMIN, READ_WRITE, READ_RUN or READ_ONLY)`);
+      return { value, role };
+    });
 }
 
 export interface SecretsSettings {
@@ -401,7 +435,8 @@ function secretsKey(name: string, raw: string): Buffer {
     : /^[A-Za-z0-9+/_-]{43}=?$/.test(text)
       ? Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
       : undefined;
-  if (key?.length !== 32) throw new ConfigError(name, 'expected 32 bytes as base64 (44 characters) or hex (64 digits); `npm run cli -- new-secrets-key` prints one');
+  if (key?.length !== 32)
+    throw new ConfigError(name, 'expected 32 bytes as base64 (44 characters) or hex (64 digits); `npm run cli -- new-secrets-key` prints one');
   return key;
 }
 
@@ -409,7 +444,11 @@ function secretsSettings(env: Env, dataDir: string): SecretsSettings {
   const raw = str(env, 'SECRETS_KEY', '');
   return {
     key: raw ? secretsKey('SECRETS_KEY', raw) : undefined,
-    previous: str(env, 'SECRETS_KEY_PREVIOUS', '').split(',').map((k) => k.trim()).filter(Boolean).map((k) => secretsKey('SECRETS_KEY_PREVIOUS', k)),
+    previous: str(env, 'SECRETS_KEY_PREVIOUS', '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean)
+      .map((k) => secretsKey('SECRETS_KEY_PREVIOUS', k)),
     keyFile: path.resolve(str(env, 'SECRETS_KEY_FILE', path.join(dataDir, 'secrets.key'))),
   };
 }
@@ -420,7 +459,8 @@ function peopleSettings(env: Env): Config['people'] {
   const clientSecret = str(env, 'OIDC_CLIENT_SECRET', '');
   if (issuer && (!clientId || !clientSecret)) throw new ConfigError('OIDC_CLIENT_ID', 'OIDC_ISSUER needs OIDC_CLIENT_ID and OIDC_CLIENT_SECRET too');
   const defaultRole = str(env, 'OIDC_DEFAULT_ROLE', '').toUpperCase() || null;
-  if (defaultRole && (!PERSON_ROLES.includes(defaultRole) || defaultRole === 'OWNER')) throw new ConfigError('OIDC_DEFAULT_ROLE', 'expected ADMIN, READ_WRITE, READ_RUN or READ_ONLY');
+  if (defaultRole && (!PERSON_ROLES.includes(defaultRole) || defaultRole === 'OWNER'))
+    throw new ConfigError('OIDC_DEFAULT_ROLE', 'expected ADMIN, READ_WRITE, READ_RUN or READ_ONLY');
   return {
     sessionIdleMs: int(env, 'SESSION_IDLE_MINUTES', 480, 1, 100_000) * 60_000,
     keyCacheMs: int(env, 'KEY_CACHE_SECONDS', 5, 0, 60) * 1000,
@@ -430,7 +470,17 @@ function peopleSettings(env: Env): Config['people'] {
     hashQueue: int(env, 'PASSWORD_HASH_QUEUE', 16, 0, 10_000),
     invitationTtlMs: int(env, 'INVITATION_TTL_HOURS', 168, 1, 10_000) * 3_600_000,
     auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
-    oidc: issuer ? { issuer, clientId, clientSecret, roleClaim: str(env, 'OIDC_ROLE_CLAIM', 'groups'), roleMap: roleMap(env, 'OIDC_ROLE_MAP'), defaultRole, trustProviderMfa: bool(env, 'OIDC_TRUST_PROVIDER_MFA', false) } : undefined,
+    oidc: issuer
+      ? {
+          issuer,
+          clientId,
+          clientSecret,
+          roleClaim: str(env, 'OIDC_ROLE_CLAIM', 'groups'),
+          roleMap: roleMap(env, 'OIDC_ROLE_MAP'),
+          defaultRole,
+          trustProviderMfa: bool(env, 'OIDC_TRUST_PROVIDER_MFA', false),
+        }
+      : undefined,
   };
 }
 
@@ -440,8 +490,12 @@ function runnerSettings(env: Env): Config['runner'] {
     if (!['on', 'off', 'true', 'false'].includes(raw)) throw new ConfigError(name, `expected on or off, got "${raw}"`);
     return raw === 'on' || raw === 'true';
   };
-  const locations = (env.RUNNER_LOCATIONS ?? '').split(',').map((l) => l.trim()).filter(Boolean);
-  for (const l of locations) if (!/^[a-z0-9-]{1,64}$/.test(l)) throw new ConfigError('RUNNER_LOCATIONS', `"${l}" is not a location (public names such as eu-west-1, or private-<id>)`);
+  const locations = (env.RUNNER_LOCATIONS ?? '')
+    .split(',')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  for (const l of locations)
+    if (!/^[a-z0-9-]{1,64}$/.test(l)) throw new ConfigError('RUNNER_LOCATIONS', `"${l}" is not a location (public names such as eu-west-1, or private-<id>)`);
   return {
     inProcess: onOff('RUNNER'),
     locations: locations.length ? locations : [...PUBLIC_LOCATION_NAMES],
@@ -489,10 +543,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: url(env, 'PUBLIC_URL', undefined, ['http:', 'https:'])?.replace(/\/+$/, ''),
     publicUrlGiven: env.PUBLIC_URL !== undefined && env.PUBLIC_URL !== '',
     port: int(env, 'PORT', 3000, 0, 65535),
-    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/monitoring', [
-      'postgres:',
-      'postgresql:',
-    ])!,
+    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/monitoring', ['postgres:', 'postgresql:'])!,
     postgres: { poolSize, acquireTimeoutMs: int(env, 'PG_ACQUIRE_TIMEOUT_MS', 10_000, 100, 600_000) },
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
     redisPrefix,

@@ -11,7 +11,7 @@ describe('the heap flags the service starts with', () => {
     expect(command.slice(1, 1 + nodeHeapFlags.length)).toEqual([...nodeHeapFlags]);
   });
 
-  it('asks for semi-spaces larger than V8\'s own 16 MB', () => {
+  it("asks for semi-spaces larger than V8's own 16 MB", () => {
     expect(SEMI_SPACE_MB).toBeGreaterThan(16);
   });
 });

@@ -1,4 +1,4 @@
-import { fetch, type Dispatcher } from 'undici';
+import { type Dispatcher, fetch } from 'undici';
 import { OUTBOUND_BLOCKED } from './outbound.js';
 
 export interface BoundedRequest {
@@ -31,7 +31,8 @@ export function requestFailure(err: unknown): string {
   const e = err as { name?: string; message?: string; code?: string; cause?: { message?: string; code?: string; cause?: { message?: string } } };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timed out';
   const cause = e?.cause;
-  if (cause?.code === OUTBOUND_BLOCKED || e?.code === OUTBOUND_BLOCKED) return (cause?.code === OUTBOUND_BLOCKED ? cause.message : e.message) ?? 'blocked by outbound policy';
+  if (cause?.code === OUTBOUND_BLOCKED || e?.code === OUTBOUND_BLOCKED)
+    return (cause?.code === OUTBOUND_BLOCKED ? cause.message : e.message) ?? 'blocked by outbound policy';
   if (cause?.message) return cause.code && !cause.message.includes(cause.code) ? `${cause.code}: ${cause.message}` : cause.message;
   return e?.message ?? String(err);
 }

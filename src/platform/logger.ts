@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 import type { LogLevel } from './config.js';
 
 export type { Logger } from 'pino';
@@ -23,5 +23,8 @@ const REDACT = [
  * at a terminal: `npm start | npx pino-pretty` (docs/platform.md).
  */
 export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'monitoring-api' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  return pino(
+    { level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'monitoring-api' }, timestamp: pino.stdTimeFunctions.isoTime },
+    destination,
+  );
 }

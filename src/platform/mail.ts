@@ -13,7 +13,10 @@ export function transportFor(smtpUrl: string): Transporter {
 }
 
 /** One plain-text mail through the service's SMTP. */
-export async function sendMail(smtp: { url: string | undefined; from: string }, mail: { to: string; subject: string; text: string; headers?: Record<string, string> }): Promise<string> {
+export async function sendMail(
+  smtp: { url: string | undefined; from: string },
+  mail: { to: string; subject: string; text: string; headers?: Record<string, string> },
+): Promise<string> {
   if (!smtp.url) throw new Error('SMTP_URL is not set: mail cannot be sent');
   const info = await transportFor(smtp.url).sendMail({ from: smtp.from, to: mail.to, subject: mail.subject, text: mail.text, headers: mail.headers });
   return `accepted by SMTP: ${info.response ?? info.messageId}`;

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResultQueueStats as QueueState } from '../model/results.js';
 
 /**
@@ -164,6 +164,10 @@ export class Metrics {
     gauge('ingest_queue_delayed', 'Result batches waiting to retry', (s) => s.delayed);
     gauge('ingest_queue_failed', 'Result batches that failed every attempt', (s) => s.failed);
     gauge('ingest_lag_seconds', 'Age of the oldest batch still waiting for the worker', (s) => s.oldestWaitingSeconds);
-    gauge('ingest_results_accepted', 'Check results accepted by POST /v1/check-results since the queue was created (all API processes)', (s) => s.acceptedResults);
+    gauge(
+      'ingest_results_accepted',
+      'Check results accepted by POST /v1/check-results since the queue was created (all API processes)',
+      (s) => s.acceptedResults,
+    );
   }
 }

@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import net, { isIP, type LookupFunction, type Socket } from 'node:net';
-import tls, { type TLSSocket } from 'node:tls';
 import { networkInterfaces } from 'node:os';
+import tls, { type TLSSocket } from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector } from 'undici';
 
@@ -400,10 +400,13 @@ export async function connectThrough(
     const socket: Socket | TLSSocket = opts.tls
       ? tls.connect({ host: target.address, port, servername, rejectUnauthorized: opts.tls.rejectUnauthorized ?? true, ALPNProtocols: opts.tls.ALPNProtocols })
       : net.connect({ host: target.address, port });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(Object.assign(new Error(`connecting to ${host}:${port} timed out after ${opts.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
-    }, Math.max(1, opts.timeoutMs - (t1 - t0)));
+    const timer = setTimeout(
+      () => {
+        socket.destroy();
+        reject(Object.assign(new Error(`connecting to ${host}:${port} timed out after ${opts.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      },
+      Math.max(1, opts.timeoutMs - (t1 - t0)),
+    );
     socket.once('connect', () => (t2 = performance.now()));
     socket.once('error', (err) => {
       clearTimeout(timer);

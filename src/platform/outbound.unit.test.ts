@@ -40,7 +40,15 @@ describe('outbound policy', () => {
     throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
   };
   const policy = (allow: string[], allowPublic = true) =>
-    new OutboundPolicy({ allow, allowPublic }, [{ host: '127.0.0.1', port: 5432 }, { host: 'localhost', port: 6379 }, { host: '0.0.0.0', port: 3000 }], fakeDns);
+    new OutboundPolicy(
+      { allow, allowPublic },
+      [
+        { host: '127.0.0.1', port: 5432 },
+        { host: 'localhost', port: 6379 },
+        { host: '0.0.0.0', port: 3000 },
+      ],
+      fakeDns,
+    );
 
   it('refuses every spelling of an internal address at create, with the reason', () => {
     const p = policy([]);
@@ -51,7 +59,7 @@ describe('outbound policy', () => {
     expect(canonicalHost('::ffff:127.0.0.1')).toBe('127.0.0.1');
   });
 
-  it('OUTBOUND_ALLOW opens CIDRs and names, never the service\'s own endpoints', () => {
+  it("OUTBOUND_ALLOW opens CIDRs and names, never the service's own endpoints", () => {
     const p = policy(['127.0.0.0/8', '10.1.0.0/16']);
     expect(p.urlRefusal('http://127.0.0.1:8080/')).toBeUndefined();
     expect(p.urlRefusal('http://10.1.2.3/')).toBeUndefined();
@@ -65,13 +73,22 @@ describe('outbound policy', () => {
   it("the service's own endpoints named by host name are refused on the addresses the names resolve to, with any allow-list", async () => {
     const compose = async (host: string) => {
       if (host === 'redis') return [{ address: '172.18.0.3', family: 4 }];
-      if (host === 'clickhouse') return [{ address: '172.18.0.4', family: 4 }, { address: 'fd00::4', family: 6 }];
+      if (host === 'clickhouse')
+        return [
+          { address: '172.18.0.4', family: 4 },
+          { address: 'fd00::4', family: 6 },
+        ];
       if (host === 'postgres') return [{ address: '172.18.0.2', family: 4 }];
       throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
     };
     const p = new OutboundPolicy(
       { allow: ['172.16.0.0/12', 'fd00::/8'], allowPublic: false },
-      OutboundPolicy.ownEndpointsOf({ port: 3000, databaseUrl: 'postgres://u@postgres:5432/db', redisUrl: 'redis://redis:6379', clickhouse: { url: 'http://clickhouse:8123' } }),
+      OutboundPolicy.ownEndpointsOf({
+        port: 3000,
+        databaseUrl: 'postgres://u@postgres:5432/db',
+        redisUrl: 'redis://redis:6379',
+        clickhouse: { url: 'http://clickhouse:8123' },
+      }),
       compose,
     );
     // Before the names resolve: their ports are closed on every internal address.
@@ -144,12 +161,16 @@ describe('outbound policy', () => {
       const closed = policy([]).dispatcher();
       expect((await boundedFetch(`http://127.0.0.1:${port}/`, { timeoutMs: 5000, maxBytes: 1024, dispatcher: open })).body.toString()).toBe('ok');
       const before = served;
-      await expect(boundedFetch(`http://127.0.0.1:${port}/`, { timeoutMs: 5000, maxBytes: 1024, dispatcher: closed })).rejects.toThrow(/blocked by outbound policy/);
-      await expect(boundedFetch(`http://rebind.test:${port}/`, { timeoutMs: 5000, maxBytes: 1024, dispatcher: closed })).rejects.toThrow(/blocked by outbound policy/);
-      expect(served).toBe(before);
-      await expect(boundedFetch(`http://127.0.0.1:${port}/redirect`, { timeoutMs: 5000, maxBytes: 1024, dispatcher: open, redirect: 'follow' })).rejects.toThrow(
-        /blocked by outbound policy: 169\.254\.169\.254 is a link-local address/,
+      await expect(boundedFetch(`http://127.0.0.1:${port}/`, { timeoutMs: 5000, maxBytes: 1024, dispatcher: closed })).rejects.toThrow(
+        /blocked by outbound policy/,
       );
+      await expect(boundedFetch(`http://rebind.test:${port}/`, { timeoutMs: 5000, maxBytes: 1024, dispatcher: closed })).rejects.toThrow(
+        /blocked by outbound policy/,
+      );
+      expect(served).toBe(before);
+      await expect(
+        boundedFetch(`http://127.0.0.1:${port}/redirect`, { timeoutMs: 5000, maxBytes: 1024, dispatcher: open, redirect: 'follow' }),
+      ).rejects.toThrow(/blocked by outbound policy: 169\.254\.169\.254 is a link-local address/);
       await Promise.all([open.close(), closed.close()]);
     });
 

@@ -171,5 +171,6 @@ export async function availabilityChanges(sql: Sql, unavailableMs: number): Prom
 /** Records a change as sent: the location is marked unavailable (or available again) unless it changed meanwhile. */
 export async function markAvailability(sql: Sql, change: AvailabilityChange): Promise<void> {
   if (change.unavailable) await sql`update private_locations set unavailable_since = now() where id = ${change.id} and unavailable_since is null`;
-  else await sql`update private_locations set unavailable_since = null where id = ${change.id} and unavailable_since is not null and last_agent_at > unavailable_since`;
+  else
+    await sql`update private_locations set unavailable_since = null where id = ${change.id} and unavailable_since is not null and last_agent_at > unavailable_since`;
 }

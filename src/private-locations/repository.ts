@@ -50,7 +50,11 @@ export async function findLocation(db: Sql, accountId: string, id: string, lock 
   return row;
 }
 
-export async function insertLocation(db: Sql, accountId: string, l: { name: string; slugName: string; icon: string; proxyUrl: string | null }): Promise<LocationRow> {
+export async function insertLocation(
+  db: Sql,
+  accountId: string,
+  l: { name: string; slugName: string; icon: string; proxyUrl: string | null },
+): Promise<LocationRow> {
   const [row] = await db<LocationRow[]>`insert into private_locations (account_id, name, slug_name, icon, proxy_url)
     values (${accountId}, ${l.name}, ${l.slugName}, ${l.icon}, ${l.proxyUrl}) returning *`;
   return row!;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOtherTenant, expectFieldError, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { hashSecret } from '../model/secrets.js';
-import { createOtherTenant, expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
 
 describe('private locations', () => {
   let svc: TestService;
@@ -53,15 +53,27 @@ describe('private locations', () => {
     const loc = (await svc.call('POST', '/v1/private-locations', { body: { name: 'Edge', slugName: 'edge' } })).body;
     const check = await svc.call('POST', '/v1/checks/api', { body: { name: 'inside', privateLocations: ['edge'], request: { url: 'https://intranet.test' } } });
     expect(check.status, check.text).toBe(201);
-    expectFieldError(await svc.call('POST', '/v1/checks/api', { body: { name: 'x', privateLocations: ['edge', 'nowhere'], request: { url: 'https://x.test' } } }), 'body.privateLocations[1]', 'exists');
+    expectFieldError(
+      await svc.call('POST', '/v1/checks/api', { body: { name: 'x', privateLocations: ['edge', 'nowhere'], request: { url: 'https://x.test' } } }),
+      'body.privateLocations[1]',
+      'exists',
+    );
     expectFieldError(await svc.call('POST', '/v1/check-groups', { body: { name: 'g', privateLocations: ['nowhere'] } }), 'body.privateLocations[0]', 'exists');
     const result = (runLocation: string) => ({
-      checkId: check.body.id, checkType: 'API', runLocation, startedAt: new Date().toISOString(), stoppedAt: new Date().toISOString(), hasFailures: false,
+      checkId: check.body.id,
+      checkType: 'API',
+      runLocation,
+      startedAt: new Date().toISOString(),
+      stoppedAt: new Date().toISOString(),
+      hasFailures: false,
     });
     expect((await svc.call('POST', '/v1/check-results', { body: { results: [result('edge'), result('eu-west-1')] } })).status).toBe(202);
     const bad = await svc.call('POST', '/v1/check-results', { body: { results: [result('edge'), result('moon-base-1')] } });
     expectFieldError(bad, 'body.results[1].runLocation', 'exists');
-    await waitFor(() => svc.call('GET', `/v1/check-results/${check.body.id}?location=edge`), (r) => r.body.length === 1);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-results/${check.body.id}?location=edge`),
+      (r) => r.body.length === 1,
+    );
     const other = await createOtherTenant(svc);
     expect((await svc.call('GET', `/v1/private-locations/${loc.id}`, { key: other.key })).status).toBe(404);
     expect((await svc.call('DELETE', `/v1/private-locations/${loc.id}`, { key: other.key })).status).toBe(404);

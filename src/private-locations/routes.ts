@@ -1,15 +1,26 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
 import { conflict, notFound } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
 import { listReply, PageQuery } from '../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Nullable } from '../http/schemas.js';
-import { transaction, type Sql } from '../storage/postgres.js';
-import { listAccountRows, uniqueViolation } from '../storage/rows.js';
 import { iso } from '../model/time.js';
-import { fleetsOf, type Fleet } from './agents.js';
-import { addKey, deleteLocation, deleteLocationKey, findLocation, insertLocation, keysOf, locationUsers, updateLocation, type KeyRow, type LocationRow } from './repository.js';
+import type { Deps } from '../storage/deps.js';
+import { type Sql, transaction } from '../storage/postgres.js';
+import { listAccountRows, uniqueViolation } from '../storage/rows.js';
+import { type Fleet, fleetsOf } from './agents.js';
+import {
+  addKey,
+  deleteLocation,
+  deleteLocationKey,
+  findLocation,
+  insertLocation,
+  type KeyRow,
+  keysOf,
+  type LocationRow,
+  locationUsers,
+  updateLocation,
+} from './repository.js';
 
 /** The anchor's rule: 1-30 letters, digits and dashes, and never the name of a public location. */
 const SLUG_PATTERN = '^((?!((us(-gov)?|ap|ca|cn|eu|sa|af|me)-(central|(north|south)?(east|west)?)-\\d+))[a-zA-Z0-9-]{1,30})$';
@@ -32,7 +43,12 @@ const CreateBody = Type.Object(
 );
 
 const UpdateBody = Type.Object(
-  { name: Name, icon: Type.Optional(Icon), proxyUrl: Type.Optional(ProxyUrl), slugName: Type.Optional(Type.Unknown({ description: 'Read-only: the slug cannot change; ignored' })) },
+  {
+    name: Name,
+    icon: Type.Optional(Icon),
+    proxyUrl: Type.Optional(ProxyUrl),
+    slugName: Type.Optional(Type.Unknown({ description: 'Read-only: the slug cannot change; ignored' })),
+  },
   { additionalProperties: false },
 );
 
@@ -123,7 +139,11 @@ export function privateLocationRoutes({ sql, config }: Deps): AnyRoute[] {
         const { rows, total } = await listAccountRows<LocationRow>(sql, 'private_locations', principal.account.id, query);
         const ids = rows.map((r) => r.id);
         const [keys, fleet] = await Promise.all([keysOf(sql, ids), fleets(ids)]);
-        return listReply(rows.map((r) => toLocation(r, keys.get(r.id)!, fleet.get(r.id))), total, query);
+        return listReply(
+          rows.map((r) => toLocation(r, keys.get(r.id)!, fleet.get(r.id))),
+          total,
+          query,
+        );
       },
     }),
     defineRoute({
@@ -138,12 +158,18 @@ export function privateLocationRoutes({ sql, config }: Deps): AnyRoute[] {
       handler: async ({ principal, body }) => {
         try {
           return await transaction(sql, async (db) => {
-            const row = await insertLocation(db, principal.account.id, { name: body.name, slugName: body.slugName, icon: body.icon, proxyUrl: body.proxyUrl ?? null });
+            const row = await insertLocation(db, principal.account.id, {
+              name: body.name,
+              slugName: body.slugName,
+              icon: body.icon,
+              proxyUrl: body.proxyUrl ?? null,
+            });
             const key = await addKey(db, row.id);
             return { status: 201, body: toLocation(row, [key.row], undefined, new Map([[key.row.id, key.raw]])) };
           });
         } catch (err) {
-          if (uniqueViolation(err) === 'private_locations_slug') throw conflict('This account has a private location with this slugName', { field: 'body.slugName' });
+          if (uniqueViolation(err) === 'private_locations_slug')
+            throw conflict('This account has a private location with this slugName', { field: 'body.slugName' });
           throw err;
         }
       },
@@ -174,7 +200,11 @@ export function privateLocationRoutes({ sql, config }: Deps): AnyRoute[] {
       schema: { params: IdParams, body: UpdateBody, responses: { 200: PrivateLocation } },
       handler: async ({ principal, params, body }) => {
         const current = await find(sql, principal.account.id, params.id);
-        const row = await updateLocation(sql, current.id, { name: body.name, icon: body.icon ?? current.icon, proxyUrl: body.proxyUrl === undefined ? current.proxy_url : body.proxyUrl });
+        const row = await updateLocation(sql, current.id, {
+          name: body.name,
+          icon: body.icon ?? current.icon,
+          proxyUrl: body.proxyUrl === undefined ? current.proxy_url : body.proxyUrl,
+        });
         const [keys, fleet] = await Promise.all([keysOf(sql, [row.id]), fleets([row.id])]);
         return { status: 200, body: toLocation(row, keys.get(row.id)!, fleet.get(row.id)) };
       },
@@ -227,7 +257,10 @@ export function privateLocationRoutes({ sql, config }: Deps): AnyRoute[] {
       access: 'write',
       errors: [404],
       schema: {
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), keyId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        params: Type.Object(
+          { id: Type.String({ minLength: 1, maxLength: 64 }), keyId: Type.String({ minLength: 1, maxLength: 64 }) },
+          { additionalProperties: false },
+        ),
         responses: { 204: null },
       },
       handler: async ({ principal, params }) => {

@@ -1,31 +1,40 @@
 import { createHash } from 'node:crypto';
 import type { Principal } from '../accounts/index.js';
+import { deleteSubscription } from '../alerts/index.js';
+import { checkTypesOf } from '../checks/index.js';
 import { HttpError } from '../http/errors.js';
 import type { RouteCaller } from '../http/invoke.js';
-import { checkTypesOf } from '../checks/index.js';
-import { deleteSubscription } from '../alerts/index.js';
 import type { Sql } from '../storage/postgres.js';
-import { KINDS, resourceError, type ApplyContext, type Desired, type Kind } from './kinds.js';
+import { type ApplyContext, type Desired, KINDS, type Kind, resourceError } from './kinds.js';
 import type { Change, DeployResponse, ProjectSync, Resource, ResourceType } from './model.js';
 import {
   deleteMapping,
   existingIds,
   existingSubscriptions,
+  type IdTableType,
   locationSlugs,
+  type MappingRow,
   mappingsOf,
+  type ProjectRow,
   saveMapping,
   toProject,
   upsertProject,
-  type IdTableType,
-  type MappingRow,
-  type ProjectRow,
 } from './repository.js';
 
 const key = (type: string, logicalId: string) => `${type}\u0000${logicalId}`;
 const isRef = (v: unknown): v is { ref: string } =>
   v !== null && typeof v === 'object' && !Array.isArray(v) && typeof (v as { ref?: unknown }).ref === 'string' && Object.keys(v).length === 1;
 
-const ID_TYPES = new Set<ResourceType>(['check', 'check-group', 'alert-channel', 'maintenance-window', 'private-location', 'dashboard', 'status-page-service', 'status-page']);
+const ID_TYPES = new Set<ResourceType>([
+  'check',
+  'check-group',
+  'alert-channel',
+  'maintenance-window',
+  'private-location',
+  'dashboard',
+  'status-page-service',
+  'status-page',
+]);
 
 /** A deploy body checked as a whole: what is in it, what it names outside itself, nothing written yet. */
 export interface Prepared {
@@ -55,7 +64,8 @@ export async function prepare(sql: Sql, accountId: string, sync: ProjectSync): P
       if (!resource.payload) throw resourceError(at, 'payload is required for a member resource');
       members.push({ index, type: resource.type, logicalId: resource.logicalId, payload: resource.payload });
     } else {
-      if (resource.physicalId === undefined || resource.physicalId === null) throw resourceError(at, 'physicalId is required for a resource that is not a member');
+      if (resource.physicalId === undefined || resource.physicalId === null)
+        throw resourceError(at, 'physicalId is required for a resource that is not a member');
       if (!ID_TYPES.has(resource.type)) throw resourceError(at, `a ${resource.type} cannot be referenced by its physicalId`);
       friendsWanted.push({ resource, index });
     }
@@ -69,7 +79,10 @@ export async function prepare(sql: Sql, accountId: string, sync: ProjectSync): P
       const types = byLogicalId.get(ref) ?? [];
       const wanted = refs[field];
       if (!types.length || (wanted && !types.includes(wanted))) {
-        throw resourceError(m, `${field} refers to ${wanted ?? 'resource'} "${ref}", which is not in the project (neither made by it nor referenced with fromId)`);
+        throw resourceError(
+          m,
+          `${field} refers to ${wanted ?? 'resource'} "${ref}", which is not in the project (neither made by it nor referenced with fromId)`,
+        );
       }
     });
   }
@@ -77,10 +90,16 @@ export async function prepare(sql: Sql, accountId: string, sync: ProjectSync): P
   for (const type of ID_TYPES) {
     const wanted = friendsWanted.filter((f) => f.resource.type === type);
     if (!wanted.length) continue;
-    const found = await existingIds(sql, accountId, type as IdTableType, wanted.map((f) => String(f.resource.physicalId)));
+    const found = await existingIds(
+      sql,
+      accountId,
+      type as IdTableType,
+      wanted.map((f) => String(f.resource.physicalId)),
+    );
     for (const { resource, index } of wanted) {
       const physicalId = String(resource.physicalId);
-      if (!found.has(physicalId)) throw resourceError({ index, logicalId: resource.logicalId }, `physicalId ${JSON.stringify(resource.physicalId)} names no ${type} of this account`);
+      if (!found.has(physicalId))
+        throw resourceError({ index, logicalId: resource.logicalId }, `physicalId ${JSON.stringify(resource.physicalId)} names no ${type} of this account`);
       friends.set(key(type, resource.logicalId), physicalId);
     }
   }
@@ -104,7 +123,10 @@ function canonical(value: unknown): string {
       : v,
   );
 }
-const hashOf = (body: unknown) => createHash('sha256').update(canonical(body) ?? 'null').digest('hex');
+const hashOf = (body: unknown) =>
+  createHash('sha256')
+    .update(canonical(body) ?? 'null')
+    .digest('hex');
 
 export interface ApplyOptions {
   preserveResources: boolean;
@@ -142,7 +164,10 @@ export async function applyProject(
 ): Promise<Applied> {
   const accountId = principal.account.id;
   const project = 'prepared' in target ? await upsertProject(sql, accountId, target.prepared.project) : target.destroy;
-  const prepared: Prepared = 'prepared' in target ? target.prepared : { project: { name: project.name, logicalId: project.logical_id }, members: [], friends: new Map(), sharedFiles: [] };
+  const prepared: Prepared =
+    'prepared' in target
+      ? target.prepared
+      : { project: { name: project.name, logicalId: project.logical_id }, members: [], friends: new Map(), sharedFiles: [] };
   const mappings = new Map((await mappingsOf(sql, project.id)).map((m) => [key(m.type, m.logical_id), m]));
   const resolved = new Map<string, string>(prepared.friends);
   const diff: Change[] = [];
@@ -216,7 +241,7 @@ export async function applyProject(
 function change(type: ResourceType, logicalId: string, physicalId: string, action: Change['action']): Change {
   const kind: Kind = KINDS[type];
   // Subscriptions and assignments have no id of their own to show.
-  if (type === 'alert-channel-subscription' || type.startsWith('private-location-') && type !== 'private-location') return { type, logicalId, action };
+  if (type === 'alert-channel-subscription' || (type.startsWith('private-location-') && type !== 'private-location')) return { type, logicalId, action };
   return { type, logicalId, physicalId: kind.numeric ? Number(physicalId) : physicalId, action };
 }
 

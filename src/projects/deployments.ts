@@ -2,22 +2,22 @@ import type { Principal } from '../accounts/index.js';
 import { HttpError } from '../http/errors.js';
 import type { RouteCaller } from '../http/invoke.js';
 import type { Logger } from '../platform/logger.js';
-import { inTransaction, outsideTransaction, transaction, type Sql } from '../storage/postgres.js';
-import { applyProject, Cancelled, type Applied, type ApplyOptions, type Prepared } from './deployer.js';
-import { FINAL_STATUSES, type DeployResponse } from './model.js';
+import { inTransaction, outsideTransaction, type Sql, transaction } from '../storage/postgres.js';
+import { type Applied, type ApplyOptions, applyProject, Cancelled, type Prepared } from './deployer.js';
+import { type DeployResponse, FINAL_STATUSES } from './model.js';
 import {
   activeDeployments,
   cancelRequested,
+  type DeploymentRow,
   failAbandoned,
   findDeployment,
   finishDeployment,
   insertDeployment,
-  requestCancel,
+  type ProjectRow,
   projectLockKey,
+  requestCancel,
   setProgress,
   tryLockProject,
-  type DeploymentRow,
-  type ProjectRow,
 } from './repository.js';
 
 /** Deploys still running in this process: the service waits for them before it closes its pools. */
@@ -132,7 +132,9 @@ export function projectDeployments(sql: Sql, aside: Sql, caller: RouteCaller, lo
     for (let i = 0; i < 10; i++) {
       const [active] = await activeDeployments(aside, accountId, logicalId);
       if (active) {
-        return new HttpError(409, `Another deployment of project "${logicalId}" is in progress (${active.id}); wait for it or cancel it`).withFields({ deploymentId: active.id });
+        return new HttpError(409, `Another deployment of project "${logicalId}" is in progress (${active.id}); wait for it or cancel it`).withFields({
+          deploymentId: active.id,
+        });
       }
       await sleep(50);
     }
@@ -188,10 +190,14 @@ export function projectDeployments(sql: Sql, aside: Sql, caller: RouteCaller, lo
           if (err instanceof Cancelled) {
             await finishDeployment(tx, row.id, 'CANCELLED', { error: { code: 'CANCELLED', message: err.message } });
           } else if (err instanceof HttpError && err.status < 500) {
-            await finishDeployment(tx, row.id, 'FAILED', { error: { code: err.status === 402 ? 'PAYMENT_REQUIRED' : 'VALIDATION_ERROR', message: err.message } });
+            await finishDeployment(tx, row.id, 'FAILED', {
+              error: { code: err.status === 402 ? 'PAYMENT_REQUIRED' : 'VALIDATION_ERROR', message: err.message },
+            });
           } else {
             logger.error({ err, deploymentId: row.id }, 'project deployment failed');
-            await finishDeployment(tx, row.id, 'FAILED', { error: { code: 'INTERNAL_ERROR', message: 'The deployment failed on the server; nothing of it was applied.' } });
+            await finishDeployment(tx, row.id, 'FAILED', {
+              error: { code: 'INTERNAL_ERROR', message: 'The deployment failed on the server; nothing of it was applied.' },
+            });
           }
         }
       }),
@@ -200,7 +206,16 @@ export function projectDeployments(sql: Sql, aside: Sql, caller: RouteCaller, lo
         const done = (await findDeployment(sql, accountId, job.logicalId, rowId!))!;
         // The operator's log: every deploy, destroy or import that ran, and how it ended.
         logger.info(
-          { event: 'deployment', accountId, project: job.logicalId, deploymentId: done.id, kind: job.kind, status: done.status, ms: Date.now() - begun, ...(done.error ? { error: done.error.message } : {}) },
+          {
+            event: 'deployment',
+            accountId,
+            project: job.logicalId,
+            deploymentId: done.id,
+            kind: job.kind,
+            status: done.status,
+            ms: Date.now() - begun,
+            ...(done.error ? { error: done.error.message } : {}),
+          },
           `deployment ${done.status.toLowerCase()}`,
         );
         return done;
@@ -210,10 +225,12 @@ export function projectDeployments(sql: Sql, aside: Sql, caller: RouteCaller, lo
         throw err;
       },
     );
-    const tracked = run.catch(() => undefined).finally(() => {
-      leave();
-      inFlight.delete(tracked);
-    });
+    const tracked = run
+      .catch(() => undefined)
+      .finally(() => {
+        leave();
+        inFlight.delete(tracked);
+      });
     inFlight.add(tracked);
     const row = await ready;
     return { row, done: run };

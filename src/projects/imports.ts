@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Principal } from '../accounts/index.js';
 import { HttpError } from '../http/errors.js';
 import type { RouteCaller } from '../http/invoke.js';
-import { defineRoute, type AnyRoute, type Method } from '../http/route.js';
+import { type AnyRoute, defineRoute, type Method } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
 import type { Deps } from '../storage/deps.js';
 import { inTransaction, transaction } from '../storage/postgres.js';
@@ -13,6 +13,8 @@ import {
   existingIds,
   existingSubscriptions,
   findProject,
+  type IdTableType,
+  type ImportRow,
   insertImport,
   listImports,
   lockImport,
@@ -21,8 +23,6 @@ import {
   markImport,
   saveMapping,
   toImportPlan,
-  type IdTableType,
-  type ImportRow,
 } from './repository.js';
 
 /** What `checkly import` can bring into a project, and the list route each is read from (its public GET shape). */
@@ -46,14 +46,23 @@ const Filter = Type.Object(
   {
     type: StringEnum(['include', 'exclude'] as const),
     resource: Type.Optional(
-      Type.Object({ type: Type.String({ maxLength: 64 }), physicalId: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Integer()])) }, { additionalProperties: false }),
+      Type.Object(
+        { type: Type.String({ maxLength: 64 }), physicalId: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Integer()])) },
+        { additionalProperties: false },
+      ),
     ),
   },
   { additionalProperties: false },
 );
-const Friend = Type.Object({ type: Type.String({ maxLength: 64 }), logicalId: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false });
+const Friend = Type.Object(
+  { type: Type.String({ maxLength: 64 }), logicalId: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
 const PlanBody = Type.Optional(
-  Type.Object({ filters: Type.Optional(Type.Array(Filter, { maxItems: 1000 })), friends: Type.Optional(Type.Array(Friend, { maxItems: 10_000 })) }, { additionalProperties: false }),
+  Type.Object(
+    { filters: Type.Optional(Type.Array(Filter, { maxItems: 1000 })), friends: Type.Optional(Type.Array(Friend, { maxItems: 10_000 })) },
+    { additionalProperties: false },
+  ),
 );
 
 const ImportPlan = Type.Object({
@@ -85,7 +94,12 @@ function passes(filters: { type: 'include' | 'exclude'; resource?: { type: strin
 
 /** A construct id from a name: lower-case words joined by dashes, unique among `taken`. */
 function logicalIdFor(name: unknown, fallback: string, taken: Set<string>): string {
-  const base = String(name ?? '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || fallback;
+  const base =
+    String(name ?? '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 60) || fallback;
   let id = base;
   for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
   taken.add(id);
@@ -190,7 +204,10 @@ export function importRoutes({ sql }: Deps, caller: RouteCaller): AnyRoute[] {
   }
 
   const invalidState = (why: string) => new HttpError(403, `Invalid state for import plan: ${why}`);
-  const ListQuery = Type.Object({ onlyUnapplied: Type.Boolean({ default: false }), onlyUncommitted: Type.Boolean({ default: false }) }, { additionalProperties: false });
+  const ListQuery = Type.Object(
+    { onlyUnapplied: Type.Boolean({ default: false }), onlyUncommitted: Type.Boolean({ default: false }) },
+    { additionalProperties: false },
+  );
   const PlanParams = Type.Object({ planId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
   const LogicalIdParams = Type.Object({ logicalId: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false });
 

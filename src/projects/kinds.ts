@@ -1,14 +1,13 @@
 import type { TObject } from '@sinclair/typebox';
 import type { Principal } from '../accounts/index.js';
+import { cliCheckBody, createBodySchema } from '../checks/index.js';
+import { DashboardBody } from '../dashboards/index.js';
 import { HttpError } from '../http/errors.js';
 import type { CallInput } from '../http/invoke.js';
 import type { Method } from '../http/route.js';
 import { IGNORED_PREFIX } from '../http/schemas.js';
 import { CHANNEL_TYPES } from '../model/alerts.js';
-import { CHECK_TYPES, SEGMENT_OF, type CheckType } from '../model/checks.js';
-import { createBodySchema } from '../checks/index.js';
-import { cliCheckBody } from '../checks/index.js';
-import { DashboardBody } from '../dashboards/index.js';
+import { CHECK_TYPES, type CheckType, SEGMENT_OF } from '../model/checks.js';
 import type { ResourceType } from './model.js';
 
 /** A member resource as the deploy applies it: its payload, where it was in the body, its references resolved. */
@@ -208,7 +207,10 @@ export const KINDS = {
         if (current) {
           const slug = (current.body as { slugName: string }).slugName;
           if (b.slugName !== undefined && b.slugName !== slug) throw resourceError(desired, `slugName cannot change (it is "${slug}")`);
-          await ctx.call('PUT', '/v1/private-locations/{id}', { params: { id: physicalId }, body: { name: b.name, icon: b.icon, proxyUrl: b.proxyUrl ?? null } });
+          await ctx.call('PUT', '/v1/private-locations/{id}', {
+            params: { id: physicalId },
+            body: { name: b.name, icon: b.icon, proxyUrl: b.proxyUrl ?? null },
+          });
           return physicalId;
         }
       }
@@ -271,7 +273,11 @@ export const KINDS = {
         const stored = await ctx.checkTypeOf(physicalId);
         if (stored === b.checkType) {
           const segment = SEGMENT_OF[b.checkType];
-          await ctx.call('PUT', `/v1/checks/${segment}/{id}`, { params: { id: physicalId }, query, body: replacing(createBodySchema(segment), b, ['alertChannelSubscriptions']) });
+          await ctx.call('PUT', `/v1/checks/${segment}/{id}`, {
+            params: { id: physicalId },
+            query,
+            body: replacing(createBodySchema(segment), b, ['alertChannelSubscriptions']),
+          });
           return physicalId;
         }
         // Another type under the same logicalId: the old check goes, a new one of the new type comes.
@@ -290,7 +296,11 @@ export const KINDS = {
     body(ctx, desired) {
       const body = withReferences(ctx, desired, KINDS['alert-channel-subscription'].references);
       if ((body.checkId == null) === (body.groupId == null)) throw resourceError(desired, 'give exactly one of checkId and groupId');
-      return { alertChannelId: body.alertChannelId, ...(body.checkId != null ? { checkId: body.checkId } : { groupId: body.groupId }), activated: body.activated ?? true };
+      return {
+        alertChannelId: body.alertChannelId,
+        ...(body.checkId != null ? { checkId: body.checkId } : { groupId: body.groupId }),
+        activated: body.activated ?? true,
+      };
     },
     async write(ctx, _desired, body) {
       const { alertChannelId, ...target } = body as { alertChannelId: number; checkId?: string; groupId?: number; activated: boolean };
@@ -327,7 +337,9 @@ export const KINDS = {
     async write(ctx, _desired, body, physicalId) {
       if (physicalId) {
         const params = { dashboardId: physicalId };
-        const updated = await orMissing(() => ctx.call('PUT', '/v1/dashboards/{dashboardId}', { params, body: replacing(DashboardBody, body as Record<string, unknown>, ['keys']) }));
+        const updated = await orMissing(() =>
+          ctx.call('PUT', '/v1/dashboards/{dashboardId}', { params, body: replacing(DashboardBody, body as Record<string, unknown>, ['keys']) }),
+        );
         if (updated) return physicalId;
       }
       return idOf(await ctx.call('POST', '/v1/dashboards', { body }));

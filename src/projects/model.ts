@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, StringEnum } from '../http/schemas.js';
 
 /** Every resource type the anchor's CLI puts in a project (its `Project.data` keys), in the CLI's order. */
@@ -35,7 +35,9 @@ const Resource = Type.Object(
   {
     logicalId: LogicalId,
     type: StringEnum(RESOURCE_TYPES),
-    physicalId: Type.Optional(Nullable(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })]))),
+    physicalId: Type.Optional(
+      Nullable(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })])),
+    ),
     member: Type.Boolean(),
     payload: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
     sourceFile: Type.Optional(Nullable(Type.String({ maxLength: 4096 }))),
@@ -48,10 +50,13 @@ export type Resource = Static<typeof Resource>;
 export const ProjectSync = Type.Object(
   {
     project: ProjectInfo,
-    sharedFiles: Type.Array(Type.Object({ path: Type.String({ maxLength: 4096 }), content: Type.String({ maxLength: 5_000_000 }) }, { additionalProperties: false }), {
-      maxItems: 10_000,
-      default: [],
-    }),
+    sharedFiles: Type.Array(
+      Type.Object({ path: Type.String({ maxLength: 4096 }), content: Type.String({ maxLength: 5_000_000 }) }, { additionalProperties: false }),
+      {
+        maxItems: 10_000,
+        default: [],
+      },
+    ),
     resources: Type.Array(Resource, { maxItems: 100_000 }),
     repoInfo: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
   },

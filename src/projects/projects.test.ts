@@ -23,7 +23,9 @@ describe('project deploys', () => {
   const deploy = async (body: unknown, query = 'scheduleOnDeploy=false', key?: string) => {
     const res = await svc.call('POST', `/v1/projects/deploy?dryRun=false&${query}`, { body, key });
     if (res.status !== 202) return res;
-    const done = await svc.call('GET', `/v1/projects/${encodeURIComponent(res.body.logicalId)}/deployments/${res.body.id}/completion?maxWaitSeconds=30`, { key });
+    const done = await svc.call('GET', `/v1/projects/${encodeURIComponent(res.body.logicalId)}/deployments/${res.body.id}/completion?maxWaitSeconds=30`, {
+      key,
+    });
     expect(done.status).toBe(200);
     return done;
   };
@@ -54,9 +56,33 @@ describe('project deploys', () => {
     expect(diff.every((c) => c.action === 'CREATE')).toBe(true);
     expect(new Set(diff.map((c) => c.type))).toEqual(new Set(EVERY_TYPE.resources.map((r) => r.type)));
 
-    const checks = (await svc.call('GET', '/v1/checks?limit=100')).body as { name: string; checkType: string; groupId: number | null; privateLocations: string[] | null; id: string }[];
-    expect(checks.map((c) => c.checkType).sort()).toEqual(['API', 'API', 'BROWSER', 'DNS', 'GRPC', 'HEARTBEAT', 'ICMP', 'MULTI_STEP', 'SSL', 'TCP', 'TRACEROUTE', 'URL']);
-    const groups = (await svc.call('GET', '/v1/check-groups')).body as { id: number; name: string; privateLocations: string[] | null; retryStrategy?: unknown }[];
+    const checks = (await svc.call('GET', '/v1/checks?limit=100')).body as {
+      name: string;
+      checkType: string;
+      groupId: number | null;
+      privateLocations: string[] | null;
+      id: string;
+    }[];
+    expect(checks.map((c) => c.checkType).sort()).toEqual([
+      'API',
+      'API',
+      'BROWSER',
+      'DNS',
+      'GRPC',
+      'HEARTBEAT',
+      'ICMP',
+      'MULTI_STEP',
+      'SSL',
+      'TCP',
+      'TRACEROUTE',
+      'URL',
+    ]);
+    const groups = (await svc.call('GET', '/v1/check-groups')).body as {
+      id: number;
+      name: string;
+      privateLocations: string[] | null;
+      retryStrategy?: unknown;
+    }[];
     const physical = (logicalId: string) => diff.find((c) => c.logicalId === logicalId)!.physicalId;
     // Private-location assignments became the check's and the group's privateLocations.
     expect(checks.find((c) => c.id === physical('api-1'))!.privateLocations).toEqual(['my-pl-new']);
@@ -83,7 +109,9 @@ describe('project deploys', () => {
     expect(await stamps()).toEqual(before);
     // The operator's log says each deploy ran and how it ended.
     const logged = svc.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === 'deployment' && l.deploymentId === done.body.id);
-    expect(logged).toEqual([expect.objectContaining({ level: 30, msg: 'deployment succeeded', status: 'SUCCEEDED', kind: expect.any(String), ms: expect.any(Number) })]);
+    expect(logged).toEqual([
+      expect.objectContaining({ level: 30, msg: 'deployment succeeded', status: 'SUCCEEDED', kind: expect.any(String), ms: expect.any(Number) }),
+    ]);
   });
 
   it('groupId null takes a check out of its group; a field left out of the code goes back to its default', async () => {
@@ -104,7 +132,11 @@ describe('project deploys', () => {
   it('a change of check type under the same logicalId replaces the check', async () => {
     const first = await deploy(project('retype', [apiCheck('x')]));
     const oldId = first.body.result.diff[0].physicalId;
-    const second = await deploy(project('retype', [{ logicalId: 'x', type: 'check', member: true, payload: { name: 'x', checkType: 'TCP', groupId: null, request: { hostname: '127.0.0.1', port: 9 } } }]));
+    const second = await deploy(
+      project('retype', [
+        { logicalId: 'x', type: 'check', member: true, payload: { name: 'x', checkType: 'TCP', groupId: null, request: { hostname: '127.0.0.1', port: 9 } } },
+      ]),
+    );
     const newId = second.body.result.diff[0].physicalId;
     expect(newId).not.toBe(oldId);
     expect((await svc.call('GET', `/v1/checks/${oldId}`)).status).toBe(404);
@@ -120,7 +152,10 @@ describe('project deploys', () => {
   });
 
   it('the event stream sends LF-only frames: progress while it runs, complete with the final deployment', async () => {
-    const many = project('streamed', Array.from({ length: 150 }, (_, i) => apiCheck(`s-${i}`)));
+    const many = project(
+      'streamed',
+      Array.from({ length: 150 }, (_, i) => apiCheck(`s-${i}`)),
+    );
     const started = await svc.call('POST', '/v1/projects/deploy?dryRun=false&scheduleOnDeploy=false', { body: many });
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({ logicalId: 'streamed', status: 'RUNNING', dryRun: false, result: null, error: null });
@@ -132,18 +167,26 @@ describe('project deploys', () => {
     expect(res.headers.get('content-encoding')).toBeNull();
     const text = await res.text();
     expect(text).not.toContain('\r');
-    const frames = text.split('\n\n').filter(Boolean).filter((f) => !f.startsWith(':'));
+    const frames = text
+      .split('\n\n')
+      .filter(Boolean)
+      .filter((f) => !f.startsWith(':'));
     const events = frames.map((f) => ({ event: /^event: (.+)$/m.exec(f)![1], data: JSON.parse(/^data: (.+)$/m.exec(f)![1]) }));
     expect(events.at(-1)).toMatchObject({ event: 'complete', data: { id: started.body.id, status: 'SUCCEEDED', progress: 100 } });
     expect(events.at(-1)!.data.result.diff).toHaveLength(150);
     expect(events.filter((e) => e.event === 'progress').length).toBeGreaterThan(0);
     // A finished deployment: complete at once.
-    const again = await (await fetch(`${svc.url}/v1/projects/streamed/deployments/${started.body.id}/events`, { headers: { authorization: `Bearer ${svc.adminKey}` } })).text();
+    const again = await (
+      await fetch(`${svc.url}/v1/projects/streamed/deployments/${started.body.id}/events`, { headers: { authorization: `Bearer ${svc.adminKey}` } })
+    ).text();
     expect(again).toMatch(/^: connected\n\nevent: complete\ndata: \{.*"status":"SUCCEEDED"/);
   });
 
   it('cancel stops a running deploy: it ends CANCELLED and nothing of it stays', async () => {
-    const many = project('cancelled', Array.from({ length: 300 }, (_, i) => apiCheck(`c-${i}`)));
+    const many = project(
+      'cancelled',
+      Array.from({ length: 300 }, (_, i) => apiCheck(`c-${i}`)),
+    );
     const before = (await svc.call('GET', '/v1/checks?limit=1')).headers.get('x-total-count');
     const started = await svc.call('POST', '/v1/projects/deploy?dryRun=false&scheduleOnDeploy=false', { body: many });
     const cancel = await svc.call('POST', `/v1/projects/cancelled/deployments/${started.body.id}/cancel`);
@@ -200,7 +243,16 @@ describe('project deploys', () => {
       logicalId: 'pw',
       type: 'check',
       member: true,
-      payload: { name: 'PW suite', checkType: 'PLAYWRIGHT', codeBundlePath: bundle, browsers: ['chromium'], playwrightVersion: '1.51.1', testCommand: 'npx playwright test', workingDir: '.', doubleCheck: false },
+      payload: {
+        name: 'PW suite',
+        checkType: 'PLAYWRIGHT',
+        codeBundlePath: bundle,
+        browsers: ['chromium'],
+        playwrightVersion: '1.51.1',
+        testCommand: 'npx playwright test',
+        workingDir: '.',
+        doubleCheck: false,
+      },
     });
     const done = await deploy(project('pw-project', [suite(key)]));
     expect(done.body.error).toBeNull();
@@ -208,7 +260,10 @@ describe('project deploys', () => {
     expect(check).toMatchObject({ checkType: 'PLAYWRIGHT', codeBundlePath: key, testCommand: 'npx playwright test' });
     const other = await createOtherTenant(svc);
     const theirs = await deploy(project('pw-project', [suite(key)]), 'scheduleOnDeploy=false', other.key);
-    expect(theirs.body).toMatchObject({ status: 'FAILED', error: { message: 'resources[0] (logicalId "pw"): codeBundlePath names no code bundle this account uploaded' } });
+    expect(theirs.body).toMatchObject({
+      status: 'FAILED',
+      error: { message: 'resources[0] (logicalId "pw"): codeBundlePath names no code bundle this account uploaded' },
+    });
   });
 
   it('read-only keys cannot deploy or destroy; bodies that are not a project are a 400', async () => {
@@ -229,14 +284,21 @@ describe('project deploys', () => {
     const other = await createOtherTenant(svc);
     const many = (prefix: string) => Array.from({ length: 40 }, (_, i) => apiCheck(`${prefix}-${i}`));
     const attempts = [svc.adminKey, other.key].flatMap((key, a) =>
-      Array.from({ length: 6 }, (_, i) => svc.call('POST', '/v1/projects/deploy?dryRun=false&scheduleOnDeploy=false', { key, body: project(`crowd-${a}-${i}`, many(`c${a}${i}`)) }).then((res) => ({ key, logicalId: `crowd-${a}-${i}`, res }))),
+      Array.from({ length: 6 }, (_, i) =>
+        svc
+          .call('POST', '/v1/projects/deploy?dryRun=false&scheduleOnDeploy=false', { key, body: project(`crowd-${a}-${i}`, many(`c${a}${i}`)) })
+          .then((res) => ({ key, logicalId: `crowd-${a}-${i}`, res })),
+      ),
     );
     // Authenticated reads while the deploys run: each answers (the pool is never all held by deploys).
     const reads = Array.from({ length: 8 }, () => svc.call('GET', '/v1/checks?limit=1'));
     const [answers, readAnswers] = await Promise.all([Promise.all(attempts), Promise.all(reads)]);
     expect(readAnswers.map((r) => r.status)).toEqual(readAnswers.map(() => 200));
     const statuses = answers.map((a) => a.res.status);
-    expect(statuses.every((s) => s === 202 || s === 429), JSON.stringify(statuses)).toBe(true);
+    expect(
+      statuses.every((s) => s === 202 || s === 429),
+      JSON.stringify(statuses),
+    ).toBe(true);
     const refused = answers.filter((a) => a.res.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     expect(refused[0]!.res.headers.get('retry-after')).toBe('5');

@@ -40,7 +40,11 @@ export async function upsertProject(db: Sql, accountId: string, p: { logicalId: 
 }
 
 /** A new project; undefined when the account has one with this logicalId. */
-export async function insertProject(db: Sql, accountId: string, p: { logicalId: string; name: string; repoUrl?: string | null }): Promise<ProjectRow | undefined> {
+export async function insertProject(
+  db: Sql,
+  accountId: string,
+  p: { logicalId: string; name: string; repoUrl?: string | null },
+): Promise<ProjectRow | undefined> {
   const [row] = await db<ProjectRow[]>`insert into projects (account_id, logical_id, name, repo_url)
     values (${accountId}, ${p.logicalId}, ${p.name}, ${p.repoUrl ?? null}) on conflict do nothing returning *`;
   return row;
@@ -134,7 +138,10 @@ export async function activeDeployments(db: Sql, accountId: string, logicalId: s
     and project_logical_id = ${logicalId} and status in ('PENDING', 'RUNNING') order by created_at`;
 }
 
-export async function insertDeployment(db: Sql, d: { accountId: string; logicalId: string; kind: 'DEPLOY' | 'DESTROY'; dryRun: boolean }): Promise<DeploymentRow> {
+export async function insertDeployment(
+  db: Sql,
+  d: { accountId: string; logicalId: string; kind: 'DEPLOY' | 'DESTROY'; dryRun: boolean },
+): Promise<DeploymentRow> {
   const [row] = await db<DeploymentRow[]>`insert into project_deployments (account_id, project_logical_id, kind, status, dry_run, started_at)
     values (${d.accountId}, ${d.logicalId}, ${d.kind}, 'RUNNING', ${d.dryRun}, now()) returning *`;
   return row;
@@ -206,7 +213,12 @@ export async function insertImport(db: Sql, accountId: string, projectId: string
   return row;
 }
 
-export async function listImports(db: Sql, accountId: string, projectId: string | undefined, f: { onlyUnapplied: boolean; onlyUncommitted: boolean }): Promise<ImportRow[]> {
+export async function listImports(
+  db: Sql,
+  accountId: string,
+  projectId: string | undefined,
+  f: { onlyUnapplied: boolean; onlyUncommitted: boolean },
+): Promise<ImportRow[]> {
   return db<ImportRow[]>`select * from project_imports where account_id = ${accountId}
     ${projectId ? db`and project_id = ${projectId}` : db``}
     ${f.onlyUnapplied ? db`and applied_at is null` : db``}

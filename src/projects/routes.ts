@@ -1,24 +1,32 @@
 import { PassThrough } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { Principal } from '../accounts/index.js';
+import { alertChannelRoutes } from '../alerts/index.js';
+import { checkGroupRoutes, checkRoutes } from '../checks/index.js';
+import { dashboardRoutes } from '../dashboards/index.js';
 import { HttpError, notFound } from '../http/errors.js';
 import { RouteCaller } from '../http/invoke.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
-import { startSessions } from '../runners/index.js';
-import { alertChannelRoutes } from '../alerts/index.js';
-import { checkGroupRoutes } from '../checks/index.js';
-import { checkRoutes } from '../checks/index.js';
-import { dashboardRoutes } from '../dashboards/index.js';
-import { maintenanceWindowRoutes } from '../status-pages/index.js';
-import { statusPageRoutes } from '../status-pages/index.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { privateLocationRoutes } from '../private-locations/index.js';
+import { startSessions } from '../runners/index.js';
+import { maintenanceWindowRoutes, statusPageRoutes } from '../status-pages/index.js';
 import type { Deps } from '../storage/deps.js';
-import { prepare, type Applied } from './deployer.js';
+import { type Applied, prepare } from './deployer.js';
 import { projectDeployments } from './deployments.js';
 import { IMPORT_ROUTES, importRoutes } from './imports.js';
 import { DEPLOY_ROUTES } from './kinds.js';
-import { Deployment, DeployResponse, DeployedProject, FINAL_STATUSES, ProjectInfo, ProjectSync } from './model.js';
-import { deleteDeployment, deleteProject, findDeployment, findProject, insertProject, listProjects, toDeployment, toProject, type DeploymentRow } from './repository.js';
+import { DeployedProject, Deployment, DeployResponse, FINAL_STATUSES, ProjectInfo, ProjectSync } from './model.js';
+import {
+  type DeploymentRow,
+  deleteDeployment,
+  deleteProject,
+  findDeployment,
+  findProject,
+  insertProject,
+  listProjects,
+  toDeployment,
+  toProject,
+} from './repository.js';
 
 const tag = 'Projects';
 
@@ -56,10 +64,21 @@ const SSE_MAX_MS = 10 * 60_000;
 export function projectRoutes(deps: Deps): AnyRoute[] {
   const { sql, config, queues, logger } = deps;
   const caller = new RouteCaller(
-    [...privateLocationRoutes(deps), ...checkGroupRoutes(deps), ...alertChannelRoutes(deps), ...checkRoutes(deps), ...maintenanceWindowRoutes(deps), ...dashboardRoutes(deps), ...statusPageRoutes(deps)],
+    [
+      ...privateLocationRoutes(deps),
+      ...checkGroupRoutes(deps),
+      ...alertChannelRoutes(deps),
+      ...checkRoutes(deps),
+      ...maintenanceWindowRoutes(deps),
+      ...dashboardRoutes(deps),
+      ...statusPageRoutes(deps),
+    ],
     [...DEPLOY_ROUTES, ...IMPORT_ROUTES],
   );
-  const deployments = projectDeployments(sql, deps.asideSql, caller, logger, { maxConcurrent: config.projects.maxConcurrentDeploys, maxPerAccount: config.projects.maxConcurrentDeploysPerAccount });
+  const deployments = projectDeployments(sql, deps.asideSql, caller, logger, {
+    maxConcurrent: config.projects.maxConcurrentDeploys,
+    maxPerAccount: config.projects.maxConcurrentDeploysPerAccount,
+  });
   const deployLimit = config.projects.deployBodyLimitBytes;
 
   /** After a deploy commits: a run now of each check it created or changed (scheduleOnDeploy). */
@@ -75,7 +94,8 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
   async function deploy(principal: Principal, query: { dryRun: boolean; scheduleOnDeploy: boolean; preserveResources: boolean }, body: ProjectSync) {
     const prepared = await prepare(sql, principal.account.id, body);
     const target = { prepared };
-    if (query.dryRun) return { dry: await deployments.dryRun({ principal, logicalId: body.project.logicalId, target, preserveResources: query.preserveResources }) };
+    if (query.dryRun)
+      return { dry: await deployments.dryRun({ principal, logicalId: body.project.logicalId, target, preserveResources: query.preserveResources }) };
     let changed: string[] = [];
     const started = await deployments.start({
       principal,
@@ -151,9 +171,10 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
         if (Date.now() - startedAt > SSE_MAX_MS) break;
         await new Promise((resolve) => setTimeout(resolve, SSE_POLL_MS));
         // Now and then through `current`, which notices a deployment whose server went away.
-        row = i % 10 === 9
-          ? await deployments.current(principal.account.id, params.logicalId, params.deploymentId)
-          : await findDeployment(sql, principal.account.id, params.logicalId, params.deploymentId);
+        row =
+          i % 10 === 9
+            ? await deployments.current(principal.account.id, params.logicalId, params.deploymentId)
+            : await findDeployment(sql, principal.account.id, params.logicalId, params.deploymentId);
       }
       if (!row) send('error', { message: 'The deployment no longer exists' });
       stream.end();
@@ -223,7 +244,8 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
       path: '/v1/projects/{logicalId}/deployments/{deploymentId}/events',
       operationId: 'streamProjectDeployment',
       summary: 'Server-sent events of a deployment: progress, then complete (the final deployment)',
-      description: 'Events are `progress` (`{"progress": 0-100}`), `complete` (the deployment) and `error` (`{"message"}`). A finished deployment sends `complete` at once.',
+      description:
+        'Events are `progress` (`{"progress": 0-100}`), `complete` (the deployment) and `error` (`{"message"}`). A finished deployment sends `complete` at once.',
       tag,
       access: 'read',
       errors: [404],
@@ -278,8 +300,9 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
       method: 'DELETE',
       path: '/v1/projects/{logicalId}',
       operationId: 'destroyProject',
-      summary: "Destroy a project (`checkly destroy`): its resources are deleted (kept with preserveResources), then the project",
-      description: 'Answers 202 with the deployment to follow; a dry run answers 200 with the diff; a project that does not exist answers 200 `{"project": null, "diff": []}`.',
+      summary: 'Destroy a project (`checkly destroy`): its resources are deleted (kept with preserveResources), then the project',
+      description:
+        'Answers 202 with the deployment to follow; a dry run answers 200 with the diff; a project that does not exist answers 200 `{"project": null, "diff": []}`.',
       tag,
       access: 'write',
       errors: [409],
@@ -299,7 +322,11 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
       tag,
       access: 'write',
       errors: [404, 409],
-      schema: { params: LogicalIdParams, query: Type.Object({ preserveResources: Type.Boolean({ default: false }) }, { additionalProperties: false }), responses: { 200: DeployResponse } },
+      schema: {
+        params: LogicalIdParams,
+        query: Type.Object({ preserveResources: Type.Boolean({ default: false }) }, { additionalProperties: false }),
+        responses: { 200: DeployResponse },
+      },
       handler: async ({ principal, params, query }) => {
         const outcome = await destroy(principal, params.logicalId, { ...query, dryRun: false });
         if (!outcome) throw new HttpError(404, `Project "${params.logicalId}" not found`);
@@ -348,4 +375,3 @@ export function projectRoutes(deps: Deps): AnyRoute[] {
     }),
   ];
 }
-

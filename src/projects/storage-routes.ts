@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../http/errors.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
-import { BlobTooLargeError, type BlobKind } from '../storage/blobs.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
+import { type BlobKind, BlobTooLargeError } from '../storage/blobs.js';
 import type { Deps } from '../storage/deps.js';
 
 const Stored = Type.Object({ key: Type.String() }, { additionalProperties: false });
@@ -39,7 +39,12 @@ export function storageRoutes({ blobs, config }: Deps): AnyRoute[] {
     });
 
   return [
-    upload('/next/checkly-storage/upload-code-bundle', 'code-bundles', 'uploadCodeBundle', 'Upload a Playwright code bundle (a .tar.gz); the key goes in the check as codeBundlePath'),
+    upload(
+      '/next/checkly-storage/upload-code-bundle',
+      'code-bundles',
+      'uploadCodeBundle',
+      'Upload a Playwright code bundle (a .tar.gz); the key goes in the check as codeBundlePath',
+    ),
     upload('/next/checkly-storage/upload', 'snapshots', 'uploadStorageFile', "Upload a browser check's snapshot; the key goes in the check's snapshots"),
     defineRoute({
       method: 'POST',

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOtherTenant, expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { createOtherTenant, expectFieldError, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 
 /**
  * Bodies and query strings the anchor API's own clients send: fields the anchor documents are accepted
@@ -46,8 +46,16 @@ describe('what the anchor API accepts, accepted here', () => {
     it('refuses a checkType that is not the route type, and fields nobody knows, storing nothing', async () => {
       const before = (await svc.deps.sql`select count(*)::int as n from checks`)[0].n;
       expectFieldError(await svc.call('POST', '/v1/checks/browser', { body: { checkType: 'API', name: 'x', script: 'x' } }), 'body.checkType', 'enum');
-      expectFieldError(await svc.call('POST', '/v1/checks/browser', { body: { name: 'x', script: 'x', colour: 'red' } }), 'body.colour', 'additionalProperties');
-      expectFieldError(await svc.call('POST', '/v1/checks/browser', { body: { name: 'x', script: 'x', retryStrategy: { type: 'SOMETIMES' } } }), 'body.retryStrategy.type', 'enum');
+      expectFieldError(
+        await svc.call('POST', '/v1/checks/browser', { body: { name: 'x', script: 'x', colour: 'red' } }),
+        'body.colour',
+        'additionalProperties',
+      );
+      expectFieldError(
+        await svc.call('POST', '/v1/checks/browser', { body: { name: 'x', script: 'x', retryStrategy: { type: 'SOMETIMES' } } }),
+        'body.retryStrategy.type',
+        'enum',
+      );
       expect((await svc.call('GET', '/v1/checks?limit=100')).status).toBe(200);
       expect((await svc.deps.sql`select count(*)::int as n from checks`)[0].n).toBe(before);
     });
@@ -66,7 +74,16 @@ describe('what the anchor API accepts, accepted here', () => {
 
     it('stores the ICMP packet-loss thresholds (defaults 10 and 20) and ignores the fields ICMP has no use for', async () => {
       const res = await svc.call('POST', '/v1/checks/icmp', {
-        body: { name: 'ping', request: { hostname: 'x.test' }, script: 'ignored', heartbeat: { period: 1 }, setupSnippetId: 3, frequency: 0, frequencyOffset: 10, maxPacketLossThreshold: 50 },
+        body: {
+          name: 'ping',
+          request: { hostname: 'x.test' },
+          script: 'ignored',
+          heartbeat: { period: 1 },
+          setupSnippetId: 3,
+          frequency: 0,
+          frequencyOffset: 10,
+          maxPacketLossThreshold: 50,
+        },
       });
       expect(res.status, res.text).toBe(201);
       expect(res.body).toMatchObject({ degradedPacketLossThreshold: 10, maxPacketLossThreshold: 50, frequency: 0 });
@@ -92,13 +109,25 @@ describe('what the anchor API accepts, accepted here', () => {
 
     it('takes the DNS query, HTTPS records and the DNS assertion sources; a URL monitor takes method GET only', async () => {
       const dns = await svc.call('POST', '/v1/checks/dns', {
-        body: { name: 'dns', request: { hostname: 'x.test', query: 'x.test', recordType: 'HTTPS', assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }] } },
+        body: {
+          name: 'dns',
+          request: {
+            hostname: 'x.test',
+            query: 'x.test',
+            recordType: 'HTTPS',
+            assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' }],
+          },
+        },
       });
       expect(dns.status, dns.text).toBe(201);
       expect(dns.body.request).toMatchObject({ query: 'x.test', recordType: 'HTTPS' });
       const url = await svc.call('POST', '/v1/checks/url', { body: { name: 'url', request: { url: 'https://x.test', method: 'GET' } } });
       expect(url.status, url.text).toBe(201);
-      expectFieldError(await svc.call('POST', '/v1/checks/url', { body: { name: 'url', request: { url: 'https://x.test', method: 'POST' } } }), 'body.request.method', 'enum');
+      expectFieldError(
+        await svc.call('POST', '/v1/checks/url', { body: { name: 'url', request: { url: 'https://x.test', method: 'POST' } } }),
+        'body.request.method',
+        'enum',
+      );
     });
 
     it('accepts any heartbeat object (or null) and a null script on the generic update of a non-heartbeat check', async () => {
@@ -109,7 +138,9 @@ describe('what the anchor API accepts, accepted here', () => {
         expect(res.body.name).toBe('generic 2');
       }
       expect(await storedData(check.id)).not.toHaveProperty('heartbeat');
-      const hb = (await svc.call('POST', '/v1/checks/heartbeat', { body: { name: 'hb', heartbeat: { period: 1, periodUnit: 'hours', grace: 1, graceUnit: 'hours' } } })).body;
+      const hb = (
+        await svc.call('POST', '/v1/checks/heartbeat', { body: { name: 'hb', heartbeat: { period: 1, periodUnit: 'hours', grace: 1, graceUnit: 'hours' } } })
+      ).body;
       expectFieldError(await svc.call('PUT', `/v1/checks/${hb.id}`, { body: { heartbeat: {}, script: null } }), 'body.heartbeat.period', 'required');
     });
   });
@@ -138,7 +169,13 @@ describe('what the anchor API accepts, accepted here', () => {
   describe('check types the anchor adds', () => {
     it('create and read SSL, traceroute, gRPC and agentic checks with their requests and the defaults filled', async () => {
       const bodies: Record<string, object> = {
-        ssl: { name: 'cert', request: { sslConfig: { hostname: 'shop.test', securityBaseline: { enabled: true } }, assertions: [{ source: 'CERTIFICATE', comparison: 'GREATER_THAN', property: 'daysUntilExpiry', target: '14' }] } },
+        ssl: {
+          name: 'cert',
+          request: {
+            sslConfig: { hostname: 'shop.test', securityBaseline: { enabled: true } },
+            assertions: [{ source: 'CERTIFICATE', comparison: 'GREATER_THAN', property: 'daysUntilExpiry', target: '14' }],
+          },
+        },
         traceroute: { name: 'route', request: { url: 'shop.test', protocol: 'TCP', port: 443, maxHops: 30 } },
         grpc: { name: 'rpc', request: { url: 'grpc.shop.test', port: '443', grpcConfig: { mode: 'HEALTH', service: 'shop.Cart' } } },
         agentic: { name: 'agent', intent: { goal: 'a shopper can check out' } },
@@ -150,21 +187,53 @@ describe('what the anchor API accepts, accepted here', () => {
         expect(res.body.checkType).toBe(types[segment]);
         const got = (await svc.call('GET', `/v1/checks/${res.body.id}`)).body;
         expect(got).toMatchObject({ locations: [], groupId: null, groupOrder: null, runtimeId: null, description: null, privateLocations: [] });
-        expect(got.alertSettings).toEqual({ escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 } });
+        expect(got.alertSettings).toEqual({
+          escalationType: 'RUN_BASED',
+          runBasedEscalation: { failedRunThreshold: 1 },
+          reminders: { amount: 0, interval: 5 },
+          parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+        });
         expect(got).not.toHaveProperty('script');
       }
       const ssl = (await svc.call('GET', '/v1/checks?checkType=SSL')).body[0];
       expect(ssl.request.sslConfig).toMatchObject({ hostname: 'shop.test', port: 443, handshakeTimeoutMs: 10000, alertDaysBeforeExpiry: 20 });
-      expectFieldError(await svc.call('POST', '/v1/checks/ssl', { body: { name: 'x', request: { sslConfig: { hostname: 'a.test', port: 0 } } } }), 'body.request.sslConfig.port', 'minimum');
-      expectFieldError(await svc.call('POST', '/v1/checks/traceroute', { body: { name: 'x', request: { url: 'a.test', maxHops: 65 } } }), 'body.request.maxHops', 'maximum');
-      expectFieldError(await svc.call('POST', '/v1/checks/grpc', { body: { name: 'x', request: { url: 'a.test', grpcConfig: { mode: 'STREAM' } } } }), 'body.request.grpcConfig.mode', 'enum');
+      expectFieldError(
+        await svc.call('POST', '/v1/checks/ssl', { body: { name: 'x', request: { sslConfig: { hostname: 'a.test', port: 0 } } } }),
+        'body.request.sslConfig.port',
+        'minimum',
+      );
+      expectFieldError(
+        await svc.call('POST', '/v1/checks/traceroute', { body: { name: 'x', request: { url: 'a.test', maxHops: 65 } } }),
+        'body.request.maxHops',
+        'maximum',
+      );
+      expectFieldError(
+        await svc.call('POST', '/v1/checks/grpc', { body: { name: 'x', request: { url: 'a.test', grpcConfig: { mode: 'STREAM' } } } }),
+        'body.request.grpcConfig.mode',
+        'enum',
+      );
       expect((await svc.call('POST', '/v1/checks/agentic', { body: { name: 'intent later' } })).body.intent).toBeNull();
     });
 
     it('read every field of the shape with defaults where unset, and give a heartbeat check its ping URL', async () => {
       const api = (await svc.call('POST', '/v1/checks/api', { body: { name: 'plain', request: { url: 'https://x.test' } } })).body;
-      expect(api).toMatchObject({ shouldFail: false, doubleCheck: true, runParallel: false, retryStrategy: null, triggerIncident: null, setupSnippetId: null, localSetupScript: null, intent: null, aiAutoRepairEnabled: null, degradedResponseTime: null, maxResponseTime: null, environmentVariables: [] });
-      const hb = await svc.call('POST', '/v1/checks/heartbeat', { body: { name: 'cron', heartbeat: { period: 1, periodUnit: 'hours', grace: 10, graceUnit: 'minutes', pingToken: 'mine' } } });
+      expect(api).toMatchObject({
+        shouldFail: false,
+        doubleCheck: true,
+        runParallel: false,
+        retryStrategy: null,
+        triggerIncident: null,
+        setupSnippetId: null,
+        localSetupScript: null,
+        intent: null,
+        aiAutoRepairEnabled: null,
+        degradedResponseTime: null,
+        maxResponseTime: null,
+        environmentVariables: [],
+      });
+      const hb = await svc.call('POST', '/v1/checks/heartbeat', {
+        body: { name: 'cron', heartbeat: { period: 1, periodUnit: 'hours', grace: 10, graceUnit: 'minutes', pingToken: 'mine' } },
+      });
       expect(hb.status, hb.text).toBe(201);
       const { pingToken, pingUrl } = hb.body.heartbeat;
       expect(pingToken).toMatch(/^[0-9a-f-]{36}$/);
@@ -182,7 +251,13 @@ describe('what the anchor API accepts, accepted here', () => {
     it('store runParallel and alert channel subscriptions, ignore browserCheckDefaults, and filter by tag and name', async () => {
       const channel = (await svc.call('POST', '/v1/alert-channels', { body: { type: 'EMAIL', config: { address: 'g@x.test' } } })).body;
       const res = await svc.call('POST', '/v1/check-groups?autoAssignAlerts=false', {
-        body: { name: 'grp-anchor', tags: ['g-tag'], runParallel: true, browserCheckDefaults: 'x', alertChannelSubscriptions: [{ alertChannelId: channel.id, activated: false }] },
+        body: {
+          name: 'grp-anchor',
+          tags: ['g-tag'],
+          runParallel: true,
+          browserCheckDefaults: 'x',
+          alertChannelSubscriptions: [{ alertChannelId: channel.id, activated: false }],
+        },
       });
       expect(res.status, res.text).toBe(201);
       expect(res.body).toMatchObject({ runParallel: true, alertChannelSubscriptions: [{ alertChannelId: channel.id, activated: false }] });
@@ -213,19 +288,34 @@ describe('what the anchor API accepts, accepted here', () => {
     it('store sslExpiry, sslExpiryThreshold and autoSubscribe, and take subscriptions in the body', async () => {
       const check = (await svc.call('POST', '/v1/checks/api', { body: { name: 'sub me', request: { url: 'https://x.test' } } })).body;
       const res = await svc.call('POST', '/v1/alert-channels', {
-        body: { type: 'SLACK', config: { url: 'https://hooks.x.test/1' }, sslExpiry: true, sslExpiryThreshold: 14, autoSubscribe: true, subscriptions: [{ checkId: check.id, activated: true }] },
+        body: {
+          type: 'SLACK',
+          config: { url: 'https://hooks.x.test/1' },
+          sslExpiry: true,
+          sslExpiryThreshold: 14,
+          autoSubscribe: true,
+          subscriptions: [{ checkId: check.id, activated: true }],
+        },
       });
       expect(res.status, res.text).toBe(201);
-      expect(res.body).toMatchObject({ sslExpiry: true, sslExpiryThreshold: 14, autoSubscribe: true, subscriptions: [{ checkId: check.id, groupId: null, activated: true }] });
+      expect(res.body).toMatchObject({
+        sslExpiry: true,
+        sslExpiryThreshold: 14,
+        autoSubscribe: true,
+        subscriptions: [{ checkId: check.id, groupId: null, activated: true }],
+      });
       const later = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'auto', request: { url: 'https://x.test' } } })).body;
       expect(later.alertChannelSubscriptions).toContainEqual({ alertChannelId: res.body.id, activated: true });
-      const cleared = await svc.call('PUT', `/v1/alert-channels/${res.body.id}`, { body: { type: 'SLACK', config: { url: 'https://hooks.x.test/1' }, subscriptions: [] } });
+      const cleared = await svc.call('PUT', `/v1/alert-channels/${res.body.id}`, {
+        body: { type: 'SLACK', config: { url: 'https://hooks.x.test/1' }, subscriptions: [] },
+      });
       expect(cleared.body).toMatchObject({ subscriptions: [], autoSubscribe: false, sslExpiryThreshold: 30 });
     });
 
     it('refuses a body subscription naming both or neither of checkId and groupId, or a foreign check, changing nothing', async () => {
       const before = (await svc.deps.sql`select count(*)::int as n from alert_channels`)[0].n;
-      const post = (subscriptions: object[]) => svc.call('POST', '/v1/alert-channels', { body: { type: 'EMAIL', config: { address: 'a@x.test' }, subscriptions } });
+      const post = (subscriptions: object[]) =>
+        svc.call('POST', '/v1/alert-channels', { body: { type: 'EMAIL', config: { address: 'a@x.test' }, subscriptions } });
       expectFieldError(await post([{ activated: true }]), 'body.subscriptions[0]', 'oneOf');
       expectFieldError(await post([{ checkId: randomUUID(), groupId: 1, activated: true }]), 'body.subscriptions[0]', 'oneOf');
       expectFieldError(await post([{ checkId: randomUUID(), activated: true }]), 'body.subscriptions[0].checkId', 'exists');
@@ -239,7 +329,10 @@ describe('what the anchor API accepts, accepted here', () => {
       expect((await svc.call('POST', '/v1/maintenance-windows', { body })).body.timezone).toBe('UTC');
       const w = (await svc.call('POST', '/v1/maintenance-windows', { body: { ...body, timezone: 'Europe/Berlin' } })).body;
       expect(w.timezone).toBe('Europe/Berlin');
-      expect((await svc.call('PUT', `/v1/maintenance-windows/${w.id}`, { body: { ...body, name: 'w2' } })).body).toMatchObject({ name: 'w2', timezone: 'Europe/Berlin' });
+      expect((await svc.call('PUT', `/v1/maintenance-windows/${w.id}`, { body: { ...body, name: 'w2' } })).body).toMatchObject({
+        name: 'w2',
+        timezone: 'Europe/Berlin',
+      });
       expect((await svc.call('PUT', `/v1/maintenance-windows/${w.id}`, { body: { ...body, timezone: null } })).body.timezone).toBe('UTC');
       expectFieldError(await svc.call('POST', '/v1/maintenance-windows', { body: { ...body, timezone: '+05:00' } }), 'body.timezone', 'pattern');
       expectFieldError(await svc.call('POST', '/v1/maintenance-windows', { body: { ...body, timezone: 'Mars/Olympus' } }), 'body.timezone', 'timezone');
@@ -262,8 +355,17 @@ describe('what the anchor API accepts, accepted here', () => {
       const result = { checkId: check.id, checkType: 'API', runLocation: 'eu-west-1', startedAt: at(2), stoppedAt: at(1), hasFailures: false };
       expect((await svc.call('POST', '/v1/check-results', { body: { results: [result] } })).status).toBe(202);
       const path = `/v1/check-results/${check.id}`;
-      await waitFor(() => svc.call('GET', path), (r) => r.body.length === 1);
-      for (const [q, n] of [['checkType=API', 1], ['resultType=ALL', 1], ['resultType=FINAL', 1], ['checkType=BROWSER', 0], ['resultType=ATTEMPT', 0]] as const) {
+      await waitFor(
+        () => svc.call('GET', path),
+        (r) => r.body.length === 1,
+      );
+      for (const [q, n] of [
+        ['checkType=API', 1],
+        ['resultType=ALL', 1],
+        ['resultType=FINAL', 1],
+        ['checkType=BROWSER', 0],
+        ['resultType=ATTEMPT', 0],
+      ] as const) {
         const res = await svc.call('GET', `${path}?${q}`);
         expect(res.status, q).toBe(200);
         expect(res.body, q).toHaveLength(n);
@@ -285,13 +387,19 @@ describe('POST /v1/checks: one route for every type', () => {
     const api = await svc.call('POST', '/v1/checks', { body: { checkType: 'API', name: 'generic api', request: { url: 'https://x.test' } } });
     expect(api.status, api.text).toBe(201);
     expect(api.body).toMatchObject({ checkType: 'API', request: { method: 'GET', url: 'https://x.test' } });
-    const hb = await svc.call('POST', '/v1/checks', { body: { checkType: 'HEARTBEAT', name: 'cron', heartbeat: { period: 5, periodUnit: 'minutes', grace: 1, graceUnit: 'minutes' } } });
+    const hb = await svc.call('POST', '/v1/checks', {
+      body: { checkType: 'HEARTBEAT', name: 'cron', heartbeat: { period: 5, periodUnit: 'minutes', grace: 1, graceUnit: 'minutes' } },
+    });
     expect(hb.body.heartbeat.pingUrl).toMatch(/\/ping\/[0-9a-f-]{36}$/);
     const before = (await svc.call('GET', '/v1/checks?limit=100')).body.length;
     expectFieldError(await svc.call('POST', '/v1/checks', { body: { name: 'x', request: { url: 'https://x.test' } } }), 'body.checkType', 'required');
     expectFieldError(await svc.call('POST', '/v1/checks', { body: { checkType: 'PING', name: 'x' } }), 'body.checkType', 'enum');
     expectFieldError(await svc.call('POST', '/v1/checks', { body: { checkType: 'API', name: 'x' } }), 'body.request', 'required');
-    expectFieldError(await svc.call('POST', '/v1/checks', { body: { checkType: 'TCP', name: 'x', request: { hostname: 'db.test', port: 70000 } } }), 'body.request.port', 'maximum');
+    expectFieldError(
+      await svc.call('POST', '/v1/checks', { body: { checkType: 'TCP', name: 'x', request: { hostname: 'db.test', port: 70000 } } }),
+      'body.request.port',
+      'maximum',
+    );
     expect((await svc.call('GET', '/v1/checks?limit=100')).body.length).toBe(before);
   });
 
@@ -305,7 +413,10 @@ describe('POST /v1/checks: one route for every type', () => {
     expect(v2).toEqual(v1);
     expect(v3.intent).toEqual({
       goal: 'buy',
-      constraints: [{ type: 'REQUIRED_OUTCOME', statement: 'order placed' }, { type: 'MUST_PRESERVE', statement: 'no double charge' }],
+      constraints: [
+        { type: 'REQUIRED_OUTCOME', statement: 'order placed' },
+        { type: 'MUST_PRESERVE', statement: 'no double charge' },
+      ],
     });
     const list = await svc.call('GET', '/v3/checks?checkType=BROWSER');
     expect(list.body[0].intent.constraints).toHaveLength(2);

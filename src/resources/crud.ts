@@ -1,11 +1,11 @@
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { notFound } from '../http/errors.js';
 import { NumericIdParams } from '../http/ids.js';
 import { listReply, PageQuery } from '../http/pagination.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import type { Principal } from '../model/accounts.js';
-import { deleteAccountRow, getAccountRow, listAccountRows, type AccountTable } from '../storage/rows.js';
 import type { Sql } from '../storage/postgres.js';
+import { type AccountTable, deleteAccountRow, getAccountRow, listAccountRows } from '../storage/rows.js';
 
 /**
  * The plain resource (docs/architecture.md, "The CRUD wing"): an account's rows of one table, listed a page at a
@@ -77,7 +77,12 @@ export function crudRoutes<Row extends object, Id extends string | number, Creat
   const { tag } = spec;
   const routes: AnyRoute[] = [
     defineRoute({
-      method: 'GET', path: spec.path, operationId: spec.operations.list[0], summary: spec.operations.list[1], tag, access: 'read',
+      method: 'GET',
+      path: spec.path,
+      operationId: spec.operations.list[0],
+      summary: spec.operations.list[1],
+      tag,
+      access: 'read',
       schema: { query: PageQuery, responses: { 200: Type.Array(spec.view) } },
       handler: async ({ principal, query }) => {
         const { rows, total } = await listAccountRows<Row>(sql, spec.table, principal.account.id, query);
@@ -85,14 +90,25 @@ export function crudRoutes<Row extends object, Id extends string | number, Creat
       },
     }),
     defineRoute({
-      method: 'POST', path: spec.path, operationId: spec.operations.create[0], summary: spec.operations.create[1], tag, access: 'write',
+      method: 'POST',
+      path: spec.path,
+      operationId: spec.operations.create[0],
+      summary: spec.operations.create[1],
+      tag,
+      access: 'write',
       ...(spec.create.errors ? { errors: spec.create.errors } : {}),
       ...(spec.create.description ? { description: spec.create.description } : {}),
       schema: { body: spec.create.body, responses: { 201: spec.view } },
       handler: async ({ principal, body }) => ({ status: 201, body: spec.toView(await spec.create.run(sql, principal, body as Static<Create>)) }),
     }),
     defineRoute({
-      method: 'GET', path: one, operationId: spec.operations.get[0], summary: spec.operations.get[1], tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: one,
+      operationId: spec.operations.get[0],
+      summary: spec.operations.get[1],
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: spec.params, responses: { 200: spec.view } },
       handler: async ({ principal, params }) => {
         const row = await getAccountRow<Row>(sql, spec.table, principal.account.id, idOf(params as Record<string, unknown>));
@@ -101,7 +117,13 @@ export function crudRoutes<Row extends object, Id extends string | number, Creat
       },
     }),
     defineRoute({
-      method: 'DELETE', path: one, operationId: spec.operations.delete[0], summary: spec.operations.delete[1], tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: one,
+      operationId: spec.operations.delete[0],
+      summary: spec.operations.delete[1],
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: spec.params, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         if (!(await deleteAccountRow(sql, spec.table, principal.account.id, idOf(params as Record<string, unknown>)))) throw notFound();
@@ -111,17 +133,26 @@ export function crudRoutes<Row extends object, Id extends string | number, Creat
   ];
   const { update } = spec;
   if (update && spec.operations.update) {
-    routes.splice(3, 0, defineRoute({
-      method: 'PUT', path: one, operationId: spec.operations.update[0], summary: spec.operations.update[1], tag, access: 'write',
-      errors: [404, ...(update.errors ?? [])],
-      ...(update.description ? { description: update.description } : {}),
-      schema: { params: spec.params, body: update.body, responses: { 200: spec.view } },
-      handler: async ({ principal, params, body }) => {
-        const row = await update.run(sql, principal, idOf(params as Record<string, unknown>), body as Static<Update>);
-        if (!row) throw notFound();
-        return { status: 200, body: spec.toView(row) };
-      },
-    }));
+    routes.splice(
+      3,
+      0,
+      defineRoute({
+        method: 'PUT',
+        path: one,
+        operationId: spec.operations.update[0],
+        summary: spec.operations.update[1],
+        tag,
+        access: 'write',
+        errors: [404, ...(update.errors ?? [])],
+        ...(update.description ? { description: update.description } : {}),
+        schema: { params: spec.params, body: update.body, responses: { 200: spec.view } },
+        handler: async ({ principal, params, body }) => {
+          const row = await update.run(sql, principal, idOf(params as Record<string, unknown>), body as Static<Update>);
+          if (!row) throw notFound();
+          return { status: 200, body: spec.toView(row) };
+        },
+      }),
+    );
   }
   return routes;
 }

@@ -1,9 +1,9 @@
 import type { CheckType } from '../model/checks.js';
-import { keptAssetsOf, type KeptAsset } from '../model/results.js';
-import type { Sql } from '../storage/postgres.js';
-import { openVariables, resealVariables, sealVariables } from '../storage/secret-box.js';
-import type { Queues } from '../storage/queues.js';
+import { type KeptAsset, keptAssetsOf } from '../model/results.js';
 import type { EnvVar } from '../model/variables.js';
+import type { Sql } from '../storage/postgres.js';
+import type { Queues } from '../storage/queues.js';
+import { openVariables, resealVariables, sealVariables } from '../storage/secret-box.js';
 import { DEFAULT_LOCATION, locationQueues, type RunnableCheck } from './definitions.js';
 import { enqueueRuns, type RunJob, type RunSource } from './jobs.js';
 import type { RunOutcome } from './types/common.js';
@@ -77,7 +77,10 @@ function sealedDefinition(def: AdhocDefinition): AdhocDefinition {
 }
 
 /** The MQTT topic of an ad-hoc run's messages (the CLI matches on the 5th segment, the run's id). */
-export function adhocTopic(run: Pick<AdhocRunRow, 'topic_account' | 'check_run_suite_id' | 'id' | 'check_run_id'>, subtopic: 'run-start' | 'result' | 'error'): string {
+export function adhocTopic(
+  run: Pick<AdhocRunRow, 'topic_account' | 'check_run_suite_id' | 'id' | 'check_run_id'>,
+  subtopic: 'run-start' | 'result' | 'error',
+): string {
   return `account/${run.topic_account}/ad-hoc-check-results/${run.check_run_suite_id}/${run.id}/${run.check_run_id}/${subtopic}`;
 }
 
@@ -187,11 +190,17 @@ export async function sessionRuns(sql: Sql, testSessionId: string): Promise<Adho
 
 /** An ad-hoc run as a runner executes it: the stored definition, the account's variables under the run's own. */
 export async function adhocRunnable(sql: Sql, run: AdhocRunRow): Promise<RunnableCheck> {
-  const accountVars = await sql<{ key: string; value: string; secret: boolean }[]>`select key, value, secret from variables where account_id = ${run.account_id}`;
+  const accountVars = await sql<
+    { key: string; value: string; secret: boolean }[]
+  >`select key, value, secret from variables where account_id = ${run.account_id}`;
   const variables: Record<string, string> = {};
   const secrets: string[] = [];
   const def = run.definition;
-  for (const v of [...openVariables(accountVars), ...(openVariables(def.data.environmentVariables as EnvVar[] | null | undefined) ?? []), ...openVariables(def.variables)]) {
+  for (const v of [
+    ...openVariables(accountVars),
+    ...(openVariables(def.data.environmentVariables as EnvVar[] | null | undefined) ?? []),
+    ...openVariables(def.variables),
+  ]) {
     if (v.value === null || v.value === undefined) continue;
     variables[v.key] = v.value;
     if (v.secret && v.value) secrets.push(v.value);
@@ -249,17 +258,26 @@ const text = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v =
  */
 export function adhocResult(run: AdhocRunRow, resultId: string, outcome: RunOutcome, attempts: number): AdhocResult {
   const api = outcome.detail.apiCheckResult as
-    | { request?: { method?: string; url?: string; headers?: Record<string, unknown>; data?: unknown }; response?: { status: number; statusText?: string; headers?: Record<string, unknown>; body?: unknown } | null; assertions?: unknown[]; requestError?: string | null }
+    | {
+        request?: { method?: string; url?: string; headers?: Record<string, unknown>; data?: unknown };
+        response?: { status: number; statusText?: string; headers?: Record<string, unknown>; body?: unknown } | null;
+        assertions?: unknown[];
+        requestError?: string | null;
+      }
     | undefined;
   const kept = keptAssetsOf(outcome.detail);
   // A browser run's console, as the CLI prints a result's `logs` ({ time, msg, level }).
-  const browser = (outcome.detail.browserCheckResult ?? outcome.detail.multiStepCheckResult ?? outcome.detail.playwrightCheckResult) as { jobLog?: { level: string; msg: string }[] } | undefined;
+  const browser = (outcome.detail.browserCheckResult ?? outcome.detail.multiStepCheckResult ?? outcome.detail.playwrightCheckResult) as
+    | { jobLog?: { level: string; msg: string }[] }
+    | undefined;
   const logs = Array.isArray(browser?.jobLog) ? browser.jobLog.map((l) => ({ time: outcome.startedAt, msg: l.msg, level: l.level })) : undefined;
   const checkRunData = api
     ? {
         requestError: api.requestError ?? null,
         request: { method: api.request?.method ?? 'GET', url: api.request?.url ?? '', headers: api.request?.headers ?? {}, data: text(api.request?.data) },
-        response: api.response ? { status: api.response.status, statusText: api.response.statusText ?? '', headers: api.response.headers ?? {}, body: text(api.response.body) } : undefined,
+        response: api.response
+          ? { status: api.response.status, statusText: api.response.statusText ?? '', headers: api.response.headers ?? {}, body: text(api.response.body) }
+          : undefined,
         assertions: api.assertions ?? [],
       }
     : undefined;
@@ -328,7 +346,11 @@ export async function resealAdhocDefinitions(sql: Sql, f: (value: string) => str
     const data = resealVariables(row.definition.data.environmentVariables as EnvVar[] | null | undefined, f);
     const variables = resealVariables(row.definition.variables, f);
     if (!data && !variables) continue;
-    const definition = { ...row.definition, data: data ? { ...row.definition.data, environmentVariables: data } : row.definition.data, variables: variables ?? row.definition.variables };
+    const definition = {
+      ...row.definition,
+      data: data ? { ...row.definition.data, environmentVariables: data } : row.definition.data,
+      variables: variables ?? row.definition.variables,
+    };
     await sql`update adhoc_runs set definition = ${sql.json(definition as never)} where id = ${row.id}`;
     changed++;
   }

@@ -3,13 +3,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { GroupCommit, toRow } from '../ingest/index.js';
 import { LivePublisher } from '../live/index.js';
-import { ingestJob, slotSpan, type IngestJob, type ResultQueue, type ResultRow } from '../model/results.js';
+import { type IngestJob, ingestJob, type ResultQueue, type ResultRow, slotSpan } from '../model/results.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { isRedisUnavailable } from '../storage/redis.js';
-import { adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt, type AdhocRecorder } from './adhoc.js';
+import { type AdhocRecorder, adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt } from './adhoc.js';
 import { loadRunnable, locationQueues, type RunnableCheck } from './definitions.js';
 import { enqueueRuns, type RunJob } from './jobs.js';
 import type { TakenRun } from './port.js';
@@ -66,7 +66,14 @@ export class RunBook {
         for (const item of group) byAccount.set(item.accountId, [...(byAccount.get(item.accountId) ?? []), item]);
         for (const [accountId, items] of byAccount) {
           const spans = Object.fromEntries(items.flatMap((i) => (i.span ? [[i.resultId, i.span]] : [])));
-          await this.handOff(ingestJob(randomUUID(), accountId, items.map((i) => i.row), spans));
+          await this.handOff(
+            ingestJob(
+              randomUUID(),
+              accountId,
+              items.map((i) => i.row),
+              spans,
+            ),
+          );
         }
       },
       () => 1,
@@ -105,7 +112,11 @@ export class RunBook {
         const now = Date.now();
         this.unavailableSince ??= now;
         if (now + waitMs > this.unavailableSince + patienceMs) throw err;
-        if (tries === 1) this.opts.logger.warn({ err: messageOf(err), results: job.rows.length }, `results could not be handed to ingest yet; trying again while Redis is away, up to ${patienceMs / 1000} s`);
+        if (tries === 1)
+          this.opts.logger.warn(
+            { err: messageOf(err), results: job.rows.length },
+            `results could not be handed to ingest yet; trying again while Redis is away, up to ${patienceMs / 1000} s`,
+          );
         await sleep(waitMs, undefined, { signal: this.closing.signal }).catch(() => {
           throw err;
         });
@@ -236,7 +247,13 @@ export class RunBook {
     const location = sameLocationOnly ? run.location : retry.location;
     const queue = (await locationQueues(this.opts.sql, run.accountId, [location])).get(location);
     if (!queue) return undefined;
-    const next: RunJob = { ...run, location, attempt: run.attempt + 1, firstStartedAt, ...(location !== run.location || run.origin ? { origin: run.origin ?? run.location } : {}) };
+    const next: RunJob = {
+      ...run,
+      location,
+      attempt: run.attempt + 1,
+      firstStartedAt,
+      ...(location !== run.location || run.origin ? { origin: run.origin ?? run.location } : {}),
+    };
     await enqueueRuns(this.opts.queues, [{ job: next, queue, startAt: Date.now() + retry.delayMs }]);
     this.count(run.location, 'retry');
     return { retry: location, inMs: retry.delayMs };

@@ -9,7 +9,9 @@ describe('runs too late to make', () => {
     const lines: Record<string, unknown>[] = [];
     const log = new SkipLog(createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line)) }), TOO_LATE, 100);
     log.add('eu-west-1', 16_400, 'check-1');
-    expect(lines).toEqual([expect.objectContaining({ level: 40, msg: 'runs too late to make; skipped', location: 'eu-west-1', runs: 1, checkId: 'check-1', lateSeconds: 16 })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, msg: 'runs too late to make; skipped', location: 'eu-west-1', runs: 1, checkId: 'check-1', lateSeconds: 16 }),
+    ]);
     for (let i = 0; i < 500; i++) log.add(i % 5 ? 'eu-west-1' : 'us-east-1', 15_000 + i * 10, `check-${i}`);
     expect(lines).toHaveLength(1);
     await sleep(150);
@@ -26,7 +28,11 @@ describe('runs too late to make', () => {
 
   it('say what their owner gives: the message and the name of the lateness field', () => {
     const lines: Record<string, unknown>[] = [];
-    const log = new SkipLog(createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line)) }), { message: 'runs waited too long for an agent; dropped', seconds: 'waitedSeconds' }, 100);
+    const log = new SkipLog(
+      createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line)) }),
+      { message: 'runs waited too long for an agent; dropped', seconds: 'waitedSeconds' },
+      100,
+    );
     log.add('dc-1', 125_000, 'check-a');
     log.add('dc-1', 130_000, 'check-b');
     log.add('dc-1', 140_000, 'check-c');

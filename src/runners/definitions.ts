@@ -1,9 +1,9 @@
-import { applyGroupSettings } from '../checks/index.js';
 import type { GroupData } from '../checks/index.js';
-import { LOCATIONS, type CheckType, CHECK_TYPE_FACTS } from '../model/checks.js';
+import { applyGroupSettings } from '../checks/index.js';
+import { CHECK_TYPE_FACTS, type CheckType, LOCATIONS } from '../model/checks.js';
 import type { WindowData } from '../model/maintenance.js';
-import type { EnvVar } from '../model/variables.js';
 import { hashSecret } from '../model/secrets.js';
+import type { EnvVar } from '../model/variables.js';
 import type { Sql } from '../storage/postgres.js';
 import { openVariables } from '../storage/secret-box.js';
 import { privateRunQueueName, runQueueName } from './jobs.js';
@@ -42,7 +42,18 @@ export interface RunnableCheck {
 export async function loadRunnable(sql: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, RunnableCheck>> {
   const out = new Map<string, RunnableCheck>();
   if (!ids.length) return out;
-  const rows = await sql<{ id: string; name: string; check_type: CheckType; activated: boolean; muted: boolean; tags: string[]; group_id: number | null; data: Record<string, unknown> }[]>`
+  const rows = await sql<
+    {
+      id: string;
+      name: string;
+      check_type: CheckType;
+      activated: boolean;
+      muted: boolean;
+      tags: string[];
+      group_id: number | null;
+      data: Record<string, unknown>;
+    }[]
+  >`
     select id, name, check_type, activated, muted, tags, group_id, data from checks where account_id = ${accountId} and id = any(${[...ids]}::uuid[])`;
   const groupIds = [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))];
   const [groups, accountVars] = await Promise.all([
@@ -60,17 +71,20 @@ export async function loadRunnable(sql: Sql, accountId: string, ids: readonly st
   });
   const snippets = new Map(
     snippetIds.size
-      ? (await sql<{ id: number; script: string }[]>`select id, script from snippets where account_id = ${accountId} and id = any(${[...snippetIds]}::bigint[])`).map((r) => [
-          Number(r.id),
-          r.script,
-        ])
+      ? (
+          await sql<
+            { id: number; script: string }[]
+          >`select id, script from snippets where account_id = ${accountId} and id = any(${[...snippetIds]}::bigint[])`
+        ).map((r) => [Number(r.id), r.script])
       : [],
   );
   // Browser scripts may import snippets as ./snippets/<name>.js (the anchor's convention).
   const wantsSnippets = (data: Record<string, unknown>) =>
     typeof data.script === 'string' && data.script.includes('snippets/') && CHECK_TYPE_FACTS[data.checkType as CheckType]?.script !== 'none';
   const named = effective.some((e) => wantsSnippets(e.data))
-    ? (await sql<{ name: string; script: string }[]>`select name, script from snippets where account_id = ${accountId} order by id`).filter((s) => /^[\w.-]{1,100}$/.test(s.name) && !s.name.startsWith('.'))
+    ? (await sql<{ name: string; script: string }[]>`select name, script from snippets where account_id = ${accountId} order by id`).filter(
+        (s) => /^[\w.-]{1,100}$/.test(s.name) && !s.name.startsWith('.'),
+      )
     : [];
   for (const { row, data } of effective) {
     const variables: Record<string, string> = {};
@@ -126,7 +140,9 @@ export async function locationQueues(sql: Sql, accountId: string, locations: Ite
 export async function maintenanceWindows(sql: Sql, accountIds: readonly string[]): Promise<Map<string, WindowData[]>> {
   const out = new Map<string, WindowData[]>();
   if (!accountIds.length) return out;
-  for (const r of await sql<{ account_id: string; data: WindowData }[]>`select account_id, data from maintenance_windows where account_id = any(${[...accountIds]}::uuid[])`) {
+  for (const r of await sql<
+    { account_id: string; data: WindowData }[]
+  >`select account_id, data from maintenance_windows where account_id = any(${[...accountIds]}::uuid[])`) {
     out.set(r.account_id, [...(out.get(r.account_id) ?? []), r.data]);
   }
   return out;

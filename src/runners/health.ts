@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { RunJob } from './jobs.js';
 import type { Queues } from '../storage/queues.js';
+import type { RunJob } from './jobs.js';
 
 /** How often a runner says it is alive, and how long that holds. */
 const BEAT_MS = 10_000;
@@ -72,7 +72,10 @@ export async function locationHealth(queues: Queues, redis: Redis, prefix: strin
 }
 
 /** Runs of each location now: queued (due, waiting), delayed (later), in flight (taken by a runner or agent). */
-export async function locationRunCounts(queues: Queues, locations: readonly { location: string; slug: string }[]): Promise<{ location: string; name: string; queued: number; delayed: number; inFlight: number }[]> {
+export async function locationRunCounts(
+  queues: Queues,
+  locations: readonly { location: string; slug: string }[],
+): Promise<{ location: string; name: string; queued: number; delayed: number; inFlight: number }[]> {
   return Promise.all(
     locations.map(async ({ location, slug }) => {
       const c = await queues.queue<RunJob>(`runs-${location}`).getJobCounts('waiting', 'prioritized', 'delayed', 'active');

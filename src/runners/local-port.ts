@@ -5,9 +5,9 @@ import type { BlobStore } from '../storage/blobs.js';
 import type { Queues } from '../storage/queues.js';
 import { RunBook, type RunBookOptions } from './book.js';
 import { registerRunner } from './health.js';
-import { stampPrivateLocations } from './repository.js';
 import { isRunBatch, type RunQueueJob } from './jobs.js';
 import type { ExecuteRun, RunnerPort, TakenRun } from './port.js';
+import { stampPrivateLocations } from './repository.js';
 
 export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
   queues: Queues;
@@ -82,7 +82,8 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
         );
         marks.stop();
         const lost = ended.filter((e) => e.status === 'rejected');
-        if (lost.length) throw new Error(`${lost.length} of ${ended.length} runs could not be handed to ingest: ${String((lost[0] as PromiseRejectedResult).reason)}`);
+        if (lost.length)
+          throw new Error(`${lost.length} of ${ended.length} runs could not be handed to ingest: ${String((lost[0] as PromiseRejectedResult).reason)}`);
         return {
           runs: job.data.runs.length,
           skipped: ended.filter((e) => e.status === 'fulfilled' && 'skipped' in e.value).length,
@@ -93,7 +94,8 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
         opts.queues.worker<RunQueueJob>(`runs-${location}`, process(new Slots(opts.concurrency)), {
           concurrency: opts.concurrency,
           label: `run in ${location}`,
-          describe: (data) => (isRunBatch(data) ? { runs: data.runs.length, location: data.runs[0]?.location } : { checkId: data.checkId, location: data.location }),
+          describe: (data) =>
+            isRunBatch(data) ? { runs: data.runs.length, location: data.runs[0]?.location } : { checkId: data.checkId, location: data.location },
         }),
       );
       opts.logger.info({ runnerId, locations: opts.locations.length }, 'runner started');

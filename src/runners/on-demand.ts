@@ -53,7 +53,11 @@ export async function startSessions(
   if (!checks.length) return [];
   const planned = checks.map((c) => ({ id: c.id, name: c.name, checkType: c.checkType, locations: c.runParallel ? c.locations : c.locations.slice(0, 1) }));
   const sessions = await createSessions(sql, accountId, planned, source, timeoutMs);
-  const queueOf = await locationQueues(sql, accountId, planned.flatMap((p) => p.locations));
+  const queueOf = await locationQueues(
+    sql,
+    accountId,
+    planned.flatMap((p) => p.locations),
+  );
   const now = Date.now();
   const runs: { job: RunJob; queue: string; startAt: number }[] = [];
   for (const s of sessions) {

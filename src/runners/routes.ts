@@ -1,21 +1,32 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { HttpError, notFound } from '../http/errors.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
+import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES, LOCATIONS } from '../model/checks.js';
-import { Rules } from '../http/rules.js';
-import { locationHealth } from './health.js';
-import { deploymentTargetExists, listDeploymentTriggers, privateLocationExists, upsertDeploymentTrigger } from './repository.js';
 import type { Deps } from '../storage/deps.js';
+import { locationHealth } from './health.js';
 import { matchChecks, startSessions } from './on-demand.js';
+import { deploymentTargetExists, listDeploymentTriggers, privateLocationExists, upsertDeploymentTrigger } from './repository.js';
 import { cancelSession, findSession, isTerminal, type SessionRow } from './sessions.js';
 
 const tag = 'Check sessions';
 
 const SESSION_STATUSES = ['STARTED', 'PROGRESS', 'FAILED', 'PASSED', 'DEGRADED', 'PROGRESS_FAILED', 'PROGRESS_DEGRADED', 'TIMED_OUT', 'CANCELLED'] as const;
 const RUN_SOURCES = [
-  'CLI_DEPLOY', 'DEPLOYMENT', 'DEPLOYMENT_CACHE_WARMER', 'EDITOR', 'GROUP_RUN_ALL', 'LEGACY_TRIGGER', 'SCHEDULER', 'SCHEDULE_NOW',
-  'TEST_NO_RECORD', 'TEST_RECORD', 'TRIGGER_NO_RECORD', 'TRIGGER_RECORD', 'TRIGGER_API',
+  'CLI_DEPLOY',
+  'DEPLOYMENT',
+  'DEPLOYMENT_CACHE_WARMER',
+  'EDITOR',
+  'GROUP_RUN_ALL',
+  'LEGACY_TRIGGER',
+  'SCHEDULER',
+  'SCHEDULE_NOW',
+  'TEST_NO_RECORD',
+  'TEST_RECORD',
+  'TRIGGER_NO_RECORD',
+  'TRIGGER_RECORD',
+  'TRIGGER_API',
 ] as const;
 
 const SessionResult = Type.Object({
@@ -60,7 +71,7 @@ const TriggerBody = Type.Object(
           matchTags: Type.Optional(
             Type.Array(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 50 }), {
               maxItems: 50,
-              description: 'OR of AND-lists of tags (the group\'s tags count); `!tag` matches checks without it',
+              description: "OR of AND-lists of tags (the group's tags count); `!tag` matches checks without it",
             }),
           ),
           checkId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 1000 })),
@@ -152,7 +163,10 @@ export function runnerResourceRoutes({ sql, queues, redis, config }: Deps): AnyR
       tag: 'Deployment triggers',
       access: 'read',
       schema: { responses: { 200: Type.Array(DeploymentTrigger) } },
-      handler: async ({ principal }) => ({ status: 200, body: (await listDeploymentTriggers<Static<typeof CreateDeploymentTrigger>>(sql, principal.account.id)).map(toTrigger) }),
+      handler: async ({ principal }) => ({
+        status: 200,
+        body: (await listDeploymentTriggers<Static<typeof CreateDeploymentTrigger>>(sql, principal.account.id)).map(toTrigger),
+      }),
     }),
     defineRoute({
       method: 'POST',
@@ -184,7 +198,10 @@ export function runnerResourceRoutes({ sql, queues, redis, config }: Deps): AnyR
       errors: [404],
       schema: {
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
-        query: Type.Object({ from: Type.String({ minLength: 1, maxLength: 40 }), to: Type.String({ minLength: 1, maxLength: 40 }) }, { additionalProperties: false }),
+        query: Type.Object(
+          { from: Type.String({ minLength: 1, maxLength: 40 }), to: Type.String({ minLength: 1, maxLength: 40 }) },
+          { additionalProperties: false },
+        ),
         responses: {
           200: Type.Object({
             timestamps: Type.Array(Type.String({ format: 'date-time' })),
@@ -197,7 +214,10 @@ export function runnerResourceRoutes({ sql, queues, redis, config }: Deps): AnyR
       handler: async ({ principal, params }) => {
         if (!(await privateLocationExists(sql, principal.account.id, params.id))) throw notFound();
         const [h] = await locationHealth(queues, redis, config.redisPrefix, [`private-${params.id.toLowerCase()}`]);
-        return { status: 200, body: { timestamps: [new Date().toISOString()], queueSize: [h.waiting], oldestScheduledCheckRun: [h.lagSeconds], runners: h.runners } };
+        return {
+          status: 200,
+          body: { timestamps: [new Date().toISOString()], queueSize: [h.waiting], oldestScheduledCheckRun: [h.lagSeconds], runners: h.runners },
+        };
       },
     }),
   ];
@@ -270,10 +290,10 @@ export function checkSessionRoutes({ sql, queues, config }: Deps): AnyRoute[] {
       method: 'POST',
       path: `/${v}/check-sessions/trigger`,
       operationId: v === 'v1' ? 'triggerCheckSessionV1' : 'triggerCheckSession',
-      summary: 'Run checks now: one check session per matching check (the anchor\'s Schedule Now)',
+      summary: "Run checks now: one check session per matching check (the anchor's Schedule Now)",
       description:
-        'Matches the account\'s activated checks of runnable types: any of `target.checkId`, or any matching `target.matchTags`; no target matches them all. ' +
-        'No match is a 404. Runs start at once in the check\'s locations (all with runParallel, else its first); alerting applies as to scheduled runs.',
+        "Matches the account's activated checks of runnable types: any of `target.checkId`, or any matching `target.matchTags`; no target matches them all. " +
+        "No match is a 404. Runs start at once in the check's locations (all with runParallel, else its first); alerting applies as to scheduled runs.",
       tag,
       access: 'run',
       errors: [404],
@@ -314,7 +334,12 @@ export function checkSessionRoutes({ sql, queues, config }: Deps): AnyRoute[] {
             errors: [404],
             schema: {
               params: SessionParams,
-              body: Type.Optional(Type.Object({ sequenceId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 1000 })) }, { additionalProperties: false })),
+              body: Type.Optional(
+                Type.Object(
+                  { sequenceId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 1000 })) },
+                  { additionalProperties: false },
+                ),
+              ),
               responses: { 204: null },
             },
             handler: async ({ principal, params }) => {

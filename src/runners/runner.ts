@@ -1,15 +1,15 @@
 import type { ResultItem } from '../ingest/index.js';
+import { CHECK_TYPE_FACTS } from '../model/checks.js';
 import { boundDetail } from '../model/results.js';
 import type { Logger } from '../platform/logger.js';
 import type { OutboundPolicy } from '../platform/outbound.js';
 import type { RunnableCheck } from './definitions.js';
+import { maskSecretValues } from './interpolate.js';
 import type { RunJob } from './jobs.js';
 import type { RunnerPort, TakenRun } from './port.js';
-import { CHECK_RUNNERS } from './types/index.js';
-import { configureBrowserRuns, type BrowserSettings } from './types/browser.js';
+import { type BrowserSettings, configureBrowserRuns } from './types/browser.js';
 import { messageOf, RUN_METRIC_KEYS, RUN_TIMING_KEYS, type RunFiles, type RunOutcome } from './types/common.js';
-import { maskSecretValues } from './interpolate.js';
-import { CHECK_TYPE_FACTS } from '../model/checks.js';
+import { CHECK_RUNNERS } from './types/index.js';
 
 export interface RunnerOptions {
   /** What every connection of a run goes through. */
@@ -108,7 +108,9 @@ function cleanMetrics(m: RunOutcome['metrics']): Partial<ResultItem> {
     if (k !== 'timings' && (typeof v !== 'number' || !Number.isFinite(v))) continue;
     if (k === 'timings') {
       if (typeof v !== 'object') continue;
-      const t = Object.fromEntries(Object.entries(v as Record<string, number>).flatMap(([tk, tv]) => (!TIMING_KEYS.has(tk) || ms(tv) === undefined ? [] : [[tk, ms(tv)]])));
+      const t = Object.fromEntries(
+        Object.entries(v as Record<string, number>).flatMap(([tk, tv]) => (!TIMING_KEYS.has(tk) || ms(tv) === undefined ? [] : [[tk, ms(tv)]])),
+      );
       if (Object.keys(t).length) out.timings = t;
     } else if (k === 'daysUntilExpiry') out[k] = Math.max(-36500, Math.min(36500, v as number));
     else if (k === 'statusCode') {
@@ -134,7 +136,16 @@ export async function executeRun(taken: TakenRun, policy: OutboundPolicy, files:
     // Masked and bounded like any failure: a thrown message may quote a secret, and may be of any length.
     const why = maskSecretValues(messageOf(err), check.secrets);
     logger.error({ checkId: check.id, adhocId: run.adhocId, err: why.slice(0, ERROR_CHARS) }, 'runner failed on a run');
-    return bounded({ startedAt: started, stoppedAt: Date.now(), hasFailures: true, hasErrors: true, isDegraded: false, metrics: {}, detail: {}, error: `The runner failed: ${why}` });
+    return bounded({
+      startedAt: started,
+      stoppedAt: Date.now(),
+      hasFailures: true,
+      hasErrors: true,
+      isDegraded: false,
+      metrics: {},
+      detail: {},
+      error: `The runner failed: ${why}`,
+    });
   }
 }
 

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, startTlsTarget, type HttpTarget } from '../../test/support/targets.js';
-import { expectFieldError, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { expectFieldError, startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { type HttpTarget, startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, startTlsTarget } from '../../test/support/targets.js';
 import { createLogger } from '../platform/logger.js';
 import { Metrics } from '../platform/metrics.js';
 import { Queues } from '../storage/queues.js';
-import { startRunner } from './runner.js';
-import { localPort } from './local-port.js';
-import { startScheduler } from './scheduler.js';
 import { enqueueRuns, isRunBatch, type RunJob, type RunQueueJob } from './jobs.js';
+import { localPort } from './local-port.js';
 import { scheduledResultId } from './result-ids.js';
+import { startRunner } from './runner.js';
+import { startScheduler } from './scheduler.js';
 
 /**
  * The runners against servers this suite starts on 127.0.0.1 (the service runs with the loopback-only
@@ -60,10 +60,17 @@ describe('checks run by the service', () => {
     const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [checkId] } } });
     expect(trigger.status).toBe(201);
     const sessionId = trigger.body.sessions[0].checkSessionId as string;
-    const done = await waitFor(() => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`), (r) => r.status !== 408, 30_000);
+    const done = await waitFor(
+      () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
+      (r) => r.status !== 408,
+      30_000,
+    );
     expect(done.status).toBe(200);
     const resultId = done.body.results[0].checkResultId as string;
-    const result = await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}/${resultId}`), (r) => r.status === 200);
+    const result = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${checkId}/${resultId}`),
+      (r) => r.status === 200,
+    );
     return { session: done.body, result: result.body };
   };
 
@@ -76,7 +83,11 @@ describe('checks run by the service', () => {
         request: {
           method: 'POST',
           url: `${http.url}/echo`,
-          headers: [{ key: 'Authorization', value: 'Bearer {{{TOKEN}}}' }, { key: 'X-Team', value: '{{TEAM}}' }, { key: 'X-Id', value: '{{$UUID}}' }],
+          headers: [
+            { key: 'Authorization', value: 'Bearer {{{TOKEN}}}' },
+            { key: 'X-Team', value: '{{TEAM}}' },
+            { key: 'X-Id', value: '{{$UUID}}' },
+          ],
           queryParameters: [{ key: 'q', value: '{{{TEAM}}}' }],
           bodyType: 'JSON',
           // {{X}} writes X URI-encoded (the anchor's rule), {{{X}}} as it is.
@@ -97,7 +108,12 @@ describe('checks run by the service', () => {
       const api = result.apiCheckResult;
       expect(api.assertions.map((a: { error?: string }) => a.error)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
       expect(api.assertions[2].actual).toBe('shop team');
-      expect(api.response.timingPhases).toMatchObject({ dns: expect.any(Number), tcp: expect.any(Number), firstByte: expect.any(Number), total: expect.any(Number) });
+      expect(api.response.timingPhases).toMatchObject({
+        dns: expect.any(Number),
+        tcp: expect.any(Number),
+        firstByte: expect.any(Number),
+        total: expect.any(Number),
+      });
       expect(JSON.parse(api.response.body).body).toBe('{"check":"API passing","encoded":"API%20passing"}');
       expect(JSON.parse(api.response.body).headers['x-id']).toMatch(/^[0-9a-f-]{36}$/);
       // The secret reached the server, and appears nowhere in what the service keeps or logs.
@@ -118,7 +134,12 @@ describe('checks run by the service', () => {
       const degraded = await runNow(slow.id);
       expect(degraded.session.status).toBe('DEGRADED');
       expect(degraded.result).toMatchObject({ hasFailures: false, isDegraded: true });
-      const timeout = await create('api', { name: 'API timing out', degradedResponseTime: 100, maxResponseTime: 300, request: { url: `${http.url}/slow?ms=3000` } });
+      const timeout = await create('api', {
+        name: 'API timing out',
+        degradedResponseTime: 100,
+        maxResponseTime: 300,
+        request: { url: `${http.url}/slow?ms=3000` },
+      });
       const timedOut = await runNow(timeout.id);
       expect(timedOut.result).toMatchObject({ hasFailures: true });
       expect(timedOut.result.apiCheckResult.requestError).toMatch(/timed out/);
@@ -130,7 +151,10 @@ describe('checks run by the service', () => {
       const scripted = await create('api', {
         name: 'API scripted',
         localSetupScript: "request.headers['X-From-Setup'] = 'set by ' + process.env.TEAM; console.log('setup ran');",
-        request: { url: `${http.url}/echo`, assertions: [{ source: 'JSON_BODY', property: "$.headers['x-from-setup']", comparison: 'EQUALS', target: 'set by shop team' }] },
+        request: {
+          url: `${http.url}/echo`,
+          assertions: [{ source: 'JSON_BODY', property: "$.headers['x-from-setup']", comparison: 'EQUALS', target: 'set by shop team' }],
+        },
       });
       const ok = await runNow(scripted.id);
       expect(ok.session.status).toBe('PASSED');
@@ -139,9 +163,17 @@ describe('checks run by the service', () => {
       const stopped = await runNow(looping.id);
       expect(stopped.result.hasFailures).toBe(true);
       expect(stopped.result.apiCheckResult.requestError).toMatch(/Setup script failed: Script execution timed out/);
-      const hungry = await create('api', { name: 'API hungry script', localSetupScript: 'const a = []; while (true) a.push(new Array(1e6).fill(7));', request: { url: `${http.url}/ok` } });
+      const hungry = await create('api', {
+        name: 'API hungry script',
+        localSetupScript: 'const a = []; while (true) a.push(new Array(1e6).fill(7));',
+        request: { url: `${http.url}/ok` },
+      });
       expect((await runNow(hungry.id)).result.apiCheckResult.requestError).toMatch(/memory limit/);
-      const nosy = await create('api', { name: 'API nosy script', localSetupScript: "request.headers['X-Env'] = typeof require + ',' + typeof process.exit + ',' + Object.keys(process.env).includes('DATABASE_URL')", request: { url: `${http.url}/echo` } });
+      const nosy = await create('api', {
+        name: 'API nosy script',
+        localSetupScript: "request.headers['X-Env'] = typeof require + ',' + typeof process.exit + ',' + Object.keys(process.env).includes('DATABASE_URL')",
+        request: { url: `${http.url}/echo` },
+      });
       const seen = JSON.parse((await runNow(nosy.id)).result.apiCheckResult.response.body).headers['x-env'];
       expect(seen).toBe('undefined,undefined,false');
       // The runner is still well: the next run passes.
@@ -193,7 +225,10 @@ describe('checks run by the service', () => {
 
   describe('the other types', () => {
     it('URL monitors follow redirects and assert on the status', async () => {
-      const check = await create('url', { name: 'URL', request: { url: `${http.url}/redirect`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] } });
+      const check = await create('url', {
+        name: 'URL',
+        request: { url: `${http.url}/redirect`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
+      });
       expect((await runNow(check.id)).result).toMatchObject({ hasFailures: false, statusCode: 200 });
     });
 
@@ -209,31 +244,55 @@ describe('checks run by the service', () => {
       const closed = await create('tcp', { name: 'TCP closed', request: { hostname: '127.0.0.1', port: 1 } });
       expect((await runNow(closed.id)).result.tcpCheckResult.requestError).toMatch(/ECONNREFUSED/);
       // Named by a URL, as the anchor also takes it: the probe connects to the URL's host.
-      const byUrl = await create('tcp', { name: 'TCP by URL', request: { url: 'tcp://127.0.0.1/', port: tcp.port, data: 'PING\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: 'PONG' }] } });
+      const byUrl = await create('tcp', {
+        name: 'TCP by URL',
+        request: { url: 'tcp://127.0.0.1/', port: tcp.port, data: 'PING\n', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: 'PONG' }] },
+      });
       expect((await runNow(byUrl.id)).result).toMatchObject({ hasFailures: false });
     });
 
-    it('DNS asks the check\'s nameserver over UDP and TCP; NXDOMAIN fails unless asserted', async () => {
+    it("DNS asks the check's nameserver over UDP and TCP; NXDOMAIN fails unless asserted", async () => {
       const a = await create('dns', {
         name: 'DNS',
-        request: { query: 'svc.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.udpPort, assertions: [{ source: 'JSON_ANSWER', property: '$.Answer[0].data', comparison: 'EQUALS', target: '10.1.2.3' }] },
+        request: {
+          query: 'svc.test',
+          recordType: 'A',
+          nameServer: '127.0.0.1',
+          port: dns.udpPort,
+          assertions: [{ source: 'JSON_ANSWER', property: '$.Answer[0].data', comparison: 'EQUALS', target: '10.1.2.3' }],
+        },
       });
       const { result } = await runNow(a.id);
       expect(result).toMatchObject({ hasFailures: false });
       expect(result.dnsCheckResult.response).toMatchObject({ returnCode: 'NOERROR' });
-      const overTcp = await create('dns', { name: 'DNS TCP', request: { query: 'svc.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.tcpPort, protocol: 'TCP' } });
+      const overTcp = await create('dns', {
+        name: 'DNS TCP',
+        request: { query: 'svc.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.tcpPort, protocol: 'TCP' },
+      });
       expect((await runNow(overTcp.id)).result.dnsCheckResult.response.answer).toContain('10.1.2.3');
-      const missing = await create('dns', { name: 'DNS missing', request: { query: 'nothing.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.udpPort } });
+      const missing = await create('dns', {
+        name: 'DNS missing',
+        request: { query: 'nothing.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.udpPort },
+      });
       expect((await runNow(missing.id)).result).toMatchObject({ hasFailures: true, dnsCheckResult: { response: { returnCode: 'NXDOMAIN' } } });
       const expected = await create('dns', {
         name: 'DNS expects NXDOMAIN',
-        request: { query: 'nothing.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.udpPort, assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NXDOMAIN' }] },
+        request: {
+          query: 'nothing.test',
+          recordType: 'A',
+          nameServer: '127.0.0.1',
+          port: dns.udpPort,
+          assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NXDOMAIN' }],
+        },
       });
       expect((await runNow(expected.id)).result.hasFailures).toBe(false);
     });
 
     it('SSL reads the certificate: an untrusted chain fails, skipChainValidation passes, one near expiry is degraded', async () => {
-      const untrusted = await create('ssl', { name: 'SSL untrusted', request: { sslConfig: { hostname: '127.0.0.1', port: tls.port, serverName: 'tls.test' } } });
+      const untrusted = await create('ssl', {
+        name: 'SSL untrusted',
+        request: { sslConfig: { hostname: '127.0.0.1', port: tls.port, serverName: 'tls.test' } },
+      });
       const u = await runNow(untrusted.id);
       expect(u.result.hasFailures).toBe(true);
       expect(u.result.sslCheckResult).toMatchObject({ chainTrusted: false, hostnameVerified: true });
@@ -247,24 +306,41 @@ describe('checks run by the service', () => {
       const s = await runNow(skipped.id);
       expect(s.result).toMatchObject({ hasFailures: false, isDegraded: false });
       expect(s.result.daysUntilExpiry).toBeGreaterThanOrEqual(88);
-      const soon = await create('ssl', { name: 'SSL soon', request: { sslConfig: { hostname: '127.0.0.1', port: tlsSoon.port, serverName: 'soon.test', skipChainValidation: true, alertDaysBeforeExpiry: 20 } } });
+      const soon = await create('ssl', {
+        name: 'SSL soon',
+        request: { sslConfig: { hostname: '127.0.0.1', port: tlsSoon.port, serverName: 'soon.test', skipChainValidation: true, alertDaysBeforeExpiry: 20 } },
+      });
       expect((await runNow(soon.id)).result).toMatchObject({ hasFailures: false, isDegraded: true });
     });
 
-    it('ICMP pings with Debian\'s ping; traceroute reaches a local port; gRPC health answers', async () => {
+    it("ICMP pings with Debian's ping; traceroute reaches a local port; gRPC health answers", async () => {
       const icmp = await create('icmp', { name: 'ICMP', request: { hostname: '127.0.0.1', pingCount: 3 } });
       const i = await runNow(icmp.id);
       expect(i.result).toMatchObject({ hasFailures: false, packetLoss: 0 });
       expect(i.result.latencyAvg).toEqual(expect.any(Number));
       expect(i.result.icmpCheckResult.response.pingResults).toHaveLength(3);
       const trace = await svc.call('POST', '/v1/checks', {
-        body: { checkType: 'TRACEROUTE', name: 'Traceroute', locations: ['eu-west-1'], frequency: 60, doubleCheck: false, request: { url: '127.0.0.1', port: tcp.port, protocol: 'TCP', maxHops: 3, timeout: 2 } },
+        body: {
+          checkType: 'TRACEROUTE',
+          name: 'Traceroute',
+          locations: ['eu-west-1'],
+          frequency: 60,
+          doubleCheck: false,
+          request: { url: '127.0.0.1', port: tcp.port, protocol: 'TCP', maxHops: 3, timeout: 2 },
+        },
       });
       expect(trace.status).toBe(201);
       const t = await runNow(trace.body.id);
       expect(t.result).toMatchObject({ hasFailures: false, hopCount: 1, tracerouteCheckResult: { destinationReached: true } });
       const health = await svc.call('POST', '/v1/checks', {
-        body: { checkType: 'GRPC', name: 'gRPC', locations: ['eu-west-1'], frequency: 60, doubleCheck: false, request: { url: '127.0.0.1', port: grpcTarget.port, grpcConfig: { mode: 'HEALTH', tls: false } } },
+        body: {
+          checkType: 'GRPC',
+          name: 'gRPC',
+          locations: ['eu-west-1'],
+          frequency: 60,
+          doubleCheck: false,
+          request: { url: '127.0.0.1', port: grpcTarget.port, grpcConfig: { mode: 'HEALTH', tls: false } },
+        },
       });
       expect(health.status).toBe(201);
       const g = await runNow(health.body.id);
@@ -286,13 +362,26 @@ describe('checks run by the service', () => {
       const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
       const scheduler = startScheduler({ sql: svc.deps.sql, queues, logger: svc.deps.logger, tickMs: 100, lookaheadMs: 1000, reconcileMs: 200 });
       const runner = startRunner(
-        localPort({ sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, logger: svc.deps.logger, locations: ['eu-west-1'], concurrency: 4 }),
+        localPort({
+          sql: svc.deps.sql,
+          queues,
+          redisUrl: svc.env.REDIS_URL,
+          redisPrefix: svc.env.REDIS_PREFIX,
+          ingest: svc.deps.ingest,
+          logger: svc.deps.logger,
+          locations: ['eu-west-1'],
+          concurrency: 4,
+        }),
         { policy: svc.deps.outbound, logger: svc.deps.logger },
       );
       const check = await create('api', { name: 'every 10 s', frequency: 0, frequencyOffset: 10, request: { url: `${http.url}/ok` } });
       const served = () => http.hits('/ok').length;
       const before = served();
-      const runs = await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}?limit=50`), (r) => r.body.length >= 3, 45_000);
+      const runs = await waitFor(
+        () => svc.call('GET', `/v1/check-results/${check.id}?limit=50`),
+        (r) => r.body.length >= 3,
+        45_000,
+      );
       await scheduler.close();
       await runner.close();
       await queues.close();
@@ -313,10 +402,18 @@ describe('checks run by the service', () => {
     it("a slot second's scheduled runs travel as one job, enqueued once; each run is made and stored, a deleted check's skipped", async () => {
       // us-west-1 has no runner in this service: the batch waits for the runner this test starts.
       const location = 'us-west-1';
-      const checks = await Promise.all(['one', 'two', 'gone'].map((name) => create('api', { name: `batch ${name}`, locations: [location], request: { url: `${http.url}/flaky/batch-${name}/0` } })));
+      const checks = await Promise.all(
+        ['one', 'two', 'gone'].map((name) =>
+          create('api', { name: `batch ${name}`, locations: [location], request: { url: `${http.url}/flaky/batch-${name}/0` } }),
+        ),
+      );
       const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${checks[0].id}`)[0].account_id;
       const slot = Math.ceil((Date.now() + 1500) / 1000) * 1000;
-      const runs = checks.map((c) => ({ job: { v: 1, accountId, checkId: c.id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob, queue: `runs-${location}`, startAt: slot }));
+      const runs = checks.map((c) => ({
+        job: { v: 1, accountId, checkId: c.id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob,
+        queue: `runs-${location}`,
+        startAt: slot,
+      }));
       const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
       await enqueueRuns(queues, runs);
       await enqueueRuns(queues, [...runs].reverse()); // a scheduler that crashed before its commit enqueues them again
@@ -327,16 +424,34 @@ describe('checks run by the service', () => {
       expect(JSON.stringify(jobs[0].data)).not.toContain(http.url); // ids only: definitions are read when the batch runs
       expect((await svc.call('DELETE', `/v1/checks/${checks[2].id}`)).status).toBe(204);
       const runner = startRunner(
-        localPort({ sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, logger: svc.deps.logger, locations: [location], concurrency: 2, resultLingerMs: 50 }),
+        localPort({
+          sql: svc.deps.sql,
+          queues,
+          redisUrl: svc.env.REDIS_URL,
+          redisPrefix: svc.env.REDIS_PREFIX,
+          ingest: svc.deps.ingest,
+          logger: svc.deps.logger,
+          locations: [location],
+          concurrency: 2,
+          resultLingerMs: 50,
+        }),
         { policy: svc.deps.outbound, logger: svc.deps.logger },
       );
       try {
         for (const check of checks.slice(0, 2)) {
-          const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}/${scheduledResultId(check.id, slot, location)}`), (r) => r.status === 200, 30_000);
+          const stored = await waitFor(
+            () => svc.call('GET', `/v1/check-results/${check.id}/${scheduledResultId(check.id, slot, location)}`),
+            (r) => r.status === 200,
+            30_000,
+          );
           expect(stored.body).toMatchObject({ runLocation: location, hasFailures: false, apiCheckResult: { response: { status: 200 } } });
           expect(Date.parse(stored.body.startedAt)).toBeGreaterThanOrEqual(slot);
         }
-        const done = await waitFor(() => queue.getJob(jobs[0].id!), (j) => Boolean(j?.finishedOn), 10_000);
+        const done = await waitFor(
+          () => queue.getJob(jobs[0].id!),
+          (j) => Boolean(j?.finishedOn),
+          10_000,
+        );
         expect(done!.returnvalue).toEqual({ runs: 3, skipped: 1, madeBefore: 0 });
         expect(http.hits('/flaky/batch-gone/0')).toHaveLength(0);
       } finally {
@@ -355,7 +470,14 @@ describe('checks run by the service', () => {
       const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${checks[0].id}`)[0].account_id;
       const slot = Math.ceil((Date.now() + 1500) / 1000) * 1000;
       const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
-      await enqueueRuns(queues, checks.map((c) => ({ job: { v: 1, accountId, checkId: c.id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob, queue: `runs-${location}`, startAt: slot })));
+      await enqueueRuns(
+        queues,
+        checks.map((c) => ({
+          job: { v: 1, accountId, checkId: c.id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob,
+          queue: `runs-${location}`,
+          startAt: slot,
+        })),
+      );
       const queue = queues.queue<RunQueueJob>(`runs-${location}`);
       const [job] = (await queue.getJobs(['delayed', 'wait'])).filter((j) => isRunBatch(j.data) && j.data.runs[0].slot === slot);
       const indexOf = (id: string) => (job.data as { runs: RunJob[] }).runs.findIndex((r) => r.checkId === id);
@@ -363,20 +485,42 @@ describe('checks run by the service', () => {
       await job.updateProgress({ made: [indexOf(checks[0].id)] });
       const slowHits = http.hits('/slow').length;
       const runner = startRunner(
-        localPort({ sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, logger: svc.deps.logger, locations: [location], concurrency: 3, resultLingerMs: 50 }),
+        localPort({
+          sql: svc.deps.sql,
+          queues,
+          redisUrl: svc.env.REDIS_URL,
+          redisPrefix: svc.env.REDIS_PREFIX,
+          ingest: svc.deps.ingest,
+          logger: svc.deps.logger,
+          locations: [location],
+          concurrency: 3,
+          resultLingerMs: 50,
+        }),
         { policy: svc.deps.outbound, logger: svc.deps.logger },
       );
       try {
         // While the slow run still runs, the fast one is marked made in the job.
-        const marked = await waitFor(() => queue.getJob(job.id!), (j) => ((j?.progress as { made?: number[] })?.made ?? []).includes(indexOf(checks[1].id)), 20_000);
+        const marked = await waitFor(
+          () => queue.getJob(job.id!),
+          (j) => ((j?.progress as { made?: number[] })?.made ?? []).includes(indexOf(checks[1].id)),
+          20_000,
+        );
         expect(marked!.finishedOn).toBeUndefined();
-        const done = await waitFor(() => queue.getJob(job.id!), (j) => Boolean(j?.finishedOn), 20_000);
+        const done = await waitFor(
+          () => queue.getJob(job.id!),
+          (j) => Boolean(j?.finishedOn),
+          20_000,
+        );
         expect(done!.returnvalue).toEqual({ runs: 3, skipped: 0, madeBefore: 1 });
         expect(http.hits('/flaky/again-made/0')).toHaveLength(0);
         expect(http.hits('/flaky/again-fast/0')).toHaveLength(1);
         expect(http.hits('/slow').length - slowHits).toBe(1);
         for (const check of checks.slice(1)) {
-          const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}/${scheduledResultId(check.id, slot, location)}`), (r) => r.status === 200, 30_000);
+          const stored = await waitFor(
+            () => svc.call('GET', `/v1/check-results/${check.id}/${scheduledResultId(check.id, slot, location)}`),
+            (r) => r.status === 200,
+            30_000,
+          );
           expect(stored.body.runLocation).toBe(location);
         }
       } finally {
@@ -392,34 +536,66 @@ describe('checks run by the service', () => {
       const paths = ['late a', 'late b', 'late alone', 'on time'].map((name) => `/flaky/skip-${name.replace(' ', '-')}/0`);
       const checks = await Promise.all(paths.map((p) => create('api', { name: `skip ${p}`, locations: ['sa-east-1'], request: { url: `${http.url}${p}` } })));
       const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${checks[0].id}`)[0].account_id;
-      const run = (i: number, location: string, slot: number) => ({ job: { v: 1, accountId, checkId: checks[i].id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob, queue: `runs-${location}`, startAt: slot });
+      const run = (i: number, location: string, slot: number) => ({
+        job: { v: 1, accountId, checkId: checks[i].id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob,
+        queue: `runs-${location}`,
+        startAt: slot,
+      });
       // A batch of two runs of a slot a minute and a bit past, a lone run as late, and a run on time.
       const lateSlot = Math.floor((Date.now() - 62_000) / 1000) * 1000;
       const slot = lateSlot + 62_000;
       const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
       await enqueueRuns(queues, [run(0, batched, lateSlot), run(1, batched, lateSlot), run(2, alone, lateSlot), run(3, batched, slot)]);
       const jobAt = async (location: string, at: number) =>
-        (await queues.queue<RunQueueJob>(`runs-${location}`).getJobs(['delayed', 'wait'])).find((j) => (isRunBatch(j.data) ? j.data.runs[0] : j.data).slot === at)!;
+        (await queues.queue<RunQueueJob>(`runs-${location}`).getJobs(['delayed', 'wait'])).find(
+          (j) => (isRunBatch(j.data) ? j.data.runs[0] : j.data).slot === at,
+        )!;
       const [lateBatch, lateAlone] = [await jobAt(batched, lateSlot), await jobAt(alone, lateSlot)];
       expect([isRunBatch(lateBatch.data), isRunBatch(lateAlone.data)]).toEqual([true, false]);
       const lines: Record<string, unknown>[] = [];
       const logger = createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line)) });
       const metrics = new Metrics();
       const runner = startRunner(
-        localPort({ sql: svc.deps.sql, queues, redisUrl: svc.env.REDIS_URL, redisPrefix: svc.env.REDIS_PREFIX, ingest: svc.deps.ingest, logger, metrics, locations: [batched, alone], concurrency: 2, resultLingerMs: 50 }),
+        localPort({
+          sql: svc.deps.sql,
+          queues,
+          redisUrl: svc.env.REDIS_URL,
+          redisPrefix: svc.env.REDIS_PREFIX,
+          ingest: svc.deps.ingest,
+          logger,
+          metrics,
+          locations: [batched, alone],
+          concurrency: 2,
+          resultLingerMs: 50,
+        }),
         { policy: svc.deps.outbound, logger },
       );
       try {
-        const finished = (location: string, id: string) => waitFor(() => queues.queue<RunQueueJob>(`runs-${location}`).getJob(id), (j) => Boolean(j?.finishedOn), 20_000);
+        const finished = (location: string, id: string) =>
+          waitFor(
+            () => queues.queue<RunQueueJob>(`runs-${location}`).getJob(id),
+            (j) => Boolean(j?.finishedOn),
+            20_000,
+          );
         expect((await finished(batched, lateBatch.id!))!.returnvalue).toEqual({ runs: 2, skipped: 2, madeBefore: 0 });
         expect((await finished(alone, lateAlone.id!))!.returnvalue).toEqual({ skipped: 'expired' });
-        const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${checks[3].id}/${scheduledResultId(checks[3].id, slot, batched)}`), (r) => r.status === 200, 30_000);
+        const stored = await waitFor(
+          () => svc.call('GET', `/v1/check-results/${checks[3].id}/${scheduledResultId(checks[3].id, slot, batched)}`),
+          (r) => r.status === 200,
+          30_000,
+        );
         expect(stored.body).toMatchObject({ runLocation: batched, hasFailures: false });
-        for (const [i, location] of [[0, batched], [1, batched], [2, alone]] as const) {
+        for (const [i, location] of [
+          [0, batched],
+          [1, batched],
+          [2, alone],
+        ] as const) {
           expect(http.hits(paths[i])).toHaveLength(0);
           expect((await svc.call('GET', `/v1/check-results/${checks[i].id}/${scheduledResultId(checks[i].id, lateSlot, location)}`)).status).toBe(404);
         }
-        const expired = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'runner_runs_total')!.values.filter((v) => v.labels.outcome === 'expired');
+        const expired = (await metrics.registry.getMetricsAsJSON())
+          .find((m) => m.name === 'runner_runs_total')!
+          .values.filter((v) => v.labels.outcome === 'expired');
         expect(Object.fromEntries(expired.map((v) => [v.labels.location, v.value]))).toEqual({ [batched]: 2, [alone]: 1 });
         // The first skip of a quiet spell is logged at once, with its check; the next ones go into a count per
         // location, logged every 10 s: fewer lines than runs.
@@ -438,9 +614,19 @@ describe('checks run by the service', () => {
       const check = await create('api', { name: 'nobody runs here', locations: ['ap-south-1'], request: { url: `${http.url}/ok` } });
       const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.id] } } });
       const sessionId = trigger.body.sessions[0].checkSessionId;
-      const health = await waitFor(() => svc.call('GET', '/health'), (r) => r.body.runners?.locations?.find((l: { location: string }) => l.location === 'ap-south-1')?.waiting >= 1);
-      expect(health.body.runners.locations.find((l: { location: string }) => l.location === 'ap-south-1')).toMatchObject({ runners: 0, waiting: expect.any(Number) });
-      const ended = await waitFor(() => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`), (r) => r.status === 200, 30_000);
+      const health = await waitFor(
+        () => svc.call('GET', '/health'),
+        (r) => r.body.runners?.locations?.find((l: { location: string }) => l.location === 'ap-south-1')?.waiting >= 1,
+      );
+      expect(health.body.runners.locations.find((l: { location: string }) => l.location === 'ap-south-1')).toMatchObject({
+        runners: 0,
+        waiting: expect.any(Number),
+      });
+      const ended = await waitFor(
+        () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
+        (r) => r.status === 200,
+        30_000,
+      );
       expect(ended.body).toMatchObject({ status: 'TIMED_OUT', results: [] });
       const again = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.id] } } });
       const other = again.body.sessions[0].checkSessionId;
@@ -458,7 +644,9 @@ describe('checks run by the service', () => {
         create or replace function slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(1); return null; end $$;
         create constraint trigger slow_commit after insert on adhoc_schedulings deferrable initially deferred for each row execute function slow_commit();`);
       try {
-        const trigger = await svc.call('POST', '/v1/test-sessions/trigger', { body: { name: 'slow', runLocation: 'eu-west-1', target: { checkId: [check.id] } } });
+        const trigger = await svc.call('POST', '/v1/test-sessions/trigger', {
+          body: { name: 'slow', runLocation: 'eu-west-1', target: { checkId: [check.id] } },
+        });
         expect(trigger.status, trigger.text).toBe(201);
         const done = await svc.call('GET', `/v1/test-sessions/${trigger.body.testSessionId}/completion?maxWaitSeconds=20`);
         expect(done.status, done.text).toBe(200);
@@ -481,7 +669,9 @@ describe('checks run by the service', () => {
       const session = byTags.body.sessions[0].checkSessionId;
       expect((await svc.call('GET', `/v2/check-sessions/${session}`, { key: other.key })).status).toBe(404);
       expect((await svc.call('POST', `/v1/check-sessions/${session}/cancel`, { key: other.key })).status).toBe(404);
-      expect((await svc.call('POST', '/v2/check-sessions/trigger', { key: other.key, body: { target: { checkId: [byTags.body.sessions[0].checkId] } } })).status).toBe(404);
+      expect(
+        (await svc.call('POST', '/v2/check-sessions/trigger', { key: other.key, body: { target: { checkId: [byTags.body.sessions[0].checkId] } } })).status,
+      ).toBe(404);
     });
   });
 });

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { CHECK_TYPE_FACTS, periodOf, type CheckType } from '../model/checks.js';
 import { effectiveSchedule } from '../checks/index.js';
+import { CHECK_TYPE_FACTS, type CheckType, periodOf } from '../model/checks.js';
 
 export { periodOf };
+
 import type { Sql } from '../storage/postgres.js';
 
 /**
@@ -11,7 +12,6 @@ import type { Sql } from '../storage/postgres.js';
  * over the minute rather than all at :00. Slots are epoch-aligned (slot = k × period + phase): every scheduler
  * process computes the same slots, and a slot is claimed once (check_schedules, FOR UPDATE SKIP LOCKED).
  */
-
 
 /** Where in its period a check runs: a stable spread from its id (whole seconds, so slots read well). */
 export function phaseOf(checkId: string, periodMs: number): number {
@@ -54,7 +54,10 @@ export async function desiredSchedules(sql: Sql): Promise<DesiredSchedule[]> {
     where c.activated and c.check_type = any(${RUNNABLE_TYPES}::text[])
       and (g.id is null or coalesce((g.data->>'activated')::boolean, true))`;
   return rows.map((r) => {
-    const { periodMs } = effectiveSchedule({ frequency: r.frequency ?? 10, data: { frequencyOffset: r.offset ?? undefined } }, { frequency: r.group_frequency });
+    const { periodMs } = effectiveSchedule(
+      { frequency: r.frequency ?? 10, data: { frequencyOffset: r.offset ?? undefined } },
+      { frequency: r.group_frequency },
+    );
     return { checkId: r.id, accountId: r.account_id, periodMs, phaseMs: phaseOf(r.id, periodMs) };
   });
 }
@@ -67,7 +70,10 @@ export async function desiredSchedules(sql: Sql): Promise<DesiredSchedule[]> {
 export async function reconcileSchedules(sql: Sql, now = Date.now()): Promise<{ added: number; changed: number; removed: number }> {
   const desired = await desiredSchedules(sql);
   const current = new Map(
-    (await sql<{ check_id: string; period_ms: number; phase_ms: number }[]>`select check_id, period_ms, phase_ms from check_schedules`).map((r) => [r.check_id, r]),
+    (await sql<{ check_id: string; period_ms: number; phase_ms: number }[]>`select check_id, period_ms, phase_ms from check_schedules`).map((r) => [
+      r.check_id,
+      r,
+    ]),
   );
   const writes = desired.filter((d) => {
     const c = current.get(d.checkId);

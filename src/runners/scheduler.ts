@@ -1,7 +1,7 @@
 import { maintenanceEffect } from '../model/maintenance.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
-import { transaction, type Sql } from '../storage/postgres.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { loadRunnable, locationQueues, maintenanceWindows } from './definitions.js';
 import { enqueueRuns, type RunJob } from './jobs.js';
@@ -50,8 +50,16 @@ export function startScheduler(opts: SchedulerOptions) {
       const windows = await maintenanceWindows(tx, [...byAccount.keys()]);
       const runs: { job: RunJob; queue: string; startAt: number }[] = [];
       for (const [accountId, slots] of byAccount) {
-        const checks = await loadRunnable(tx, accountId, slots.map((s) => s.checkId));
-        const queues = await locationQueues(tx, accountId, [...checks.values()].flatMap((c) => c.locations));
+        const checks = await loadRunnable(
+          tx,
+          accountId,
+          slots.map((s) => s.checkId),
+        );
+        const queues = await locationQueues(
+          tx,
+          accountId,
+          [...checks.values()].flatMap((c) => c.locations),
+        );
         for (const slot of slots) {
           const check = checks.get(slot.checkId);
           if (!check?.activated) continue;

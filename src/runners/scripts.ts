@@ -92,7 +92,9 @@ export async function runScript(
     return { request: normaliseRequest(parsed.request, input.request), response: parsed.response ?? input.response, env: stringValues(parsed.env), logs };
   } catch (err) {
     const message = isolate.isDisposed ? 'Script exceeded its memory limit' : (err as Error).message || String(err);
-    const error = /Array buffer allocation failed|memory limit|disposed/i.test(message) ? `Script exceeded its memory limit of ${limits.memoryMb ?? SCRIPT_MEMORY_MB} MB` : message;
+    const error = /Array buffer allocation failed|memory limit|disposed/i.test(message)
+      ? `Script exceeded its memory limit of ${limits.memoryMb ?? SCRIPT_MEMORY_MB} MB`
+      : message;
     logs.push({ level: 'ERROR', msg: error, time: Date.now() });
     return { request: input.request, response: input.response, env: input.env, logs, error };
   } finally {

@@ -1,4 +1,4 @@
-import { transaction, type Sql } from '../storage/postgres.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 import type { RunSource } from './jobs.js';
 
 /**

@@ -13,11 +13,37 @@ export interface Flagged {
 
 /** Words that make a header, parameter, variable or property name a credential's. */
 const CREDENTIAL_WORDS = new Set([
-  'authorization', 'auth', 'token', 'apikey', 'secret', 'password', 'passwd', 'pwd', 'passphrase', 'credential', 'credentials', 'cookie',
-  'signature', 'sig', 'bearer', 'privatekey', 'accesskey', 'clientsecret', 'sessionid', 'jwt', 'otp',
+  'authorization',
+  'auth',
+  'token',
+  'apikey',
+  'secret',
+  'password',
+  'passwd',
+  'pwd',
+  'passphrase',
+  'credential',
+  'credentials',
+  'cookie',
+  'signature',
+  'sig',
+  'bearer',
+  'privatekey',
+  'accesskey',
+  'clientsecret',
+  'sessionid',
+  'jwt',
+  'otp',
 ]);
 /** Two words that together make one (`api key`, `access key`, `private key`, `client secret`, `session id`). */
-const CREDENTIAL_PAIRS = [['api', 'key'], ['access', 'key'], ['private', 'key'], ['client', 'secret'], ['session', 'id'], ['secret', 'key']];
+const CREDENTIAL_PAIRS = [
+  ['api', 'key'],
+  ['access', 'key'],
+  ['private', 'key'],
+  ['client', 'secret'],
+  ['session', 'id'],
+  ['secret', 'key'],
+];
 
 /** The words of a name: split at separators and camelCase, lowercased (`X-Api-Key` → x, api, key; `accessToken` → access, token). */
 function wordsOf(name: string): string[] {
@@ -36,7 +62,8 @@ export function credentialName(name: string): boolean {
   return CREDENTIAL_PAIRS.some(([a, b]) => words.some((w, i) => w === a && words[i + 1] === b));
 }
 
-const REFERENCES = /\{\{\{?\s*[$A-Za-z_][\w.]*(?:\s+[^}]*)?\s*\}?\}\}|\$\{\s*[A-Za-z_]\w*\s*\}|process\.env\.[A-Za-z_]\w*|process\.env\[\s*['"][A-Za-z_]\w*['"]\s*\]/g;
+const REFERENCES =
+  /\{\{\{?\s*[$A-Za-z_][\w.]*(?:\s+[^}]*)?\s*\}?\}\}|\$\{\s*[A-Za-z_]\w*\s*\}|process\.env\.[A-Za-z_]\w*|process\.env\[\s*['"][A-Za-z_]\w*['"]\s*\]/g;
 const SCHEMES = /^(?:bearer|basic|token|digest|apikey|api-key)(?:\s+|$)/i;
 
 /** What is left of a value once its variable references and an auth scheme are taken out: the inline part. */
@@ -133,7 +160,19 @@ function bodyCredentials(body: string): { key: string; value: string }[] {
 }
 
 /** Fields whose text is code or a body: looked into for shapes and assignments. */
-const TEXT_FIELDS = new Set(['body', 'data', 'message', 'script', 'localSetupScript', 'localTearDownScript', 'setupScript', 'tearDownScript', 'template', 'content', 'payload']);
+const TEXT_FIELDS = new Set([
+  'body',
+  'data',
+  'message',
+  'script',
+  'localSetupScript',
+  'localTearDownScript',
+  'setupScript',
+  'tearDownScript',
+  'template',
+  'content',
+  'payload',
+]);
 /** Arrays of `{key, value}` whose names matter: headers, query parameters, gRPC metadata, variables. */
 const KEY_VALUE_LISTS = new Set(['headers', 'queryParameters', 'metadata', 'environmentVariables']);
 /** Parts of a resource that are the service's own, not the account's configuration. */

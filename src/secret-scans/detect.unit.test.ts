@@ -3,7 +3,19 @@ import { credentialName, inline, preview, scanResource, urlCredentials } from '.
 
 describe('what looks like an inline credential', () => {
   it('knows a credential by its name, and not a name that only contains the letters', () => {
-    for (const name of ['Authorization', 'X-Api-Key', 'api_key', 'apikey', 'accessToken', 'DB_PASSWORD', 'client_secret', 'X-Auth-Token', 'Cookie', 'privateKey', 'SESSION_ID']) {
+    for (const name of [
+      'Authorization',
+      'X-Api-Key',
+      'api_key',
+      'apikey',
+      'accessToken',
+      'DB_PASSWORD',
+      'client_secret',
+      'X-Auth-Token',
+      'Cookie',
+      'privateKey',
+      'SESSION_ID',
+    ]) {
       expect(credentialName(name), name).toBe(true);
     }
     for (const name of ['Content-Type', 'monkey', 'X-Request-Id', 'keyboard', 'Accept', 'author', 'hostname', 'TOKENIZER_MODE']) {
@@ -12,7 +24,8 @@ describe('what looks like an inline credential', () => {
   });
 
   it('takes a value that only refers to variables as no inline credential', () => {
-    for (const value of ['{{TOKEN}}', 'Bearer {{{API_KEY}}}', '${TOKEN}', 'process.env.TOKEN', 'Basic {{CREDS}}', '', 'xxxx', '****']) expect(inline(value), value).toBe(false);
+    for (const value of ['{{TOKEN}}', 'Bearer {{{API_KEY}}}', '${TOKEN}', 'process.env.TOKEN', 'Basic {{CREDS}}', '', 'xxxx', '****'])
+      expect(inline(value), value).toBe(false);
     for (const value of ['Bearer abcdef123456', 'hunter2hunter2', 'Token {{PREFIX}}-literal-part']) expect(inline(value), value).toBe(true);
   });
 

@@ -12,5 +12,7 @@ export async function projectRefs(sql: Sql, accountId: string): Promise<Map<stri
     select r.type, r.physical_id, r.logical_id, p.logical_id as project_logical_id, p.name as project_name
     from project_resources r join projects p on p.id = r.project_id
     where p.account_id = ${accountId} and r.type in ('check', 'check-group', 'alert-channel')`;
-  return new Map(rows.map((r) => [`${r.type}:${r.physical_id}`, { project: { logicalId: r.project_logical_id, name: r.project_name }, logicalId: r.logical_id }]));
+  return new Map(
+    rows.map((r) => [`${r.type}:${r.physical_id}`, { project: { logicalId: r.project_logical_id, name: r.project_name }, logicalId: r.logical_id }]),
+  );
 }

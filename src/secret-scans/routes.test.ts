@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createApiKey } from '../accounts/index.js';
 import { startTestService, type TestService } from '../../test/support/service.js';
+import { createAccount, createApiKey } from '../accounts/index.js';
 
 /** GET /v1/secret-scans over a real account: what it finds, where it points, what it never looks at or says. */
 describe('the secret scan', () => {
@@ -14,27 +14,55 @@ describe('the secret scan', () => {
       if (res.status !== 201) throw new Error(`${path}: ${res.status} ${res.text}`);
       return res.body as { id: string | number };
     };
-    ids.api = String((await made('/v1/checks/api?autoAssignAlerts=false', {
-      name: 'Orders API',
-      locations: ['eu-west-1'],
-      request: {
-        url: 'http://127.0.0.1:9/orders?api_key=k3y-in-the-url',
-        headers: [{ key: 'Authorization', value: 'Bearer abcdefghijklmnopqrstu' }, { key: 'X-Api-Key', value: '{{{ORDERS_KEY}}}' }],
-        basicAuth: { username: 'orders', password: 'orders-password-1' },
-      },
-      environmentVariables: [{ key: 'HIDDEN_TOKEN', value: 'never-looked-at', secret: true }],
-    })).id);
-    ids.group = String((await made('/v1/check-groups', { name: 'Shop', locations: ['eu-west-1'], apiCheckDefaults: { headers: [{ key: 'X-Auth-Token', value: 'group-level-token' }] } })).id);
+    ids.api = String(
+      (
+        await made('/v1/checks/api?autoAssignAlerts=false', {
+          name: 'Orders API',
+          locations: ['eu-west-1'],
+          request: {
+            url: 'http://127.0.0.1:9/orders?api_key=k3y-in-the-url',
+            headers: [
+              { key: 'Authorization', value: 'Bearer abcdefghijklmnopqrstu' },
+              { key: 'X-Api-Key', value: '{{{ORDERS_KEY}}}' },
+            ],
+            basicAuth: { username: 'orders', password: 'orders-password-1' },
+          },
+          environmentVariables: [{ key: 'HIDDEN_TOKEN', value: 'never-looked-at', secret: true }],
+        })
+      ).id,
+    );
+    ids.group = String(
+      (
+        await made('/v1/check-groups', {
+          name: 'Shop',
+          locations: ['eu-west-1'],
+          apiCheckDefaults: { headers: [{ key: 'X-Auth-Token', value: 'group-level-token' }] },
+        })
+      ).id,
+    );
     ids.snippet = String((await made('/v1/snippets', { name: 'login', script: `const key = 'AKIAABCDEFGHIJKLMNOP';` })).id);
-    ids.channel = String((await made('/v1/alert-channels', {
-      type: 'WEBHOOK',
-      config: { name: 'ops hook', url: 'http://127.0.0.1:9/hook', method: 'POST', headers: [{ key: 'Authorization', value: 'Bearer webhook-literal-token' }, { key: 'X-Signed', value: 'kept-secret-value', secret: true }] },
-    })).id);
+    ids.channel = String(
+      (
+        await made('/v1/alert-channels', {
+          type: 'WEBHOOK',
+          config: {
+            name: 'ops hook',
+            url: 'http://127.0.0.1:9/hook',
+            method: 'POST',
+            headers: [
+              { key: 'Authorization', value: 'Bearer webhook-literal-token' },
+              { key: 'X-Signed', value: 'kept-secret-value', secret: true },
+            ],
+          },
+        })
+      ).id,
+    );
     await made('/v1/variables', { key: 'STRIPE_SECRET', value: 'sk_live_' + 'a'.repeat(24) });
     await made('/v1/variables', { key: 'DB_PASSWORD', value: 'a-locked-password', locked: true });
     await made('/v1/variables', { key: 'REGION', value: 'eu-west-1' });
     // The check is managed by a project (as `checkly deploy` records it).
-    const [project] = await svc.deps.sql`insert into projects (account_id, logical_id, name) values (${svc.defaultAccountId}, 'shop-monitoring', 'Shop monitoring') returning id`;
+    const [project] = await svc.deps
+      .sql`insert into projects (account_id, logical_id, name) values (${svc.defaultAccountId}, 'shop-monitoring', 'Shop monitoring') returning id`;
     await svc.deps.sql`insert into project_resources (project_id, type, logical_id, physical_id) values (${project!.id}, 'check', 'orders-api', ${ids.api})`;
   });
   afterAll(async () => {
@@ -44,7 +72,9 @@ describe('the secret scan', () => {
   it('points at each inline credential with a redacted preview, and never at a secret or locked value', async () => {
     const res = await svc.call('GET', '/v1/secret-scans');
     expect(res.status, res.text).toBe(200);
-    const found = (res.body as { entityType: string; entityId: string; fieldPath: string; fieldKey: string | null }[]).map((f) => `${f.entityType} ${f.entityId} ${f.fieldPath} ${f.fieldKey ?? '-'}`);
+    const found = (res.body as { entityType: string; entityId: string; fieldPath: string; fieldKey: string | null }[]).map(
+      (f) => `${f.entityType} ${f.entityId} ${f.fieldPath} ${f.fieldKey ?? '-'}`,
+    );
     expect(found.sort()).toEqual(
       [
         `CHECK ${ids.api} request.url api_key`,
@@ -57,9 +87,25 @@ describe('the secret scan', () => {
       ].sort(),
     );
     const header = res.body.find((f: { fieldKey: string; entityType: string }) => f.fieldKey === 'Authorization' && f.entityType === 'CHECK');
-    expect(header).toMatchObject({ entityName: 'Orders API', checkType: 'API', project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' }, logicalId: 'orders-api', valuePreview: 'abcd…tu' });
+    expect(header).toMatchObject({
+      entityName: 'Orders API',
+      checkType: 'API',
+      project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' },
+      logicalId: 'orders-api',
+      valuePreview: 'abcd…tu',
+    });
     // No value is ever returned whole.
-    for (const secret of ['abcdefghijklmnopqrstu', 'orders-password-1', 'k3y-in-the-url', 'group-level-token', 'AKIAABCDEFGHIJKLMNOP', 'webhook-literal-token', 'never-looked-at', 'kept-secret-value', 'a-locked-password']) {
+    for (const secret of [
+      'abcdefghijklmnopqrstu',
+      'orders-password-1',
+      'k3y-in-the-url',
+      'group-level-token',
+      'AKIAABCDEFGHIJKLMNOP',
+      'webhook-literal-token',
+      'never-looked-at',
+      'kept-secret-value',
+      'a-locked-password',
+    ]) {
       expect(res.text).not.toContain(secret);
     }
   });

@@ -2,13 +2,13 @@ import { Type } from '@sinclair/typebox';
 import { alertChannelRoutes } from '../alerts/index.js';
 import { checkGroupRoutes, checkRoutes } from '../checks/index.js';
 import { RouteCaller } from '../http/invoke.js';
-import { defineRoute, type AnyRoute, type Method } from '../http/route.js';
+import { type AnyRoute, defineRoute, type Method } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import type { Principal } from '../model/accounts.js';
 import { snippetRoutes, variableRoutes } from '../resources/index.js';
 import type { Deps } from '../storage/deps.js';
-import { credentialName, inline, inlinePart, preview, scanResource, tokensIn, type Flagged } from './detect.js';
-import { projectRefs, type ProjectRef } from './repository.js';
+import { credentialName, type Flagged, inline, inlinePart, preview, scanResource, tokensIn } from './detect.js';
+import { type ProjectRef, projectRefs } from './repository.js';
 
 const ENTITY_TYPES = ['CHECK', 'CHECK_GROUP', 'SNIPPET', 'ALERT_CHANNEL', 'INTEGRATION', 'ENVIRONMENT_VARIABLE'] as const;
 type EntityType = (typeof ENTITY_TYPES)[number];
@@ -91,25 +91,37 @@ export function secretScanRoutes(deps: Deps): AnyRoute[] {
         const add = (entityType: EntityType, flagged: Flagged[], opts: { id: string; name: string | null; checkType?: string; project?: ProjectRef }) => {
           for (const f of flagged) {
             findings.push({
-              entityType, entityId: opts.id, entityName: opts.name, checkType: opts.checkType ?? null,
-              project: opts.project?.project ?? null, logicalId: opts.project?.logicalId ?? null,
-              fieldPath: f.fieldPath, fieldKey: f.fieldKey, valuePreview: preview(f.value),
+              entityType,
+              entityId: opts.id,
+              entityName: opts.name,
+              checkType: opts.checkType ?? null,
+              project: opts.project?.project ?? null,
+              logicalId: opts.project?.logicalId ?? null,
+              fieldPath: f.fieldPath,
+              fieldKey: f.fieldKey,
+              valuePreview: preview(f.value),
             });
           }
         };
         const named = (r: Record<string, unknown>) => (typeof r.name === 'string' ? r.name : null);
-        for (const c of checks) add('CHECK', scanResource(c), { id: String(c.id), name: named(c), checkType: String(c.checkType), project: projects.get(`check:${String(c.id)}`) });
+        for (const c of checks)
+          add('CHECK', scanResource(c), { id: String(c.id), name: named(c), checkType: String(c.checkType), project: projects.get(`check:${String(c.id)}`) });
         for (const g of groups) add('CHECK_GROUP', scanResource(g), { id: String(g.id), name: named(g), project: projects.get(`check-group:${String(g.id)}`) });
         for (const s of snippets) add('SNIPPET', scanResource(s), { id: String(s.id), name: named(s) });
         for (const ch of channels) {
           const name = (ch.config as { name?: unknown } | undefined)?.name;
-          add('ALERT_CHANNEL', scanResource(ch), { id: String(ch.id), name: typeof name === 'string' ? name : null, project: projects.get(`alert-channel:${String(ch.id)}`) });
+          add('ALERT_CHANNEL', scanResource(ch), {
+            id: String(ch.id),
+            name: typeof name === 'string' ? name : null,
+            project: projects.get(`alert-channel:${String(ch.id)}`),
+          });
         }
         for (const v of variables as { key: string; value: string; locked?: boolean; secret?: boolean }[]) {
           if (v.locked || v.secret || !v.value) continue;
-          const flagged: Flagged[] = credentialName(v.key) && inline(v.value)
-            ? [{ fieldPath: 'value', fieldKey: v.key, value: inlinePart(v.value) || v.value }]
-            : tokensIn(v.value).map((value) => ({ fieldPath: 'value', fieldKey: v.key, value }));
+          const flagged: Flagged[] =
+            credentialName(v.key) && inline(v.value)
+              ? [{ fieldPath: 'value', fieldKey: v.key, value: inlinePart(v.value) || v.value }]
+              : tokensIn(v.value).map((value) => ({ fieldPath: 'value', fieldKey: v.key, value }));
           add('ENVIRONMENT_VARIABLE', flagged, { id: v.key, name: v.key });
         }
         return { status: 200, body: findings };

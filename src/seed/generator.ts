@@ -1,5 +1,5 @@
-import type { CheckType } from '../model/checks.js';
 import type { ResultItem } from '../ingest/index.js';
+import type { CheckType } from '../model/checks.js';
 import type { ResultDetailKey } from '../model/results.js';
 import { deriveSeed, Random } from './random.js';
 

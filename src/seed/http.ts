@@ -1,7 +1,7 @@
-import { CREATABLE_TYPES, LOCATIONS } from '../model/checks.js';
 import type { ResultItem } from '../ingest/index.js';
+import { CREATABLE_TYPES, LOCATIONS } from '../model/checks.js';
 import { generateRuns, type SeedCheck, type SeedWindow } from './generator.js';
-import { planSegments, seedCheckBody, type SeedPlan } from './seeder.js';
+import { planSegments, type SeedPlan, seedCheckBody } from './seeder.js';
 
 export class HttpClient {
   constructor(

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { LOCATIONS } from '../model/checks.js';
 import { generateRuns, runCount, type SeedCheck } from './generator.js';
 import { createChecksOverHttp, HttpClient, seedOverHttp } from './http.js';
 import { createSeedChecks, seedBulk, totalRuns } from './seeder.js';
-import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
 
 const window = { from: Date.UTC(2026, 10, 1), to: Date.UTC(2026, 10, 2), seed: 42 };
 const check = (checkType: SeedCheck['checkType'], frequency = 10): SeedCheck => ({
@@ -65,7 +65,11 @@ describe('seeding a running service', () => {
 
   const stored = async (ids: string[]) =>
     Number(
-      (await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE has(CAST({ids:Array(String)}, \'Array(UUID)\'), check_id)', { ids }))[0].n,
+      (
+        await svc.deps.store.query<{ n: number }>("SELECT count() AS n FROM check_results WHERE has(CAST({ids:Array(String)}, 'Array(UUID)'), check_id)", {
+          ids,
+        })
+      )[0].n,
     );
 
   it('through the HTTP ingest path lands every generated run', async () => {
@@ -74,7 +78,10 @@ describe('seeding a running service', () => {
     const checks = await createChecksOverHttp(client, { ...plan, types: [...plan.types] });
     const sent = await seedOverHttp(client, checks, window, { batchSize: 200, concurrency: 3 });
     expect(sent).toBe(totalRuns(checks, window));
-    await waitFor(() => stored(checks.map((c) => c.id)), (n) => n === sent);
+    await waitFor(
+      () => stored(checks.map((c) => c.id)),
+      (n) => n === sent,
+    );
   });
 
   it('in bulk, and a second run of the same seed adds nothing', async () => {

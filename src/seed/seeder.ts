@@ -1,12 +1,11 @@
-import { CREATABLE_TYPES, LOCATIONS, type TypeSegment } from '../model/checks.js';
-import { insertCheck, type CheckInput } from '../checks/index.js';
-import { createBodySchema } from '../checks/index.js';
+import { type CheckInput, createBodySchema, insertCheck } from '../checks/index.js';
 import { compileValidator } from '../http/validation.js';
 import { toRow } from '../ingest/index.js';
+import { CREATABLE_TYPES, LOCATIONS, type TypeSegment } from '../model/checks.js';
+import { type ResultRow, ROW_COLUMNS } from '../model/results.js';
 import type { Store } from '../storage/clickhouse/index.js';
 import type { Sql } from '../storage/postgres.js';
 import { generateRuns, runCount, type SeedCheck, type SeedWindow } from './generator.js';
-import { ROW_COLUMNS, type ResultRow } from '../model/results.js';
 
 export interface SeedPlan {
   count: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FRESH, normaliseSettings, onRun, onTick, type AlertMemory, type Outcome } from './alerting.js';
 import { type AlertType } from '../model/alerts.js';
+import { type AlertMemory, FRESH, normaliseSettings, type Outcome, onRun, onTick } from './alerting.js';
 
 const MIN = 60_000;
 const runs = (outcomes: Outcome[], settings = normaliseSettings({}), start = 0, every = MIN) => {
@@ -31,7 +31,15 @@ describe('the alert state machine', () => {
 
   it('TIME_BASED: alerts once the stretch has lasted the threshold, on a run or as time passes', () => {
     const s = normaliseSettings({ escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 5 } });
-    expect(runs(['fail', 'fail', 'fail', 'fail', 'fail', 'fail', 'fail'], s, 0, 2 * MIN).alerts).toEqual([undefined, undefined, undefined, 'ALERT_FAILURE', undefined, undefined, undefined]);
+    expect(runs(['fail', 'fail', 'fail', 'fail', 'fail', 'fail', 'fail'], s, 0, 2 * MIN).alerts).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      'ALERT_FAILURE',
+      undefined,
+      undefined,
+      undefined,
+    ]);
     const { memory } = runs(['fail'], s, 0);
     expect(onTick(memory, 4 * MIN, s).alert).toBeUndefined();
     const due = onTick(memory, 5 * MIN, s);
@@ -39,9 +47,13 @@ describe('the alert state machine', () => {
     expect(due.memory.state).toBe('FAILING');
   });
 
-  it('moves between degraded and failing with the anchor\'s alert types', () => {
+  it("moves between degraded and failing with the anchor's alert types", () => {
     expect(runs(['degraded', 'degraded', 'fail', 'degraded', 'pass']).alerts).toEqual([
-      'ALERT_DEGRADED', undefined, 'ALERT_DEGRADED_FAILURE', 'ALERT_FAILURE_DEGRADED', 'ALERT_DEGRADED_RECOVERY',
+      'ALERT_DEGRADED',
+      undefined,
+      'ALERT_DEGRADED_FAILURE',
+      'ALERT_FAILURE_DEGRADED',
+      'ALERT_DEGRADED_RECOVERY',
     ]);
   });
 
@@ -63,8 +75,11 @@ describe('the alert state machine', () => {
 
   it('fills the anchor defaults for missing settings', () => {
     expect(normaliseSettings(null)).toEqual({
-      escalationType: 'RUN_BASED', failedRunThreshold: 1, minutesFailingThreshold: 5,
-      reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+      escalationType: 'RUN_BASED',
+      failedRunThreshold: 1,
+      minutesFailingThreshold: 5,
+      reminders: { amount: 0, interval: 5 },
+      parallelRunFailureThreshold: { enabled: false, percentage: 10 },
     });
   });
 });

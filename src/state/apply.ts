@@ -1,11 +1,11 @@
-import { raiseAlerts, type CheckIncidentHooks, type Raised, type RaisedAlert, type StateEvent } from './records.js';
 import type { GroupData } from '../checks/index.js';
 import { applyGroupSettings } from '../checks/index.js';
 import type { CheckType } from '../model/checks.js';
-import { insertSlices, transaction, type Sql } from '../storage/postgres.js';
-import { FRESH, normaliseSettings, onRun, onTick, type AlertMemory, type AlertSettings, type Outcome } from './alerting.js';
 import { maintenanceEffect, type WindowData } from '../model/maintenance.js';
 import type { Run } from '../model/runs.js';
+import { insertSlices, type Sql, transaction } from '../storage/postgres.js';
+import { type AlertMemory, type AlertSettings, FRESH, normaliseSettings, type Outcome, onRun, onTick } from './alerting.js';
+import { type CheckIncidentHooks, type Raised, type RaisedAlert, raiseAlerts, type StateEvent } from './records.js';
 import { applyRun, fromRow, isNewer, runsByCheck, type Status, type StatusRow } from './statuses.js';
 
 /** A check as its state is evaluated: group settings applied, effective alert settings resolved. */
@@ -48,7 +48,12 @@ export async function accountContext(db: Sql, accountId: string): Promise<{ acco
  * The checks with their statuses, locked in id order (two workers applying batches of the same check take
  * turns, and never deadlock), each with its group's settings applied.
  */
-export async function lockChecks(db: Sql, accountId: string, ids: string[], accountSettings: unknown): Promise<{ check: CheckContext; row: CheckRowWithStatus }[]> {
+export async function lockChecks(
+  db: Sql,
+  accountId: string,
+  ids: string[],
+  accountSettings: unknown,
+): Promise<{ check: CheckContext; row: CheckRowWithStatus }[]> {
   if (!ids.length) return [];
   const rows = await db<CheckRowWithStatus[]>`select c.id, c.name as check_name, c.check_type, c.activated, c.muted, c.tags, c.group_id, c.data, s.*
     from checks c left join check_statuses s on s.check_id = c.id
@@ -57,7 +62,8 @@ export async function lockChecks(db: Sql, accountId: string, ids: string[], acco
   const groupIds = [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))];
   const groups = new Map<number, GroupData>();
   if (groupIds.length) {
-    for (const g of await db<{ id: number; data: GroupData }[]>`select id, data from check_groups where id = any(${groupIds}::bigint[])`) groups.set(g.id, g.data);
+    for (const g of await db<{ id: number; data: GroupData }[]>`select id, data from check_groups where id = any(${groupIds}::bigint[])`)
+      groups.set(g.id, g.data);
   }
   return rows.map((row) => {
     const group = row.group_id === null ? undefined : groups.get(row.group_id);
@@ -160,7 +166,13 @@ export const alertCheck = (check: CheckContext): RaisedAlert['check'] => ({
  * state moves per its effective alert settings, raising alerts (silenced while a maintenance window says
  * so). Returns the notifications to deliver once the transaction has committed.
  */
-export async function applyBatch(sql: Sql, accountId: string, runs: readonly Run[], hooks: CheckIncidentHooks, now = Date.now()): Promise<{ statuses: number } & Raised> {
+export async function applyBatch(
+  sql: Sql,
+  accountId: string,
+  runs: readonly Run[],
+  hooks: CheckIncidentHooks,
+  now = Date.now(),
+): Promise<{ statuses: number } & Raised> {
   const grouped = runsByCheck(runs);
   if (!grouped.size) return { statuses: 0, notifications: [], events: [] };
   return transaction(sql, async (tx) => {

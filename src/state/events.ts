@@ -22,13 +22,24 @@ export function logStateEvents(logger: Logger, events: readonly StateEvent[]): v
   for (const e of events) {
     logger.info(
       {
-        event: 'check.state', accountId: e.accountId, checkId: e.checkId, check: e.checkName, alertType: e.alertType, alertId: e.alertId, at: e.at,
-        notifications: e.notifications, ...(e.silenced ? { silenced: 'maintenance' } : {}), ...(e.muted ? { muted: true } : {}),
+        event: 'check.state',
+        accountId: e.accountId,
+        checkId: e.checkId,
+        check: e.checkName,
+        alertType: e.alertType,
+        alertId: e.alertId,
+        at: e.at,
+        notifications: e.notifications,
+        ...(e.silenced ? { silenced: 'maintenance' } : {}),
+        ...(e.muted ? { muted: true } : {}),
       },
       WHAT[e.alertType] ?? e.alertType,
     );
     if (e.incident) {
-      logger.info({ event: `incident.${e.incident.change}`, accountId: e.accountId, incidentId: e.incident.id, checkId: e.checkId, check: e.checkName }, `incident ${e.incident.change}`);
+      logger.info(
+        { event: `incident.${e.incident.change}`, accountId: e.accountId, incidentId: e.incident.id, checkId: e.checkId, check: e.checkName },
+        `incident ${e.incident.change}`,
+      );
     }
   }
 }

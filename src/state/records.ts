@@ -1,6 +1,6 @@
-import { insertSlices, type Sql } from '../storage/postgres.js';
+import { type AlertType, alertKind } from '../model/alerts.js';
 import type { Run } from '../model/runs.js';
-import { alertKind, type AlertType } from '../model/alerts.js';
+import { insertSlices, type Sql } from '../storage/postgres.js';
 
 /** A check's triggerIncident, as the alert transaction hands it on. */
 export interface TriggerIncident {
@@ -72,7 +72,9 @@ export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly R
   if (!alerts.length) return { notifications: [], events: [] };
   const checkIds = [...new Set(alerts.map((a) => a.check.id))];
   const groupIds = [...new Set(alerts.flatMap((a) => (a.check.groupId === null ? [] : [a.check.groupId])))];
-  const subscriptions = await tx<{ id: number; type: string; send_failure: boolean; send_recovery: boolean; send_degraded: boolean; check_id: string | null; group_id: number | null }[]>`
+  const subscriptions = await tx<
+    { id: number; type: string; send_failure: boolean; send_recovery: boolean; send_degraded: boolean; check_id: string | null; group_id: number | null }[]
+  >`
     select c.id, c.type, c.send_failure, c.send_recovery, c.send_degraded, s.check_id, s.group_id
     from alert_subscriptions s join alert_channels c on c.id = s.alert_channel_id
     where s.activated and c.account_id = ${accountId}
@@ -128,7 +130,12 @@ export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly R
 }
 
 /** triggerIncident: a failure opens the check's incident (one at a time), a recovery resolves it. */
-async function trackIncident(tx: Sql, accountId: string, alert: RaisedAlert, hooks: CheckIncidentHooks): Promise<{ id: string; change?: 'opened' | 'resolved' } | null> {
+async function trackIncident(
+  tx: Sql,
+  accountId: string,
+  alert: RaisedAlert,
+  hooks: CheckIncidentHooks,
+): Promise<{ id: string; change?: 'opened' | 'resolved' } | null> {
   const incident = alert.check.triggerIncident;
   if (!incident) return null;
   const kind = alertKind(alert.type);

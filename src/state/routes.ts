@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
-import { HttpError, notFound } from '../http/errors.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
-import { Nullable } from '../http/schemas.js';
 import { findCheckRow } from '../checks/index.js';
+import { HttpError, notFound } from '../http/errors.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
+import { Nullable } from '../http/schemas.js';
+import type { Deps } from '../storage/deps.js';
 import { readStatuses, toCheckStatus } from './statuses.js';
 
 export const CheckStatus = Type.Object(

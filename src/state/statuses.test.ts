@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOtherTenant, startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { createOtherTenant, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 
 const at = (minutesAgo: number, plusMs = 0) => new Date(Date.now() - minutesAgo * 60_000 + plusMs).toISOString();
 
@@ -50,7 +50,10 @@ describe('check statuses kept by the ingest worker', () => {
       latest,
       run(api, 5, { runLocation: 'ap-south-1', responseTime: 40, isDegraded: true }),
     ]);
-    const res = await waitFor(() => statusOf(api), (r) => r.status === 200);
+    const res = await waitFor(
+      () => statusOf(api),
+      (r) => r.status === 200,
+    );
     expect(res.body).toMatchObject({
       name: 'shop api',
       checkId: api,
@@ -74,7 +77,10 @@ describe('check statuses kept by the ingest worker', () => {
     // The next newer run shows the late one was never applied: eu-west-1 keeps its 120 ms run.
     const next = run(api, 1, { runLocation: 'us-east-1', responseTime: 300 });
     await post([next]);
-    const res = await waitFor(() => statusOf(api), (r) => r.body.lastCheckRunId === next.id);
+    const res = await waitFor(
+      () => statusOf(api),
+      (r) => r.body.lastCheckRunId === next.id,
+    );
     expect(res.body).toMatchObject({ hasFailures: false, hasErrors: false, shortestRun: 40, longestRun: 300, lastRunLocation: 'us-east-1' });
     expect(before.lastCheckRunId).not.toBe(next.id);
     const [{ n }] = await svc.deps.sql<{ n: number }[]>`select count(*)::int as n from check_statuses where check_id = ${api}`;
@@ -83,7 +89,10 @@ describe('check statuses kept by the ingest worker', () => {
 
   it('keeps the days an SSL certificate has left', async () => {
     await post([run(ssl, 3, { handshakeTimeMs: 55, daysUntilExpiry: 41 })]);
-    const res = await waitFor(() => statusOf(ssl), (r) => r.status === 200);
+    const res = await waitFor(
+      () => statusOf(ssl),
+      (r) => r.status === 200,
+    );
     expect(res.body.sslDaysRemaining).toBe(41);
     // handshake time is not a responseTime: the run lasted stoppedAt - startedAt.
     expect(res.body.longestRun).toBe(500);
@@ -117,12 +126,23 @@ describe('the check list filtered by status', () => {
     const [passing, failing, degraded, erroring] = [await make('p'), await make('f'), await make('d'), await make('e')];
     await make('no results');
     const result = (checkId: string, fields: object) => ({
-      checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: at(1), stoppedAt: at(1, 10), hasFailures: false, ...fields,
+      checkId,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: at(1),
+      stoppedAt: at(1, 10),
+      hasFailures: false,
+      ...fields,
     });
     await svc.call('POST', '/v1/check-results', {
-      body: { results: [result(passing, {}), result(failing, { hasFailures: true }), result(degraded, { isDegraded: true }), result(erroring, { hasErrors: true })] },
+      body: {
+        results: [result(passing, {}), result(failing, { hasFailures: true }), result(degraded, { isDegraded: true }), result(erroring, { hasErrors: true })],
+      },
     });
-    await waitFor(() => svc.call('GET', '/v1/check-statuses'), (r) => r.body.length === 4);
+    await waitFor(
+      () => svc.call('GET', '/v1/check-statuses'),
+      (r) => r.body.length === 4,
+    );
     const ids = async (status: string) => (await svc.call('GET', `/v1/checks?status=${status}&limit=100`)).body.map((c: { id: string }) => c.id).sort();
     expect(await ids('passing')).toEqual([passing]);
     expect(await ids('failing')).toEqual([failing, erroring].sort());

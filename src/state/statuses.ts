@@ -1,5 +1,5 @@
-import type { Sql } from '../storage/postgres.js';
 import { compareRuns, type Run } from '../model/runs.js';
+import type { Sql } from '../storage/postgres.js';
 
 interface LocationRun {
   duration: number;

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { makeBadge } from 'badge-maker';
-import type { Deps } from '../storage/deps.js';
 import { notFound } from '../http/errors.js';
 import { PositiveId, UUID } from '../http/ids.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { StringEnum } from '../http/schemas.js';
+import type { Deps } from '../storage/deps.js';
 import { badgeOfCheck, badgeOfGroup, type BadgeRow as StatusRow } from './repository.js';
 
 /**
@@ -28,8 +28,8 @@ const COLOUR: Record<State, string> = { passing: '#2da44e', degraded: '#d4a72c',
 const LABEL_COLOUR = { light: '#eaeef2', dark: '#24292f', default: '#555' } as const;
 const RANK: Record<State, number> = { failing: 0, degraded: 1, passing: 2, 'no data': 3 };
 
-
-const stateOf = (r: StatusRow): State => (r.has_failures === null ? 'no data' : r.has_failures || r.has_errors ? 'failing' : r.is_degraded ? 'degraded' : 'passing');
+const stateOf = (r: StatusRow): State =>
+  r.has_failures === null ? 'no data' : r.has_failures || r.has_errors ? 'failing' : r.is_degraded ? 'degraded' : 'passing';
 
 /** The mean of the latest run's duration in each location, in ms; null before any. */
 function latestMs(rows: StatusRow[]): number | null {
@@ -55,14 +55,29 @@ export function badgeRoutes({ sql }: Deps): AnyRoute[] {
   const reply = (body: string) => ({
     status: 200,
     body,
-    headers: { 'Content-Type': 'image/svg+xml; charset=utf-8', 'Cache-Control': 'public, max-age=60', 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'", 'X-Content-Type-Options': 'nosniff' },
+    headers: {
+      'Content-Type': 'image/svg+xml; charset=utf-8',
+      'Cache-Control': 'public, max-age=60',
+      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+      'X-Content-Type-Options': 'nosniff',
+    },
   });
   return [
     defineRoute({
-      method: 'GET', path: '/v1/badges/checks/{checkId}', operationId: 'getCheckBadge', summary: "A check's status badge (SVG)", tag, access: 'public', errors: [400, 404],
+      method: 'GET',
+      path: '/v1/badges/checks/{checkId}',
+      operationId: 'getCheckBadge',
+      summary: "A check's status badge (SVG)",
+      tag,
+      access: 'public',
+      errors: [400, 404],
       contentType: 'image/svg+xml',
       rateLimit: { points: 600, windowSeconds: 60, bucket: 'badges' },
-      schema: { params: Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }), query: Query, responses: { 200: Type.String({ description: 'An SVG image' }) } },
+      schema: {
+        params: Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        query: Query,
+        responses: { 200: Type.String({ description: 'An SVG image' }) },
+      },
       handler: async ({ params, query }) => {
         if (!UUID.test(params.checkId)) throw notFound();
         const rows = await badgeOfCheck(sql, params.checkId);
@@ -71,10 +86,20 @@ export function badgeRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/badges/groups/{groupId}', operationId: 'getGroupBadge', summary: "A check group's status badge (SVG): its worst check", tag, access: 'public', errors: [400, 404],
+      method: 'GET',
+      path: '/v1/badges/groups/{groupId}',
+      operationId: 'getGroupBadge',
+      summary: "A check group's status badge (SVG): its worst check",
+      tag,
+      access: 'public',
+      errors: [400, 404],
       contentType: 'image/svg+xml',
       rateLimit: { points: 600, windowSeconds: 60, bucket: 'badges' },
-      schema: { params: Type.Object({ groupId: PositiveId }, { additionalProperties: false }), query: Query, responses: { 200: Type.String({ description: 'An SVG image' }) } },
+      schema: {
+        params: Type.Object({ groupId: PositiveId }, { additionalProperties: false }),
+        query: Query,
+        responses: { 200: Type.String({ description: 'An SVG image' }) },
+      },
       handler: async ({ params, query }) => {
         const badge = await badgeOfGroup(sql, params.groupId);
         if (!badge) throw notFound();

@@ -1,10 +1,10 @@
 import { budgetSettings, rollupHorizon } from '../analytics/index.js';
-import type { Deps } from '../storage/deps.js';
-import { incidentsById, type IncidentView } from './incidents.js';
-import { maintenanceStatus, materialise } from './maintenance-repository.js';
-import { pageViews, type PageRow, type PageView } from './repository.js';
-import { toClickHouseTime } from '../model/time.js';
 import type { WindowData } from '../model/maintenance.js';
+import { toClickHouseTime } from '../model/time.js';
+import type { Deps } from '../storage/deps.js';
+import { type IncidentView, incidentsById } from './incidents.js';
+import { maintenanceStatus, materialise } from './maintenance-repository.js';
+import { type PageRow, type PageView, pageViews } from './repository.js';
 
 /**
  * What a public status page shows (docs/status-pages.md), built from the page's account only:
@@ -86,7 +86,11 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
     sql<{ id: number; data: WindowData & { name?: string; statusPageVisibility?: { enabled?: boolean; statusPageIds?: string[] } } }[]>`
       select id, data from maintenance_windows where account_id = ${accountId} and coalesce((data->'statusPageVisibility'->>'enabled')::boolean, false)`,
   ]);
-  const incidents = await incidentsById(sql, accountId, incidentIds.map((r) => r.id));
+  const incidents = await incidentsById(
+    sql,
+    accountId,
+    incidentIds.map((r) => r.id),
+  );
 
   // Daily uptime and response time of the linked checks, from the daily rollup; with ROLLUPS=ticks, the days from
   // the one its horizon is in from the runs themselves (the rollup holds that day only up to the horizon, and a tick
@@ -94,12 +98,13 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
   const checkIds = checks.map((c) => c.id);
   const horizon = rollupHorizon();
   const rawFrom = Number.isFinite(horizon) ? startOfDay(horizon) : undefined;
-  const tail = rawFrom !== undefined
-    ? `UNION ALL
+  const tail =
+    rawFrom !== undefined
+      ? `UNION ALL
            SELECT check_id, toDate(started_at) AS d, toUInt64(1) AS runs, has_failures, coalesce(response_time, 0) AS rs, toUInt64(response_time IS NOT NULL) AS rn
            FROM check_results
            WHERE account_id = {accountId:UUID} AND check_id IN {checkIds:Array(UUID)} AND started_at >= {rawFrom:DateTime64(3, 'UTC')}`
-    : '';
+      : '';
   const daily = checkIds.length
     ? await deps.store.query<{ checkId: string; day: string; total: string | number; failed: string | number; rtSum: number; rtN: string | number }>(
         `SELECT toString(check_id) AS checkId, toString(d) AS day, sum(runs) AS total, sumIf(runs, has_failures) AS failed, sum(rs) AS rtSum, sum(rn) AS rtN
@@ -110,7 +115,12 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
            ${tail}
          )
          GROUP BY check_id, d`,
-        { accountId, checkIds, from: toClickHouseTime(startOfDay(now) - (HISTORY_DAYS - 1) * DAY).slice(0, 19), ...(rawFrom !== undefined ? { rawFrom: toClickHouseTime(Math.max(rawFrom, startOfDay(now) - (HISTORY_DAYS - 1) * DAY)) } : {}) },
+        {
+          accountId,
+          checkIds,
+          from: toClickHouseTime(startOfDay(now) - (HISTORY_DAYS - 1) * DAY).slice(0, 19),
+          ...(rawFrom !== undefined ? { rawFrom: toClickHouseTime(Math.max(rawFrom, startOfDay(now) - (HISTORY_DAYS - 1) * DAY)) } : {}),
+        },
         { settings: budgetSettings(deps.config.analytics), purpose: 'status-page' },
       )
     : [];
@@ -131,7 +141,7 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
   }
 
   // Maintenance of the windows shown on this page: in progress, or starting in the next 14 days.
-  const shown = windows.filter((w) => !(w.data.statusPageVisibility?.statusPageIds?.length) || w.data.statusPageVisibility.statusPageIds.includes(row.id));
+  const shown = windows.filter((w) => !w.data.statusPageVisibility?.statusPageIds?.length || w.data.statusPageVisibility.statusPageIds.includes(row.id));
   for (const w of shown) await materialise(sql, accountId, w.id, w.data, now);
   const maintenanceRows = shown.length
     ? await sql<{ id: string; window_id: number; starts_at: Date; ends_at: Date; status: null; created_at: Date; updated_at: Date }[]>`
@@ -149,7 +159,9 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
       startsAt: m.starts_at.toISOString(),
       endsAt: m.ends_at.toISOString(),
       status: maintenanceStatus(m, now),
-      updates: maintenanceUpdates.filter((u) => u.maintenance_id === m.id).map((u) => ({ status: u.status, description: u.description, at: u.created_at.toISOString() })),
+      updates: maintenanceUpdates
+        .filter((u) => u.maintenance_id === m.id)
+        .map((u) => ({ status: u.status, description: u.description, at: u.created_at.toISOString() })),
     }))
     .filter((m) => m.status !== 'COMPLETED' && m.status !== 'CANCELLED');
   const inMaintenance = maintenances.some((m) => m.status === 'IN_PROGRESS' || m.status === 'VERIFYING');
@@ -178,11 +190,26 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
         responseTime: t && t.rtN ? t.rtSum / t.rtN : null,
       };
     });
-    return { id: s.id, name: s.name, status, days: bars, uptime: runs ? (100 * (runs - failed)) / runs : null, checks: checks.filter((c) => c.service_id === s.id).length };
+    return {
+      id: s.id,
+      name: s.name,
+      status,
+      days: bars,
+      uptime: runs ? (100 * (runs - failed)) / runs : null,
+      checks: checks.filter((c) => c.service_id === s.id).length,
+    };
   };
   const cards = page!.cards.map((c) => ({ name: c.name, services: c.services.map(view) }));
   const overall = cards.flatMap((c) => c.services).reduce<ServiceStatus>((acc, s) => worst(acc, s.status), inMaintenance ? 'maintenance' : 'operational');
-  return { page: page!, cards, overall, open, past: incidents.filter((i) => i.lastUpdateStatus === 'RESOLVED'), maintenances, generatedAt: new Date(now).toISOString() };
+  return {
+    page: page!,
+    cards,
+    overall,
+    open,
+    past: incidents.filter((i) => i.lastUpdateStatus === 'RESOLVED'),
+    maintenances,
+    generatedAt: new Date(now).toISOString(),
+  };
 }
 
 function startOfDay(ms: number): number {

@@ -1,6 +1,6 @@
+import { iso } from '../model/time.js';
 import type { CheckIncidentHooks } from '../state/index.js';
 import type { Sql } from '../storage/postgres.js';
-import { iso } from '../model/time.js';
 
 /**
  * Status-page services and their incidents (docs/status-pages.md): what the API declares by hand and what a
@@ -99,24 +99,34 @@ export async function incidentsById(sql: Sql, accountId: string, ids: readonly s
   return ids.flatMap((id) => {
     const r = byId.get(id);
     if (!r) return [];
-    return [{
-      id: r.id,
-      name: r.name,
-      severity: r.severity,
-      services: services.filter((s) => s.incident_id === id).map(toService),
-      incidentUpdates: updates.filter((u) => u.incident_id === id).map(toUpdate),
-      lastUpdateStatus: r.last_update_status,
-      duration: r.resolved_at ? Math.max(0, Math.round((r.resolved_at.getTime() - r.created_at.getTime()) / 1000)) : null,
-      created_at: iso(r.created_at)!,
-      // The anchor's incident always has one: its creation until it changes.
-      updated_at: iso(r.updated_at ?? r.created_at)!,
-    }];
+    return [
+      {
+        id: r.id,
+        name: r.name,
+        severity: r.severity,
+        services: services.filter((s) => s.incident_id === id).map(toService),
+        incidentUpdates: updates.filter((u) => u.incident_id === id).map(toUpdate),
+        lastUpdateStatus: r.last_update_status,
+        duration: r.resolved_at ? Math.max(0, Math.round((r.resolved_at.getTime() - r.created_at.getTime()) / 1000)) : null,
+        created_at: iso(r.created_at)!,
+        // The anchor's incident always has one: its creation until it changes.
+        updated_at: iso(r.updated_at ?? r.created_at)!,
+      },
+    ];
   });
 }
 
 /** One page of the account's incidents, newest first; `nextId` is where the next page starts. */
-export async function listIncidents(sql: Sql, accountId: string, limit: number, nextId?: string, serviceIds?: readonly string[]): Promise<{ entries: IncidentView[]; nextId: string | null }> {
-  const from = nextId ? (await sql<{ created_at: Date; id: string }[]>`select created_at, id from status_page_incidents where account_id = ${accountId} and id = ${nextId}`)[0] : undefined;
+export async function listIncidents(
+  sql: Sql,
+  accountId: string,
+  limit: number,
+  nextId?: string,
+  serviceIds?: readonly string[],
+): Promise<{ entries: IncidentView[]; nextId: string | null }> {
+  const from = nextId
+    ? (await sql<{ created_at: Date; id: string }[]>`select created_at, id from status_page_incidents where account_id = ${accountId} and id = ${nextId}`)[0]
+    : undefined;
   const rows = await sql<{ id: string }[]>`select id from status_page_incidents i where account_id = ${accountId}
     ${from ? sql`and (created_at, id) <= (${from.created_at}, ${from.id})` : sql``}
     ${serviceIds ? sql`and exists (select 1 from status_page_incident_services l where l.incident_id = i.id and l.service_id = any(${[...serviceIds]}::uuid[]))` : sql``}
@@ -133,7 +143,9 @@ export async function createIncident(
 ): Promise<string> {
   const status = input.update.status ?? 'INVESTIGATING';
   const at = input.at ?? new Date();
-  const [row] = await tx<{ id: string }[]>`insert into status_page_incidents (account_id, name, severity, last_update_status, check_incident_id, resolved_at, created_at)
+  const [row] = await tx<
+    { id: string }[]
+  >`insert into status_page_incidents (account_id, name, severity, last_update_status, check_incident_id, resolved_at, created_at)
     values (${accountId}, ${input.name}, ${input.severity}, ${status}, ${input.checkIncidentId ?? null}, ${status === 'RESOLVED' ? at : null}, ${at}) returning id`;
   if (input.serviceIds.length) {
     await tx`insert into status_page_incident_services ${tx(input.serviceIds.map((service_id) => ({ incident_id: row!.id, service_id })))} on conflict do nothing`;
@@ -213,19 +225,27 @@ export async function openCheckIncident(
   if (!service) return;
   const [existing] = await tx`select 1 from status_page_incidents where check_incident_id = ${checkIncidentId}`;
   if (existing) return;
-  const severity = (SEVERITIES as readonly string[]).includes(String(trigger.severity).toUpperCase()) ? (String(trigger.severity).toUpperCase() as Severity) : 'MINOR';
+  const severity = (SEVERITIES as readonly string[]).includes(String(trigger.severity).toUpperCase())
+    ? (String(trigger.severity).toUpperCase() as Severity)
+    : 'MINOR';
   await createIncident(tx, accountId, {
     name: trigger.name,
     severity,
     serviceIds: [service.id],
     checkIncidentId,
     at,
-    update: { status: 'INVESTIGATING', description: trigger.description?.trim() || `${trigger.name}: a check of this service is failing.`, notifySubscribers: trigger.notifySubscribers ?? false },
+    update: {
+      status: 'INVESTIGATING',
+      description: trigger.description?.trim() || `${trigger.name}: a check of this service is failing.`,
+      notifySubscribers: trigger.notifySubscribers ?? false,
+    },
   });
 }
 
 export async function resolveCheckIncident(tx: Sql, accountId: string, checkIncidentId: string, notifySubscribers: boolean, at: Date): Promise<void> {
-  const [incident] = await tx<{ id: string }[]>`select id from status_page_incidents where check_incident_id = ${checkIncidentId} and account_id = ${accountId} and resolved_at is null`;
+  const [incident] = await tx<
+    { id: string }[]
+  >`select id from status_page_incidents where check_incident_id = ${checkIncidentId} and account_id = ${accountId} and resolved_at is null`;
   if (!incident) return;
   await addUpdate(tx, accountId, incident.id, { status: 'RESOLVED', description: 'The checks of this service pass again.', notifySubscribers }, at);
 }
@@ -267,7 +287,12 @@ export async function renameService(db: Sql, accountId: string, id: string, name
 }
 
 /** Changes an incident's name, severity and services (each only when given). */
-export async function changeIncident(tx: Sql, accountId: string, id: string, change: { name?: string; severity?: string; serviceIds?: readonly string[] }): Promise<void> {
+export async function changeIncident(
+  tx: Sql,
+  accountId: string,
+  id: string,
+  change: { name?: string; severity?: string; serviceIds?: readonly string[] },
+): Promise<void> {
   await tx`update status_page_incidents set name = coalesce(${change.name ?? null}, name), severity = coalesce(${change.severity ?? null}, severity), updated_at = now()
     where id = ${id} and account_id = ${accountId}`;
   if (change.serviceIds) {

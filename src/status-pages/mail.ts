@@ -48,19 +48,23 @@ export async function sendDueMail(sql: Sql, settings: MailSettings, logger?: Log
       for update of m skip locked`;
     for (const mail of due) {
       const page = pageAddress(settings.publicUrl, { url: mail.page_url });
-      const link = (purpose: 'confirm' | 'unsubscribe') => `${page}/subscriptions/${mail.subscription_id}/${purpose}?token=${linkToken(secret, purpose, mail.subscription_id)}`;
+      const link = (purpose: 'confirm' | 'unsubscribe') =>
+        `${page}/subscriptions/${mail.subscription_id}/${purpose}?token=${linkToken(secret, purpose, mail.subscription_id)}`;
       const text = [
         mail.body,
         mail.kind === 'confirm' ? `Confirm: ${link('confirm')}` : `Status page: ${page}`,
         `--\nYou get this mail because this address subscribed to ${mail.page_name}. Unsubscribe: ${link('unsubscribe')}`,
       ].join('\n\n');
       try {
-        await sendMail({ url: settings.smtpUrl, from: settings.from }, {
-          to: mail.address,
-          subject: mail.subject,
-          text,
-          headers: { 'List-Unsubscribe': `<${link('unsubscribe')}>`, 'X-Status-Page-Mail': mail.id },
-        });
+        await sendMail(
+          { url: settings.smtpUrl, from: settings.from },
+          {
+            to: mail.address,
+            subject: mail.subject,
+            text,
+            headers: { 'List-Unsubscribe': `<${link('unsubscribe')}>`, 'X-Status-Page-Mail': mail.id },
+          },
+        );
         await tx`update status_page_mails set sent_at = now(), attempts = attempts + 1, last_error = null where id = ${mail.id}`;
         sent++;
       } catch (err) {

@@ -1,6 +1,6 @@
 import { occurrences, type WindowData } from '../model/maintenance.js';
-import { UNCONFIRMED_MAILS_PER_DAY } from './incidents.js';
 import type { Sql } from '../storage/postgres.js';
+import { UNCONFIRMED_MAILS_PER_DAY } from './incidents.js';
 
 /** The occurrences of maintenance windows (maintenances) and their status updates: every statement about them. */
 
@@ -50,7 +50,13 @@ export async function materialise(sql: Sql, accountId: string, windowId: number,
 }
 
 /** Mail about a maintenance update to the verified subscribers of the pages its window names (all the account's when it names none). */
-export async function queueMaintenanceMail(tx: Sql, accountId: string, window: { data: WindowData & { name?: string; statusPageVisibility?: { statusPageIds?: string[]; serviceIds?: string[] } } }, m: MaintenanceRow, u: UpdateRow): Promise<void> {
+export async function queueMaintenanceMail(
+  tx: Sql,
+  accountId: string,
+  window: { data: WindowData & { name?: string; statusPageVisibility?: { statusPageIds?: string[]; serviceIds?: string[] } } },
+  m: MaintenanceRow,
+  u: UpdateRow,
+): Promise<void> {
   const pages = window.data.statusPageVisibility?.statusPageIds ?? [];
   const services = window.data.statusPageVisibility?.serviceIds ?? [];
   const subject = `[Maintenance ${u.status.replace('_', ' ').toLowerCase()}] ${window.data.name ?? 'Scheduled maintenance'}`;
@@ -67,7 +73,9 @@ export async function queueMaintenanceMail(tx: Sql, accountId: string, window: {
 }
 
 export async function findWindowData(db: Sql, accountId: string, id: number): Promise<{ id: number; data: WindowData & { name?: string } } | undefined> {
-  const [row] = await db<{ id: number; data: WindowData & { name?: string } }[]>`select id, data from maintenance_windows where id = ${id} and account_id = ${accountId}`;
+  const [row] = await db<
+    { id: number; data: WindowData & { name?: string } }[]
+  >`select id, data from maintenance_windows where id = ${id} and account_id = ${accountId}`;
   return row;
 }
 
@@ -83,7 +91,9 @@ export async function listMaintenances(db: Sql, windowId: number, limit: number,
 }
 
 export async function moveMaintenance(db: Sql, id: string, startsAt: Date, endsAt: Date): Promise<MaintenanceRow> {
-  const [moved] = await db<MaintenanceRow[]>`update maintenances set starts_at = ${startsAt}, ends_at = ${endsAt}, updated_at = now() where id = ${id} returning *`;
+  const [moved] = await db<
+    MaintenanceRow[]
+  >`update maintenances set starts_at = ${startsAt}, ends_at = ${endsAt}, updated_at = now() where id = ${id} returning *`;
   return moved!;
 }
 
@@ -93,14 +103,25 @@ export async function deleteMaintenance(db: Sql, id: string): Promise<void> {
 }
 
 /** Records a status update and sets the maintenance's status to it (what it was stays in the update). */
-export async function addMaintenanceUpdate(tx: Sql, m: MaintenanceRow, u: { status: Status; description: string; notifySubscribers: boolean }): Promise<UpdateRow> {
-  const [update] = await tx<UpdateRow[]>`insert into maintenance_updates (maintenance_id, status, description, notify_subscribers, previous_status, previous_starts_at, previous_ends_at)
+export async function addMaintenanceUpdate(
+  tx: Sql,
+  m: MaintenanceRow,
+  u: { status: Status; description: string; notifySubscribers: boolean },
+): Promise<UpdateRow> {
+  const [update] = await tx<
+    UpdateRow[]
+  >`insert into maintenance_updates (maintenance_id, status, description, notify_subscribers, previous_status, previous_starts_at, previous_ends_at)
     values (${m.id}, ${u.status}, ${u.description}, ${u.notifySubscribers}, ${maintenanceStatus(m)}, ${m.starts_at}, ${m.ends_at}) returning *`;
   await tx`update maintenances set status = ${u.status}, updated_at = now() where id = ${m.id}`;
   return update!;
 }
 
-export async function editMaintenanceUpdate(db: Sql, maintenanceId: string, id: string, u: { status?: Status; description: string }): Promise<UpdateRow | undefined> {
+export async function editMaintenanceUpdate(
+  db: Sql,
+  maintenanceId: string,
+  id: string,
+  u: { status?: Status; description: string },
+): Promise<UpdateRow | undefined> {
   const [update] = await db<UpdateRow[]>`update maintenance_updates set description = ${u.description}, status = coalesce(${u.status ?? null}, status)
     where id = ${id} and maintenance_id = ${maintenanceId} returning *`;
   return update;

@@ -41,7 +41,9 @@ describe('maintenance windows', () => {
     });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ repeatUnit: 'WEEK', repeatInterval: 1, repeatEndsAt: '2027-06-01' });
-    const daily = await svc.call('POST', '/v1/maintenance-windows', { body: { name: 'Daily', startsAt: '2026-12-01', endsAt: '2026-12-02', repeatUnit: 'DAY', repeatInterval: null } });
+    const daily = await svc.call('POST', '/v1/maintenance-windows', {
+      body: { name: 'Daily', startsAt: '2026-12-01', endsAt: '2026-12-02', repeatUnit: 'DAY', repeatInterval: null },
+    });
     expect(daily.status, daily.text).toBe(201);
     expect(daily.body).toMatchObject({ repeatUnit: 'DAY', repeatInterval: 1 });
   });
@@ -98,10 +100,7 @@ describe('maintenance windows', () => {
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ id: created.id, name: 'Renamed', pauseAllChecks: true });
     expect(updated.body.updated_at).not.toBeNull();
-    expectFieldError(
-      await svc.call('PUT', `/v1/maintenance-windows/${created.id}`, { body: { ...base, endsAt: base.startsAt } }),
-      'body.endsAt',
-    );
+    expectFieldError(await svc.call('PUT', `/v1/maintenance-windows/${created.id}`, { body: { ...base, endsAt: base.startsAt } }), 'body.endsAt');
     expect((await svc.call('GET', `/v1/maintenance-windows/${created.id}`)).body.name).toBe('Renamed');
     const list = await svc.call('GET', '/v1/maintenance-windows?limit=100');
     expect(list.body.map((w: { id: number }) => w.id)).toContain(created.id);
@@ -125,15 +124,24 @@ describe('maintenance windows', () => {
     const theirService = (await svc.call('POST', '/v1/status-pages/services', { key: other.key, body: { name: 'theirs' } })).body.id as string;
     const theirPage = (await svc.call('POST', '/v1/status-pages', { key: other.key, body: { name: 'Theirs', url: 'theirs-mw', cards: [] } })).body.id as string;
     const myService = (await svc.call('POST', '/v1/status-pages/services', { body: { name: 'mine' } })).body.id as string;
-    const myPage = (await svc.call('POST', '/v1/status-pages', { body: { name: 'Mine', url: 'mine-mw', cards: [{ name: 'c', services: [{ id: myService }] }] } })).body.id as string;
+    const myPage = (
+      await svc.call('POST', '/v1/status-pages', { body: { name: 'Mine', url: 'mine-mw', cards: [{ name: 'c', services: [{ id: myService }] }] } })
+    ).body.id as string;
     const visible = (statusPageIds: string[], serviceIds: string[]) => ({ ...base, statusPageVisibility: { enabled: true, statusPageIds, serviceIds } });
     const refused = await svc.call('POST', '/v1/maintenance-windows', { body: visible([myPage, theirPage], [theirService]) });
     expect(refused.status).toBe(400);
-    expect(refused.body.attributes.errors.map((e: { field: string }) => e.field)).toEqual(['body.statusPageVisibility.statusPageIds', 'body.statusPageVisibility.serviceIds']);
+    expect(refused.body.attributes.errors.map((e: { field: string }) => e.field)).toEqual([
+      'body.statusPageVisibility.statusPageIds',
+      'body.statusPageVisibility.serviceIds',
+    ]);
     expect(refused.body.attributes.errors[0].message).toContain(theirPage);
     const created = await svc.call('POST', '/v1/maintenance-windows', { body: visible([myPage], [myService]) });
     expect(created.status, created.text).toBe(201);
-    expectFieldError(await svc.call('PUT', `/v1/maintenance-windows/${created.body.id}`, { body: visible([theirPage], []) }), 'body.statusPageVisibility.statusPageIds', 'exists');
+    expectFieldError(
+      await svc.call('PUT', `/v1/maintenance-windows/${created.body.id}`, { body: visible([theirPage], []) }),
+      'body.statusPageVisibility.statusPageIds',
+      'exists',
+    );
     expect((await svc.call('GET', `/v1/maintenance-windows/${created.body.id}`)).body.statusPageVisibility.statusPageIds).toEqual([myPage]);
   });
 });

@@ -1,8 +1,8 @@
-import type { Deps } from '../storage/deps.js';
 import type { AnyRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
-import { BY_NUMERIC_ID, crudRoutes, operationsOf } from '../resources/index.js';
 import { iso } from '../model/time.js';
+import { BY_NUMERIC_ID, crudRoutes, operationsOf } from '../resources/index.js';
+import type { Deps } from '../storage/deps.js';
 import type { Sql } from '../storage/postgres.js';
 import { insertWindow, replaceWindow, unknownPages, unknownServices, type WindowRow } from './repository.js';
 import { MaintenanceWindow, WindowBody } from './schemas.js';
@@ -24,7 +24,10 @@ function isTimeZone(name: string): boolean {
 async function checkVisibility(sql: Sql, accountId: string, body: WindowBody): Promise<void> {
   const visibility = body.statusPageVisibility;
   if (!visibility) return;
-  const [pages, services] = await Promise.all([unknownPages(sql, accountId, visibility.statusPageIds ?? []), unknownServices(sql, accountId, visibility.serviceIds ?? [])]);
+  const [pages, services] = await Promise.all([
+    unknownPages(sql, accountId, visibility.statusPageIds ?? []),
+    unknownServices(sql, accountId, visibility.serviceIds ?? []),
+  ]);
   const rules = new Rules();
   rules.check(!pages.length, 'body.statusPageVisibility.statusPageIds', 'exists', `names no status page of this account: ${pages.join(', ')}`);
   rules.check(!services.length, 'body.statusPageVisibility.serviceIds', 'exists', `names no status-page service of this account: ${services.join(', ')}`);

@@ -1,15 +1,28 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
 import { notFound } from '../http/errors.js';
 import { PositiveId } from '../http/ids.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
-import { transaction, type Sql } from '../storage/postgres.js';
 import { iso } from '../model/time.js';
+import type { Deps } from '../storage/deps.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 import {
-  addMaintenanceUpdate, deleteMaintenance, deleteMaintenanceUpdate, editMaintenanceUpdate, findMaintenance, findWindowData, listMaintenances,
-  maintenanceStatus, materialise, moveMaintenance, queueMaintenanceMail, STATUSES, updatesOf, type MaintenanceRow, type UpdateRow,
+  addMaintenanceUpdate,
+  deleteMaintenance,
+  deleteMaintenanceUpdate,
+  editMaintenanceUpdate,
+  findMaintenance,
+  findWindowData,
+  listMaintenances,
+  type MaintenanceRow,
+  maintenanceStatus,
+  materialise,
+  moveMaintenance,
+  queueMaintenanceMail,
+  STATUSES,
+  type UpdateRow,
+  updatesOf,
 } from './maintenance-repository.js';
 
 /**
@@ -95,8 +108,21 @@ export function maintenanceRoutes({ sql }: Deps): AnyRoute[] {
 
   return [
     defineRoute({
-      method: 'GET', path: '/v1/maintenance-windows/{id}/maintenances', operationId: 'listMaintenances', summary: "A window's occurrences (the last 30 days and the next 90), oldest first", tag, access: 'read', errors: [404],
-      schema: { params: WindowParams, query: Type.Object({ page: Type.Integer({ minimum: 1, maximum: 100_000, default: 1 }), limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }) }, { additionalProperties: false }), responses: { 200: Type.Array(Maintenance) } },
+      method: 'GET',
+      path: '/v1/maintenance-windows/{id}/maintenances',
+      operationId: 'listMaintenances',
+      summary: "A window's occurrences (the last 30 days and the next 90), oldest first",
+      tag,
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: WindowParams,
+        query: Type.Object(
+          { page: Type.Integer({ minimum: 1, maximum: 100_000, default: 1 }), limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }) },
+          { additionalProperties: false },
+        ),
+        responses: { 200: Type.Array(Maintenance) },
+      },
       handler: async ({ principal, params, query }) => {
         const window = await windowOf(principal.account.id, params.id);
         await materialise(sql, principal.account.id, window.id, window.data);
@@ -105,7 +131,13 @@ export function maintenanceRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}', operationId: 'getMaintenance', summary: 'Retrieve a maintenance with its updates', tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}',
+      operationId: 'getMaintenance',
+      summary: 'Retrieve a maintenance with its updates',
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: Params, responses: { 200: Maintenance } },
       handler: async ({ principal, params }) => {
         const { row } = await maintenanceOf(principal.account.id, params.id, params.maintenanceId);
@@ -113,8 +145,18 @@ export function maintenanceRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'PATCH', path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}', operationId: 'rescheduleMaintenance', summary: "Move a maintenance's dates", tag, access: 'write', errors: [404],
-      schema: { params: Params, body: Type.Object({ startsAt: Type.Optional(DateOrTime), endsAt: Type.Optional(DateOrTime) }, { additionalProperties: false }), responses: { 200: Maintenance } },
+      method: 'PATCH',
+      path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}',
+      operationId: 'rescheduleMaintenance',
+      summary: "Move a maintenance's dates",
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: {
+        params: Params,
+        body: Type.Object({ startsAt: Type.Optional(DateOrTime), endsAt: Type.Optional(DateOrTime) }, { additionalProperties: false }),
+        responses: { 200: Maintenance },
+      },
       handler: async ({ principal, params, body }) => {
         const { row } = await maintenanceOf(principal.account.id, params.id, params.maintenanceId);
         const startsAt = body.startsAt ? new Date(body.startsAt) : row.starts_at;
@@ -127,7 +169,13 @@ export function maintenanceRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}', operationId: 'deleteMaintenance', summary: 'Delete a maintenance (it is not made again)', tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}',
+      operationId: 'deleteMaintenance',
+      summary: 'Delete a maintenance (it is not made again)',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: Params, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         const { row } = await maintenanceOf(principal.account.id, params.id, params.maintenanceId);
@@ -136,10 +184,19 @@ export function maintenanceRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}/updates', operationId: 'createMaintenanceUpdate', summary: 'Post a status update (it sets the maintenance\'s status)', tag, access: 'write', errors: [404],
+      method: 'POST',
+      path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}/updates',
+      operationId: 'createMaintenanceUpdate',
+      summary: "Post a status update (it sets the maintenance's status)",
+      tag,
+      access: 'write',
+      errors: [404],
       schema: {
         params: Params,
-        body: Type.Object({ status: StringEnum(STATUSES), description: Type.String({ minLength: 1, maxLength: 2000 }), notifySubscribers: Type.Boolean({ default: false }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { status: StringEnum(STATUSES), description: Type.String({ minLength: 1, maxLength: 2000 }), notifySubscribers: Type.Boolean({ default: false }) },
+          { additionalProperties: false },
+        ),
         responses: { 201: Update },
       },
       handler: async ({ principal, params, body }) => {
@@ -153,8 +210,21 @@ export function maintenanceRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}/updates/{updateId}', operationId: 'updateMaintenanceUpdate', summary: 'Correct a status update', tag, access: 'write', errors: [404],
-      schema: { params: UpdateParams, body: Type.Object({ status: Type.Optional(StringEnum(STATUSES)), description: Type.String({ minLength: 1, maxLength: 2000 }) }, { additionalProperties: false }), responses: { 200: Update } },
+      method: 'PUT',
+      path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}/updates/{updateId}',
+      operationId: 'updateMaintenanceUpdate',
+      summary: 'Correct a status update',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: {
+        params: UpdateParams,
+        body: Type.Object(
+          { status: Type.Optional(StringEnum(STATUSES)), description: Type.String({ minLength: 1, maxLength: 2000 }) },
+          { additionalProperties: false },
+        ),
+        responses: { 200: Update },
+      },
       handler: async ({ principal, params, body }) => {
         const { window, row } = await maintenanceOf(principal.account.id, params.id, params.maintenanceId);
         const update = await editMaintenanceUpdate(sql, row.id, params.updateId, body);
@@ -163,7 +233,13 @@ export function maintenanceRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}/updates/{updateId}', operationId: 'deleteMaintenanceUpdate', summary: 'Delete a status update', tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}/updates/{updateId}',
+      operationId: 'deleteMaintenanceUpdate',
+      summary: 'Delete a status update',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: UpdateParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         const { row } = await maintenanceOf(principal.account.id, params.id, params.maintenanceId);

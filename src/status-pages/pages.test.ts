@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink } from '../../test/support/receivers.js';
-import { createOtherTenant, startTestService, verifyDomain, waitFor, type TestService } from '../../test/support/service.js';
+import { createOtherTenant, startTestService, type TestService, verifyDomain, waitFor } from '../../test/support/service.js';
 import { startDnsTarget } from '../../test/support/targets.js';
 
 const DAY = 86_400_000;
@@ -22,8 +22,13 @@ describe('status pages (public)', () => {
     // Custom domains are proved by a TXT record, looked up on this local DNS server.
     dns = await startDnsTarget({});
     svc = await startTestService({
-      STATE_SWEEP_INTERVAL_MS: '100', ALERT_RETRY_BASE_MS: '50', SMTP_URL: smtp.url, ALERT_EMAIL_FROM: 'status@example.test', PUBLIC_URL: 'http://status.example.test',
-      STATUS_PAGE_CACHE_SECONDS: '0', DOMAIN_DNS_SERVERS: `127.0.0.1:${dns.udpPort}`,
+      STATE_SWEEP_INTERVAL_MS: '100',
+      ALERT_RETRY_BASE_MS: '50',
+      SMTP_URL: smtp.url,
+      ALERT_EMAIL_FROM: 'status@example.test',
+      PUBLIC_URL: 'http://status.example.test',
+      STATUS_PAGE_CACHE_SECONDS: '0',
+      DOMAIN_DNS_SERVERS: `127.0.0.1:${dns.udpPort}`,
     });
   }, 60_000);
   afterAll(async () => {
@@ -43,12 +48,14 @@ describe('status pages (public)', () => {
   const rawGet = (path: string, host: string) =>
     new Promise<{ status: number; text: string }>((resolve, reject) => {
       const url = new URL(svc.url);
-      http.get({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, text }));
-      }).on('error', reject);
+      http
+        .get({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        })
+        .on('error', reject);
     });
   /** The mails to `to` so far; the link of `purpose` in the newest, as a path of this service. */
   const mailsTo = (to: string) => smtp.mails.filter((m) => (m.to as { text: string }).text === to);
@@ -60,8 +67,15 @@ describe('status pages (public)', () => {
   const results = (checkId: string, outcomes: { at: number; failed: boolean; ms: number }[]) =>
     post('/v1/check-results', {
       results: outcomes.map((o) => ({
-        id: randomUUID(), checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(o.at).toISOString(), stoppedAt: new Date(o.at + o.ms).toISOString(),
-        hasFailures: o.failed, responseTime: o.ms, statusCode: o.failed ? 503 : 200,
+        id: randomUUID(),
+        checkId,
+        checkType: 'API',
+        runLocation: 'eu-west-1',
+        startedAt: new Date(o.at).toISOString(),
+        stoppedAt: new Date(o.at + o.ms).toISOString(),
+        hasFailures: o.failed,
+        responseTime: o.ms,
+        statusCode: o.failed ? 503 : 200,
       })),
     });
 
@@ -69,19 +83,32 @@ describe('status pages (public)', () => {
     const api = await post('/v1/status-pages/services', { name: 'Public API' });
     const hostile = await post('/v1/status-pages/services', { name: HOSTILE });
     const check = await post('/v1/checks/api?autoAssignAlerts=false', {
-      name: 'api health', request: { url: 'https://api.example.test/health' },
+      name: 'api health',
+      request: { url: 'https://api.example.test/health' },
       triggerIncident: { serviceId: api.id, name: 'Public API is down', description: 'Requests fail', severity: 'MAJOR', notifySubscribers: true },
     });
     const page = await post('/v1/status-pages', {
-      name: 'Acme status', url: 'acme', customDomain: 'status.acme.test', description: HOSTILE,
+      name: 'Acme status',
+      url: 'acme',
+      customDomain: 'status.acme.test',
+      description: HOSTILE,
       cards: [{ name: 'Platform', services: [{ id: api.id }, { id: hostile.id }] }],
       themeColors: { light: { ...palette('#FFFFFF'), linkFontColor: '#AA0000' }, dark: palette('#000000') },
     });
     // Two days ago: 3 of 4 runs passed; yesterday all passed.
     const today = Math.floor(Date.now() / DAY) * DAY;
-    await results(check.id, [0, 1, 2, 3].map((i) => ({ at: today - 2 * DAY + 3_600_000 * (i + 1), failed: i === 0, ms: 200 + i * 10 })));
-    await results(check.id, [0, 1].map((i) => ({ at: today - DAY + 3_600_000 * (i + 1), failed: false, ms: 100 })));
-    await waitFor(() => svc.call('GET', `/v1/check-statuses/${check.id}`), (r) => r.status === 200 && r.body.hasFailures === false);
+    await results(
+      check.id,
+      [0, 1, 2, 3].map((i) => ({ at: today - 2 * DAY + 3_600_000 * (i + 1), failed: i === 0, ms: 200 + i * 10 })),
+    );
+    await results(
+      check.id,
+      [0, 1].map((i) => ({ at: today - DAY + 3_600_000 * (i + 1), failed: false, ms: 100 })),
+    );
+    await waitFor(
+      () => svc.call('GET', `/v1/check-statuses/${check.id}`),
+      (r) => r.status === 200 && r.body.hasFailures === false,
+    );
 
     const res = await view('/status/acme');
     expect(res.status, svc.logs.filter((l) => l.includes('"level":50')).join('\n')).toBe(200);
@@ -110,7 +137,10 @@ describe('status pages (public)', () => {
     expect((await form('/status/acme/subscribe', { email: 'nope' })).status).toBe(400);
     const signed = await form('/status/acme/subscribe', { email: 'reader@example.test' });
     expect(signed.status).toBe(200);
-    const confirm = await waitFor(async () => mailsTo('reader@example.test'), (m) => m.length >= 1);
+    const confirm = await waitFor(
+      async () => mailsTo('reader@example.test'),
+      (m) => m.length >= 1,
+    );
     expect(confirm[0]!.subject).toBe('Confirm your subscription to Acme status');
     const confirmLink = linkIn(confirm[0]!.text!, 'confirm');
     const ask = await view(confirmLink);
@@ -125,16 +155,34 @@ describe('status pages (public)', () => {
     await results(check.id, [{ at: Date.now() - 60_000, failed: true, ms: 900 }]);
     // (The failed run two days ago opened one too, resolved by the run after it.)
     // Waits for both: on a loaded machine the old one can still be INVESTIGATING, alone, when the first look comes.
-    const incidents = await waitFor(() => svc.call('GET', '/v1/status-pages/incidents'), (r) => r.body.entries.length === 2 && r.body.entries[0]?.lastUpdateStatus === 'INVESTIGATING');
+    const incidents = await waitFor(
+      () => svc.call('GET', '/v1/status-pages/incidents'),
+      (r) => r.body.entries.length === 2 && r.body.entries[0]?.lastUpdateStatus === 'INVESTIGATING',
+    );
     expect(incidents.body.entries).toHaveLength(2);
-    expect(incidents.body.entries[0]).toMatchObject({ name: 'Public API is down', severity: 'MAJOR', lastUpdateStatus: 'INVESTIGATING', services: [{ id: api.id }] });
-    const told = await waitFor(async () => mailsTo('reader@example.test'), (m) => m.length >= 2);
+    expect(incidents.body.entries[0]).toMatchObject({
+      name: 'Public API is down',
+      severity: 'MAJOR',
+      lastUpdateStatus: 'INVESTIGATING',
+      services: [{ id: api.id }],
+    });
+    const told = await waitFor(
+      async () => mailsTo('reader@example.test'),
+      (m) => m.length >= 2,
+    );
     expect(told[1]!.subject).toBe('[INVESTIGATING] Public API is down');
     expect(told[1]!.text).toContain('Requests fail');
-    await waitFor(async () => (await view('/status/acme')).text(), (t) => t.includes('Ongoing incidents'), 40_000);
+    await waitFor(
+      async () => (await view('/status/acme')).text(),
+      (t) => t.includes('Ongoing incidents'),
+      40_000,
+    );
     // It recovers: the incident is resolved with an update, and the feed has it.
     await results(check.id, [{ at: Date.now() - 30_000, failed: false, ms: 120 }]);
-    await waitFor(() => svc.call('GET', `/v1/status-pages/incidents/${incidents.body.entries[0].id}`), (r) => r.body.lastUpdateStatus === 'RESOLVED');
+    await waitFor(
+      () => svc.call('GET', `/v1/status-pages/incidents/${incidents.body.entries[0].id}`),
+      (r) => r.body.lastUpdateStatus === 'RESOLVED',
+    );
     const feed = await view('/status/acme/feed.atom');
     expect(feed.headers.get('content-type')).toMatch(/application\/atom\+xml/);
     const atom = await feed.text();
@@ -159,7 +207,10 @@ describe('status pages (public)', () => {
     const next = Math.max(horizon, Date.now()) + 1000;
     if (next < today + DAY) {
       await results(check.id, [{ at: next, failed: false, ms: 120 }]);
-      await waitFor(() => svc.call('GET', `/v1/check-results/${check.id}?limit=1`), (r) => r.body[0]?.startedAt === new Date(next).toISOString());
+      await waitFor(
+        () => svc.call('GET', `/v1/check-results/${check.id}?limit=1`),
+        (r) => r.body[0]?.startedAt === new Date(next).toISOString(),
+      );
       expect(await (await view('/status/acme')).text()).toContain(`${new Date(today).toISOString().slice(0, 10)}: 66.67 % of 3 runs passed`);
     }
   });
@@ -169,16 +220,23 @@ describe('status pages (public)', () => {
     const page = await post('/v1/status-pages', { name: 'DB status', url: 'db-status', cards: [{ name: 'Data', services: [{ id: db.id }] }] });
     await post(`/v1/status-pages/${page.id}/subscriptions/bulk`, { subscriptions: [{ type: 'EMAIL', config: 'ops@example.test' }], autoVerify: true });
     const window = await post('/v1/maintenance-windows', {
-      name: 'Database upgrade', startsAt: new Date(Date.now() - 3_600_000).toISOString(), endsAt: new Date(Date.now() + 3_600_000).toISOString(),
+      name: 'Database upgrade',
+      startsAt: new Date(Date.now() - 3_600_000).toISOString(),
+      endsAt: new Date(Date.now() + 3_600_000).toISOString(),
       statusPageVisibility: { enabled: true, statusPageIds: [page.id] },
     });
     const list = await svc.call('GET', `/v1/maintenance-windows/${window.id}/maintenances`);
     expect(list.status, list.text).toBe(200);
     expect(list.body).toEqual([expect.objectContaining({ maintenanceWindowId: window.id, status: 'IN_PROGRESS', updates: [] })]);
-    const update = await svc.call('POST', `/v1/maintenance-windows/${window.id}/maintenances/${list.body[0].id}/updates`, { body: { status: 'VERIFYING', description: 'Upgrade done, verifying', notifySubscribers: true } });
+    const update = await svc.call('POST', `/v1/maintenance-windows/${window.id}/maintenances/${list.body[0].id}/updates`, {
+      body: { status: 'VERIFYING', description: 'Upgrade done, verifying', notifySubscribers: true },
+    });
     expect(update.status, update.text).toBe(201);
     expect(update.body).toMatchObject({ status: 'VERIFYING', previousStatus: 'IN_PROGRESS', notifySubscribers: true });
-    const mail = await waitFor(async () => mailsTo('ops@example.test'), (m) => m.length >= 1);
+    const mail = await waitFor(
+      async () => mailsTo('ops@example.test'),
+      (m) => m.length >= 1,
+    );
     expect(mail[0]!.subject).toBe('[Maintenance verifying] Database upgrade');
     const html = await (await view('/status/db-status')).text();
     expect(html).toContain('Database upgrade');
@@ -186,9 +244,13 @@ describe('status pages (public)', () => {
     expect(html).toContain('Upgrade done, verifying');
   });
 
-  it('badges show a check\'s and a group\'s state as SVG, cacheable, once the account turns them on; unknown ids are a 404', async () => {
+  it("badges show a check's and a group's state as SVG, cacheable, once the account turns them on; unknown ids are a 404", async () => {
     const group = await post('/v1/check-groups', { name: 'Shop' });
-    const check = await post('/v1/checks/api?autoAssignAlerts=false', { name: 'Cart API', groupId: group.id, request: { url: 'https://shop.example.test/cart' } });
+    const check = await post('/v1/checks/api?autoAssignAlerts=false', {
+      name: 'Cart API',
+      groupId: group.id,
+      request: { url: 'https://shop.example.test/cart' },
+    });
     // Off by default (group ids are sequential): nothing to see, not even that the group exists.
     expect((await view(`/v1/badges/groups/${group.id}`)).status).toBe(404);
     expect((await view(`/v1/badges/checks/${check.id}`)).status).toBe(404);
@@ -205,7 +267,10 @@ describe('status pages (public)', () => {
     expect(before.headers.get('cache-control')).toBe('public, max-age=60');
     expect(await before.text()).toMatch(/^<svg[^>]*aria-label="Cart API: no data"/);
     await results(check.id, [{ at: Date.now() - 10_000, failed: true, ms: 321 }]);
-    await waitFor(() => svc.call('GET', `/v1/check-statuses/${check.id}`), (r) => r.status === 200);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-statuses/${check.id}`),
+      (r) => r.status === 200,
+    );
     const failing = await (await view(`/v1/badges/checks/${check.id}?style=for-the-badge&theme=dark&responseTime=true`)).text();
     expect(failing).toMatch(/aria-label="CART API: FAILING · 321 MS"/);
     expect(await (await view(`/v1/badges/groups/${group.id}`)).text()).toMatch(/aria-label="Shop: failing"/);
@@ -220,21 +285,46 @@ describe('status pages (public)', () => {
       body: { name: 'Checkout slow', impact: 'MAJOR', dashboardId: dashboard.id, incidentUpdates: [{ status: 'INVESTIGATING', description: 'Looking' }] },
     });
     expect(created.status, created.text).toBe(200);
-    expect(created.body).toMatchObject({ name: 'Checkout slow', impact: 'MAJOR', dashboardId: dashboard.id, incidentUpdates: [{ status: 'INVESTIGATING', description: 'Looking' }] });
+    expect(created.body).toMatchObject({
+      name: 'Checkout slow',
+      impact: 'MAJOR',
+      dashboardId: dashboard.id,
+      incidentUpdates: [{ status: 'INVESTIGATING', description: 'Looking' }],
+    });
     const added = await svc.call('POST', `/v1/incidents/${created.body.id}/updates`, { body: { status: 'IDENTIFIED', description: 'Cache cold' } });
     expect(added.status).toBe(201);
     expect((await svc.call('GET', `/v1/incidents/${created.body.id}`)).body.incidentUpdates).toEqual([expect.objectContaining({ status: 'IDENTIFIED' })]);
     expect((await svc.call('GET', `/v1/incidents/${created.body.id}?includeAllIncidentUpdates=true`)).body.incidentUpdates).toHaveLength(2);
-    const html = await waitFor(async () => (await view('/dashboards/ops-board')).text(), (t) => t.includes('Checkout slow'), 15_000);
+    const html = await waitFor(
+      async () => (await view('/dashboards/ops-board')).text(),
+      (t) => t.includes('Checkout slow'),
+      15_000,
+    );
     expect(html).toContain('IDENTIFIED: Cache cold');
     const other = await createOtherTenant(svc);
     expect((await svc.call('GET', `/v1/incidents/${created.body.id}`, { key: other.key })).status).toBe(404);
-    const theirs = await svc.call('POST', '/v1/incidents', { key: other.key, body: { name: 'x', impact: 'MINOR', dashboardId: dashboard.id, incidentUpdates: [{ status: 'INVESTIGATING', description: 'd' }] } });
+    const theirs = await svc.call('POST', '/v1/incidents', {
+      key: other.key,
+      body: { name: 'x', impact: 'MINOR', dashboardId: dashboard.id, incidentUpdates: [{ status: 'INVESTIGATING', description: 'd' }] },
+    });
     expect(theirs.status).toBe(400);
   });
 });
 
 function palette(background: string) {
-  const fields = ['bodyBackgroundColor', 'headerBackgroundColor', 'headerFontColor', 'titleFontColor', 'bodyFontColor', 'bodyFontColorMuted', 'navigationFontColor', 'linkFontColor', 'cardBackgroundColor', 'borderColor', 'primaryButtonBackgroundColor', 'primaryButtonFontColor'];
+  const fields = [
+    'bodyBackgroundColor',
+    'headerBackgroundColor',
+    'headerFontColor',
+    'titleFontColor',
+    'bodyFontColor',
+    'bodyFontColorMuted',
+    'navigationFontColor',
+    'linkFontColor',
+    'cardBackgroundColor',
+    'borderColor',
+    'primaryButtonBackgroundColor',
+    'primaryButtonFontColor',
+  ];
   return Object.fromEntries(fields.map((f) => [f, f === 'bodyBackgroundColor' ? background : '#777777']));
 }

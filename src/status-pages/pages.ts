@@ -1,16 +1,16 @@
 import type { Context, Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import type { Deps } from '../storage/deps.js';
-import { serviceSecret } from '../storage/service-secrets.js';
-import { transaction } from '../storage/postgres.js';
-import { HttpError } from '../http/errors.js';
-import type { RateLimits } from '../http/rate-limit.js';
-import { UUID } from '../http/ids.js';
 import { TtlCache } from '../dashboards/index.js';
-import { publishedPage, subscribe, type PageRow } from './repository.js';
+import { HttpError } from '../http/errors.js';
+import { UUID } from '../http/ids.js';
+import type { RateLimits } from '../http/rate-limit.js';
+import type { Deps } from '../storage/deps.js';
+import { transaction } from '../storage/postgres.js';
+import { serviceSecret } from '../storage/service-secrets.js';
 import { buildStatusPage, type StatusPageView } from './data.js';
-import { feedAddress, validLinkToken, type LinkPurpose } from './links.js';
-import { renderFeed, renderMessage, renderStatusPage, themeOf, type Theme } from './render.js';
+import { feedAddress, type LinkPurpose, validLinkToken } from './links.js';
+import { renderFeed, renderMessage, renderStatusPage, type Theme, themeOf } from './render.js';
+import { type PageRow, publishedPage, subscribe } from './repository.js';
 
 /**
  * The public status pages (docs/status-pages.md): `/status/{url}[/…]`, and `/[…]` when the Host is a page's
@@ -41,7 +41,11 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
   const views = new TtlCache<StatusPageView>(200);
   const form = koaBody({ json: false, multipart: false, urlencoded: true, formLimit: '4kb', text: false });
   let secret: Promise<Buffer> | undefined;
-  const linkSecret = () => (secret ??= serviceSecret(deps.sql, 'status-page-links').catch((err) => { secret = undefined; throw err; }));
+  const linkSecret = () =>
+    (secret ??= serviceSecret(deps.sql, 'status-page-links').catch((err) => {
+      secret = undefined;
+      throw err;
+    }));
 
   async function target(ctx: Context): Promise<Target | 'missing' | undefined> {
     const m = SLUG_PATH.exec(ctx.path);
@@ -59,7 +63,8 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
   }
 
   // A page's view is built at most once per STATUS_PAGE_CACHE_SECONDS per API process, however many viewers ask.
-  const view = (page: PageRow) => views.get(`${page.id}:${page.updated_at?.getTime() ?? 0}`, deps.config.statusPageCacheSeconds * 1000, () => buildStatusPage(deps, page));
+  const view = (page: PageRow) =>
+    views.get(`${page.id}:${page.updated_at?.getTime() ?? 0}`, deps.config.statusPageCacheSeconds * 1000, () => buildStatusPage(deps, page));
 
   function send(ctx: Context, status: number, type: string, body: string, cache = 'no-cache') {
     ctx.status = status;
@@ -70,17 +75,27 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
     ctx.set('Cache-Control', cache);
     ctx.body = body;
   }
-  const message = (ctx: Context, status: number, v: StatusPageView, theme: Theme, title: string, text: string, extra: Parameters<typeof renderMessage>[4] = {}) =>
-    send(ctx, status, 'text/html; charset=utf-8', renderMessage(v, theme, title, text, extra), 'no-store');
+  const message = (
+    ctx: Context,
+    status: number,
+    v: StatusPageView,
+    theme: Theme,
+    title: string,
+    text: string,
+    extra: Parameters<typeof renderMessage>[4] = {},
+  ) => send(ctx, status, 'text/html; charset=utf-8', renderMessage(v, theme, title, text, extra), 'no-store');
 
   async function subscribeForm(ctx: Context, t: Target, v: StatusPageView, theme: Theme, next: () => Promise<unknown>) {
     if (!ctx.is('application/x-www-form-urlencoded')) throw new HttpError(415, 'Content-Type must be application/x-www-form-urlencoded');
     await form(ctx, next as never);
     const email = String((ctx.request.body as Record<string, unknown> | undefined)?.email ?? '').trim();
     const back = `${t.base}/`;
-    if (email.length > 320 || !EMAIL.test(email)) return message(ctx, 400, v, theme, 'Not an email address', 'Enter the address the updates should go to.', { back });
+    if (email.length > 320 || !EMAIL.test(email))
+      return message(ctx, 400, v, theme, 'Not an email address', 'Enter the address the updates should go to.', { back });
     // Each address (and each client) may ask a few times an hour: the form cannot be used to flood an inbox.
-    const wait = (await rateLimits.hit('status-subscribe', `${t.page.id}:${ctx.ip}`, SUBSCRIBE_RULE)) ?? (await rateLimits.hit('status-subscribe-address', `${t.page.id}:${email.toLowerCase()}`, { points: 3, windowSeconds: 3600 }));
+    const wait =
+      (await rateLimits.hit('status-subscribe', `${t.page.id}:${ctx.ip}`, SUBSCRIBE_RULE)) ??
+      (await rateLimits.hit('status-subscribe-address', `${t.page.id}:${email.toLowerCase()}`, { points: 3, windowSeconds: 3600 }));
     if (wait) {
       ctx.set('Retry-After', String(wait));
       return message(ctx, 429, v, theme, 'Too many requests', 'Please try again later.', { back });
@@ -93,14 +108,19 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
   async function link(ctx: Context, t: Target, v: StatusPageView, theme: Theme, id: string, purpose: LinkPurpose) {
     const back = `${t.base}/`;
     const token = ctx.query.token;
-    const [sub] = UUID.test(id) ? await deps.sql<{ id: string; status: string }[]>`select id, status from status_page_subscriptions where id = ${id} and status_page_id = ${t.page.id}` : [];
+    const [sub] = UUID.test(id)
+      ? await deps.sql<{ id: string; status: string }[]>`select id, status from status_page_subscriptions where id = ${id} and status_page_id = ${t.page.id}`
+      : [];
     if (!sub || !validLinkToken(await linkSecret(), purpose, sub.id, token)) {
       return message(ctx, 404, v, theme, 'Link not valid', 'This link is not valid any more (or the subscription has ended).', { back });
     }
     const action = `${t.base}/subscriptions/${sub.id}/${purpose}?token=${encodeURIComponent(String(token))}`;
     if (ctx.method !== 'POST') {
       return purpose === 'confirm'
-        ? message(ctx, 200, v, theme, 'Confirm your subscription', `Get mail about incidents and maintenance on ${t.page.data.name}.`, { form: { action, button: 'Confirm' }, back })
+        ? message(ctx, 200, v, theme, 'Confirm your subscription', `Get mail about incidents and maintenance on ${t.page.data.name}.`, {
+            form: { action, button: 'Confirm' },
+            back,
+          })
         : message(ctx, 200, v, theme, 'Unsubscribe', `Stop mail about ${t.page.data.name}.`, { form: { action, button: 'Unsubscribe' }, back });
     }
     if (purpose === 'confirm') {
@@ -129,7 +149,8 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
     if (!get) throw new HttpError(405, 'Method Not Allowed', undefined, { Allow: 'GET, HEAD' });
     if (t.rest === '/') return send(ctx, 200, 'text/html; charset=utf-8', renderStatusPage(v, t.base, theme));
     // Links from PUBLIC_URL (or the page's own domain), never from the request's Host: the feed is publicly cached.
-    if (t.rest === '/feed.atom') return send(ctx, 200, 'application/atom+xml; charset=utf-8', renderFeed(v, feedAddress(deps.config.publicUrl!, t.page)), 'public, max-age=60');
+    if (t.rest === '/feed.atom')
+      return send(ctx, 200, 'application/atom+xml; charset=utf-8', renderFeed(v, feedAddress(deps.config.publicUrl!, t.page)), 'public, max-age=60');
     return message(ctx, 404, v, theme, 'Not found', 'There is no such page on this status page.', { back: `${t.base}/` });
   };
 }

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import { responseTimeChart } from '../dashboards/index.js';
+import { HISTORY_DAYS, type ServiceStatus, type ServiceView, type StatusPageView } from './data.js';
 import type { IncidentView } from './incidents.js';
 import { COLOUR_FIELDS, type Palette } from './schemas.js';
-import { HISTORY_DAYS, type ServiceStatus, type ServiceView, type StatusPageView } from './data.js';
 
 // Every `<%= %>` is HTML-escaped; raw output is only the layout's body, the CSS (built here from validated
 // colours) and SVG drawn here from numbers.
@@ -25,19 +25,43 @@ const OVERALL: Record<ServiceStatus, string> = {
   maintenance: 'Maintenance in progress',
 };
 const PROGRESS: Record<string, string> = { INVESTIGATING: 'Investigating', IDENTIFIED: 'Identified', MONITORING: 'Monitoring', RESOLVED: 'Resolved' };
-const MAINTENANCE: Record<string, string> = { SCHEDULED: 'Scheduled', IN_PROGRESS: 'In progress', VERIFYING: 'Verifying', COMPLETED: 'Completed', CANCELLED: 'Cancelled' };
+const MAINTENANCE: Record<string, string> = {
+  SCHEDULED: 'Scheduled',
+  IN_PROGRESS: 'In progress',
+  VERIFYING: 'Verifying',
+  COMPLETED: 'Completed',
+  CANCELLED: 'Cancelled',
+};
 
 export type Theme = 'light' | 'dark' | 'auto';
 
 const DEFAULT_LIGHT: Palette = {
-  bodyBackgroundColor: '#F6F8FA', headerBackgroundColor: '#FFFFFF', headerFontColor: '#1F2328', titleFontColor: '#1F2328',
-  bodyFontColor: '#1F2328', bodyFontColorMuted: '#59636E', navigationFontColor: '#1F2328', linkFontColor: '#0969DA',
-  cardBackgroundColor: '#FFFFFF', borderColor: '#D1D9E0', primaryButtonBackgroundColor: '#1F883D', primaryButtonFontColor: '#FFFFFF',
+  bodyBackgroundColor: '#F6F8FA',
+  headerBackgroundColor: '#FFFFFF',
+  headerFontColor: '#1F2328',
+  titleFontColor: '#1F2328',
+  bodyFontColor: '#1F2328',
+  bodyFontColorMuted: '#59636E',
+  navigationFontColor: '#1F2328',
+  linkFontColor: '#0969DA',
+  cardBackgroundColor: '#FFFFFF',
+  borderColor: '#D1D9E0',
+  primaryButtonBackgroundColor: '#1F883D',
+  primaryButtonFontColor: '#FFFFFF',
 };
 const DEFAULT_DARK: Palette = {
-  bodyBackgroundColor: '#0D1117', headerBackgroundColor: '#161B22', headerFontColor: '#F0F6FC', titleFontColor: '#F0F6FC',
-  bodyFontColor: '#E6EDF3', bodyFontColorMuted: '#9198A1', navigationFontColor: '#E6EDF3', linkFontColor: '#4493F8',
-  cardBackgroundColor: '#161B22', borderColor: '#3D444D', primaryButtonBackgroundColor: '#238636', primaryButtonFontColor: '#FFFFFF',
+  bodyBackgroundColor: '#0D1117',
+  headerBackgroundColor: '#161B22',
+  headerFontColor: '#F0F6FC',
+  titleFontColor: '#F0F6FC',
+  bodyFontColor: '#E6EDF3',
+  bodyFontColorMuted: '#9198A1',
+  navigationFontColor: '#E6EDF3',
+  linkFontColor: '#4493F8',
+  cardBackgroundColor: '#161B22',
+  borderColor: '#3D444D',
+  primaryButtonBackgroundColor: '#238636',
+  primaryButtonFontColor: '#FFFFFF',
 };
 const HEX = /^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$/;
 
@@ -49,7 +73,8 @@ function variables(p: Palette): string {
 function css(view: StatusPageView, theme: Theme): string {
   const light = variables({ ...DEFAULT_LIGHT, ...(view.page.themeColors?.light ?? {}) });
   const dark = variables({ ...DEFAULT_DARK, ...(view.page.themeColors?.dark ?? {}) });
-  const palettes = theme === 'light' ? `:root{${light}}` : theme === 'dark' ? `:root{${dark}}` : `:root{${light}}@media (prefers-color-scheme: dark){:root{${dark}}}`;
+  const palettes =
+    theme === 'light' ? `:root{${light}}` : theme === 'dark' ? `:root{${dark}}` : `:root{${light}}@media (prefers-color-scheme: dark){:root{${dark}}}`;
   return `${palettes}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bodyBackgroundColor);color:var(--bodyFontColor);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
@@ -119,7 +144,11 @@ const helpers = {
   pct,
   when,
   bars,
-  chart: (s: ServiceView) => responseTimeChart(s.days.map((d) => d.responseTime), { label: `${s.name}: mean response time per day`, width: 450, height: 40 }),
+  chart: (s: ServiceView) =>
+    responseTimeChart(
+      s.days.map((d) => d.responseTime),
+      { label: `${s.name}: mean response time per day`, width: 450, height: 40 },
+    ),
   days: HISTORY_DAYS,
 };
 
@@ -139,7 +168,13 @@ export function renderStatusPage(view: StatusPageView, base: string, theme: Them
   return eta.render('./page', { ...helpers, ...frame(view, theme), v: view, base, overallText: OVERALL[view.overall] });
 }
 
-export function renderMessage(view: StatusPageView, theme: Theme, title: string, message: string, extra: { back?: string; form?: { action: string; button: string } } = {}): string {
+export function renderMessage(
+  view: StatusPageView,
+  theme: Theme,
+  title: string,
+  message: string,
+  extra: { back?: string; form?: { action: string; button: string } } = {},
+): string {
   return eta.render('./message', { ...frame(view, theme), title, message, back: extra.back ?? null, form: extra.form ?? null });
 }
 
@@ -151,17 +186,24 @@ export function renderFeed(view: StatusPageView, pageUrl: string): string {
   const updated = incidents.length ? latest(incidents[0]!) : view.generatedAt;
   const entries = incidents
     .map((i) => {
-      const text = [...i.incidentUpdates].reverse().map((u) => `${PROGRESS[u.status] ?? u.status} (${when(u.publicIncidentUpdateDate)}): ${u.description}`).join('\n\n');
-      return `<entry><id>urn:uuid:${i.id}</id><title>${xml(`${i.name} (${i.lastUpdateStatus.toLowerCase()})`)}</title><updated>${latest(i)}</updated><published>${i.created_at}</published>` +
-        `<link rel="alternate" type="text/html" href="${xml(`${pageUrl}#incident-${i.id}`)}"/><content type="text">${xml(text)}</content></entry>`;
+      const text = [...i.incidentUpdates]
+        .reverse()
+        .map((u) => `${PROGRESS[u.status] ?? u.status} (${when(u.publicIncidentUpdateDate)}): ${u.description}`)
+        .join('\n\n');
+      return (
+        `<entry><id>urn:uuid:${i.id}</id><title>${xml(`${i.name} (${i.lastUpdateStatus.toLowerCase()})`)}</title><updated>${latest(i)}</updated><published>${i.created_at}</published>` +
+        `<link rel="alternate" type="text/html" href="${xml(`${pageUrl}#incident-${i.id}`)}"/><content type="text">${xml(text)}</content></entry>`
+      );
     })
     .join('\n');
-  return `<?xml version="1.0" encoding="utf-8"?>
+  return (
+    `<?xml version="1.0" encoding="utf-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom"><id>urn:uuid:${view.page.id}</id><title>${xml(`${view.page.name} incidents`)}</title><updated>${updated}</updated>` +
     `<link rel="alternate" type="text/html" href="${xml(pageUrl)}"/><link rel="self" type="application/atom+xml" href="${xml(`${pageUrl}/feed.atom`)}"/>
 ${entries}
 </feed>
-`;
+`
+  );
 }
 
 function latest(i: IncidentView): string {

@@ -1,8 +1,7 @@
-import type { WindowBody } from './schemas.js';
-import type { Sql } from '../storage/postgres.js';
 import { iso } from '../model/time.js';
-import { toService, type ServiceRow, type ServiceView } from './incidents.js';
-import type { Palette, StatusPageBody } from './schemas.js';
+import type { Sql } from '../storage/postgres.js';
+import { type ServiceRow, type ServiceView, toService } from './incidents.js';
+import type { Palette, StatusPageBody, WindowBody } from './schemas.js';
 
 /** Status pages, their cards and subscribers (docs/status-pages.md); incidents are in incidents/repository.ts. */
 
@@ -89,8 +88,16 @@ async function writeCards(tx: Sql, pageId: string, cards: StatusPageBody['cards'
   await tx`delete from status_page_cards where status_page_id = ${pageId}`;
   if (!cards.length) return;
   await tx`insert into status_page_cards ${tx(
-    cards.map((c, position) => ({ status_page_id: pageId, position, name: c.name, service_ids: [...new Set((c.services ?? []).map((s) => s.id.toLowerCase()))] })),
-    'status_page_id', 'position', 'name', 'service_ids',
+    cards.map((c, position) => ({
+      status_page_id: pageId,
+      position,
+      name: c.name,
+      service_ids: [...new Set((c.services ?? []).map((s) => s.id.toLowerCase()))],
+    })),
+    'status_page_id',
+    'position',
+    'name',
+    'service_ids',
   )}`;
 }
 
@@ -125,7 +132,13 @@ export async function pageViews(sql: Sql, rows: readonly PageRow[]): Promise<Pag
     customDomain: r.custom_domain,
     cards: cards
       .filter((c) => c.status_page_id === r.id)
-      .map((c) => ({ id: c.id, name: c.name, services: c.service_ids.flatMap((s) => byId.get(s) ?? []), created_at: iso(c.created_at)!, updated_at: iso(c.updated_at) })),
+      .map((c) => ({
+        id: c.id,
+        name: c.name,
+        services: c.service_ids.flatMap((s) => byId.get(s) ?? []),
+        created_at: iso(c.created_at)!,
+        updated_at: iso(c.updated_at),
+      })),
     whiteLabel: false,
     isPrivate: false,
     created_at: iso(r.created_at)!,
@@ -143,16 +156,25 @@ export async function findPage(sql: Sql, accountId: string, id: string): Promise
  * A domain several accounts name is served only by the one whose claim is verified.
  */
 export async function publishedPage(sql: Sql, by: { url: string } | { domain: string }): Promise<PageRow | undefined> {
-  const [row] = 'url' in by
-    ? await sql<PageRow[]>`select * from status_pages where url = ${by.url.toLowerCase()}`
-    : await sql<PageRow[]>`select p.* from status_pages p join domain_claims c on c.account_id = p.account_id and c.domain = lower(p.custom_domain)
+  const [row] =
+    'url' in by
+      ? await sql<PageRow[]>`select * from status_pages where url = ${by.url.toLowerCase()}`
+      : await sql<PageRow[]>`select p.* from status_pages p join domain_claims c on c.account_id = p.account_id and c.domain = lower(p.custom_domain)
         where lower(p.custom_domain) = ${by.domain.toLowerCase()} and c.verified_at is not null`;
   return row;
 }
 
 /** A cursor page of rows of the account's `table` (newest last: created_at, id), starting at `nextId`. */
-export async function cursorPage<Row extends { id: string }>(sql: Sql, table: 'status_pages' | 'status_page_services', accountId: string, limit: number, nextId?: string): Promise<{ rows: Row[]; nextId: string | null }> {
-  const from = nextId ? (await sql<{ created_at: Date; id: string }[]>`select created_at, id from ${sql(table)} where account_id = ${accountId} and id = ${nextId}`)[0] : undefined;
+export async function cursorPage<Row extends { id: string }>(
+  sql: Sql,
+  table: 'status_pages' | 'status_page_services',
+  accountId: string,
+  limit: number,
+  nextId?: string,
+): Promise<{ rows: Row[]; nextId: string | null }> {
+  const from = nextId
+    ? (await sql<{ created_at: Date; id: string }[]>`select created_at, id from ${sql(table)} where account_id = ${accountId} and id = ${nextId}`)[0]
+    : undefined;
   const rows = await sql<Row[]>`select * from ${sql(table)} where account_id = ${accountId}
     ${from ? sql`and (created_at, id) >= (${from.created_at}, ${from.id})` : sql``}
     order by created_at, id limit ${limit + 1}`;
@@ -178,7 +200,14 @@ export interface SubscriptionRow {
   updated_at: Date | null;
 }
 
-export const toSubscription = (r: SubscriptionRow) => ({ id: r.id, type: r.type, address: r.address, status: r.status, created_at: iso(r.created_at)!, updated_at: iso(r.updated_at ?? r.created_at)! });
+export const toSubscription = (r: SubscriptionRow) => ({
+  id: r.id,
+  type: r.type,
+  address: r.address,
+  status: r.status,
+  created_at: iso(r.created_at)!,
+  updated_at: iso(r.updated_at ?? r.created_at)!,
+});
 
 export async function subscriptionsOf(sql: Sql, pageId: string): Promise<SubscriptionRow[]> {
   return sql<SubscriptionRow[]>`select * from status_page_subscriptions where status_page_id = ${pageId} order by created_at, id`;
@@ -199,7 +228,12 @@ export async function verifiedSubscribersLocked(tx: Sql, accountId: string): Pro
  * Subscribes addresses to a page: verified at once (an imported list), or pending with a confirm mail each
  * (double opt-in). An address already subscribed is skipped. Answers how many were added.
  */
-export async function subscribe(tx: Sql, pageId: string, addresses: readonly string[], verified: boolean): Promise<{ created: number; skipped: number; ids: string[] }> {
+export async function subscribe(
+  tx: Sql,
+  pageId: string,
+  addresses: readonly string[],
+  verified: boolean,
+): Promise<{ created: number; skipped: number; ids: string[] }> {
   const firsts = new Map<string, string>();
   for (const a of addresses) if (!firsts.has(a.trim().toLowerCase())) firsts.set(a.trim().toLowerCase(), a.trim());
   const unique = [...firsts.values()];

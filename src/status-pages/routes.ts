@@ -1,24 +1,60 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
 import { conflict, HttpError, notFound } from '../http/errors.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
-import { transaction, type Sql } from '../storage/postgres.js';
-import {
-  addUpdate, changeIncident, createIncident, deleteIncident, deleteUpdate, editUpdate, incidentsById, insertService, listIncidents, renameService, servicesOf, toService,
-  type ServiceRow, type Severity,
-} from './incidents.js';
-import { uniqueViolation } from '../storage/rows.js';
+import { may } from '../model/accounts.js';
 import { useDomain } from '../resources/index.js';
+import type { Deps } from '../storage/deps.js';
+import { type Sql, transaction } from '../storage/postgres.js';
+import { uniqueViolation } from '../storage/rows.js';
 import {
-  cursorPage, createPage, deletePage, deleteSubscription, findPage, pageViews, replacePage, subscribe, subscriptionsOf, toSubscription, unknownServices, deleteService, verifiedSubscribersLocked,
+  addUpdate,
+  changeIncident,
+  createIncident,
+  deleteIncident,
+  deleteUpdate,
+  editUpdate,
+  incidentsById,
+  insertService,
+  listIncidents,
+  renameService,
+  type ServiceRow,
+  type Severity,
+  servicesOf,
+  toService,
+} from './incidents.js';
+import {
+  createPage,
+  cursorPage,
+  deletePage,
+  deleteService,
+  deleteSubscription,
+  findPage,
   type PageRow,
+  pageViews,
+  replacePage,
+  subscribe,
+  subscriptionsOf,
+  toSubscription,
+  unknownServices,
+  verifiedSubscribersLocked,
 } from './repository.js';
 import {
-  BulkSubscriptions, CursorPage, CursorQuery, Incident, IncidentCreateBody, IncidentPatchBody, IncidentReplaceBody, IncidentUpdate,
-  IncidentUpdateBody, ServiceBody, ServiceSchema, StatusPage, StatusPageBody, Subscription,
+  BulkSubscriptions,
+  CursorPage,
+  CursorQuery,
+  Incident,
+  IncidentCreateBody,
+  IncidentPatchBody,
+  IncidentReplaceBody,
+  IncidentUpdate,
+  IncidentUpdateBody,
+  ServiceBody,
+  ServiceSchema,
+  StatusPage,
+  StatusPageBody,
+  Subscription,
 } from './schemas.js';
-import { may } from '../model/accounts.js';
 
 const Uuid = Type.String({ format: 'uuid' });
 const PageParams = Type.Object({ statusPageId: Uuid }, { additionalProperties: false });
@@ -30,7 +66,8 @@ const SubscriptionParams = Type.Object({ statusPageId: Uuid, subscriptionId: Uui
 function taken(err: unknown): never {
   const constraint = uniqueViolation(err);
   if (constraint === 'status_pages_url') throw conflict('url is already taken by another status page', { field: 'url' });
-  if (constraint === 'status_pages_custom_domain') throw conflict("customDomain is already used by another of this account's status pages", { field: 'customDomain' });
+  if (constraint === 'status_pages_custom_domain')
+    throw conflict("customDomain is already used by another of this account's status pages", { field: 'customDomain' });
   throw err;
 }
 
@@ -67,8 +104,16 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
   return [
     // Services and incidents first: their paths would otherwise be read as a status page id.
     defineRoute({
-      method: 'GET', path: '/v1/status-pages/services', operationId: 'listStatusPageServices', summary: 'List services', tag, access: 'read',
-      schema: { query: Type.Object({ ...CursorQuery.properties, paginated: Type.Boolean({ default: true }) }, { additionalProperties: false }), responses: { 200: CursorPage(ServiceSchema) } },
+      method: 'GET',
+      path: '/v1/status-pages/services',
+      operationId: 'listStatusPageServices',
+      summary: 'List services',
+      tag,
+      access: 'read',
+      schema: {
+        query: Type.Object({ ...CursorQuery.properties, paginated: Type.Boolean({ default: true }) }, { additionalProperties: false }),
+        responses: { 200: CursorPage(ServiceSchema) },
+      },
       handler: async ({ principal, query }) => {
         const limit = query.paginated ? query.limit : 100;
         const page = await cursorPage<ServiceRow>(sql, 'status_page_services', principal.account.id, limit, query.nextId);
@@ -76,14 +121,25 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/status-pages/services', operationId: 'createStatusPageService', summary: 'Create a service', tag, access: 'write',
+      method: 'POST',
+      path: '/v1/status-pages/services',
+      operationId: 'createStatusPageService',
+      summary: 'Create a service',
+      tag,
+      access: 'write',
       schema: { body: ServiceBody, responses: { 200: ServiceSchema } },
       handler: async ({ principal, body }) => {
         return { status: 200, body: toService(await insertService(sql, principal.account.id, body.name)) };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/status-pages/services/{serviceId}', operationId: 'getStatusPageService', summary: 'Retrieve a service', tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/status-pages/services/{serviceId}',
+      operationId: 'getStatusPageService',
+      summary: 'Retrieve a service',
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: ServiceParams, responses: { 200: ServiceSchema } },
       handler: async ({ principal, params }) => {
         const [row] = await servicesOf(sql, principal.account.id, [params.serviceId.toLowerCase()]);
@@ -92,7 +148,13 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/status-pages/services/{serviceId}', operationId: 'updateStatusPageService', summary: 'Rename a service', tag, access: 'write', errors: [404],
+      method: 'PUT',
+      path: '/v1/status-pages/services/{serviceId}',
+      operationId: 'updateStatusPageService',
+      summary: 'Rename a service',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: ServiceParams, body: ServiceBody, responses: { 200: ServiceSchema } },
       handler: async ({ principal, params, body }) => {
         const row = await renameService(sql, principal.account.id, params.serviceId, body.name);
@@ -101,7 +163,13 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/status-pages/services/{serviceId}', operationId: 'deleteStatusPageService', summary: 'Delete a service (its cards stop showing it)', tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: '/v1/status-pages/services/{serviceId}',
+      operationId: 'deleteStatusPageService',
+      summary: 'Delete a service (its cards stop showing it)',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: ServiceParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         if (!(await transaction(sql, (tx) => deleteService(tx, principal.account.id, params.serviceId)))) throw notFound();
@@ -110,7 +178,12 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
     }),
 
     defineRoute({
-      method: 'GET', path: '/v1/status-pages/incidents', operationId: 'listStatusPageIncidents', summary: 'List incidents, newest first', tag, access: 'read',
+      method: 'GET',
+      path: '/v1/status-pages/incidents',
+      operationId: 'listStatusPageIncidents',
+      summary: 'List incidents, newest first',
+      tag,
+      access: 'read',
       schema: { query: CursorQuery, responses: { 200: CursorPage(Incident) } },
       handler: async ({ principal, query }) => {
         const page = await listIncidents(sql, principal.account.id, query.limit, query.nextId);
@@ -118,24 +191,43 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/status-pages/incidents', operationId: 'createStatusPageIncident', summary: 'Declare an incident on services', tag, access: 'write',
-      description: 'With its first update (INVESTIGATING unless it says otherwise); notifySubscribers mails the verified subscribers of every page showing one of its services.',
+      method: 'POST',
+      path: '/v1/status-pages/incidents',
+      operationId: 'createStatusPageIncident',
+      summary: 'Declare an incident on services',
+      tag,
+      access: 'write',
+      description:
+        'With its first update (INVESTIGATING unless it says otherwise); notifySubscribers mails the verified subscribers of every page showing one of its services.',
       schema: { body: IncidentCreateBody, responses: { 201: Incident } },
       handler: async ({ principal, body }) => {
         const serviceIds = await incidentServices(principal.account.id, body.services);
-        const id = await transaction(sql, (tx) => createIncident(tx, principal.account.id, { name: body.name, severity: body.severity as Severity, serviceIds, update: body.incidentUpdates[0]! }));
+        const id = await transaction(sql, (tx) =>
+          createIncident(tx, principal.account.id, { name: body.name, severity: body.severity as Severity, serviceIds, update: body.incidentUpdates[0]! }),
+        );
         return { status: 201, body: await incident(principal.account.id, id) };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/status-pages/incidents/{incidentId}', operationId: 'getStatusPageIncident', summary: 'Retrieve an incident with its updates and services', tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/status-pages/incidents/{incidentId}',
+      operationId: 'getStatusPageIncident',
+      summary: 'Retrieve an incident with its updates and services',
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: IncidentParams, responses: { 200: Incident } },
       handler: async ({ principal, params }) => ({ status: 200, body: await incident(principal.account.id, params.incidentId.toLowerCase()) }),
     }),
     ...(['PUT', 'PATCH'] as const).map((method) =>
       defineRoute({
-        method, path: '/v1/status-pages/incidents/{incidentId}', operationId: method === 'PUT' ? 'updateStatusPageIncident' : 'patchStatusPageIncident',
-        summary: method === 'PUT' ? 'Update an incident (name, severity, services)' : 'Change some of an incident\'s name, severity and services', tag, access: 'write', errors: [404],
+        method,
+        path: '/v1/status-pages/incidents/{incidentId}',
+        operationId: method === 'PUT' ? 'updateStatusPageIncident' : 'patchStatusPageIncident',
+        summary: method === 'PUT' ? 'Update an incident (name, severity, services)' : "Change some of an incident's name, severity and services",
+        tag,
+        access: 'write',
+        errors: [404],
         schema: { params: IncidentParams, body: method === 'PUT' ? IncidentReplaceBody : IncidentPatchBody, responses: { 200: Incident } },
         handler: async ({ principal, params, body }) => {
           const id = params.incidentId.toLowerCase();
@@ -147,7 +239,13 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       }),
     ),
     defineRoute({
-      method: 'DELETE', path: '/v1/status-pages/incidents/{incidentId}', operationId: 'deleteStatusPageIncident', summary: 'Delete an incident and its updates', tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: '/v1/status-pages/incidents/{incidentId}',
+      operationId: 'deleteStatusPageIncident',
+      summary: 'Delete an incident and its updates',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: IncidentParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         if (!(await deleteIncident(sql, principal.account.id, params.incidentId))) throw notFound();
@@ -155,7 +253,13 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/status-pages/incidents/{incidentId}/incident-updates', operationId: 'listStatusPageIncidentUpdates', summary: "An incident's latest 100 updates, newest first", tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/status-pages/incidents/{incidentId}/incident-updates',
+      operationId: 'listStatusPageIncidentUpdates',
+      summary: "An incident's latest 100 updates, newest first",
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: IncidentParams, responses: { 200: Type.Array(IncidentUpdate) } },
       handler: async ({ principal, params }) => {
         const found = await incident(principal.account.id, params.incidentId.toLowerCase());
@@ -163,7 +267,13 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/status-pages/incidents/{incidentId}/incident-updates', operationId: 'createStatusPageIncidentUpdate', summary: 'Post an update (RESOLVED resolves the incident)', tag, access: 'write', errors: [404],
+      method: 'POST',
+      path: '/v1/status-pages/incidents/{incidentId}/incident-updates',
+      operationId: 'createStatusPageIncidentUpdate',
+      summary: 'Post an update (RESOLVED resolves the incident)',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: IncidentParams, body: IncidentUpdateBody, responses: { 200: IncidentUpdate } },
       handler: async ({ principal, params, body }) => {
         const update = await transaction(sql, (tx) => addUpdate(tx, principal.account.id, params.incidentId.toLowerCase(), body));
@@ -172,7 +282,13 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}', operationId: 'getStatusPageIncidentUpdate', summary: 'Retrieve an incident update', tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}',
+      operationId: 'getStatusPageIncidentUpdate',
+      summary: 'Retrieve an incident update',
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: UpdateParams, responses: { 200: IncidentUpdate } },
       handler: async ({ principal, params }) => {
         const found = await incident(principal.account.id, params.incidentId.toLowerCase());
@@ -182,25 +298,45 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}', operationId: 'updateStatusPageIncidentUpdate', summary: 'Correct an incident update', tag, access: 'write', errors: [404],
+      method: 'PUT',
+      path: '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}',
+      operationId: 'updateStatusPageIncidentUpdate',
+      summary: 'Correct an incident update',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: UpdateParams, body: IncidentUpdateBody, responses: { 200: IncidentUpdate } },
       handler: async ({ principal, params, body }) => {
-        const update = await transaction(sql, (tx) => editUpdate(tx, principal.account.id, params.incidentId.toLowerCase(), params.incidentUpdateId.toLowerCase(), body));
+        const update = await transaction(sql, (tx) =>
+          editUpdate(tx, principal.account.id, params.incidentId.toLowerCase(), params.incidentUpdateId.toLowerCase(), body),
+        );
         if (!update) throw notFound();
         return { status: 200, body: update };
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}', operationId: 'deleteStatusPageIncidentUpdate', summary: 'Delete an incident update', tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}',
+      operationId: 'deleteStatusPageIncidentUpdate',
+      summary: 'Delete an incident update',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: UpdateParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
-        if (!(await transaction(sql, (tx) => deleteUpdate(tx, principal.account.id, params.incidentId.toLowerCase(), params.incidentUpdateId.toLowerCase())))) throw notFound();
+        if (!(await transaction(sql, (tx) => deleteUpdate(tx, principal.account.id, params.incidentId.toLowerCase(), params.incidentUpdateId.toLowerCase()))))
+          throw notFound();
         return { status: 204 };
       },
     }),
 
     defineRoute({
-      method: 'GET', path: '/v1/status-pages', operationId: 'listStatusPages', summary: 'List status pages', tag, access: 'read',
+      method: 'GET',
+      path: '/v1/status-pages',
+      operationId: 'listStatusPages',
+      summary: 'List status pages',
+      tag,
+      access: 'read',
       schema: { query: CursorQuery, responses: { 200: CursorPage(StatusPage) } },
       handler: async ({ principal, query }) => {
         const page = await cursorPage<PageRow>(sql, 'status_pages', principal.account.id, query.limit, query.nextId);
@@ -208,11 +344,22 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/status-pages', operationId: 'createStatusPage', summary: 'Create a status page with its cards of services', tag, access: 'write', errors: [409],
+      method: 'POST',
+      path: '/v1/status-pages',
+      operationId: 'createStatusPage',
+      summary: 'Create a status page with its cards of services',
+      tag,
+      access: 'write',
+      errors: [409],
       description: 'Published at /status/{url} and, with customDomain, at that host (docs/status-pages.md).',
       schema: { body: StatusPageBody, responses: { 201: StatusPage } },
       handler: async ({ principal, body }) => {
-        await checkServices(sql, principal.account.id, 'body.cards', body.cards.flatMap((c) => (c.services ?? []).map((s) => s.id)));
+        await checkServices(
+          sql,
+          principal.account.id,
+          'body.cards',
+          body.cards.flatMap((c) => (c.services ?? []).map((s) => s.id)),
+        );
         const id = await transaction(sql, async (tx) => {
           const created = await createPage(tx, principal.account.id, body);
           await useDomain(tx, principal.account.id, body.customDomain, { type: 'status-page', id: created });
@@ -222,17 +369,34 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/status-pages/{statusPageId}', operationId: 'getStatusPage', summary: 'Retrieve a status page', tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/status-pages/{statusPageId}',
+      operationId: 'getStatusPage',
+      summary: 'Retrieve a status page',
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: PageParams, responses: { 200: StatusPage } },
       handler: async ({ principal, params }) => ({ status: 200, body: await one(principal.account.id, params.statusPageId.toLowerCase()) }),
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/status-pages/{statusPageId}', operationId: 'updateStatusPage', summary: 'Update a status page (its cards are replaced)', tag, access: 'write', errors: [404, 409],
+      method: 'PUT',
+      path: '/v1/status-pages/{statusPageId}',
+      operationId: 'updateStatusPage',
+      summary: 'Update a status page (its cards are replaced)',
+      tag,
+      access: 'write',
+      errors: [404, 409],
       schema: { params: PageParams, body: StatusPageBody, responses: { 200: StatusPage } },
       handler: async ({ principal, params, body }) => {
         const id = params.statusPageId.toLowerCase();
         await one(principal.account.id, id);
-        await checkServices(sql, principal.account.id, 'body.cards', body.cards.flatMap((c) => (c.services ?? []).map((s) => s.id)));
+        await checkServices(
+          sql,
+          principal.account.id,
+          'body.cards',
+          body.cards.flatMap((c) => (c.services ?? []).map((s) => s.id)),
+        );
         const replaced = await transaction(sql, async (tx) => {
           if (!(await replacePage(tx, principal.account.id, id, body))) return false;
           await useDomain(tx, principal.account.id, body.customDomain, { type: 'status-page', id });
@@ -243,7 +407,13 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/status-pages/{statusPageId}', operationId: 'deleteStatusPage', summary: 'Delete a status page and its subscribers', tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: '/v1/status-pages/{statusPageId}',
+      operationId: 'deleteStatusPage',
+      summary: 'Delete a status page and its subscribers',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: PageParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         if (!(await deletePage(sql, principal.account.id, params.statusPageId))) throw notFound();
@@ -251,7 +421,13 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/status-pages/{statusPageId}/subscriptions', operationId: 'listStatusPageSubscriptions', summary: "A status page's subscribers", tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/status-pages/{statusPageId}/subscriptions',
+      operationId: 'listStatusPageSubscriptions',
+      summary: "A status page's subscribers",
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: PageParams, responses: { 200: Type.Array(Subscription) } },
       handler: async ({ principal, params }) => {
         const page = await findPage(sql, principal.account.id, params.statusPageId.toLowerCase());
@@ -260,27 +436,55 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/status-pages/{statusPageId}/subscriptions/bulk', operationId: 'importStatusPageSubscriptions', summary: 'Subscribe up to 100 email addresses', tag, access: 'write', errors: [402, 404],
-      description: 'Addresses already subscribed are skipped. Without autoVerify each new subscriber gets a confirm mail and hears nothing more until they confirm. autoVerify (an already opted-in list) needs an admin key (403 otherwise) and leaves at most STATUS_PAGE_AUTOVERIFY_LIMIT (default 1000) verified subscribers in the account (402 past it).',
-      schema: { params: PageParams, body: BulkSubscriptions, responses: { 201: Type.Object({ created: Type.Integer(), skipped: Type.Integer(), status: Type.String({ enum: ['PENDING', 'VERIFIED'] }) }) } },
+      method: 'POST',
+      path: '/v1/status-pages/{statusPageId}/subscriptions/bulk',
+      operationId: 'importStatusPageSubscriptions',
+      summary: 'Subscribe up to 100 email addresses',
+      tag,
+      access: 'write',
+      errors: [402, 404],
+      description:
+        'Addresses already subscribed are skipped. Without autoVerify each new subscriber gets a confirm mail and hears nothing more until they confirm. autoVerify (an already opted-in list) needs an admin key (403 otherwise) and leaves at most STATUS_PAGE_AUTOVERIFY_LIMIT (default 1000) verified subscribers in the account (402 past it).',
+      schema: {
+        params: PageParams,
+        body: BulkSubscriptions,
+        responses: { 201: Type.Object({ created: Type.Integer(), skipped: Type.Integer(), status: Type.String({ enum: ['PENDING', 'VERIFIED'] }) }) },
+      },
       handler: async ({ principal, params, body }) => {
         const page = await findPage(sql, principal.account.id, params.statusPageId.toLowerCase());
         if (!page) throw notFound();
         if (body.autoVerify && !may(principal.role, 'admin')) {
-          throw new HttpError(403, 'autoVerify subscribes people without asking them: only an admin key may use it; without it each address gets a confirm mail');
+          throw new HttpError(
+            403,
+            'autoVerify subscribes people without asking them: only an admin key may use it; without it each address gets a confirm mail',
+          );
         }
         const limit = config.statusPageAutoVerifyLimit;
         const result = await transaction(sql, async (tx) => {
           if (body.autoVerify && (await verifiedSubscribersLocked(tx, principal.account.id)) + body.subscriptions.length > limit) {
-            throw new HttpError(402, `autoVerify may leave at most ${limit} verified subscribers in an account (STATUS_PAGE_AUTOVERIFY_LIMIT); import the rest without it, so each confirms`);
+            throw new HttpError(
+              402,
+              `autoVerify may leave at most ${limit} verified subscribers in an account (STATUS_PAGE_AUTOVERIFY_LIMIT); import the rest without it, so each confirms`,
+            );
           }
-          return subscribe(tx, page.id, body.subscriptions.map((s) => s.config), body.autoVerify);
+          return subscribe(
+            tx,
+            page.id,
+            body.subscriptions.map((s) => s.config),
+            body.autoVerify,
+          );
         });
         return { status: 201, body: { created: result.created, skipped: result.skipped, status: body.autoVerify ? 'VERIFIED' : 'PENDING' } };
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/status-pages/{statusPageId}/subscriptions/{subscriptionId}', operationId: 'deleteStatusPageSubscription', summary: 'Remove a subscriber', tag, access: 'write', errors: [404],
+      method: 'DELETE',
+      path: '/v1/status-pages/{statusPageId}/subscriptions/{subscriptionId}',
+      operationId: 'deleteStatusPageSubscription',
+      summary: 'Remove a subscriber',
+      tag,
+      access: 'write',
+      errors: [404],
       schema: { params: SubscriptionParams, responses: { 204: null } },
       handler: async ({ principal, params }) => {
         if (!(await deleteSubscription(sql, principal.account.id, params.statusPageId, params.subscriptionId))) throw notFound();
@@ -289,5 +493,3 @@ export function statusPageRoutes({ sql, config }: Deps): AnyRoute[] {
     }),
   ];
 }
-
-

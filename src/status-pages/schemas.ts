@@ -1,14 +1,26 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { PROGRESS, SEVERITIES } from './incidents.js';
 
 /** A colour the page's CSS takes as it is: `#RGB` or `#RRGGBB`, nothing else (stored upper case, as the anchor shows it). */
 const Colour = Type.String({ pattern: '^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$' });
 export const COLOUR_FIELDS = [
-  'bodyBackgroundColor', 'headerBackgroundColor', 'headerFontColor', 'titleFontColor', 'bodyFontColor', 'bodyFontColorMuted',
-  'navigationFontColor', 'linkFontColor', 'cardBackgroundColor', 'borderColor', 'primaryButtonBackgroundColor', 'primaryButtonFontColor',
+  'bodyBackgroundColor',
+  'headerBackgroundColor',
+  'headerFontColor',
+  'titleFontColor',
+  'bodyFontColor',
+  'bodyFontColorMuted',
+  'navigationFontColor',
+  'linkFontColor',
+  'cardBackgroundColor',
+  'borderColor',
+  'primaryButtonBackgroundColor',
+  'primaryButtonFontColor',
 ] as const;
-const Palette = Type.Object(Object.fromEntries(COLOUR_FIELDS.map((f) => [f, Colour])) as Record<(typeof COLOUR_FIELDS)[number], typeof Colour>, { additionalProperties: false });
+const Palette = Type.Object(Object.fromEntries(COLOUR_FIELDS.map((f) => [f, Colour])) as Record<(typeof COLOUR_FIELDS)[number], typeof Colour>, {
+  additionalProperties: false,
+});
 export type Palette = Static<typeof Palette>;
 const ThemeColors = Type.Object({ light: Palette, dark: Palette }, { additionalProperties: false });
 
@@ -72,7 +84,15 @@ export const StatusPage = Type.Object({
   favicon: Nullable(Type.String()),
   defaultTheme: StringEnum(['LIGHT', 'DARK', 'AUTO'] as const),
   version: Nullable(Type.Number()),
-  cards: Type.Array(Type.Object({ id: Id, name: Type.String(), services: Type.Array(Service), created_at: Type.String({ format: 'date-time' }), updated_at: Nullable(Type.String({ format: 'date-time' })) })),
+  cards: Type.Array(
+    Type.Object({
+      id: Id,
+      name: Type.String(),
+      services: Type.Array(Service),
+      created_at: Type.String({ format: 'date-time' }),
+      updated_at: Nullable(Type.String({ format: 'date-time' })),
+    }),
+  ),
   whiteLabel: Type.Boolean(),
   isPrivate: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
@@ -158,7 +178,10 @@ export const BulkSubscriptions = Type.Object(
       Type.Object({ type: StringEnum(['EMAIL'] as const), config: Type.String({ format: 'email', maxLength: 320 }) }, { additionalProperties: false }),
       { minItems: 1, maxItems: 100 },
     ),
-    autoVerify: Type.Boolean({ default: false, description: 'Subscribe them verified (an imported, already opted-in list); otherwise each gets a confirm mail' }),
+    autoVerify: Type.Boolean({
+      default: false,
+      description: 'Subscribe them verified (an imported, already opted-in list); otherwise each gets a confirm mail',
+    }),
   },
   { additionalProperties: false },
 );

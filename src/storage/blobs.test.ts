@@ -10,7 +10,7 @@ import { text } from 'node:stream/consumers';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService } from '../../test/support/service.js';
-import { BlobTooLargeError, FileBlobStore, RUN_ASSET_KINDS, S3BlobStore, type BlobStore } from './blobs.js';
+import { type BlobStore, BlobTooLargeError, FileBlobStore, RUN_ASSET_KINDS, S3BlobStore } from './blobs.js';
 
 /** The same contract for every blob store: content-addressed keys, per account, bounded uploads. */
 describe.each(['file', 's3'] as const)('the %s blob store', (backend) => {
@@ -67,7 +67,7 @@ describe.each(['file', 's3'] as const)('the %s blob store', (backend) => {
     }
   });
 
-  it('sweeps run assets older than the cut-off, every account\'s, and nothing else', async () => {
+  it("sweeps run assets older than the cut-off, every account's, and nothing else", async () => {
     const shot = await store.put(account, 'screenshots', Readable.from([Buffer.from(`shot ${backend}`)]), 1024);
     const trace = await store.put(other, 'traces', Readable.from([Buffer.from(`trace ${backend}`)]), 1024);
     const bundle = await store.put(account, 'code-bundles', Readable.from([Buffer.from(`kept ${backend}`)]), 1024);
@@ -110,7 +110,7 @@ describe('the service with BLOB_STORE=s3', () => {
         body: Buffer.from('suite'),
       });
       const { key } = (await res.json()) as { key: string };
-      const objects = (await fetch(`http://127.0.0.1:${address.port}/bundles`).then((r) => r.text()));
+      const objects = await fetch(`http://127.0.0.1:${address.port}/bundles`).then((r) => r.text());
       expect(objects).toContain(`${svc.defaultAccountId}/${key}`);
       const download = await svc.call('POST', '/next/checkly-storage/download', { body: { key } });
       expect(download.text).toBe('suite');

@@ -141,7 +141,10 @@ export class FileBlobStore implements BlobStore {
   async has(accountId: string, key: string): Promise<boolean> {
     const file = this.file(accountId, key);
     if (!file) return false;
-    return stat(file).then(() => true, () => false);
+    return stat(file).then(
+      () => true,
+      () => false,
+    );
   }
 
   async sweep(kinds: readonly BlobKind[], before: Date): Promise<number> {
@@ -199,7 +202,8 @@ export class S3BlobStore implements BlobStore {
       // Checksums only where S3 requires them: many S3-compatible stores do not take aws-chunked trailers.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      credentials: settings.accessKeyId && settings.secretAccessKey ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } : undefined,
+      credentials:
+        settings.accessKeyId && settings.secretAccessKey ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } : undefined,
     });
   }
 

@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
-import type { Config } from '../platform/config.js';
 import type { ResultQueue } from '../model/results.js';
+import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { OutboundPolicy } from '../platform/outbound.js';
+import type { BlobStore } from './blobs.js';
 import type { Store } from './clickhouse/store.js';
 import type { Sql } from './postgres.js';
 import type { Queues } from './queues.js';
-import type { BlobStore } from './blobs.js';
 
 /** What the service opens once at start and hands to every feature: the one dependency bag. */
 export interface Deps {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newTestEnv } from '../../test/support/service.js';
 import { migrate, readMigrations } from './migrator.js';
 import { connectPostgres, dropDatabase, ensureDatabase, type Sql } from './postgres.js';
-import { newTestEnv } from '../../test/support/service.js';
 
 describe('Postgres migrations', () => {
   const url = newTestEnv().DATABASE_URL;

@@ -35,10 +35,12 @@ describe('Postgres pool acquire timeout', () => {
       () => 'ran',
       (err: unknown) => err,
     );
-    const transaction = sql.begin(async (tx) => tx`insert into marks values ('transaction')`).then(
-      () => 'ran',
-      (err: unknown) => err,
-    );
+    const transaction = sql
+      .begin(async (tx) => tx`insert into marks values ('transaction')`)
+      .then(
+        () => 'ran',
+        (err: unknown) => err,
+      );
     const [queryOutcome, transactionOutcome] = await Promise.all([query, transaction]);
     expect(isPostgresBusy(queryOutcome)).toBe(true);
     expect(transactionOutcome).toBeInstanceOf(PoolBusyError);
@@ -51,5 +53,4 @@ describe('Postgres pool acquire timeout', () => {
     await sql`insert into marks values ('after')`;
     expect((await sql`select what from marks`).map((r) => r.what)).toEqual(['after']);
   });
-
 });

@@ -47,8 +47,7 @@ function unreachable(url: string, err: unknown): UnreachableError {
   if (/^(28|3D)/.test(code)) {
     const user = decodeURIComponent(new URL(url).username) || 'the default user';
     return new UnreachableError(
-      `Postgres at ${describe(url)} (DATABASE_URL) refused ${user}: ${(err as Error).message}. ` +
-        'Fix the user, password or database in DATABASE_URL.',
+      `Postgres at ${describe(url)} (DATABASE_URL) refused ${user}: ${(err as Error).message}. ` + 'Fix the user, password or database in DATABASE_URL.',
     );
   }
   return new UnreachableError(
@@ -104,15 +103,18 @@ interface PendingQuery {
 function watchAcquire(query: PendingQuery, ms: number): void {
   const handler = query.handler;
   if (typeof handler !== 'function' || typeof query.cancel !== 'function') return;
-  query.handler = Object.assign((q: PendingQuery) => {
-    const handed = handler(q);
-    if (!q.state && !q.cancelled) {
-      setTimeout(() => {
-        if (!q.state && !q.cancelled) void q.cancel();
-      }, ms).unref();
-    }
-    return handed;
-  }, { debug: handler.debug });
+  query.handler = Object.assign(
+    (q: PendingQuery) => {
+      const handed = handler(q);
+      if (!q.state && !q.cancelled) {
+        setTimeout(() => {
+          if (!q.state && !q.cancelled) void q.cancel();
+        }, ms).unref();
+      }
+      return handed;
+    },
+    { debug: handler.debug },
+  );
 }
 
 /** `pool.begin` that gives up after `ms` without a connection: the transaction, if it starts later, does nothing. */
@@ -162,7 +164,8 @@ export function ambientSql(pool: Sql, acquireTimeoutMs?: number): Sql {
       const current = ambient.getStore() ?? pool;
       const result = Reflect.apply(current, thisArg, args);
       // A tagged template on the pool is a query; sql(values) helpers are not.
-      if (acquireTimeoutMs && current === pool && Array.isArray((args[0] as { raw?: unknown })?.raw)) watchAcquire(result as unknown as PendingQuery, acquireTimeoutMs);
+      if (acquireTimeoutMs && current === pool && Array.isArray((args[0] as { raw?: unknown })?.raw))
+        watchAcquire(result as unknown as PendingQuery, acquireTimeoutMs);
       return result;
     },
     get(_target, prop) {

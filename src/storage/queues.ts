@@ -1,4 +1,4 @@
-import { Queue, Worker, type Job, type WorkerOptions } from 'bullmq';
+import { type Job, Queue, Worker, type WorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
@@ -156,7 +156,10 @@ export class Queues {
     if (!entry) return; // closed already
     this.workers.splice(this.workers.indexOf(entry), 1);
     let timer: NodeJS.Timeout | undefined;
-    const graceful = worker.close().then(() => true, () => true);
+    const graceful = worker.close().then(
+      () => true,
+      () => true,
+    );
     const inTime = await Promise.race([graceful, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)))]);
     clearTimeout(timer);
     if (inTime) {

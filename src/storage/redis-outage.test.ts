@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, waitFor, type TestService } from '../../test/support/service.js';
+import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -32,10 +32,11 @@ async function startRedis(port: number): Promise<ChildProcess> {
   return child;
 }
 
-const stopRedis = (child: ChildProcess) => new Promise<void>((resolve) => {
-  child.once('exit', () => resolve());
-  child.kill('SIGKILL');
-});
+const stopRedis = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
 
 /** What the service does while its Redis is away: it answers at once, 503 for what needs Redis, and recovers. */
 describe('without Redis', () => {
@@ -54,7 +55,13 @@ describe('without Redis', () => {
   });
 
   const result = (checkId: string) => ({
-    id: randomUUID(), checkId, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date().toISOString(), stoppedAt: new Date().toISOString(), hasFailures: false,
+    id: randomUUID(),
+    checkId,
+    checkType: 'API',
+    runLocation: 'eu-west-1',
+    startedAt: new Date().toISOString(),
+    stoppedAt: new Date().toISOString(),
+    hasFailures: false,
   });
   /** A request that must be answered, not hang: it is cut off after 5 s (Redis waits are bounded at 1.5 s). */
   const answered = (method: string, path: string, body?: unknown) =>
@@ -80,7 +87,11 @@ describe('without Redis', () => {
     expect(JSON.stringify(ready.body)).toMatch(/redis/i);
 
     redis = await startRedis(port);
-    const after = await waitFor(() => answered('POST', '/v1/check-results', { results: [result(check.id)] }), (r) => r.status === 202, 20_000);
+    const after = await waitFor(
+      () => answered('POST', '/v1/check-results', { results: [result(check.id)] }),
+      (r) => r.status === 202,
+      20_000,
+    );
     expect(after.status).toBe(202);
   }, 60_000);
 });
@@ -124,14 +135,26 @@ describe('a Redis stall as a run ends', () => {
     expect(trigger.status, trigger.text).toBe(201);
     const said = () => svc.logs.map((l) => JSON.parse(l) as { level: number; msg: string; tries?: number });
     // The hand-off timed out in the stall (its command waited past 1.5 s); Redis goes on, and the next try goes through.
-    await waitFor(async () => said().some((l) => l.msg === 'results could not be handed to ingest yet; trying again while Redis is away, up to 30 s'), (seen) => seen, 30_000);
+    await waitFor(
+      async () => said().some((l) => l.msg === 'results could not be handed to ingest yet; trying again while Redis is away, up to 30 s'),
+      (seen) => seen,
+      30_000,
+    );
     await new Promise((r) => setTimeout(r, 500));
     redis.kill('SIGCONT');
-    const handed = await waitFor(async () => said().find((l) => l.msg === 'results handed to ingest after a retry'), (l) => l !== undefined, 30_000);
+    const handed = await waitFor(
+      async () => said().find((l) => l.msg === 'results handed to ingest after a retry'),
+      (l) => l !== undefined,
+      30_000,
+    );
     expect(handed!.tries).toBeGreaterThan(1);
     // Stored once (the command that timed out may have been carried out as well: the batch's id makes a second a
     // no-op), and the run's job did not fail.
-    const stored = await waitFor(() => svc.call('GET', `/v1/check-results/${check.body.id}`), (r) => r.status === 200 && r.body.length > 0, 20_000);
+    const stored = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${check.body.id}`),
+      (r) => r.status === 200 && r.body.length > 0,
+      20_000,
+    );
     await new Promise((r) => setTimeout(r, 2000));
     expect((await svc.call('GET', `/v1/check-results/${check.body.id}`)).body).toHaveLength(1);
     expect(stored.body[0]).toMatchObject({ checkId: check.body.id, hasFailures: false, runLocation: 'eu-west-1' });

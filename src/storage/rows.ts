@@ -44,7 +44,13 @@ export async function listAccountRows<Row extends object>(
 }
 
 /** The account's row of `table` named `id` (in the table's id column), or undefined. */
-export async function getAccountRow<Row extends object>(db: Sql, table: AccountTable, accountId: string, id: string | number, lock = false): Promise<Row | undefined> {
+export async function getAccountRow<Row extends object>(
+  db: Sql,
+  table: AccountTable,
+  accountId: string,
+  id: string | number,
+  lock = false,
+): Promise<Row | undefined> {
   const t = ACCOUNT_TABLES[table];
   const [row] = await db<Row[]>`select ${db.unsafe(t.columns)} from ${db(table)} where account_id = ${accountId} and ${db(t.id)} = ${id}
     ${lock ? db`for update` : db``}`;

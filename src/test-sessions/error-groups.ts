@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
+import { archiveErrorGroup, cleanErrorMessage, errorGroupStates } from '../analytics/index.js';
+import { notFound } from '../http/errors.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
+import { iso } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
 import type { Sql } from '../storage/postgres.js';
-import { notFound } from '../http/errors.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
-import { archiveErrorGroup, cleanErrorMessage } from '../analytics/index.js';
-import { iso } from '../model/time.js';
-import { errorGroupStates } from '../analytics/index.js';
 import { projectExists, resultsWithErrors } from './repository.js';
 
 /**
@@ -28,7 +27,10 @@ const Group = Type.Object({
   firstSeen: Type.String({ format: 'date-time' }),
   lastSeen: Type.String({ format: 'date-time' }),
   archivedUntilNextEvent: Type.Boolean(),
-  pwtMetadata: Type.Union([Type.Array(Type.Object({ projectName: Type.String(), testFile: Type.String(), testTitle: Type.String(), suitePath: Type.Array(Type.String()) })), Type.Null()]),
+  pwtMetadata: Type.Union([
+    Type.Array(Type.Object({ projectName: Type.String(), testFile: Type.String(), testTitle: Type.String(), suitePath: Type.Array(Type.String()) })),
+    Type.Null(),
+  ]),
   occurrences: Type.Integer(),
   rootCauseAnalyses: Type.Array(Type.Object({}, { additionalProperties: true })),
 });
@@ -44,7 +46,10 @@ async function groupsOf(sql: Sql, accountId: string): Promise<(typeof Group.stat
   const found = await resultsWithErrors(sql, accountId, SCAN_LIMIT);
   const rows = found.map((r) => {
     // A session keeps its environment in its metadata (the reporter's one level down).
-    const stored = (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata) as { environment?: unknown; metadata?: { environment?: unknown } } | null;
+    const stored = (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata) as {
+      environment?: unknown;
+      metadata?: { environment?: unknown };
+    } | null;
     const environment = stored?.environment ?? stored?.metadata?.environment;
     return { ...r, environment: typeof environment === 'string' ? environment : null };
   });
@@ -95,7 +100,10 @@ async function groupsOf(sql: Sql, accountId: string): Promise<(typeof Group.stat
 
 export function testSessionErrorGroupRoutes({ sql }: Deps): AnyRoute[] {
   const tag = 'Error groups';
-  const Page = Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }), page: Type.Integer({ minimum: 1, maximum: 100_000, default: 1 }) }, { additionalProperties: false });
+  const Page = Type.Object(
+    { limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }), page: Type.Integer({ minimum: 1, maximum: 100_000, default: 1 }) },
+    { additionalProperties: false },
+  );
   const Id = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
   const one = async (accountId: string, id: string) => {
     const found = (await groupsOf(sql, accountId)).find((g) => g.id === id.toLowerCase());
@@ -104,12 +112,26 @@ export function testSessionErrorGroupRoutes({ sql }: Deps): AnyRoute[] {
   };
   return [
     defineRoute({
-      method: 'GET', path: '/v1/test-session-error-groups', operationId: 'listTestSessionErrorGroups', summary: "The account's test-session error groups, the latest failure first", tag, access: 'read',
+      method: 'GET',
+      path: '/v1/test-session-error-groups',
+      operationId: 'listTestSessionErrorGroups',
+      summary: "The account's test-session error groups, the latest failure first",
+      tag,
+      access: 'read',
       schema: { query: Page, responses: { 200: Type.Array(Group) } },
-      handler: async ({ principal, query }) => ({ status: 200, body: (await groupsOf(sql, principal.account.id)).slice((query.page - 1) * query.limit, query.page * query.limit) }),
+      handler: async ({ principal, query }) => ({
+        status: 200,
+        body: (await groupsOf(sql, principal.account.id)).slice((query.page - 1) * query.limit, query.page * query.limit),
+      }),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/test-session-error-groups/projects/{projectId}', operationId: 'listProjectTestSessionErrorGroups', summary: "A project's test-session error groups", tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/test-session-error-groups/projects/{projectId}',
+      operationId: 'listProjectTestSessionErrorGroups',
+      summary: "A project's test-session error groups",
+      tag,
+      access: 'read',
+      errors: [404],
       description: 'Test sessions here are not tied to a project: a project of the account has none.',
       schema: { params: Type.Object({ projectId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }), responses: { 200: Type.Array(Group) } },
       handler: async ({ principal, params }) => {
@@ -118,13 +140,32 @@ export function testSessionErrorGroupRoutes({ sql }: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/test-session-error-groups/{id}', operationId: 'getTestSessionErrorGroup', summary: 'A test-session error group', tag, access: 'read', errors: [404],
+      method: 'GET',
+      path: '/v1/test-session-error-groups/{id}',
+      operationId: 'getTestSessionErrorGroup',
+      summary: 'A test-session error group',
+      tag,
+      access: 'read',
+      errors: [404],
       schema: { params: Id, responses: { 200: Group } },
       handler: async ({ principal, params }) => ({ status: 200, body: await one(principal.account.id, params.id) }),
     }),
     defineRoute({
-      method: 'PATCH', path: '/v1/test-session-error-groups/{id}', operationId: 'archiveTestSessionErrorGroup', summary: 'Archive a test-session error group for good or until it happens again', tag, access: 'write', errors: [404],
-      schema: { params: Id, body: Type.Object({ archiveForEver: Type.Optional(Type.Boolean()), archivedUntilNextEvent: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), responses: { 200: Group } },
+      method: 'PATCH',
+      path: '/v1/test-session-error-groups/{id}',
+      operationId: 'archiveTestSessionErrorGroup',
+      summary: 'Archive a test-session error group for good or until it happens again',
+      tag,
+      access: 'write',
+      errors: [404],
+      schema: {
+        params: Id,
+        body: Type.Object(
+          { archiveForEver: Type.Optional(Type.Boolean()), archivedUntilNextEvent: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
+        responses: { 200: Group },
+      },
       handler: async ({ principal, params, body }) => {
         const group = await one(principal.account.id, params.id);
         await archiveErrorGroup(sql, principal.account.id, { id: group.id, checkId: null, errorHash: group.errorHash }, body);
@@ -133,4 +174,3 @@ export function testSessionErrorGroupRoutes({ sql }: Deps): AnyRoute[] {
     }),
   ];
 }
-

@@ -1,45 +1,38 @@
 import { randomUUID } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { Principal } from '../accounts/index.js';
-import { GroupBody, GroupBodyV2, type GroupData } from '../checks/index.js';
-import { applyGroupSettings } from '../checks/index.js';
-import { cliCheckBody, type SharedFile } from '../checks/index.js';
-import { createBodySchema } from '../checks/index.js';
-import { HttpError, notFound } from '../http/errors.js';
+import { applyGroupSettings, checkTargetRules, cliCheckBody, createBodySchema, GroupBody, GroupBodyV2, type GroupData, runnableCheckIds, type SharedFile } from '../checks/index.js';
 import { AssetManifest, AssetManifestQuery, assetDownload, assetManifest, linkOrigin } from '../http/asset-manifest.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { HttpError, notFound } from '../http/errors.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { compileValidator } from '../http/validation.js';
 import { LivePublisher } from '../live/index.js';
-import { CHECK_TYPES, SEGMENT_OF, type CheckType } from '../model/checks.js';
-import type { EnvVar } from '../model/variables.js';
+import { CHECK_TYPES, type CheckType, SEGMENT_OF } from '../model/checks.js';
 import { iso } from '../model/time.js';
+import type { EnvVar } from '../model/variables.js';
+import type { RunSource } from '../runners/index.js';
 import {
-  adhocTopic,
-  cancelAdhocRuns,
-  cancelledResult,
-  findAdhocRunOfResult,
-  findScheduling,
-  queueAdhoc,
-  recordAdhoc,
-  sessionRuns,
   type AdhocCheck,
   type AdhocRecorder,
   type AdhocResult,
   type AdhocRunRow,
+  adhocTopic,
+  cancelAdhocRuns,
+  cancelledResult,
+  findAdhocRunOfResult,
+  findScheduling,loadRunnable, matchChecks, matchesTags, 
+  queueAdhoc,
+  recordAdhoc,
   type SchedulingRow,
+  sessionRuns
 } from '../runners/index.js';
-import { loadRunnable } from '../runners/index.js';
-import type { RunSource } from '../runners/index.js';
-import { matchChecks, matchesTags } from '../runners/index.js';
-import { checkTargetRules } from '../checks/index.js';
 import type { Deps } from '../storage/deps.js';
-import { inTransaction, transaction, type Sql } from '../storage/postgres.js';
-import { endSession, findResult, findSession, insertSession, upsertResult, type SessionProvider, type StoredResult } from './repository.js';
+import { inTransaction, type Sql, transaction } from '../storage/postgres.js';
+import { endSession, findResult, findSession, insertSession, type SessionProvider, type StoredResult, upsertResult } from './repository.js';
 import { RunBody, TestSession } from './schemas.js';
 import type { TestSessions } from './sessions.js';
-import { runnableCheckIds } from '../checks/index.js';
 
 /**
  * Live runs (docs/live-runs.md): `checkly test` and `pw-test` send checks to run (`POST /v1/test-sessions/run`),
@@ -54,7 +47,10 @@ const Uuid = Type.String({ format: 'uuid' });
 const RunLocation = Type.Union([
   Type.String({ minLength: 1, maxLength: 255 }),
   Type.Object({ type: Type.Literal('PUBLIC'), region: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
-  Type.Object({ type: Type.Literal('PRIVATE'), slugName: Type.String({ minLength: 1, maxLength: 255 }), id: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false }),
+  Type.Object(
+    { type: Type.Literal('PRIVATE'), slugName: Type.String({ minLength: 1, maxLength: 255 }), id: Type.Optional(Type.String({ maxLength: 64 })) },
+    { additionalProperties: false },
+  ),
 ]);
 
 /** `checkly trigger`'s body. */
@@ -66,7 +62,18 @@ const CliTriggerBody = Type.Object(
     checkRunSuiteId: Uuid,
     targetTags: Type.Array(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 50 }), { maxItems: 50, default: [] }),
     checkId: Type.Optional(Type.Array(Uuid, { maxItems: 1000 })),
-    environmentVariables: Type.Array(Type.Object({ key: Type.String({ minLength: 1, maxLength: 255 }), value: Type.String({ maxLength: 10_000 }), locked: Type.Optional(Type.Boolean()), secret: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), { maxItems: 50, default: [] }),
+    environmentVariables: Type.Array(
+      Type.Object(
+        {
+          key: Type.String({ minLength: 1, maxLength: 255 }),
+          value: Type.String({ maxLength: 10_000 }),
+          locked: Type.Optional(Type.Boolean()),
+          secret: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 50, default: [] },
+    ),
     repoInfo: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
     environment: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
     testRetryStrategy: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
@@ -91,7 +98,15 @@ const TriggerBody = Type.Object(
       ),
     ),
     environmentVariables: Type.Array(
-      Type.Object({ key: Type.String({ minLength: 1, maxLength: 255 }), value: Nullable(Type.String({ maxLength: 10_000 })), locked: Type.Optional(Type.Boolean()), secret: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          key: Type.String({ minLength: 1, maxLength: 255 }),
+          value: Nullable(Type.String({ maxLength: 10_000 })),
+          locked: Type.Optional(Type.Boolean()),
+          secret: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
       { maxItems: 50, default: [] },
     ),
     retryStrategy: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
@@ -244,7 +259,13 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
   const { sql, queues, config } = deps;
   const link = (id: string) => `${config.publicUrl ?? ''}/v1/test-sessions/${id}`;
 
-  async function openSession(principal: Principal, name: string, repo: Record<string, unknown> | null | undefined, environment: string | null | undefined, provider: SessionProvider) {
+  async function openSession(
+    principal: Principal,
+    name: string,
+    repo: Record<string, unknown> | null | undefined,
+    environment: string | null | undefined,
+    provider: SessionProvider,
+  ) {
     const text = (v: unknown) => (typeof v === 'string' ? v : null);
     return insertSession(
       sql,
@@ -270,7 +291,17 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
    */
   async function start(
     principal: Principal,
-    s: { name: string; record: boolean; repo?: Record<string, unknown> | null; environment?: string | null; provider: SessionProvider; checkRunSuiteId: string; location: string; source: RunSource; checks: AdhocCheck[] },
+    s: {
+      name: string;
+      record: boolean;
+      repo?: Record<string, unknown> | null;
+      environment?: string | null;
+      provider: SessionProvider;
+      checkRunSuiteId: string;
+      location: string;
+      source: RunSource;
+      checks: AdhocCheck[];
+    },
   ) {
     const recorded = await transaction(sql, (tx) =>
       inTransaction(tx, async () => {
@@ -297,16 +328,19 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
   }
 
   /** The account's runnable checks a trigger names: tags (OR of AND lists) and ids narrow each other. */
-  async function triggered(principal: Principal, tags: string[][], ids: string[] | undefined, allowDeactivated: boolean, variables: EnvVar[], retry: Record<string, unknown> | null) {
+  async function triggered(
+    principal: Principal,
+    tags: string[][],
+    ids: string[] | undefined,
+    allowDeactivated: boolean,
+    variables: EnvVar[],
+    retry: Record<string, unknown> | null,
+  ) {
     const accountId = principal.account.id;
-    const candidates = allowDeactivated
-      ? await runnableCheckIds(sql, accountId)
-      : await matchChecks(sql, accountId, {});
+    const candidates = allowDeactivated ? await runnableCheckIds(sql, accountId) : await matchChecks(sql, accountId, {});
     const runnable = await loadRunnable(sql, accountId, candidates);
     const wanted = ids ? new Set(ids.map((id) => id.toLowerCase())) : undefined;
-    const picked = candidates
-      .map((id) => runnable.get(id)!)
-      .filter((c) => c && (!wanted || wanted.has(c.id)) && (!tags.length || matchesTags(c.tags, tags)));
+    const picked = candidates.map((id) => runnable.get(id)!).filter((c) => c && (!wanted || wanted.has(c.id)) && (!tags.length || matchesTags(c.tags, tags)));
     return picked.map(
       (c): AdhocCheck => ({
         logicalId: c.id,
@@ -349,7 +383,7 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
       handler: async ({ principal, body }) => {
         const sharedFiles = (body.sharedFiles ?? []) as unknown as SharedFile[];
         const jobs = body.checkRunJobs.map((job, i) => adhocFromJob(job, i, sharedFiles, deps));
-        const suites = new Set(body.checkRunJobs.map((j) => ((j as { sourceInfo?: { checkRunSuiteId?: unknown } }).sourceInfo)?.checkRunSuiteId));
+        const suites = new Set(body.checkRunJobs.map((j) => (j as { sourceInfo?: { checkRunSuiteId?: unknown } }).sourceInfo?.checkRunSuiteId));
         const suite = [...suites][0];
         if (suites.size !== 1 || typeof suite !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(suite)) {
           throw new HttpError(400, 'checkRunJobs[].sourceInfo.checkRunSuiteId must be one uuid shared by every job');
@@ -406,7 +440,7 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
       path: '/v1/test-sessions/{testSessionId}/results/{testSessionResultId}/assets',
       operationId: 'getTestSessionResultAssets',
       summary: "The files a test-session result kept (a browser run's screenshots, traces, videos), each with its download URL",
-      description: '`type` (repeatable) and `name` (a glob) narrow the list; the anchor CLI\'s `checkly assets list|download --test-session-id` read it.',
+      description: "`type` (repeatable) and `name` (a glob) narrow the list; the anchor CLI's `checkly assets list|download --test-session-id` read it.",
       tag,
       access: 'read',
       errors: [404],
@@ -446,7 +480,11 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
       tag,
       access: 'read',
       errors: [404, 408],
-      schema: { params: Type.Object({ schedulingId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }), query: WaitQuery, responses: { 200: Scheduling } },
+      schema: {
+        params: Type.Object({ schedulingId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        query: WaitQuery,
+        responses: { 200: Scheduling },
+      },
       handler: async ({ principal, params }) => {
         const row = await findScheduling(sql, principal.account.id, params.schedulingId);
         if (!row) throw notFound();
@@ -458,7 +496,8 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
       path: '/next/test-sessions/trigger',
       operationId: 'triggerTestSessionNext',
       summary: "Run the account's checks by tag or id now, followed live (the anchor CLI's `checkly trigger`)",
-      description: '`targetTags` is OR of AND lists; `checkId` narrows further. No check matches: 403 with errorCode ERR_NO_MATCHING_CHECKS, as the CLI reads it.',
+      description:
+        '`targetTags` is OR of AND lists; `checkId` narrows further. No check matches: 403 with errorCode ERR_NO_MATCHING_CHECKS, as the CLI reads it.',
       tag,
       access: 'run',
       errors: [403],
@@ -510,13 +549,23 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
       schema: { body: TriggerBody, responses: { 201: TestSession } },
       handler: async ({ principal, body }) => {
         const variables = body.environmentVariables.filter((v) => v.value !== null) as EnvVar[];
-        const checks = await triggered(principal, body.target?.matchTags ?? [], body.target?.checkId, body.target?.allowDeactivated ?? false, variables, body.retryStrategy ?? null);
+        const checks = await triggered(
+          principal,
+          body.target?.matchTags ?? [],
+          body.target?.checkId,
+          body.target?.allowDeactivated ?? false,
+          variables,
+          body.retryStrategy ?? null,
+        );
         if (!checks.length) throw new HttpError(403, 'No matching checks were found.').withFields({ errorCode: 'ERR_NO_MATCHING_CHECKS' });
         const started = await start(principal, {
           name: body.name,
           record: true,
           repo: body.metadata,
-          environment: typeof (body.metadata as { environment?: unknown } | undefined)?.environment === 'string' ? ((body.metadata as { environment: string }).environment) : null,
+          environment:
+            typeof (body.metadata as { environment?: unknown } | undefined)?.environment === 'string'
+              ? (body.metadata as { environment: string }).environment
+              : null,
           provider: 'TRIGGER',
           checkRunSuiteId: randomUUID(),
           location: body.runLocation,
@@ -569,11 +618,21 @@ export function liveRoutes(deps: Deps, sessions: TestSessions): AnyRoute[] {
       errors: [404],
       schema: {
         params: Type.Object({ testSessionId: Uuid, testResultId: Uuid }, { additionalProperties: false }),
-        responses: { 200: Type.Object({ testResultLink: Type.String(), testTraceLinks: Type.Array(Type.String()), videoLinks: Type.Array(Type.String()), screenshotLinks: Type.Array(Type.String()) }) },
+        responses: {
+          200: Type.Object({
+            testResultLink: Type.String(),
+            testTraceLinks: Type.Array(Type.String()),
+            videoLinks: Type.Array(Type.String()),
+            screenshotLinks: Type.Array(Type.String()),
+          }),
+        },
       },
       handler: async ({ principal, params }) => {
         const row = await findSession(sql, principal.account.id, params.testSessionId);
-        return { status: 200, body: { testResultLink: `${link(row.id)}/results/${params.testResultId}`, testTraceLinks: [], videoLinks: [], screenshotLinks: [] } };
+        return {
+          status: 200,
+          body: { testResultLink: `${link(row.id)}/results/${params.testResultId}`, testTraceLinks: [], videoLinks: [], screenshotLinks: [] },
+        };
       },
     }),
   ];

@@ -42,7 +42,10 @@ describe('reporter zip entries', { timeout: 60_000 }, () => {
     const finished = await svc.call('POST', `/next/test-sessions/${sessionId}/results/${resultId}`, { body: { status: 'PASSED', assetEntries: entries } });
     expect(finished.status, finished.text).toBe(204);
 
-    const asset = (name: string) => fetch(`${svc.url}/next/test-sessions/${sessionId}/results/${resultId}/asset?name=${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${svc.adminKey}` } });
+    const asset = (name: string) =>
+      fetch(`${svc.url}/next/test-sessions/${sessionId}/results/${resultId}/asset?name=${encodeURIComponent(name)}`, {
+        headers: { authorization: `Bearer ${svc.adminKey}` },
+      });
     const json = await asset('output/checkly-report.json');
     expect(json.status).toBe(200);
     expect(await json.json()).toEqual({ stats: { expected: 3 } });

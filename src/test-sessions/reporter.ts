@@ -3,18 +3,18 @@ import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { buffer } from 'node:stream/consumers';
+import { pipeline } from 'node:stream/promises';
 import { createInflateRaw } from 'node:zlib';
 import { Type } from '@sinclair/typebox';
 import formidable from 'formidable';
 import { HttpError, notFound } from '../http/errors.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { BlobTooLargeError } from '../storage/blobs.js';
 import type { Deps } from '../storage/deps.js';
 import { inTransaction, transaction } from '../storage/postgres.js';
-import { endSession, findResult, findSession, insertSession, resultRows, setResultAssets, upsertResult, type StoredResult } from './repository.js';
+import { endSession, findResult, findSession, insertSession, resultRows, type StoredResult, setResultAssets, upsertResult } from './repository.js';
 
 /**
  * The anchor's Playwright reporter (`@checkly/playwright-reporter`): it opens a session with one result, uploads
@@ -31,15 +31,28 @@ const CreateBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 2048 }),
     environment: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
     repoInfo: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
-    startedAt: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 253_402_300_799_999, description: 'Milliseconds since the epoch (up to 9999-12-31)' }), Type.String({ format: 'date-time' })])),
-    testResults: Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 2048 }) }, { additionalProperties: true }), { minItems: 1, maxItems: 100 }),
+    startedAt: Type.Optional(
+      Type.Union([
+        Type.Integer({ minimum: 0, maximum: 253_402_300_799_999, description: 'Milliseconds since the epoch (up to 9999-12-31)' }),
+        Type.String({ format: 'date-time' }),
+      ]),
+    ),
+    testResults: Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 2048 }) }, { additionalProperties: true }), {
+      minItems: 1,
+      maxItems: 100,
+    }),
     provider: Type.Optional(StringEnum(['PW_REPORTER'] as const)),
   },
   { additionalProperties: false },
 );
 
 const AssetEntry = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 4096 }), start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: -1 }), compressionMethod: Type.Optional(Type.Integer()) },
+  {
+    name: Type.String({ minLength: 1, maxLength: 4096 }),
+    start: Type.Integer({ minimum: 0 }),
+    end: Type.Integer({ minimum: -1 }),
+    compressionMethod: Type.Optional(Type.Integer()),
+  },
   { additionalProperties: false },
 );
 
@@ -142,7 +155,9 @@ export function reporterRoutes({ sql, blobs, config }: Deps): AnyRoute[] {
       access: 'write',
       schema: {
         body: CreateBody,
-        responses: { 200: Type.Object({ testSessionId: Uuid, testResults: Type.Array(Type.Object({ testResultId: Uuid, name: Type.String() })), link: Type.String() }) },
+        responses: {
+          200: Type.Object({ testSessionId: Uuid, testResults: Type.Array(Type.Object({ testResultId: Uuid, name: Type.String() })), link: Type.String() }),
+        },
       },
       handler: async ({ principal, body }) => {
         const repo = (body.repoInfo ?? {}) as Record<string, unknown>;
@@ -169,7 +184,21 @@ export function reporterRoutes({ sql, blobs, config }: Deps): AnyRoute[] {
             );
             // Each result is announced now (RUNNING) and closed by the reporter's last call.
             for (const r of results) {
-              const data: StoredResult = { checkId: r.id, checkType: 'PLAYWRIGHT', name: r.name, runLocation: 'local', errorGroupIds: [], hasErrors: false, hasFailures: false, isDegraded: false, aborted: false, responseTime: null, startedAt: started, stoppedAt: null, pending: true };
+              const data: StoredResult = {
+                checkId: r.id,
+                checkType: 'PLAYWRIGHT',
+                name: r.name,
+                runLocation: 'local',
+                errorGroupIds: [],
+                hasErrors: false,
+                hasFailures: false,
+                isDegraded: false,
+                aborted: false,
+                responseTime: null,
+                startedAt: started,
+                stoppedAt: null,
+                pending: true,
+              };
               await upsertResult(sql, sessionId, r.id, data);
             }
             return sessionId;
@@ -188,13 +217,16 @@ export function reporterRoutes({ sql, blobs, config }: Deps): AnyRoute[] {
       errors: [404],
       rawBody: { mediaType: 'application/octet-stream', maxBytes },
       schema: { params: ResultParams, responses: { 200: Type.Object({ assetId: Type.String() }) } },
-      handler: async ({ principal, params, body }) => ({ status: 200, body: await keep(principal.account.id, params.testSessionId, params.testResultId, body as Readable) }),
+      handler: async ({ principal, params, body }) => ({
+        status: 200,
+        body: await keep(principal.account.id, params.testSessionId, params.testResultId, body as Readable),
+      }),
     }),
     defineRoute({
       method: 'POST',
       path: '/next/test-sessions/{testSessionId}/results/{testResultId}/assets',
       operationId: 'uploadReporterAssetsMultipart',
-      summary: 'The same upload as multipart form data (field `assets`), the reporter\'s fallback',
+      summary: "The same upload as multipart form data (field `assets`), the reporter's fallback",
       tag,
       access: 'write',
       errors: [404],
@@ -208,7 +240,10 @@ export function reporterRoutes({ sql, blobs, config }: Deps): AnyRoute[] {
           [, files] = await form.parse(body as IncomingMessage);
         } catch (err) {
           const code = (err as { httpCode?: number }).httpCode;
-          throw new HttpError(code === 413 ? 413 : 400, code === 413 ? `Payload content length greater than maximum allowed: ${maxBytes}` : 'The form has no readable file in `assets`');
+          throw new HttpError(
+            code === 413 ? 413 : 400,
+            code === 413 ? `Payload content length greater than maximum allowed: ${maxBytes}` : 'The form has no readable file in `assets`',
+          );
         }
         const file = files.assets?.[0];
         if (!file) throw new HttpError(400, 'The form has no file in `assets`');
@@ -267,12 +302,17 @@ export function reporterRoutes({ sql, blobs, config }: Deps): AnyRoute[] {
       errors: [404],
       schema: {
         params: ResultParams,
-        responses: { 200: Type.Object({ assetId: Type.String(), size: Type.Integer(), files: Type.Array(Type.Object({ name: Type.String(), size: Type.Integer() })) }) },
+        responses: {
+          200: Type.Object({ assetId: Type.String(), size: Type.Integer(), files: Type.Array(Type.Object({ name: Type.String(), size: Type.Integer() })) }),
+        },
       },
       handler: async ({ principal, params }) => {
         const assets = (await resultOf(principal.account.id, params.testSessionId, params.testResultId)).assets as Assets | null;
         if (!assets) throw notFound();
-        return { status: 200, body: { assetId: assets.key, size: assets.size, files: (assets.entries ?? []).map((e) => ({ name: e.name, size: e.end - e.start + 1 })) } };
+        return {
+          status: 200,
+          body: { assetId: assets.key, size: assets.size, files: (assets.entries ?? []).map((e) => ({ name: e.name, size: e.end - e.start + 1 })) },
+        };
       },
     }),
     defineRoute({

@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import { conflict, notFound } from '../http/errors.js';
 import type { CheckType } from '../model/checks.js';
-import { uniqueViolation } from '../storage/rows.js';
 import type { Sql } from '../storage/postgres.js';
+import { uniqueViolation } from '../storage/rows.js';
 import type { ListQuery, Metadata, ResultInput, SessionState } from './schemas.js';
 
 /** A result as stored: what the client sent, with its check's type resolved. */
@@ -59,8 +59,12 @@ export async function listSessions(sql: Sql, accountId: string, f: SessionFilter
       ${users}
       ${f.providers?.length ? sql`and provider = any(${f.providers}::text[])` : sql``}
       ${like ? sql`and (name ilike ${like} or ${meta('branchName')} ilike ${like} or ${meta('commitMessage')} ilike ${like} or ${meta('commitOwner')} ilike ${like})` : sql``}
-      ${f.errorGroupId ? sql`and exists (select 1 from test_session_results r where r.test_session_id = test_sessions.id
-          and r.data->'errorGroupIds' ? ${f.errorGroupId.toLowerCase()})` : sql``}
+      ${
+        f.errorGroupId
+          ? sql`and exists (select 1 from test_session_results r where r.test_session_id = test_sessions.id
+          and r.data->'errorGroupIds' ? ${f.errorGroupId.toLowerCase()})`
+          : sql``
+      }
       ${f.cursor ? sql`and (started_at, id) < (${new Date(f.cursor.at)}, ${f.cursor.id}::uuid)` : sql``}
     order by started_at desc, id desc limit ${f.limit + 1}`;
 }
@@ -95,7 +99,13 @@ export async function findSession(db: Sql, accountId: string, id: string, lock =
   return row;
 }
 
-export async function insertSession(db: Sql, accountId: string, name: string, metadata: SessionRow['metadata'], provider: SessionProvider = 'API'): Promise<string> {
+export async function insertSession(
+  db: Sql,
+  accountId: string,
+  name: string,
+  metadata: SessionRow['metadata'],
+  provider: SessionProvider = 'API',
+): Promise<string> {
   const [row] = await db<{ id: string }[]>`insert into test_sessions (account_id, name, status, metadata, provider)
     values (${accountId}, ${name}, 'RUNNING', ${db.json(metadata as never)}, ${provider}) returning id`;
   return row.id;

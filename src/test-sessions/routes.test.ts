@@ -16,8 +16,7 @@ describe('test sessions', () => {
     svc = await startTestService();
   });
   afterAll(() => svc?.stop());
-  const start = async (body: Record<string, unknown> = { name: 'CI run' }) =>
-    (await svc.call('POST', '/v1/test-sessions', { body })).body;
+  const start = async (body: Record<string, unknown> = { name: 'CI run' }) => (await svc.call('POST', '/v1/test-sessions', { body })).body;
 
   it('starts RUNNING with startedAt, metadata and results', async () => {
     const eg = randomUUID();
@@ -190,7 +189,15 @@ describe("test sessions in the anchor API's shape", () => {
       body: {
         name: 'deploy',
         results: [
-          { checkId: check, name: 'api', runLocation: 'eu-west-1', hasFailures: true, responseTime: 120, startedAt: '2026-11-20T10:00:00.000Z', stoppedAt: '2026-11-20T10:00:01.000Z' },
+          {
+            checkId: check,
+            name: 'api',
+            runLocation: 'eu-west-1',
+            hasFailures: true,
+            responseTime: 120,
+            startedAt: '2026-11-20T10:00:00.000Z',
+            stoppedAt: '2026-11-20T10:00:01.000Z',
+          },
           { checkId: randomUUID(), checkType: 'PLAYWRIGHT', name: 'suite', runLocation: 'eu-west-1', aborted: true },
           { checkId: randomUUID(), checkType: 'API', name: 'ok', runLocation: 'us-east-1' },
         ],
@@ -206,11 +213,22 @@ describe("test sessions in the anchor API's shape", () => {
     expect(a.testSessionResultLink).toBe(`${svc.url}/v1/test-sessions/${id}/results/${a.testSessionResultId}`);
     const one = await svc.call('GET', `/v1/test-sessions/${id}/results/${b.testSessionResultId}`);
     expect(one.status).toBe(200);
-    expect(one.body).toEqual({ ...b, id: b.testSessionResultId, isCancelled: true, overMaxResponseTime: false, attempts: 1, traceId: null, created_at: expect.any(String) });
+    expect(one.body).toEqual({
+      ...b,
+      id: b.testSessionResultId,
+      isCancelled: true,
+      overMaxResponseTime: false,
+      attempts: 1,
+      traceId: null,
+      created_at: expect.any(String),
+    });
     expect((await svc.call('GET', `/v1/test-sessions/${id}/results/${randomUUID()}`)).status).toBe(404);
     expect((await svc.call('GET', `/v1/test-sessions/${randomUUID()}/results/${b.testSessionResultId}`)).status).toBe(404);
-    expectFieldError(await svc.call('POST', `/v1/test-sessions/${id}/results`, { body: { results: [{ checkId: randomUUID(), name: 'n', runLocation: 'x' }] } }),
-      'body.results[0].checkType', 'required');
+    expectFieldError(
+      await svc.call('POST', `/v1/test-sessions/${id}/results`, { body: { results: [{ checkId: randomUUID(), name: 'n', runLocation: 'x' }] } }),
+      'body.results[0].checkType',
+      'required',
+    );
     expect((await svc.call('GET', `/v1/test-sessions/${id}`)).body.results).toHaveLength(3);
   });
 
@@ -218,8 +236,9 @@ describe("test sessions in the anchor API's shape", () => {
     const eg = randomUUID();
     const mk = async (name: string, metadata: object, results: object[] = []) =>
       (await svc.call('POST', '/v1/test-sessions', { body: { name, metadata, results } })).body.testSessionId as string;
-    const main = await mk('release 1.2', { branchName: 'main', commitOwner: 'ada', commitMessage: 'Fix checkout' },
-      [{ checkId: randomUUID(), checkType: 'API', name: 'x', runLocation: 'eu-west-1', hasFailures: true, errorGroupIds: [eg] }]);
+    const main = await mk('release 1.2', { branchName: 'main', commitOwner: 'ada', commitMessage: 'Fix checkout' }, [
+      { checkId: randomUUID(), checkType: 'API', name: 'x', runLocation: 'eu-west-1', hasFailures: true, errorGroupIds: [eg] },
+    ]);
     const feature = await mk('feature run', { branchName: 'feat/x', commitOwner: 'bob' });
     const anonymous = await mk('nightly', {});
     await svc.call('POST', `/v1/test-sessions/${feature}/finish`, { body: { status: 'PASSED' } });
@@ -233,13 +252,25 @@ describe("test sessions in the anchor API's shape", () => {
     expect(await ids(`errorGroupId=${eg}`)).toEqual([main]);
     expect(await ids('providers=GITHUB')).toEqual([]);
     const entry = (await svc.call('GET', `/v1/test-sessions?branches=main`)).body.entries[0];
-    expect(entry).toMatchObject({ id: main, name: 'release 1.2', provider: 'API', status: 'RUNNING', region: 'eu-west-1', branchName: 'main', commitOwner: 'ada', errorGroupIds: [eg] });
+    expect(entry).toMatchObject({
+      id: main,
+      name: 'release 1.2',
+      provider: 'API',
+      status: 'RUNNING',
+      region: 'eu-west-1',
+      branchName: 'main',
+      commitOwner: 'ada',
+      errorGroupIds: [eg],
+    });
     expect(entry.failed).toHaveLength(1);
 
     const seen: string[] = [];
     let nextId: string | null = null;
     do {
-      const page: { body: { entries: { id: string }[]; nextId: string | null } } = await svc.call('GET', `/v1/test-sessions?limit=2${nextId ? `&nextId=${nextId}` : ''}`);
+      const page: { body: { entries: { id: string }[]; nextId: string | null } } = await svc.call(
+        'GET',
+        `/v1/test-sessions?limit=2${nextId ? `&nextId=${nextId}` : ''}`,
+      );
       seen.push(...page.body.entries.map((e) => e.id));
       nextId = page.body.nextId;
     } while (nextId);
@@ -262,32 +293,60 @@ describe("test sessions in the anchor API's shape", () => {
       testRetryStrategy: null,
     });
     const res = await svc.call('POST', '/v1/test-sessions/run', {
-      body: { name: 'checkly test', checkRunJobs: [job('a', 'http://127.0.0.1:9/a'), job('b/c.spec.ts', 'http://127.0.0.1:9/b')], runLocation: { type: 'PUBLIC', region: 'eu-west-1' }, shouldRecord: true, repoInfo: { branchName: 'main' }, streamLogs: true },
+      body: {
+        name: 'checkly test',
+        checkRunJobs: [job('a', 'http://127.0.0.1:9/a'), job('b/c.spec.ts', 'http://127.0.0.1:9/b')],
+        runLocation: { type: 'PUBLIC', region: 'eu-west-1' },
+        shouldRecord: true,
+        repoInfo: { branchName: 'main' },
+        streamLogs: true,
+      },
     });
     expect(res.status, res.text).toBe(202);
     expect(Object.keys(res.body.sequenceIds).sort()).toEqual(['a', 'b/c.spec.ts']);
     const session = await svc.call('GET', `/v1/test-sessions/${res.body.testSessionId}`);
     expect(session.body).toMatchObject({ name: 'checkly test', status: 'RUNNING', metadata: { branchName: 'main' } });
-    const runs = await svc.deps.sql`select id, logical_id, status, location, check_run_suite_id from adhoc_runs where scheduling_id = ${res.body.schedulingId} order by logical_id`;
+    const runs = await svc.deps
+      .sql`select id, logical_id, status, location, check_run_suite_id from adhoc_runs where scheduling_id = ${res.body.schedulingId} order by logical_id`;
     expect(runs.map((r) => [r.id, r.logical_id, r.status, r.location, r.check_run_suite_id])).toEqual([
       [res.body.sequenceIds.a, 'a', 'QUEUED', 'eu-west-1', suite],
       [res.body.sequenceIds['b/c.spec.ts'], 'b/c.spec.ts', 'QUEUED', 'eu-west-1', suite],
     ]);
     const scheduling = await svc.call('GET', `/v1/test-sessions/scheduling/${res.body.schedulingId}/completion?maxWaitSeconds=1`);
     expect(scheduling.body).toMatchObject({ status: 'SUCCEEDED', checksTotal: 2, testSessionId: res.body.testSessionId, error: null });
-    const unrecorded = await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [job('x', 'http://127.0.0.1:9/x')], runLocation: 'eu-west-1', shouldRecord: false } });
+    const unrecorded = await svc.call('POST', '/v1/test-sessions/run', {
+      body: { name: 'x', checkRunJobs: [job('x', 'http://127.0.0.1:9/x')], runLocation: 'eu-west-1', shouldRecord: false },
+    });
     expect(unrecorded.body).not.toHaveProperty('testSessionId');
-    expectFieldError(await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [], runLocation: 'eu-west-1' } }), 'body.checkRunJobs', 'minItems');
-    const invalid = await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [{ ...job('bad', 'http://127.0.0.1:9/'), request: { method: 'GET' } }], runLocation: 'eu-west-1' } });
+    expectFieldError(
+      await svc.call('POST', '/v1/test-sessions/run', { body: { name: 'x', checkRunJobs: [], runLocation: 'eu-west-1' } }),
+      'body.checkRunJobs',
+      'minItems',
+    );
+    const invalid = await svc.call('POST', '/v1/test-sessions/run', {
+      body: { name: 'x', checkRunJobs: [{ ...job('bad', 'http://127.0.0.1:9/'), request: { method: 'GET' } }], runLocation: 'eu-west-1' },
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.body.message).toBe('checkRunJobs[0] (logicalId "bad"): request.url is required');
     // The CLI cancels with no body, typed as a form.
-    const cancelled = await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { rawBody: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const cancelled = await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, {
+      rawBody: '',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(cancelled.status).toBe(204);
     const after = (await svc.call('GET', `/v1/test-sessions/${res.body.testSessionId}`)).body;
     expect(after.status).toBe('CANCELLED');
-    expect(after.results.map((r: { status: string; aborted: boolean }) => [r.status, r.aborted])).toEqual([['CANCELLED', true], ['CANCELLED', true]]);
-    expect((await svc.deps.sql`select distinct status from adhoc_runs where scheduling_id = ${res.body.schedulingId}`).map((r) => r.status)).toEqual(['CANCELLED']);
-    expectFieldError(await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { body: { reason: 'x' } }), 'body.reason', 'additionalProperties');
+    expect(after.results.map((r: { status: string; aborted: boolean }) => [r.status, r.aborted])).toEqual([
+      ['CANCELLED', true],
+      ['CANCELLED', true],
+    ]);
+    expect((await svc.deps.sql`select distinct status from adhoc_runs where scheduling_id = ${res.body.schedulingId}`).map((r) => r.status)).toEqual([
+      'CANCELLED',
+    ]);
+    expectFieldError(
+      await svc.call('POST', `/v1/test-sessions/${res.body.testSessionId}/cancel`, { body: { reason: 'x' } }),
+      'body.reason',
+      'additionalProperties',
+    );
   });
 });

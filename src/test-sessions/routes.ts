@@ -1,19 +1,19 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../storage/deps.js';
-import { conflict, notFound } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { conflict, notFound } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
-import { defineRoute, type AnyRoute } from '../http/route.js';
+import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { parseWindow } from '../http/time.js';
-import { transaction } from '../storage/postgres.js';
+import { LivePublisher } from '../live/index.js';
 import { iso } from '../model/time.js';
-import { deleteSession, findResult, findSession, listSessions, maxResponseTimeOf, touchSession } from './repository.js';
-import { CancelBody, CreateSession, ListQuery, Result, ResultInput, SessionEntry, TestSession } from './schemas.js';
-import { testSessions, type TestSessions } from './sessions.js';
+import type { Deps } from '../storage/deps.js';
+import { transaction } from '../storage/postgres.js';
 import { cancelRuns, liveRoutes } from './live.js';
 import { reporterRoutes } from './reporter.js';
-import { LivePublisher } from '../live/index.js';
+import { deleteSession, findResult, findSession, listSessions, maxResponseTimeOf, touchSession } from './repository.js';
+import { CancelBody, CreateSession, ListQuery, Result, ResultInput, SessionEntry, TestSession } from './schemas.js';
+import { type TestSessions, testSessions } from './sessions.js';
 
 const tag = 'Test sessions';
 
@@ -48,14 +48,19 @@ function readRoutes({ sql }: Deps, { toResult, toEntry, loadResults, read }: Tes
       access: 'read',
       schema: {
         query: ListQuery,
-        responses: { 200: Type.Object({ length: Type.Integer(), entries: Type.Array(SessionEntry), nextId: Nullable(Type.String()) }, { additionalProperties: false }) },
+        responses: {
+          200: Type.Object({ length: Type.Integer(), entries: Type.Array(SessionEntry), nextId: Nullable(Type.String()) }, { additionalProperties: false }),
+        },
       },
       handler: async ({ principal, query }) => {
         const { from, to } = parseWindow(query);
         const cursor = query.nextId === undefined ? undefined : decodeCursor(query.nextId);
         const rows = await listSessions(sql, principal.account.id, { ...query, from, to, cursor });
         const page = rows.slice(0, query.limit);
-        const results = await loadResults(sql, page.map((r) => r.id));
+        const results = await loadResults(
+          sql,
+          page.map((r) => r.id),
+        );
         const last = page[page.length - 1];
         const nextId = rows.length > query.limit && last ? encodeCursor({ at: last.started_at.getTime(), id: last.id }) : null;
         return { status: 200, body: { length: page.length, entries: page.map((r) => toEntry(r, results.get(r.id)!)), nextId } };
@@ -81,7 +86,10 @@ function readRoutes({ sql }: Deps, { toResult, toEntry, loadResults, read }: Tes
       access: 'read',
       errors: [404],
       schema: {
-        params: Type.Object({ testSessionId: Type.String({ format: 'uuid' }), testSessionResultId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        params: Type.Object(
+          { testSessionId: Type.String({ format: 'uuid' }), testSessionResultId: Type.String({ minLength: 1, maxLength: 64 }) },
+          { additionalProperties: false },
+        ),
         responses: { 200: ResultDetail },
       },
       handler: async ({ principal, params }) => {

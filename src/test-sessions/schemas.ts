@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { IgnoredField, Nullable, StringEnum } from '../http/schemas.js';
 import { TimeParam } from '../http/time.js';
 import { CHECK_TYPES } from '../model/checks.js';
@@ -93,7 +93,9 @@ export const SessionEntry = Type.Object(
     accountId: Uuid,
     projectId: Type.Null(),
     name: Type.String(),
-    provider: StringEnum(['API', 'TRIGGER', 'PW_REPORTER'] as const, { description: 'API (this API, `checkly test --record`), TRIGGER (`checkly trigger`) or PW_REPORTER (the Playwright reporter)' }),
+    provider: StringEnum(['API', 'TRIGGER', 'PW_REPORTER'] as const, {
+      description: 'API (this API, `checkly test --record`), TRIGGER (`checkly trigger`) or PW_REPORTER (the Playwright reporter)',
+    }),
     errorGroupIds: Type.Array(Uuid),
     running: Type.Array(Uuid, { description: 'Results of the session by status' }),
     passed: Type.Array(Uuid),
@@ -145,11 +147,18 @@ export const CancelBody = Type.Optional(
 export const RunBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 2048 }),
-    checkRunJobs: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, maxItems: 1000, description: 'The checks to run, as the CLI bundles them' }),
+    checkRunJobs: Type.Array(Type.Object({}, { additionalProperties: true }), {
+      minItems: 1,
+      maxItems: 1000,
+      description: 'The checks to run, as the CLI bundles them',
+    }),
     runLocation: Type.Union([
       Type.String({ minLength: 1, maxLength: 255 }),
       Type.Object({ type: Type.Literal('PUBLIC'), region: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
-      Type.Object({ type: Type.Literal('PRIVATE'), slugName: Type.String({ minLength: 1, maxLength: 255 }), id: Type.String() }, { additionalProperties: false }),
+      Type.Object(
+        { type: Type.Literal('PRIVATE'), slugName: Type.String({ minLength: 1, maxLength: 255 }), id: Type.String() },
+        { additionalProperties: false },
+      ),
     ]),
     shouldRecord: Type.Boolean({ default: true }),
     project: Type.Optional(Type.Object({ logicalId: Type.String({ maxLength: 255 }) }, { additionalProperties: true })),

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
+import { checkTypesOf } from '../checks/index.js';
 import { conflict } from '../http/errors.js';
 import { Rules } from '../http/rules.js';
-import { checkTypesOf } from '../checks/index.js';
 import { iso } from '../model/time.js';
 import type { Config } from '../platform/config.js';
-import { transaction, type Sql } from '../storage/postgres.js';
+import { type Sql, transaction } from '../storage/postgres.js';
 import { appendResults, endSession, findSession, insertSession, resultRows, type SessionRow, type StoredResult } from './repository.js';
 import type { CreateSession, Result, ResultInput, SessionEntry, SessionState } from './schemas.js';
 
@@ -105,11 +105,15 @@ export function testSessions(sql: Sql, config: Pick<Config, 'publicUrl'>) {
   /** Results with their check's type: from the account's check, else as sent; a result with neither is a 400. */
   async function insertResults(db: Sql, accountId: string, sessionId: string, results: Static<typeof ResultInput>[], at: string): Promise<void> {
     if (!results.length) return;
-    const types = await checkTypesOf(db, accountId, results.map((r) => r.checkId));
+    const types = await checkTypesOf(
+      db,
+      accountId,
+      results.map((r) => r.checkId),
+    );
     const rules = new Rules();
     const stored = results.map(({ testSessionResultId, ...data }, i) => {
       const checkType = types.get(data.checkId.toLowerCase()) ?? data.checkType;
-      rules.check(checkType !== undefined, `${at}[${i}].checkType`, 'required', "is required when checkId names no check of this account");
+      rules.check(checkType !== undefined, `${at}[${i}].checkType`, 'required', 'is required when checkId names no check of this account');
       return { id: testSessionResultId ?? randomUUID(), data: { ...data, checkType } as StoredResult };
     });
     rules.throwIfAny();

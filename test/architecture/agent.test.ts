@@ -6,12 +6,14 @@ const root = path.resolve(import.meta.dirname, '../..');
 
 /** What the agent process loads at run time (type-only imports are erased, so they do not count). */
 async function loaded(entry: string): Promise<string[]> {
-  const graph = (await madge(path.join(root, entry), {
-    baseDir: root,
-    fileExtensions: ['ts'],
-    tsConfig: path.join(root, 'tsconfig.json'),
-    detectiveOptions: { ts: { skipTypeImports: true }, es6: { skipTypeImports: true } },
-  })).obj();
+  const graph = (
+    await madge(path.join(root, entry), {
+      baseDir: root,
+      fileExtensions: ['ts'],
+      tsConfig: path.join(root, 'tsconfig.json'),
+      detectiveOptions: { ts: { skipTypeImports: true }, es6: { skipTypeImports: true } },
+    })
+  ).obj();
   return Object.keys(graph);
 }
 

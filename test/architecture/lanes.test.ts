@@ -13,7 +13,8 @@ function filesEndingWith(dir: string, suffix: string): string[] {
 }
 
 /** What a unit test may not import: a running service, or a connection to Postgres, Redis or the engine. */
-const SERVICE_IMPORTS = /from ['"](?:[./]*test\/support\/service(?:\.js)?|[./]*\/(?:storage\/(?:postgres|redis|deps)|storage\/clickhouse\/(?:store|embedded|server))(?:\.js)?|postgres|ioredis|chdb|bullmq)['"]/;
+const SERVICE_IMPORTS =
+  /from ['"](?:[./]*test\/support\/service(?:\.js)?|[./]*\/(?:storage\/(?:postgres|redis|deps)|storage\/clickhouse\/(?:store|embedded|server))(?:\.js)?|postgres|ioredis|chdb|bullmq)['"]/;
 
 describe('test lanes', () => {
   it('unit tests (*.unit.test.ts) start no service and open no Postgres, Redis or engine', () => {

@@ -24,7 +24,9 @@ describe('folder order', () => {
   });
 
   it('every folder under src/ has its place in the order', () => {
-    const folders = readdirSync(path.join(root, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    const folders = readdirSync(path.join(root, 'src'), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
     expect(folders.filter((f) => !(LAYERS as readonly string[]).includes(f))).toEqual([]);
     expect(LAYERS.filter((l) => !folders.includes(l))).toEqual([]);
   });
@@ -68,9 +70,9 @@ describe('folder order', () => {
         mkdirSync(path.dirname(path.join(fixture, file)), { recursive: true });
         writeFileSync(path.join(fixture, file), text);
       };
-      write('src/ops/routes.ts', "export const r = [defineRoute({ handler: () => sql<Row[]>`select 1`, other: tx`select 2` })];\n");
+      write('src/ops/routes.ts', 'export const r = [defineRoute({ handler: () => sql<Row[]>`select 1`, other: tx`select 2` })];\n');
       write('src/ops/repository.ts', 'export const q = () => sql`select 1`;\n');
-      write('src/ops/format.ts', "export const f = defineRoute({ handler: () => html`<p>not SQL</p>` });\n");
+      write('src/ops/format.ts', 'export const f = defineRoute({ handler: () => html`<p>not SQL</p>` });\n');
       expect(sqlInRouteFiles(fixture)).toEqual(['ops/routes.ts: 2']);
     });
   });

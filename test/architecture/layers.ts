@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import madge from 'madge';
 import path from 'node:path';
+import madge from 'madge';
 import ts from 'typescript';
 
 /**
@@ -54,7 +54,10 @@ export interface Violation {
 const graphs = new Map<string, ReturnType<typeof buildGraph>>();
 async function buildGraph(root: string) {
   const dirs = ['src', 'workers', 'bench', 'test'].filter((d) => existsSync(path.join(root, d)));
-  const result = await madge(dirs.map((d) => path.join(root, d)), { baseDir: root, fileExtensions: ['ts'], tsConfig: path.join(root, 'tsconfig.json') });
+  const result = await madge(
+    dirs.map((d) => path.join(root, d)),
+    { baseDir: root, fileExtensions: ['ts'], tsConfig: path.join(root, 'tsconfig.json') },
+  );
   return { graph: result.obj(), cycles: result.circular() };
 }
 export const importGraph = (root: string) => {
@@ -86,7 +89,12 @@ export async function layerViolations(root: string): Promise<{ violations: Viola
       if (rank(from) < 0 || rank(to) < 0 || rank(to) > rank(from)) violations.push({ from, to, file, imports: target });
     }
   }
-  const pairs = [...edges].filter((e) => { const [a, b] = e.split('>'); return a < b && edges.has(`${b}>${a}`); }).map((e) => e.replace('>', '<->'));
+  const pairs = [...edges]
+    .filter((e) => {
+      const [a, b] = e.split('>');
+      return a < b && edges.has(`${b}>${a}`);
+    })
+    .map((e) => e.replace('>', '<->'));
   // A folder with an index.ts is a feature: other folders import only its index (what it says others may use).
   const features = new Set(files.filter((f) => /^[^/]+\/index\.ts$/.test(f)).map(folderOf));
   const pastIndex: string[] = [];

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, waitFor, type TestService } from '../support/service.js';
+import { startTestService, type TestService, waitFor } from '../support/service.js';
 
 /** Debian's Chromium (installed by `npm run browser:install`); CHROMIUM_PATH points elsewhere. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -24,7 +24,15 @@ describe('dashboards in Chromium', () => {
     svc = await startTestService({ DASHBOARD_CACHE_SECONDS: '1', STATE_SWEEP_INTERVAL_MS: '100' });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
   afterAll(async () => {
@@ -45,14 +53,24 @@ describe('dashboards in Chromium', () => {
       clock += 60_000;
       const rt = 120 + ((i * 41) % 300);
       return {
-        id: randomUUID(), checkId, checkType: 'API', runLocation: ['eu-west-1', 'us-east-1', 'ap-south-1'][i % 3],
-        startedAt: new Date(clock).toISOString(), stoppedAt: new Date(clock + rt).toISOString(), hasFailures: failed, responseTime: rt, statusCode: failed ? 503 : 200,
+        id: randomUUID(),
+        checkId,
+        checkType: 'API',
+        runLocation: ['eu-west-1', 'us-east-1', 'ap-south-1'][i % 3],
+        startedAt: new Date(clock).toISOString(),
+        stoppedAt: new Date(clock + rt).toISOString(),
+        hasFailures: failed,
+        responseTime: rt,
+        statusCode: failed ? 503 : 200,
       };
     });
     await post('/v1/check-results', { results });
   };
   const settled = (ids: string[]) =>
-    waitFor(() => svc.deps.sql`select count(*)::int as n from check_statuses where check_id = any(${ids}::uuid[])`, ([r]) => r.n === ids.length);
+    waitFor(
+      () => svc.deps.sql`select count(*)::int as n from check_statuses where check_id = any(${ids}::uuid[])`,
+      ([r]) => r.n === ids.length,
+    );
   const names = (page: Page) => page.locator('#checks > .check:visible .check-name').allTextContents();
 
   let shop: { id: string }[];
@@ -60,17 +78,32 @@ describe('dashboards in Chromium', () => {
   beforeAll(async () => {
     shop = [];
     for (const [name, tags] of [
-      ['Storefront', ['shop']], ['Checkout', ['shop', 'payments']], ['Payments API', ['payments']], ['Search', ['shop']], ['Recommendations', ['shop']],
-    ] as const) shop.push(await check(name, [...tags]));
+      ['Storefront', ['shop']],
+      ['Checkout', ['shop', 'payments']],
+      ['Payments API', ['payments']],
+      ['Search', ['shop']],
+      ['Recommendations', ['shop']],
+    ] as const)
+      shop.push(await check(name, [...tags]));
     await check('Internal admin', ['internal']);
-    for (const [i, c] of shop.entries()) await report(c.id, Array.from({ length: 30 }, (_, k) => i === 3 && k % 7 === 0));
+    for (const [i, c] of shop.entries())
+      await report(
+        c.id,
+        Array.from({ length: 30 }, (_, k) => i === 3 && k % 7 === 0),
+      );
     await settled(shop.map((c) => c.id));
   }, 60_000);
 
   it('shows the header, the description and exactly the checks with its tags', async () => {
     await post('/v1/dashboards', {
-      header: 'Acme shop status', description: 'Live status of the storefront and payments', customUrl: 'acme', tags: ['shop', 'payments'],
-      paginate: false, showCheckRunLinks: true, expandChecks: true, refreshRate: 60,
+      header: 'Acme shop status',
+      description: 'Live status of the storefront and payments',
+      customUrl: 'acme',
+      tags: ['shop', 'payments'],
+      paginate: false,
+      showCheckRunLinks: true,
+      expandChecks: true,
+      refreshRate: 60,
     });
     const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     await page.goto(`${svc.url}/dashboards/acme`);
@@ -113,10 +146,17 @@ describe('dashboards in Chromium', () => {
     await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 42));
 
     await report(shop[2].id, [true]);
-    await waitFor(() => svc.deps.sql`select has_failures from check_statuses where check_id = ${shop[2].id}`, ([r]) => r.has_failures === true);
+    await waitFor(
+      () => svc.deps.sql`select has_failures from check_statuses where check_id = ${shop[2].id}`,
+      ([r]) => r.has_failures === true,
+    );
     await new Promise((r) => setTimeout(r, 1100)); // past the service's 1-second data cache
     await page.clock.runFor(60_000);
-    await waitFor(() => payments.getAttribute('class'), (c) => c?.includes('status-failing') ?? false, 10_000);
+    await waitFor(
+      () => payments.getAttribute('class'),
+      (c) => c?.includes('status-failing') ?? false,
+      10_000,
+    );
     await expect(page.locator('#overall').textContent()).resolves.toBe('1 of 2 checks failing');
     // Same document: the page was redrawn, not reloaded.
     await expect(page.evaluate(() => (globalThis as unknown as { marker: number }).marker)).resolves.toBe(42);
@@ -125,7 +165,9 @@ describe('dashboards in Chromium', () => {
   });
 
   it('refuses a wrong key on a private page and opens with the right one', async () => {
-    const d = (await post('/v1/dashboards', { header: 'Private board', customUrl: 'private-acme', tags: ['shop'], isPrivate: true })) as { keys: { rawKey: string }[] };
+    const d = (await post('/v1/dashboards', { header: 'Private board', customUrl: 'private-acme', tags: ['shop'], isPrivate: true })) as {
+      keys: { rawKey: string }[];
+    };
     const page = await browser.newPage();
     await page.goto(`${svc.url}/dashboards/private-acme`);
     await expect(page.locator('.login p').first().textContent()).resolves.toContain('This dashboard is private');

@@ -3,8 +3,17 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREATABLE_TYPES, type TypeSegment } from '../../src/model/checks.js';
 import { seedCheckBody } from '../../src/seed/seeder.js';
-import { ANCHOR, anchorOperations, exampleOf, requestBodySchema, responseValidator, routeKey, successStatuses, type AnchorOperation } from '../support/anchor.js';
-import { startTestService, waitFor, type TestService } from '../support/service.js';
+import {
+  ANCHOR,
+  type AnchorOperation,
+  anchorOperations,
+  exampleOf,
+  requestBodySchema,
+  responseValidator,
+  routeKey,
+  successStatuses,
+} from '../support/anchor.js';
+import { startTestService, type TestService, waitFor } from '../support/service.js';
 
 /**
  * Replays the anchor API's own examples against every anchor operation this service serves: each request
@@ -23,7 +32,11 @@ const cert = readFileSync(new URL('../fixtures/client-cert.pem', import.meta.url
  * operation and the response path the anchor's schema flags.
  */
 const DEVIATIONS: { op: string; at: RegExp; why: string }[] = [
-  { op: 'GET /v1/private-locations', at: /\/keys\/\d+ must have required property 'rawKey'/, why: 'a key is shown once, when it is created; reads show maskedKey only' },
+  {
+    op: 'GET /v1/private-locations',
+    at: /\/keys\/\d+ must have required property 'rawKey'/,
+    why: 'a key is shown once, when it is created; reads show maskedKey only',
+  },
   { op: 'GET /v1/private-locations/{}', at: /\/keys\/\d+ must have required property 'rawKey'/, why: 'as above' },
   { op: 'PUT /v1/private-locations/{}', at: /\/keys\/\d+ must have required property 'rawKey'/, why: 'as above' },
   { op: 'DELETE /v1/status-pages/{}', at: /^ must be string$/, why: 'a 204 answer has no body; the anchor documents a JSON string for it' },
@@ -89,7 +102,8 @@ describe("the anchor API's examples replayed against every operation served", ()
 
     const plan = { count: 1, types: [], frequency: 10, locations: 2 };
     const checks = {} as Record<TypeSegment, string>;
-    for (const segment of Object.keys(CREATABLE_TYPES) as TypeSegment[]) checks[segment] = (await post(`/v1/checks/${segment}`, seedCheckBody(segment, 0, plan))).id;
+    for (const segment of Object.keys(CREATABLE_TYPES) as TypeSegment[])
+      checks[segment] = (await post(`/v1/checks/${segment}`, seedCheckBody(segment, 0, plan))).id;
     const groupId = (await post('/v1/check-groups', { name: 'replay group' })).id;
     const groupedCheck = (await post('/v1/checks/api', { name: 'grouped', groupId, request: { url: 'https://x.test' } })).id;
     // The anchor's channel example is an SMS channel; the type of a channel does not change on update.
@@ -107,13 +121,31 @@ describe("the anchor API's examples replayed against every operation served", ()
     const now = Date.now();
     const resultId = randomUUID();
     await post('/v1/check-results', {
-      results: [{ id: resultId, checkId: checks.api, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(now - 60_000).toISOString(), stoppedAt: new Date(now - 59_000).toISOString(), hasFailures: false, responseTime: 100, statusCode: 200 }],
+      results: [
+        {
+          id: resultId,
+          checkId: checks.api,
+          checkType: 'API',
+          runLocation: 'eu-west-1',
+          startedAt: new Date(now - 60_000).toISOString(),
+          stoppedAt: new Date(now - 59_000).toISOString(),
+          hasFailures: false,
+          responseTime: 100,
+          statusCode: 200,
+        },
+      ],
     });
-    await waitFor(() => svc.call('GET', `/v1/check-statuses/${checks.api}`), (r) => r.status === 200);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-statuses/${checks.api}`),
+      (r) => r.status === 200,
+    );
     const checkSessionId = (await post('/v2/check-sessions/trigger', { target: { checkId: [checks.api] } })).sessions[0].checkSessionId;
     const pingToken = (await svc.call('GET', `/v1/checks/${checks.heartbeat}`)).body.heartbeat.pingToken;
     await svc.call('GET', `/ping/${pingToken}`);
-    const events = await waitFor(() => svc.call('GET', `/v1/checks/heartbeats/${checks.heartbeat}/events`), (r) => r.body?.[0]?.events?.length > 0);
+    const events = await waitFor(
+      () => svc.call('GET', `/v1/checks/heartbeats/${checks.heartbeat}/events`),
+      (r) => r.body?.[0]?.events?.length > 0,
+    );
     // Badges are served once the account turns them on.
     expect((await svc.call('PATCH', '/v1/account', { body: { badgesEnabled: true } })).status).toBe(200);
     // Status pages: a service on a page with a subscriber, an incident on it with an update.
@@ -121,23 +153,62 @@ describe("the anchor API's examples replayed against every operation served", ()
     const pageId = (await post('/v1/status-pages', { name: 'replay', url: 'replay-page', cards: [{ name: 'c', services: [{ id: serviceId }] }] })).id;
     await post(`/v1/status-pages/${pageId}/subscriptions/bulk`, { subscriptions: [{ type: 'EMAIL', config: 'replay@example.test' }], autoVerify: true });
     const subscriptionId = (await svc.call('GET', `/v1/status-pages/${pageId}/subscriptions`)).body[0].id;
-    const spIncident = await post('/v1/status-pages/incidents', { name: 'replay', severity: 'MINOR', services: [{ id: serviceId }], incidentUpdates: [{ description: 'd' }] });
-    const dashIncident = await post('/v1/incidents', { name: 'replay', impact: 'MINOR', dashboardId: dashboard.id, incidentUpdates: [{ status: 'INVESTIGATING', description: 'd' }] });
+    const spIncident = await post('/v1/status-pages/incidents', {
+      name: 'replay',
+      severity: 'MINOR',
+      services: [{ id: serviceId }],
+      incidentUpdates: [{ description: 'd' }],
+    });
+    const dashIncident = await post('/v1/incidents', {
+      name: 'replay',
+      impact: 'MINOR',
+      dashboardId: dashboard.id,
+      incidentUpdates: [{ status: 'INVESTIGATING', description: 'd' }],
+    });
     const day = 86_400_000;
-    const maintWindowId = (await post('/v1/maintenance-windows', { name: 'soon', startsAt: new Date(now + day).toISOString(), endsAt: new Date(now + 2 * day).toISOString() })).id;
+    const maintWindowId = (
+      await post('/v1/maintenance-windows', { name: 'soon', startsAt: new Date(now + day).toISOString(), endsAt: new Date(now + 2 * day).toISOString() })
+    ).id;
     const maintenanceId = (await svc.call('GET', `/v1/maintenance-windows/${maintWindowId}/maintenances`)).body[0].id;
-    const maintUpdateId = (await post(`/v1/maintenance-windows/${maintWindowId}/maintenances/${maintenanceId}/updates`, { status: 'SCHEDULED', description: 'd' })).id;
+    const maintUpdateId = (
+      await post(`/v1/maintenance-windows/${maintWindowId}/maintenances/${maintenanceId}/updates`, { status: 'SCHEDULED', description: 'd' })
+    ).id;
     // A failed run with an error: its error group.
     await post('/v1/check-results', {
-      results: [{ id: randomUUID(), checkId: checks.api, checkType: 'API', runLocation: 'eu-west-1', startedAt: new Date(now - 30_000).toISOString(), stoppedAt: new Date(now - 29_000).toISOString(), hasFailures: true, responseTime: 100, apiCheckResult: { requestError: 'connect ECONNREFUSED 127.0.0.1:9' } }],
+      results: [
+        {
+          id: randomUUID(),
+          checkId: checks.api,
+          checkType: 'API',
+          runLocation: 'eu-west-1',
+          startedAt: new Date(now - 30_000).toISOString(),
+          stoppedAt: new Date(now - 29_000).toISOString(),
+          hasFailures: true,
+          responseTime: 100,
+          apiCheckResult: { requestError: 'connect ECONNREFUSED 127.0.0.1:9' },
+        },
+      ],
     });
-    const errorGroupId = (await waitFor(() => svc.call('GET', `/v1/error-groups/checks/${checks.api}`), (r) => r.body?.length > 0)).body[0].id;
+    const errorGroupId = (
+      await waitFor(
+        () => svc.call('GET', `/v1/error-groups/checks/${checks.api}`),
+        (r) => r.body?.length > 0,
+      )
+    ).body[0].id;
     // A Playwright reporter run that failed: its test-session error group. A deployed project.
     const pw = await post('/next/test-sessions/create', { name: 'replay pw', testResults: [{ name: 't' }] });
-    await svc.call('POST', `/next/test-sessions/${pw.testSessionId}/results/${pw.testResults[0].testResultId}`, { body: { status: 'FAILED', metadata: { errors: [{ error: { message: 'boom 1' } }] } } });
+    await svc.call('POST', `/next/test-sessions/${pw.testSessionId}/results/${pw.testResults[0].testResultId}`, {
+      body: { status: 'FAILED', metadata: { errors: [{ error: { message: 'boom 1' } }] } },
+    });
     const testSessionErrorGroupId = (await svc.call('GET', '/v1/test-session-error-groups')).body[0].id;
-    const deployed = await post('/v1/projects/deploy?dryRun=false&scheduleOnDeploy=false', { project: { logicalId: 'replay-project', name: 'replay' }, resources: [] });
-    await waitFor(() => svc.call('GET', `/v1/projects/replay-project/deployments/${deployed.id}`), (r) => r.body?.status === 'SUCCEEDED');
+    const deployed = await post('/v1/projects/deploy?dryRun=false&scheduleOnDeploy=false', {
+      project: { logicalId: 'replay-project', name: 'replay' },
+      resources: [],
+    });
+    await waitFor(
+      () => svc.call('GET', `/v1/projects/replay-project/deployments/${deployed.id}`),
+      (r) => r.body?.status === 'SUCCEEDED',
+    );
     const projectId = (await svc.call('GET', '/next/projects/replay-project')).body.id;
     fx = {
       errorGroupId,
@@ -147,10 +218,21 @@ describe("the anchor API's examples replayed against every operation served", ()
       status: { serviceId, pageId, incidentId: spIncident.id, updateId: spIncident.incidentUpdates[0].id, subscriptionId },
       dashboardIncident: { id: dashIncident.id, updateId: dashIncident.incidentUpdates[0].id },
       maintenance: { windowId: maintWindowId, id: maintenanceId, updateId: maintUpdateId },
-      checks, groupId, groupedCheck, channelId, dashboardId, windowId, variableKey, snippetId,
-      location: { id: loc.id, slug: loc.slugName, keyId: loc.keys[0].id }, certificateId,
-      sessionId: session.testSessionId, sessionResultId: session.results[0].testSessionResultId, resultId,
-      checkSessionId, heartbeatEventId: events.body[0].events[0].id,
+      checks,
+      groupId,
+      groupedCheck,
+      channelId,
+      dashboardId,
+      windowId,
+      variableKey,
+      snippetId,
+      location: { id: loc.id, slug: loc.slugName, keyId: loc.keys[0].id },
+      certificateId,
+      sessionId: session.testSessionId,
+      sessionResultId: session.results[0].testSessionResultId,
+      resultId,
+      checkSessionId,
+      heartbeatEventId: events.body[0].events[0].id,
       memberUserId: await member('replay-member@example.test'),
     };
   }, 120_000);
@@ -165,8 +247,16 @@ describe("the anchor API's examples replayed against every operation served", ()
       const analytics = /^\/v1\/analytics\/([\w-]+)\/\{id\}$/.exec(path)?.[1];
       if (analytics) {
         const bySegment: Record<string, TypeSegment> = {
-          'multistep-checks': 'multistep', icmp: 'icmp', 'api-checks': 'api', 'url-monitors': 'url', 'browser-checks': 'browser',
-          'playwright-checks': 'playwright', 'tcp-checks': 'tcp', dns: 'dns', 'heartbeat-checks': 'heartbeat', ssl: 'ssl',
+          'multistep-checks': 'multistep',
+          icmp: 'icmp',
+          'api-checks': 'api',
+          'url-monitors': 'url',
+          'browser-checks': 'browser',
+          'playwright-checks': 'playwright',
+          'tcp-checks': 'tcp',
+          dns: 'dns',
+          'heartbeat-checks': 'heartbeat',
+          ssl: 'ssl',
         };
         return fx.checks[bySegment[analytics]];
       }
@@ -174,8 +264,10 @@ describe("the anchor API's examples replayed against every operation served", ()
       if (path.startsWith('/v1/error-groups/{id}')) return fx.errorGroupId;
       if (path.startsWith('/v1/test-session-error-groups/projects/')) return fx.projectId;
       if (path.startsWith('/v1/test-session-error-groups/')) return fx.testSessionErrorGroupId;
-      if (path.includes('/maintenances')) return name === 'id' ? String(fx.maintenance.windowId) : name === 'maintenanceId' ? fx.maintenance.id : fx.maintenance.updateId;
-      if (path.startsWith('/v1/incidents')) return name === 'incidentId' || !path.includes('/updates') ? fx.dashboardIncident.id : fx.dashboardIncident.updateId;
+      if (path.includes('/maintenances'))
+        return name === 'id' ? String(fx.maintenance.windowId) : name === 'maintenanceId' ? fx.maintenance.id : fx.maintenance.updateId;
+      if (path.startsWith('/v1/incidents'))
+        return name === 'incidentId' || !path.includes('/updates') ? fx.dashboardIncident.id : fx.dashboardIncident.updateId;
       if (path.startsWith('/v1/status-pages/services')) return fx.status.serviceId;
       if (path.startsWith('/v1/status-pages/incidents')) return name === 'incidentId' ? fx.status.incidentId : fx.status.updateId;
       if (path.startsWith('/v1/status-pages')) return name === 'subscriptionId' ? fx.status.subscriptionId : fx.status.pageId;
@@ -232,14 +324,17 @@ describe("the anchor API's examples replayed against every operation served", ()
   }
 
   function queryFor(op: AnchorOperation['op']): string {
-    const params = ((op.parameters as { in: string; name: string; required?: boolean; schema?: Record<string, unknown> }[]) ?? [])
-      .filter((p) => p.in === 'query' && p.required);
-    return new URLSearchParams(params.map((p) => {
-      let v = exampleOf(p.schema);
-      // A required list with no example: its first allowed value.
-      if (Array.isArray(v) && !v.length) v = [exampleOf((p.schema as { items?: Record<string, unknown> }).items)];
-      return [p.name, Array.isArray(v) ? v.join(',') : String(v)] as [string, string];
-    })).toString();
+    const params = ((op.parameters as { in: string; name: string; required?: boolean; schema?: Record<string, unknown> }[]) ?? []).filter(
+      (p) => p.in === 'query' && p.required,
+    );
+    return new URLSearchParams(
+      params.map((p) => {
+        let v = exampleOf(p.schema);
+        // A required list with no example: its first allowed value.
+        if (Array.isArray(v) && !v.length) v = [exampleOf((p.schema as { items?: Record<string, unknown> }).items)];
+        return [p.name, Array.isArray(v) ? v.join(',') : String(v)] as [string, string];
+      }),
+    ).toString();
   }
 
   /** Alert channel examples give the type but no config: the config that type needs. */
@@ -273,8 +368,10 @@ describe("the anchor API's examples replayed against every operation served", ()
     // The anchor's example names neither a check nor a group (both null); a trigger needs one of them.
     if (op.path === '/v1/deployment-triggers' && op.method === 'POST') body = { ...(body as object), checkId: fx.checks.api };
     // A status page's url is unique across accounts; a subscriber is an email address.
-    if (op.path.startsWith('/v1/status-pages') && body && typeof body === 'object' && 'url' in body && 'cards' in body) body = { ...(body as object), url: `replay-page-${++unique}` };
-    if (op.path === '/v1/status-pages/{statusPageId}/subscriptions/bulk') body = { ...(body as object), subscriptions: [{ type: 'EMAIL', config: `replay-${++unique}@example.test` }] };
+    if (op.path.startsWith('/v1/status-pages') && body && typeof body === 'object' && 'url' in body && 'cards' in body)
+      body = { ...(body as object), url: `replay-page-${++unique}` };
+    if (op.path === '/v1/status-pages/{statusPageId}/subscriptions/bulk')
+      body = { ...(body as object), subscriptions: [{ type: 'EMAIL', config: `replay-${++unique}@example.test` }] };
     // The anchor's example leaves the first update out (its x-constraint says exactly one).
     if (op.path === '/v1/status-pages/incidents' && op.method === 'POST') {
       const b = body as { incidentUpdates?: unknown[] };
@@ -285,7 +382,9 @@ describe("the anchor API's examples replayed against every operation served", ()
     const res = await svc.call(op.method, url, body === undefined ? {} : { body });
     const allowed = successStatuses(op.op);
     if (!allowed.includes(res.status)) {
-      problems.push(`${key}: ${op.method} ${url} answered ${res.status} (anchor: ${allowed.join('/')}) ${res.text.slice(0, 400)}${body ? `\n  body ${JSON.stringify(body).slice(0, 400)}` : ''}`);
+      problems.push(
+        `${key}: ${op.method} ${url} answered ${res.status} (anchor: ${allowed.join('/')}) ${res.text.slice(0, 400)}${body ? `\n  body ${JSON.stringify(body).slice(0, 400)}` : ''}`,
+      );
       return problems;
     }
     const validate = responseValidator(op.op, res.status);
@@ -305,7 +404,7 @@ describe("the anchor API's examples replayed against every operation served", ()
     expect(served.size).toBeGreaterThanOrEqual(178);
   });
 
-  it('accepts every example request and answers in the anchor\'s shape (reads and writes)', async () => {
+  it("accepts every example request and answers in the anchor's shape (reads and writes)", async () => {
     const problems: string[] = [];
     for (const [key, op] of served) {
       if (op.method === 'DELETE') continue;
@@ -322,9 +421,11 @@ describe("the anchor API's examples replayed against every operation served", ()
       const p = op.path;
       if (p === '/v1/checks/{id}') disposable.id = (await post('/v1/checks/api', { name: 'victim', request: { url: 'https://x.test' } })).id;
       else if (p === '/v1/check-groups/{id}') disposable.id = String((await post('/v1/check-groups', { name: 'victim' })).id);
-      else if (p === '/v1/alert-channels/{id}') disposable.id = String((await post('/v1/alert-channels', { type: 'EMAIL', config: { address: 'v@example.test' } })).id);
+      else if (p === '/v1/alert-channels/{id}')
+        disposable.id = String((await post('/v1/alert-channels', { type: 'EMAIL', config: { address: 'v@example.test' } })).id);
       else if (p === '/v1/dashboards/{dashboardId}') disposable.dashboardId = (await post('/v1/dashboards', { header: 'victim' })).dashboardId;
-      else if (p === '/v1/maintenance-windows/{id}') disposable.id = String((await post('/v1/maintenance-windows', { name: 'v', startsAt: '2030-01-01', endsAt: '2030-01-02' })).id);
+      else if (p === '/v1/maintenance-windows/{id}')
+        disposable.id = String((await post('/v1/maintenance-windows', { name: 'v', startsAt: '2030-01-01', endsAt: '2030-01-02' })).id);
       else if (p === '/v1/variables/{key}') disposable.key = (await post('/v1/variables', { key: `VICTIM_${++unique}`, value: 'v' })).key;
       else if (p === '/v1/snippets/{id}') disposable.id = String((await post('/v1/snippets', { name: 'v', script: 'x' })).id);
       else if (p === '/v1/private-locations/{id}') disposable.id = (await post('/v1/private-locations', { name: 'v', slugName: `victim-${++unique}` })).id;
@@ -333,8 +434,7 @@ describe("the anchor API's examples replayed against every operation served", ()
         const victim = await post('/v1/private-locations', { name: 'v', slugName: `victim-${++unique}` });
         disposable.id = victim.id;
         disposable.keyId = victim.keys[0].id;
-      }
-      else if (p === '/v1/client-certificates/{id}') disposable.id = (await post('/v1/client-certificates', { host: 'v.test', cert })).id;
+      } else if (p === '/v1/client-certificates/{id}') disposable.id = (await post('/v1/client-certificates', { host: 'v.test', cert })).id;
       else if (p === '/v1/triggers/checks/{checkId}') {
         disposable.checkId = (await post('/v1/checks/api', { name: 'v', request: { url: 'https://x.test' } })).id;
         await post(`/v1/triggers/checks/${disposable.checkId}`, undefined);
@@ -346,23 +446,47 @@ describe("the anchor API's examples replayed against every operation served", ()
       } else if (p === '/v1/status-pages/services/{serviceId}') {
         disposable.serviceId = (await post('/v1/status-pages/services', { name: 'v' })).id;
       } else if (p === '/v1/status-pages/incidents/{incidentId}') {
-        disposable.incidentId = (await post('/v1/status-pages/incidents', { name: 'v', severity: 'MINOR', services: [{ id: fx.status.serviceId }], incidentUpdates: [{ description: 'd' }] })).id;
+        disposable.incidentId = (
+          await post('/v1/status-pages/incidents', {
+            name: 'v',
+            severity: 'MINOR',
+            services: [{ id: fx.status.serviceId }],
+            incidentUpdates: [{ description: 'd' }],
+          })
+        ).id;
       } else if (p === '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}') {
         disposable.incidentUpdateId = (await post(`/v1/status-pages/incidents/${fx.status.incidentId}/incident-updates`, { description: 'v' })).id;
       } else if (p === '/v1/status-pages/{statusPageId}/subscriptions/{subscriptionId}') {
         const address = `victim-${++unique}@example.test`;
         await post(`/v1/status-pages/${fx.status.pageId}/subscriptions/bulk`, { subscriptions: [{ type: 'EMAIL', config: address }], autoVerify: true });
-        disposable.subscriptionId = (await svc.call('GET', `/v1/status-pages/${fx.status.pageId}/subscriptions`)).body.find((s: { address: string }) => s.address === address).id;
+        disposable.subscriptionId = (await svc.call('GET', `/v1/status-pages/${fx.status.pageId}/subscriptions`)).body.find(
+          (s: { address: string }) => s.address === address,
+        ).id;
       } else if (p === '/v1/incidents/{id}') {
-        disposable.id = (await post('/v1/incidents', { name: 'v', impact: 'MINOR', dashboardId: fx.dashboardNumericId, incidentUpdates: [{ status: 'INVESTIGATING', description: 'd' }] })).id;
+        disposable.id = (
+          await post('/v1/incidents', {
+            name: 'v',
+            impact: 'MINOR',
+            dashboardId: fx.dashboardNumericId,
+            incidentUpdates: [{ status: 'INVESTIGATING', description: 'd' }],
+          })
+        ).id;
       } else if (p === '/v1/incidents/{incidentId}/updates/{id}') {
         disposable.id = (await post(`/v1/incidents/${fx.dashboardIncident.id}/updates`, { status: 'MONITORING', description: 'v' })).id;
       } else if (p === '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}') {
-        const w = (await post('/v1/maintenance-windows', { name: 'victim', startsAt: new Date(Date.now() + 86_400_000).toISOString(), endsAt: new Date(Date.now() + 2 * 86_400_000).toISOString() })).id;
+        const w = (
+          await post('/v1/maintenance-windows', {
+            name: 'victim',
+            startsAt: new Date(Date.now() + 86_400_000).toISOString(),
+            endsAt: new Date(Date.now() + 2 * 86_400_000).toISOString(),
+          })
+        ).id;
         disposable.id = String(w);
         disposable.maintenanceId = (await svc.call('GET', `/v1/maintenance-windows/${w}/maintenances`)).body[0].id;
       } else if (p === '/v1/maintenance-windows/{id}/maintenances/{maintenanceId}/updates/{updateId}') {
-        disposable.updateId = (await post(`/v1/maintenance-windows/${fx.maintenance.windowId}/maintenances/${fx.maintenance.id}/updates`, { status: 'SCHEDULED', description: 'v' })).id;
+        disposable.updateId = (
+          await post(`/v1/maintenance-windows/${fx.maintenance.windowId}/maintenances/${fx.maintenance.id}/updates`, { status: 'SCHEDULED', description: 'v' })
+        ).id;
       } else if (p.endsWith('/members/{userId}')) {
         disposable.userId = await member(`victim-${++unique}@example.test`);
       } else {

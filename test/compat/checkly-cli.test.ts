@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkly as runCli, cliEnv } from '../support/checkly-cli.js';
+import { cliEnv, checkly as runCli } from '../support/checkly-cli.js';
 import { startHttpReceiver } from '../support/receivers.js';
+import { startTestService, type TestService, waitFor } from '../support/service.js';
 import { startHttpTarget } from '../support/targets.js';
-import { startTestService, waitFor, type TestService } from '../support/service.js';
 
 /**
  * The anchor API's own command-line client (npm `checkly`, pinned in test/compat/checkly-cli, installed by
@@ -34,23 +34,45 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     svc = await startTestService({ ALERT_DELIVERY_ATTEMPTS: '2', ALERT_RETRY_BASE_MS: '100', RUNNER: 'on' });
     home = mkdtempSync(path.join(os.tmpdir(), 'checkly-cli-'));
     env = cliEnv(svc.url, svc.adminKey, svc.defaultAccountId, home);
-    checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'Shop API', tags: ['shop'], request: { url: 'https://shop.example.test/health' } } })).body.id;
+    checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'Shop API', tags: ['shop'], request: { url: 'https://shop.example.test/health' } } }))
+      .body.id;
     await svc.call('POST', '/v1/checks/icmp', { body: { name: 'Edge ping', tags: ['edge'], request: { hostname: 'edge.example.test' } } });
     const now = Date.now();
     const results = [0, 1, 2].map((i) => ({
-      checkId, checkType: 'API', runLocation: i === 2 ? 'us-east-1' : 'eu-west-1',
-      startedAt: new Date(now - (3 - i) * 60_000).toISOString(), stoppedAt: new Date(now - (3 - i) * 60_000 + 250).toISOString(),
-      hasFailures: i === 2, responseTime: 200 + i * 100, statusCode: i === 2 ? 503 : 200,
+      checkId,
+      checkType: 'API',
+      runLocation: i === 2 ? 'us-east-1' : 'eu-west-1',
+      startedAt: new Date(now - (3 - i) * 60_000).toISOString(),
+      stoppedAt: new Date(now - (3 - i) * 60_000 + 250).toISOString(),
+      hasFailures: i === 2,
+      responseTime: 200 + i * 100,
+      statusCode: i === 2 ? 503 : 200,
       timings: { wait: 1, dns: 5, tcp: 10, firstByte: 150, download: 4 },
     }));
     await svc.call('POST', '/v1/check-results', { body: { results } });
-    const landed = await waitFor(() => svc.call('GET', `/v1/check-results/${checkId}`), (r) => r.body.length === 3);
+    const landed = await waitFor(
+      () => svc.call('GET', `/v1/check-results/${checkId}`),
+      (r) => r.body.length === 3,
+    );
     resultId = landed.body[0].id;
-    await waitFor(() => svc.call('GET', `/v1/check-statuses/${checkId}`), (r) => r.status === 200);
-    sessionId = (await svc.call('POST', '/v1/test-sessions', {
-      body: { name: 'Release 1.4', metadata: { branchName: 'release-1.4', commitOwner: 'ada' }, results: [{ checkId, name: 'Shop API', runLocation: 'eu-west-1', hasFailures: true }] },
-    })).body.testSessionId;
-    channelId = (await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name: 'ops hook', url: 'https://hooks.example.test/x', method: 'POST' } } })).body.id;
+    await waitFor(
+      () => svc.call('GET', `/v1/check-statuses/${checkId}`),
+      (r) => r.status === 200,
+    );
+    sessionId = (
+      await svc.call('POST', '/v1/test-sessions', {
+        body: {
+          name: 'Release 1.4',
+          metadata: { branchName: 'release-1.4', commitOwner: 'ada' },
+          results: [{ checkId, name: 'Shop API', runLocation: 'eu-west-1', hasFailures: true }],
+        },
+      })
+    ).body.testSessionId;
+    channelId = (
+      await svc.call('POST', '/v1/alert-channels', {
+        body: { type: 'WEBHOOK', config: { name: 'ops hook', url: 'https://hooks.example.test/x', method: 'POST' } },
+      })
+    ).body.id;
   }, 120_000);
   afterAll(async () => {
     await svc?.stop();
@@ -148,7 +170,7 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     expect(await expectOk('account', 'plan')).toMatch(/API requests\s+600/);
   });
 
-  it('alert-channels logs shows each channel\'s deliveries, when they were sent, and only the failed ones with --status failed', async () => {
+  it("alert-channels logs shows each channel's deliveries, when they were sent, and only the failed ones with --status failed", async () => {
     const receiver = await startHttpReceiver();
     try {
       receiver.alwaysFail('/down');
@@ -156,11 +178,18 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
         (await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name, url: `${receiver.url}${hook}` } } })).body.id as number;
       const up = await channel('up hook', '/up');
       const down = await channel('down hook', '/down');
-      const check = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'Logged', request: { url: 'https://logged.example.test' } } })).body.id;
+      const check = (
+        await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'Logged', request: { url: 'https://logged.example.test' } } })
+      ).body.id;
       for (const id of [up, down]) await svc.call('PUT', `/v1/alert-channels/${id}/subscriptions`, { body: { checkId: check, activated: true } });
       const at = new Date().toISOString();
-      await svc.call('POST', '/v1/check-results', { body: { results: [{ checkId: check, checkType: 'API', runLocation: 'eu-west-1', startedAt: at, stoppedAt: at, hasFailures: true, responseTime: 9 }] } });
-      await waitFor(() => svc.call('GET', '/v1/alert-notifications?limit=100'), (r) => ['SUCCESS', 'FAILURE'].every((s) => r.body.some((n: { status: string; checkId: string }) => n.status === s && n.checkId === check)));
+      await svc.call('POST', '/v1/check-results', {
+        body: { results: [{ checkId: check, checkType: 'API', runLocation: 'eu-west-1', startedAt: at, stoppedAt: at, hasFailures: true, responseTime: 9 }] },
+      });
+      await waitFor(
+        () => svc.call('GET', '/v1/alert-notifications?limit=100'),
+        (r) => ['SUCCESS', 'FAILURE'].every((s) => r.body.some((n: { status: string; checkId: string }) => n.status === s && n.checkId === check)),
+      );
 
       const table = await expectOk('alert-channels', 'logs', String(up));
       expect(table).toMatch(/success\s+webhook/);
@@ -179,11 +208,15 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     }
   });
 
-  it('checks run runs checks on the service\'s runners and exits 1 when one fails', async () => {
+  it("checks run runs checks on the service's runners and exits 1 when one fails", async () => {
     const target = await startHttpTarget();
     try {
       const create = async (name: string, tags: string[], url: string) =>
-        (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name, tags, locations: ['eu-west-1'], doubleCheck: false, request: { url } } })).body.id as string;
+        (
+          await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
+            body: { name, tags, locations: ['eu-west-1'], doubleCheck: false, request: { url } },
+          })
+        ).body.id as string;
       const good = await create('Live passing', ['live'], `${target.url}/ok`);
       await create('Live failing', ['live', 'broken'], `${target.url}/fail`);
       const passing = await checkly('checks', 'run', '--check-id', good, '--output', 'json');
@@ -203,14 +236,34 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     }
   });
 
-  it('status-pages list and get, and incidents create, list, update and resolve on a page\'s services', async () => {
+  it("status-pages list and get, and incidents create, list, update and resolve on a page's services", async () => {
     const service = (await svc.call('POST', '/v1/status-pages/services', { body: { name: 'Checkout' } })).body;
-    const page = (await svc.call('POST', '/v1/status-pages', { body: { name: 'Shop status', url: 'shop-status', cards: [{ name: 'Shop', services: [{ id: service.id }] }] } })).body;
+    const page = (
+      await svc.call('POST', '/v1/status-pages', {
+        body: { name: 'Shop status', url: 'shop-status', cards: [{ name: 'Shop', services: [{ id: service.id }] }] },
+      })
+    ).body;
     expect(await expectOk('status-pages', 'list')).toContain('Shop status');
     const got = await expectOk('status-pages', 'get', page.id, '--output', 'json');
     expect(JSON.parse(got)).toMatchObject({ id: page.id, cards: [{ name: 'Shop', services: [{ id: service.id, name: 'Checkout' }] }] });
 
-    const created = JSON.parse(await expectOk('incidents', 'create', '--status-page-id', page.id, '--title', 'Checkout errors', '--severity', 'major', '--message', 'Payments fail', '--force', '--output', 'json'));
+    const created = JSON.parse(
+      await expectOk(
+        'incidents',
+        'create',
+        '--status-page-id',
+        page.id,
+        '--title',
+        'Checkout errors',
+        '--severity',
+        'major',
+        '--message',
+        'Payments fail',
+        '--force',
+        '--output',
+        'json',
+      ),
+    );
     expect(created).toMatchObject({ name: 'Checkout errors', severity: 'MAJOR', lastUpdateStatus: 'INVESTIGATING', services: [{ id: service.id }] });
     const listed = JSON.parse(await expectOk('incidents', 'list', '--status-page-id', page.id, '--output', 'json'));
     expect(listed.data.map((i: { id: string }) => i.id)).toEqual([created.id]);
@@ -227,7 +280,11 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     const { addMember } = await import('../../src/accounts/members.js');
     const { ensureUser } = await import('../../src/accounts/users.js');
     const people: Record<string, string> = {};
-    for (const [email, role] of [['owner@crew.test', 'OWNER'], ['dev@crew.test', 'READ_WRITE'], ['ops@crew.test', 'READ_RUN']] as const) {
+    for (const [email, role] of [
+      ['owner@crew.test', 'OWNER'],
+      ['dev@crew.test', 'READ_WRITE'],
+      ['ops@crew.test', 'READ_RUN'],
+    ] as const) {
       const user = await ensureUser(svc.deps.sql, email, email.split('@')[0]);
       await addMember(svc.deps.sql, svc.defaultAccountId, user.id, role);
       people[email] = user.id;
@@ -237,7 +294,11 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     const table = await expectOk('members');
     for (const text of ['owner@crew.test', 'dev@crew.test', 'ops@crew.test', 'joiner@crew.test', 'READ_RUN', 'PENDING']) expect(table).toContain(text);
     const json = JSON.parse(await expectOk('members', '--type', 'member', '--role', 'read_write', '--output', 'json'));
-    expect(json).toMatchObject({ length: 1, nextId: null, members: [{ type: 'member', email: 'dev@crew.test', role: 'READ_WRITE', userId: people['dev@crew.test'] }] });
+    expect(json).toMatchObject({
+      length: 1,
+      nextId: null,
+      members: [{ type: 'member', email: 'dev@crew.test', role: 'READ_WRITE', userId: people['dev@crew.test'] }],
+    });
     const page = await expectOk('members', '--limit', '2');
     expect(page).toMatch(/more available/);
 
@@ -251,7 +312,7 @@ describe('the anchor CLI (checkly 9.5.0) against this service', () => {
     expect((await svc.call('GET', '/v1/accounts/me/members?role=OWNER')).body.members).toHaveLength(1);
   });
 
-  it('a key of no account is refused with the CLI\'s own message', async () => {
+  it("a key of no account is refused with the CLI's own message", async () => {
     const saved = env.CHECKLY_API_KEY;
     env.CHECKLY_API_KEY = 'mk_not_a_key';
     const res = await checkly('whoami');

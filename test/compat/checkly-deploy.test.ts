@@ -1,12 +1,12 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkly, cliEnv, CLI_DIR, type CliResult } from '../support/checkly-cli.js';
-import { startHttpTarget, type HttpTarget } from '../support/targets.js';
+import { CLI_DIR, type CliResult, checkly, cliEnv } from '../support/checkly-cli.js';
 import { createOtherTenant, startTestService, type TestService } from '../support/service.js';
+import { type HttpTarget, startHttpTarget } from '../support/targets.js';
 
 /**
  * Monitoring as code with the anchor's CLI (checkly 9.5.0): `deploy --preview`, `deploy`, `destroy` and `import`
@@ -37,7 +37,13 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
   const cli = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliResult> => checkly({ ...env, ...extra }, project, args);
   const ok = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
     const res = await cli(args, extra);
-    expect(res.code, `checkly ${args.join(' ')}\n${res.out}\n${svc.logs.filter((l) => /"level":(40|50)/.test(l)).slice(-3).join('\n')}`).toBe(0);
+    expect(
+      res.code,
+      `checkly ${args.join(' ')}\n${res.out}\n${svc.logs
+        .filter((l) => /"level":(40|50)/.test(l))
+        .slice(-3)
+        .join('\n')}`,
+    ).toBe(0);
     return res.out;
   };
   const list = async <T>(route: string): Promise<T[]> => (await svc.call('GET', `${route}?limit=100`)).body as T[];
@@ -47,7 +53,9 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
   const snapshot = async () => ({
     checks: (await list<{ id: string; updated_at: string | null }>('/v1/checks')).map((c) => `${c.id}@${c.updated_at}`).sort(),
     groups: (await list<{ id: number; updated_at: string | null }>('/v1/check-groups')).map((c) => `${c.id}@${c.updated_at}`).sort(),
-    channels: (await list<{ id: number; updated_at: string | null; subscriptions: unknown[] }>('/v1/alert-channels')).map((c) => `${c.id}@${c.updated_at}/${JSON.stringify(c.subscriptions)}`).sort(),
+    channels: (await list<{ id: number; updated_at: string | null; subscriptions: unknown[] }>('/v1/alert-channels'))
+      .map((c) => `${c.id}@${c.updated_at}/${JSON.stringify(c.subscriptions)}`)
+      .sort(),
     windows: (await list<{ id: number; updated_at: string | null }>('/v1/maintenance-windows')).map((c) => `${c.id}@${c.updated_at}`).sort(),
   });
 
@@ -72,7 +80,16 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     const before = await snapshot();
     const out = await ok(['deploy', '--preview']);
     expect(out).toMatch(/Create:/);
-    for (const line of ['ApiCheck: shop-health', 'BrowserCheck: shop-home', 'CheckGroupV2: shop-group', 'EmailAlertChannel: oncall-email', 'HeartbeatMonitor: nightly-backup', 'MaintenanceWindow: release-window', 'TcpMonitor: shop-tcp', 'WebhookAlertChannel: ops-webhook']) {
+    for (const line of [
+      'ApiCheck: shop-health',
+      'BrowserCheck: shop-home',
+      'CheckGroupV2: shop-group',
+      'EmailAlertChannel: oncall-email',
+      'HeartbeatMonitor: nightly-backup',
+      'MaintenanceWindow: release-window',
+      'TcpMonitor: shop-tcp',
+      'WebhookAlertChannel: ops-webhook',
+    ]) {
       expect(out).toContain(line);
     }
     expect(await snapshot()).toEqual(before);
@@ -159,12 +176,21 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
       body: {
         project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' },
         sharedFiles: [],
-        resources: [{ logicalId: 'x', type: 'check', member: true, payload: { name: 'X', checkType: 'API', groupId: { ref: 'nope' }, request: { url: `${target.url}/x` } } }],
+        resources: [
+          {
+            logicalId: 'x',
+            type: 'check',
+            member: true,
+            payload: { name: 'X', checkType: 'API', groupId: { ref: 'nope' }, request: { url: `${target.url}/x` } },
+          },
+        ],
         repoInfo: null,
       },
     });
     expect(res.status).toBe(400);
-    expect(res.body.message).toBe('resources[0] (logicalId "x"): groupId refers to check-group "nope", which is not in the project (neither made by it nor referenced with fromId)');
+    expect(res.body.message).toBe(
+      'resources[0] (logicalId "x"): groupId refers to check-group "nope", which is not in the project (neither made by it nor referenced with fromId)',
+    );
     expect(await snapshot()).toEqual(before);
   });
 
@@ -186,12 +212,20 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     }
     // A channel kind the service does not deliver, and a status-page component (not a kind of this service), are refused by name.
     const call = await svc.call('POST', '/v1/projects/deploy?dryRun=true', {
-      body: { project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' }, resources: [{ logicalId: 'phone', type: 'alert-channel', member: true, payload: { type: 'CALL', config: { number: '+15550100', name: 'On call' } } }] },
+      body: {
+        project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' },
+        resources: [{ logicalId: 'phone', type: 'alert-channel', member: true, payload: { type: 'CALL', config: { number: '+15550100', name: 'On call' } } }],
+      },
     });
     expect(call.status).toBe(400);
-    expect(call.body.message).toBe('resources[0] (logicalId "phone"): alert channels of type "CALL" are not delivered by this service; it sends EMAIL, WEBHOOK, SLACK, SMS, PAGERDUTY, OPSGENIE');
+    expect(call.body.message).toBe(
+      'resources[0] (logicalId "phone"): alert channels of type "CALL" are not delivered by this service; it sends EMAIL, WEBHOOK, SLACK, SMS, PAGERDUTY, OPSGENIE',
+    );
     const page = await svc.call('POST', '/v1/projects/deploy?dryRun=true', {
-      body: { project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' }, resources: [{ logicalId: 'status', type: 'status-page-component', member: true, payload: { name: 'Status' } }] },
+      body: {
+        project: { logicalId: 'shop-monitoring', name: 'Shop monitoring' },
+        resources: [{ logicalId: 'status', type: 'status-page-component', member: true, payload: { name: 'Status' } }],
+      },
     });
     expect(page.status).toBe(400);
     expect(page.body.message).toContain('cannot deploy resources of type status-page-component');
@@ -219,7 +253,7 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     expect((await svc.call('GET', `/v1/alert-channels/${outside.id}`)).status).toBe(200);
   });
 
-  it('status pages and their services deploy as code; a check\'s triggerIncident names its service; removed from the code, they go', async () => {
+  it("status pages and their services deploy as code; a check's triggerIncident names its service; removed from the code, they go", async () => {
     writeFileSync(
       path.join(project, '__checks__/status.check.ts'),
       "import { ApiCheck, StatusPage, StatusPageService } from 'checkly/constructs'\n" +
@@ -230,7 +264,12 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     );
     try {
       await ok(['deploy', '--force'], { SHOP_HEALTH_NAME: 'Shop health v2' });
-      const pages = (await svc.call('GET', '/v1/status-pages')).body.entries as { id: string; url: string; defaultTheme: string; cards: { services: { id: string; name: string }[] }[] }[];
+      const pages = (await svc.call('GET', '/v1/status-pages')).body.entries as {
+        id: string;
+        url: string;
+        defaultTheme: string;
+        cards: { services: { id: string; name: string }[] }[];
+      }[];
       const page = pages.find((p) => p.url === 'shop-status-code')!;
       expect(page).toMatchObject({ defaultTheme: 'DARK', cards: [{ services: [{ name: 'Shop API' }, { name: 'Shop website' }] }] });
       const check = (await svc.call('GET', `/v1/checks/${(await byName('API incident'))!.id}`)).body;
@@ -293,7 +332,14 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     const body = {
       project: { logicalId: 'legacy-project', name: 'Legacy project' },
       sharedFiles: [],
-      resources: [{ logicalId: 'legacy-api', type: 'check', member: true, payload: { name: 'Legacy API', checkType: 'API', groupId: null, request: { method: 'GET', url: `${target.url}/legacy` } } }],
+      resources: [
+        {
+          logicalId: 'legacy-api',
+          type: 'check',
+          member: true,
+          payload: { name: 'Legacy API', checkType: 'API', groupId: null, request: { method: 'GET', url: `${target.url}/legacy` } },
+        },
+      ],
       repoInfo: null,
     };
     const res = await fetch(`${svc.url}/next-v2/projects/deploy?dryRun=false&scheduleOnDeploy=false`, {
@@ -354,7 +400,10 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     const generated = readFileSync(path.join(project, '__checks__/resources/api-checks/made-by-hand/made-by-hand.check.ts'), 'utf8');
     expect(generated).toContain("new ApiCheck('made-by-hand'");
     expect(generated).toContain(`url: '${target.url}/hand'`);
-    const [planned] = (await svc.call('GET', '/next/projects/imports-demo/imports')).body as { id: string; changes: { resources: { logicalId: string; physicalId: string }[] } }[];
+    const [planned] = (await svc.call('GET', '/next/projects/imports-demo/imports')).body as {
+      id: string;
+      changes: { resources: { logicalId: string; physicalId: string }[] };
+    }[];
     expect(planned.changes.resources).toEqual([expect.objectContaining({ logicalId: 'made-by-hand', physicalId: hand.id })]);
     await ok(['import', 'apply', '--plan-id', planned.id], { SHOP_PROJECT_ID: 'imports-demo', SHOP_PROJECT_NAME: 'Imports demo' });
     await ok(['import', 'commit', '--plan-id', planned.id, '--force'], { SHOP_PROJECT_ID: 'imports-demo', SHOP_PROJECT_NAME: 'Imports demo' });
@@ -372,7 +421,11 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
   it('storage: uploads are content-addressed per account; too large is a 413 the CLI understands', async () => {
     const bytes = Buffer.from('a tiny bundle');
     const put = async (key = svc.adminKey, body: Buffer = bytes) =>
-      fetch(`${svc.url}/next/checkly-storage/upload-code-bundle`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream' }, body });
+      fetch(`${svc.url}/next/checkly-storage/upload-code-bundle`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream' },
+        body,
+      });
     const first = (await (await put()).json()) as { key: string };
     expect(first.key).toMatch(/^code-bundles\/[0-9a-f]{64}\.tar\.gz$/);
     expect(((await (await put()).json()) as { key: string }).key).toBe(first.key);
@@ -392,7 +445,13 @@ describe('checkly deploy, destroy and import against this service', { timeout: 1
     const chunked = await fetch(`${svc.url}/next/checkly-storage/upload-code-bundle`, {
       method: 'POST',
       headers: { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/octet-stream' },
-      body: new ReadableStream({ pull: (c) => { const next = chunks.next(); if (next.done) c.close(); else c.enqueue(next.value); } }),
+      body: new ReadableStream({
+        pull: (c) => {
+          const next = chunks.next();
+          if (next.done) c.close();
+          else c.enqueue(next.value);
+        },
+      }),
       duplex: 'half',
     } as RequestInit);
     expect(chunked.status).toBe(413);

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkly, cliEnv, CLI_DIR, type CliResult } from '../support/checkly-cli.js';
-import { startHttpTarget, type HttpTarget } from '../support/targets.js';
+import { CLI_DIR, type CliResult, checkly, cliEnv } from '../support/checkly-cli.js';
 import { createOtherTenant, startTestService, type TestService } from '../support/service.js';
+import { type HttpTarget, startHttpTarget } from '../support/targets.js';
 
 /**
  * Live runs with the anchor's CLI (checkly 9.5.0): `checkly test` of a sample project (one passing and one failing
@@ -24,7 +24,15 @@ describe('checkly test, trigger and live results over MQTT', { timeout: 180_000 
   /** A run whose results do not come is given up by the CLI itself (60 s a check), so the failure shows its output. */
   const cli = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliResult> =>
     checkly({ ...env, ...extra }, project, ['test', 'trigger'].includes(args[0]) && !args.includes('--timeout') ? [...args, '--timeout', '60'] : args, 150_000);
-  const sessions = async () => (await svc.call('GET', '/v1/test-sessions?limit=100')).body.entries as { id: string; name: string; status: string; provider: string; passed: string[]; failed: string[] }[];
+  const sessions = async () =>
+    (await svc.call('GET', '/v1/test-sessions?limit=100')).body.entries as {
+      id: string;
+      name: string;
+      status: string;
+      provider: string;
+      passed: string[];
+      failed: string[];
+    }[];
 
   beforeAll(async () => {
     // The in-process runner executes the runs; no scheduler (nothing runs on its own).
@@ -81,7 +89,14 @@ describe('checkly test, trigger and live results over MQTT', { timeout: 180_000 
 
   it("checkly trigger --tags runs the account's tagged checks and only those", async () => {
     const make = (name: string, tags: string[], path: string) =>
-      svc.call('POST', '/v1/checks/api', { body: { name, tags, locations: ['eu-west-1'], request: { url: `${target.url}${path}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] } } });
+      svc.call('POST', '/v1/checks/api', {
+        body: {
+          name,
+          tags,
+          locations: ['eu-west-1'],
+          request: { url: `${target.url}${path}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }] },
+        },
+      });
     await make('Tagged healthy', ['smoke', 'shop'], '/ok');
     await make('Tagged too', ['smoke'], '/ok');
     await make('Not tagged', ['other'], '/status/500');

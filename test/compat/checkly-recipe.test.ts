@@ -5,8 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHttpTarget, type HttpTarget } from '../support/targets.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { type HttpTarget, startHttpTarget } from '../support/targets.js';
 
 /**
  * The README's recipe for the SaaS's CLI: `npm run checkly -- <command>` (scripts/checkly.mjs) from a project folder
@@ -27,7 +27,16 @@ describe('npm run checkly: the anchor CLI from any project folder', { timeout: 1
     try {
       const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'scripts/checkly.mjs'), ...args], {
         cwd: ROOT,
-        env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), CI: '1', NO_COLOR: '1', INIT_CWD: project, SHOP_URL: target.url, ...env },
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          XDG_CONFIG_HOME: path.join(home, 'config'),
+          CI: '1',
+          NO_COLOR: '1',
+          INIT_CWD: project,
+          SHOP_URL: target.url,
+          ...env,
+        },
         timeout: 150_000,
         maxBuffer: 16 * 1024 * 1024,
       });

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_DIR } from '../support/checkly-cli.js';
-import { startHttpTarget, type HttpTarget } from '../support/targets.js';
 import { createOtherTenant, startTestService, type TestService } from '../support/service.js';
+import { type HttpTarget, startHttpTarget } from '../support/targets.js';
 
 /**
  * The anchor's Playwright reporter (@checkly/playwright-reporter 1.13.2, pinned in test/compat/checkly-cli) on a
@@ -53,7 +53,9 @@ describe('the Playwright reporter against this service', { timeout: 120_000 }, (
     );
     // One test fails on purpose: Playwright exits 1, the reporter never changes that.
     expect(result.code, result.out).toBe(1);
-    const { entries } = (await svc.call('GET', '/v1/test-sessions?providers=PW_REPORTER')).body as { entries: { id: string; name: string; status: string; provider: string; failed: string[] }[] };
+    const { entries } = (await svc.call('GET', '/v1/test-sessions?providers=PW_REPORTER')).body as {
+      entries: { id: string; name: string; status: string; provider: string; failed: string[] }[];
+    };
     expect(entries).toHaveLength(1);
     const [session] = entries;
     expect(session).toMatchObject({ name: 'Shop API suite', status: 'FAILED', provider: 'PW_REPORTER' });
@@ -63,7 +65,10 @@ describe('the Playwright reporter against this service', { timeout: 120_000 }, (
     const resultId = detail.results[0].testSessionResultId;
     const files = (await svc.call('GET', `/next/test-sessions/${session.id}/results/${resultId}/assets`)).body;
     expect(files.files.map((f: { name: string }) => f.name)).toEqual(expect.arrayContaining(['output/checkly-report.json', 'logs.txt']));
-    const report = await svc.call('GET', `/next/test-sessions/${session.id}/results/${resultId}/asset?name=${encodeURIComponent('output/checkly-report.json')}`);
+    const report = await svc.call(
+      'GET',
+      `/next/test-sessions/${session.id}/results/${resultId}/asset?name=${encodeURIComponent('output/checkly-report.json')}`,
+    );
     expect(report.status).toBe(200);
     expect(report.body.stats).toMatchObject({ expected: 1, unexpected: 1 });
     expect(JSON.stringify(report.body)).toContain('orders endpoint status');
@@ -73,7 +78,11 @@ describe('the Playwright reporter against this service', { timeout: 120_000 }, (
     expect(zip.length).toBeGreaterThan(0);
     const form = new FormData();
     form.append('assets', new Blob([Buffer.from('PK\u0005\u0006' + '\u0000'.repeat(18))], { type: 'application/zip' }), 'assets.zip');
-    const multipart = await fetch(`${svc.url}/next/test-sessions/${session.id}/results/${resultId}/assets`, { method: 'POST', headers: { authorization: `Bearer ${svc.adminKey}` }, body: form });
+    const multipart = await fetch(`${svc.url}/next/test-sessions/${session.id}/results/${resultId}/assets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${svc.adminKey}` },
+      body: form,
+    });
     expect(multipart.status).toBe(200);
     expect(((await multipart.json()) as { assetId: string }).assetId).toMatch(/^reports\/[0-9a-f]{64}\.zip$/);
     const other = await createOtherTenant(svc);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -34,7 +34,13 @@ export async function freePort(): Promise<number> {
  * it gets the service's URL and a location key, nothing of the service's stores. Its checks may reach loopback
  * only, like every suite's.
  */
-export async function startAgentProcess(opts: { apiUrl: string; apiKey: string; dataDir?: string; concurrency?: number; env?: Record<string, string> }): Promise<AgentProcess> {
+export async function startAgentProcess(opts: {
+  apiUrl: string;
+  apiKey: string;
+  dataDir?: string;
+  concurrency?: number;
+  env?: Record<string, string>;
+}): Promise<AgentProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'agent-'));
   const port = await freePort();
   const env: Record<string, string> = {
@@ -51,7 +57,11 @@ export async function startAgentProcess(opts: { apiUrl: string; apiKey: string; 
     OUTBOUND_ALLOW: '127.0.0.0/8',
     ...opts.env,
   };
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'workers/agent.ts'], { cwd: path.resolve(import.meta.dirname, '../..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'workers/agent.ts'], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const logs: string[] = [];
   const take = (chunk: Buffer) => logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
   proc.stdout!.on('data', take);

@@ -10,8 +10,10 @@ const SUFFIX = /_(avg|max|median|min|p50|p90|p95|p99|stddev|sum)$/;
 
 export function fieldValue(item: ResultItem, base: string): number | null {
   const direct = (item as unknown as Record<string, unknown>)[base];
-  const value = typeof direct === 'number' ? direct : ((item.timings as Record<string, number> | undefined)?.[base] ??
-    (item.webVitals as Record<string, number> | undefined)?.[base]);
+  const value =
+    typeof direct === 'number'
+      ? direct
+      : ((item.timings as Record<string, number> | undefined)?.[base] ?? (item.webVitals as Record<string, number> | undefined)?.[base]);
   return typeof value === 'number' ? value : null;
 }
 
@@ -155,7 +157,10 @@ export function report(items: ResultItem[], req: OracleRequest, sketch?: number)
       }
       rows = [...buckets.keys()]
         .sort((a, b) => a - b)
-        .map((b) => ({ bucketStart: new Date(b).toISOString(), ...Object.fromEntries(req.metrics.map((m) => [m, metricOverWith(buckets.get(b)!, m, sketch)])) }));
+        .map((b) => ({
+          bucketStart: new Date(b).toISOString(),
+          ...Object.fromEntries(req.metrics.map((m) => [m, metricOverWith(buckets.get(b)!, m, sketch)])),
+        }));
     } else {
       rows = runs.length ? [Object.fromEntries(req.metrics.map((m) => [m, metricOverWith(runs, m, sketch)]))] : [];
     }

@@ -97,7 +97,8 @@ function toJsonSchema(node: unknown): unknown {
   const src = node as Schema;
   const out: Schema = {};
   for (const [k, v] of Object.entries(src)) {
-    if (k.startsWith('x-') || ['example', 'discriminator', 'format', 'nullable', 'readOnly', 'writeOnly', 'deprecated', 'xml', 'externalDocs'].includes(k)) continue;
+    if (k.startsWith('x-') || ['example', 'discriminator', 'format', 'nullable', 'readOnly', 'writeOnly', 'deprecated', 'xml', 'externalDocs'].includes(k))
+      continue;
     if (k === '$ref') out.$ref = `anchor#/definitions/${String(v).split('/').pop()}`;
     else if (k === 'properties' && v && typeof v === 'object') out.properties = Object.fromEntries(Object.entries(v).map(([n, p]) => [n, toJsonSchema(p)]));
     else out[k] = toJsonSchema(v);
@@ -144,7 +145,10 @@ export function responseValidator(op: Schema, status: number): ValidateFunction 
   return v;
 }
 
-export const successStatuses = (op: Schema) => Object.keys(op.responses as object).filter((s) => s.startsWith('2')).map(Number);
+export const successStatuses = (op: Schema) =>
+  Object.keys(op.responses as object)
+    .filter((s) => s.startsWith('2'))
+    .map(Number);
 
 export function requestBodySchema(op: Schema): Schema | undefined {
   return ((op.requestBody as Schema | undefined)?.content as Record<string, Schema> | undefined)?.['application/json']?.schema as Schema | undefined;

@@ -82,10 +82,13 @@ export async function startClickHouseShim(dataDir: string): Promise<{ url: strin
         const result = await session.queryBindAsync(sql, params, { format: 'JSON' });
         const text = result.text();
         const parsed = text ? parseJsonFormat<unknown>(text) : { data: [], statistics: { rows_read: 0, elapsed: 0 } };
-        res.setHeader('x-clickhouse-summary', JSON.stringify({
-          read_rows: String(parsed.statistics.rows_read),
-          elapsed_ns: String(Math.round(parsed.statistics.elapsed * 1e9)),
-        }));
+        res.setHeader(
+          'x-clickhouse-summary',
+          JSON.stringify({
+            read_rows: String(parsed.statistics.rows_read),
+            elapsed_ns: String(Math.round(parsed.statistics.elapsed * 1e9)),
+          }),
+        );
         res.setHeader('x-clickhouse-format', format);
         res.end(parsed.data.map((row) => `${JSON.stringify(row)}\n`).join(''));
         return;

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 
 /** A person the provider knows: their subject, email and groups. */
@@ -31,14 +31,25 @@ export async function startOidcProvider(opts: { clientId: string; clientSecret: 
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const provider = new Provider(issuer, {
-    clients: [{ client_id: opts.clientId, client_secret: opts.clientSecret, redirect_uris: [opts.redirectUri], token_endpoint_auth_method: 'client_secret_post' }],
+    clients: [
+      { client_id: opts.clientId, client_secret: opts.clientSecret, redirect_uris: [opts.redirectUri], token_endpoint_auth_method: 'client_secret_post' },
+    ],
     jwks: { keys: [jwk] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'groups'] },
     features: { devInteractions: { enabled: false } },
     findAccount: (_ctx, sub) => {
       const p = people.get(sub);
       return p
-        ? { accountId: sub, claims: () => ({ sub, email: p.email, ...(p.emailVerified === null ? {} : { email_verified: p.emailVerified ?? true }), name: p.name ?? '', groups: p.groups ?? [] }) }
+        ? {
+            accountId: sub,
+            claims: () => ({
+              sub,
+              email: p.email,
+              ...(p.emailVerified === null ? {} : { email_verified: p.emailVerified ?? true }),
+              name: p.name ?? '',
+              groups: p.groups ?? [],
+            }),
+          }
         : undefined;
     },
     // Consent is given: the grant is made for what the client asks.
@@ -60,7 +71,9 @@ export async function startOidcProvider(opts: { clientId: string; clientSecret: 
       // Login without a form: the person the test named signs in.
       const accountId = next;
       provider
-        .interactionFinished(req, res, accountId ? { login: { accountId } } : { error: 'access_denied', error_description: 'nobody signs in' }, { mergeWithLastSubmission: false })
+        .interactionFinished(req, res, accountId ? { login: { accountId } } : { error: 'access_denied', error_description: 'nobody signs in' }, {
+          mergeWithLastSubmission: false,
+        })
         .catch((err: Error) => {
           res.statusCode = 500;
           res.end(err.message);

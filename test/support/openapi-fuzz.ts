@@ -24,7 +24,10 @@ function inline(value: unknown, doc: Schema): unknown {
   if (value === null || typeof value !== 'object') return value;
   const ref = (value as { $ref?: string }).$ref;
   if (typeof ref === 'string' && ref.startsWith('#/')) {
-    const target = ref.slice(2).split('/').reduce<unknown>((node, key) => (node as Schema)[key], doc);
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce<unknown>((node, key) => (node as Schema)[key], doc);
     return inline(target, doc);
   }
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inline(v, doc)]));
@@ -145,7 +148,9 @@ export async function installChangeCounter(svc: TestService): Promise<void> {
     if (ignored?.length === 0) continue;
     // Names from information_schema and the fixed BOOKKEEPING list only; quoted as identifiers and literals.
     const args = (ignored ?? []).map((c) => `'${c.replace(/'/g, "''")}'`).join(', ');
-    await sql.unsafe(`create trigger fuzz_count after insert or update or delete on "${name.replace(/"/g, '""')}" for each row execute function fuzz_count_change(${args})`);
+    await sql.unsafe(
+      `create trigger fuzz_count after insert or update or delete on "${name.replace(/"/g, '""')}" for each row execute function fuzz_count_change(${args})`,
+    );
   }
 }
 

@@ -24,9 +24,7 @@ export function rawRequest(baseUrl: string, head: string, body: Buffer = Buffer.
       const raw = Buffer.concat(chunks).toString('utf8');
       const split = raw.indexOf('\r\n\r\n');
       const [statusLine, ...lines] = raw.slice(0, split).split('\r\n');
-      const headers = Object.fromEntries(
-        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
-      );
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
       let text = raw.slice(split + 4);
       if (headers['transfer-encoding'] === 'chunked') text = dechunk(text);
       let parsed: unknown = text;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/platform/config.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { startService, type RunningService, type ServiceOptions } from '../../src/service.js';
+import { type RunningService, type ServiceOptions, startService } from '../../src/service.js';
 import { dropDatabase } from '../../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../../src/storage/redis.js';
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
@@ -36,18 +36,27 @@ export async function startHttpTarget(): Promise<HttpTarget> {
       };
       // A two-page shop for browser checks: a button that adds to the cart, and the cart.
       if (url.pathname === '/shop') {
-        return void res.writeHead(200, { 'content-type': 'text/html' }).end(
-          '<!doctype html><title>Local shop</title><h1>Shop</h1><button id="add" onclick="document.getElementById(\'count\').textContent=String(Number(document.getElementById(\'count\').textContent)+1)">Add to cart</button>' +
-            '<p>In cart: <span id="count">0</span></p><a href="/shop/cart">Cart</a>',
-        );
+        return void res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(
+            '<!doctype html><title>Local shop</title><h1>Shop</h1><button id="add" onclick="document.getElementById(\'count\').textContent=String(Number(document.getElementById(\'count\').textContent)+1)">Add to cart</button>' +
+              '<p>In cart: <span id="count">0</span></p><a href="/shop/cart">Cart</a>',
+          );
       }
-      if (url.pathname === '/shop/cart') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Cart</title><h1>Your cart</h1>');
+      if (url.pathname === '/shop/cart')
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Cart</title><h1>Your cart</h1>');
       if (url.pathname === '/ok') return json(200, { status: 'ok', items: [1, 2, 3], nested: { name: 'shop', price: 12.5 } });
       if (url.pathname === '/slow') return void setTimeout(() => json(200, { slow: true }), Number(url.searchParams.get('ms') ?? 1000));
       if (url.pathname === '/fail') return json(500, { error: 'boom' });
       if (url.pathname.startsWith('/status/')) return json(Number(url.pathname.slice(8)), {});
       if (url.pathname === '/redirect') return void res.writeHead(302, { location: '/ok' }).end();
-      if (url.pathname === '/echo') return json(200, { method: req.method, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), query: Object.fromEntries(url.searchParams) });
+      if (url.pathname === '/echo')
+        return json(200, {
+          method: req.method,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          query: Object.fromEntries(url.searchParams),
+        });
       const f = /^\/flaky\/([\w-]+)\/(\d+)$/.exec(url.pathname);
       if (f) {
         const n = (flaky.get(f[1]) ?? 0) + 1;
@@ -95,7 +104,8 @@ export async function startDnsTarget(records: Record<string, string>, txt: Map<s
       const name = question.name.replace(/\.$/, '').toLowerCase();
       const address = records[name];
       const texts = (question as { type?: number }).type === Packet.TYPE.TXT ? txt.get(name) : undefined;
-      if (texts?.length) for (const data of texts) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as never);
+      if (texts?.length)
+        for (const data of texts) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as never);
       else if (address) response.answers.push({ name: question.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 60, address } as never);
       else (response.header as { rcode: number }).rcode = 3;
       send(response);
@@ -113,9 +123,29 @@ export async function startTlsTarget(name: string, days: number) {
   const dir = mkdtempSync(path.join(tmpdir(), 'tls-target-'));
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', String(days), '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`], {
-    stdio: 'ignore',
-  });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      String(days),
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      `subjectAltName=DNS:${name}`,
+    ],
+    {
+      stdio: 'ignore',
+    },
+  );
   const server = createTlsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (socket) => {
     socket.on('error', () => {});
     socket.end('hello\n');

@@ -1,13 +1,13 @@
 import { useMemo, useState } from 'preact/hooks';
 import { del, get, post, put, request } from '../api';
 import { LineChart } from '../chart';
-import { bucketsOf, CHECK_SEGMENTS, RANGES, REPORT_SEGMENTS, resultState, windowOf, type CheckResult, type TimelineItem } from '../checks';
-import { ago, ms, pct, shortTime, time, TYPE_LABELS } from '../format';
+import { bucketsOf, CHECK_SEGMENTS, type CheckResult, RANGES, REPORT_SEGMENTS, resultState, type TimelineItem, windowOf } from '../checks';
+import { ago, ms, pct, shortTime, TYPE_LABELS, time } from '../format';
 import { Link, navigate, setQuery, useLocation } from '../router';
 import { can, useSession } from '../session';
-import { Button, confirmAction, Empty, ErrorNote, Field, Loading, StateBadge, useData, type Bucket } from '../ui';
+import { type Bucket, Button, confirmAction, Empty, ErrorNote, Field, Loading, StateBadge, useData } from '../ui';
 import { EditCheck } from './EditCheck';
-import { stateOf, type Check as CheckRow, type CheckStatus } from './Home';
+import { type Check as CheckRow, type CheckStatus, stateOf } from './Home';
 import { RunNow } from './RunNow';
 
 interface FullCheck extends CheckRow {
@@ -62,14 +62,24 @@ export function Check({ params }: { params: Record<string, string> }) {
   const status = useData((signal) => get<CheckStatus>(`/v1/check-statuses/${id}`, signal).catch(() => undefined), [id], 15_000);
   const timeline = useData(
     async () => {
-      const [item] = await post<TimelineItem[]>(`/v1/analytics/checks/timeline?buckets=${BUCKETS}&from=${new Date(win.from).toISOString()}&to=${new Date(win.to).toISOString()}`, { checkIds: [id] });
+      const [item] = await post<TimelineItem[]>(
+        `/v1/analytics/checks/timeline?buckets=${BUCKETS}&from=${new Date(win.from).toISOString()}&to=${new Date(win.to).toISOString()}`,
+        { checkIds: [id] },
+      );
       return item ? { checkId: item.checkId, inMaintenance: item.inMaintenance, buckets: bucketsOf(item) } : undefined;
     },
     [id, win.from, win.to],
     win.key === 'custom' ? undefined : 30_000,
   );
 
-  if (check.error) return <><h1>Check</h1><ErrorNote error={check.error} /><Link href="/">Back to the checks</Link></>;
+  if (check.error)
+    return (
+      <>
+        <h1>Check</h1>
+        <ErrorNote error={check.error} />
+        <Link href="/">Back to the checks</Link>
+      </>
+    );
   if (!check.data) return <Loading what="Loading the check" />;
   const c = check.data;
   const state = stateOf(c, status.data, timeline.data?.inMaintenance ?? false);
@@ -87,7 +97,9 @@ export function Check({ params }: { params: Record<string, string> }) {
   async function clone() {
     setActionError(null);
     try {
-      const body = Object.fromEntries(Object.entries(c).filter(([k]) => !['id', 'created_at', 'updated_at', 'alertChannels', 'alertChannelSubscriptions'].includes(k)));
+      const body = Object.fromEntries(
+        Object.entries(c).filter(([k]) => !['id', 'created_at', 'updated_at', 'alertChannels', 'alertChannelSubscriptions'].includes(k)),
+      );
       const copy = await post<{ id: string }>(`/v1/checks/${segment}`, { ...body, name: `${c.name} (copy)`, activated: false });
       navigate(`/checks/${copy.id}`);
     } catch (err) {
@@ -106,31 +118,65 @@ export function Check({ params }: { params: Record<string, string> }) {
 
   return (
     <>
-      <p><Link href="/">← Checks</Link></p>
+      <p>
+        <Link href="/">← Checks</Link>
+      </p>
       <div class="card">
         <h1>{c.name}</h1>
         <p>
-          <StateBadge state={state} /> · {TYPE_LABELS[c.checkType] ?? c.checkType} · every {c.frequency} min · {[...(c.locations ?? []), ...(c.privateLocations ?? [])].join(', ') || 'no location'}
+          <StateBadge state={state} /> · {TYPE_LABELS[c.checkType] ?? c.checkType} · every {c.frequency} min ·{' '}
+          {[...(c.locations ?? []), ...(c.privateLocations ?? [])].join(', ') || 'no location'}
           {c.muted && ' · muted'}
           {status.data?.updated_at && <> · last run {ago(status.data.updated_at)}</>}
         </p>
-        {c.request?.url && <p class="muted"><code>{c.request.method ?? 'GET'} {c.request.url}</code></p>}
-        {c.tags.length > 0 && <p class="tags">{c.tags.map((t) => <span class="tag">{t}</span>)}</p>}
+        {c.request?.url && (
+          <p class="muted">
+            <code>
+              {c.request.method ?? 'GET'} {c.request.url}
+            </code>
+          </p>
+        )}
+        {c.tags.length > 0 && (
+          <p class="tags">
+            {c.tags.map((t) => (
+              <span class="tag">{t}</span>
+            ))}
+          </p>
+        )}
         <div class="actions">
-          {can(session, 'run') && c.checkType !== 'HEARTBEAT' && <RunNow checkId={id} onDone={() => { timeline.reload(); status.reload(); }} />}
+          {can(session, 'run') && c.checkType !== 'HEARTBEAT' && (
+            <RunNow
+              checkId={id}
+              onDone={() => {
+                timeline.reload();
+                status.reload();
+              }}
+            />
+          )}
           {can(session, 'write') && (
             <>
               <Button onClick={() => void act({ activated: !c.activated })}>{c.activated ? 'Pause' : 'Resume'}</Button>
               <Button onClick={() => void act({ muted: !c.muted })}>{c.muted ? 'Unmute' : 'Mute'}</Button>
               <Button onClick={() => setEditing(true)}>Edit</Button>
               <Button onClick={() => void clone()}>Clone</Button>
-              <Button kind="danger" onClick={() => void remove()}>Delete</Button>
+              <Button kind="danger" onClick={() => void remove()}>
+                Delete
+              </Button>
             </>
           )}
         </div>
         <ErrorNote error={actionError} />
       </div>
-      {editing && <EditCheck check={c} segment={segment} onClose={(saved) => { setEditing(false); if (saved) check.reload(); }} />}
+      {editing && (
+        <EditCheck
+          check={c}
+          segment={segment}
+          onClose={(saved) => {
+            setEditing(false);
+            if (saved) check.reload();
+          }}
+        />
+      )}
 
       <WindowPicker current={win.key} from={win.from} to={win.to} />
       <Results checkId={id} timeline={timeline.data} error={timeline.error} />
@@ -147,11 +193,26 @@ function WindowPicker({ current, from, to }: { current: string; from: number; to
   return (
     <div class="toolbar" role="group" aria-label="Window">
       {Object.entries(RANGES).map(([key, r]) => (
-        <Button kind={current === key ? 'primary' : 'secondary'} aria-pressed={current === key} onClick={() => setQuery({ range: key, from: null, to: null, bucket: null })}>{r.label}</Button>
+        <Button
+          kind={current === key ? 'primary' : 'secondary'}
+          aria-pressed={current === key}
+          onClick={() => setQuery({ range: key, from: null, to: null, bucket: null })}
+        >
+          {r.label}
+        </Button>
       ))}
-      <Field label="From"><input type="datetime-local" value={custom.from} onInput={(e) => setCustom({ ...custom, from: (e.target as HTMLInputElement).value })} /></Field>
-      <Field label="To"><input type="datetime-local" value={custom.to} onInput={(e) => setCustom({ ...custom, to: (e.target as HTMLInputElement).value })} /></Field>
-      <Button kind={current === 'custom' ? 'primary' : 'secondary'} onClick={() => setQuery({ from: new Date(custom.from).toISOString(), to: new Date(custom.to).toISOString(), range: null, bucket: null })}>Show</Button>
+      <Field label="From">
+        <input type="datetime-local" value={custom.from} onInput={(e) => setCustom({ ...custom, from: (e.target as HTMLInputElement).value })} />
+      </Field>
+      <Field label="To">
+        <input type="datetime-local" value={custom.to} onInput={(e) => setCustom({ ...custom, to: (e.target as HTMLInputElement).value })} />
+      </Field>
+      <Button
+        kind={current === 'custom' ? 'primary' : 'secondary'}
+        onClick={() => setQuery({ from: new Date(custom.from).toISOString(), to: new Date(custom.to).toISOString(), range: null, bucket: null })}
+      >
+        Show
+      </Button>
     </div>
   );
 }
@@ -169,12 +230,24 @@ function Results({ checkId, timeline, error }: { checkId: string; timeline?: Tim
   return (
     <section class="card" aria-labelledby="results-title">
       <h2 id="results-title">Results</h2>
-      <p class="muted">{total} runs, {failed} failed{total ? ` (${pct((100 * (total - failed)) / total)} passed)` : ''}. Choose a bar to list its runs. Shaded: maintenance. An empty slot had no runs (no data).</p>
+      <p class="muted">
+        {total} runs, {failed} failed{total ? ` (${pct((100 * (total - failed)) / total)} passed)` : ''}. Choose a bar to list its runs. Shaded: maintenance. An
+        empty slot had no runs (no data).
+      </p>
       <div class="bars">
         {timeline.buckets.map((b) => {
           const label = `${time(b.from)}: ${b.runs} runs, ${b.failed} failed, ${b.degraded} degraded${b.inMaintenance ? ', in maintenance' : ''}`;
           return (
-            <button type="button" data-runs={b.runs} data-failed={b.failed} class={`bar ${b.inMaintenance ? 'maint' : ''} ${chosen === b.from ? 'chosen' : ''}`} aria-label={label} title={label} aria-pressed={chosen === b.from} onClick={() => setQuery({ bucket: chosen === b.from ? null : b.from })}>
+            <button
+              type="button"
+              data-runs={b.runs}
+              data-failed={b.failed}
+              class={`bar ${b.inMaintenance ? 'maint' : ''} ${chosen === b.from ? 'chosen' : ''}`}
+              aria-label={label}
+              title={label}
+              aria-pressed={chosen === b.from}
+              onClick={() => setQuery({ bucket: chosen === b.from ? null : b.from })}
+            >
               <span class="fail" style={{ height: `${(100 * b.failed) / max}%` }} />
               <span class="degraded" style={{ height: `${(100 * b.degraded) / max}%` }} />
               <span class="pass" style={{ height: `${(100 * (b.runs - b.failed - b.degraded)) / max}%` }} />
@@ -182,7 +255,10 @@ function Results({ checkId, timeline, error }: { checkId: string; timeline?: Tim
           );
         })}
       </div>
-      <div class="bars-axis muted"><span>{time(timeline.buckets[0]?.from)}</span><span>{time(Date.parse(timeline.buckets.at(-1)?.from ?? '') + size)}</span></div>
+      <div class="bars-axis muted">
+        <span>{time(timeline.buckets[0]?.from)}</span>
+        <span>{time(Date.parse(timeline.buckets.at(-1)?.from ?? '') + size)}</span>
+      </div>
       {chosen && <BucketRuns checkId={checkId} from={Date.parse(chosen)} to={Date.parse(chosen) + size} />}
       {!chosen && <LatestRuns checkId={checkId} />}
     </section>
@@ -195,12 +271,28 @@ function RunsTable({ runs, caption }: { runs: CheckResult[]; caption: string }) 
     <div class="table-wrap" tabIndex={0}>
       <table>
         <caption class="skip">{caption}</caption>
-        <thead><tr><th scope="col">Started</th><th scope="col">Result</th><th scope="col">Location</th><th scope="col" class="num">Response time</th><th scope="col" class="num hide-narrow">Attempts</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Started</th>
+            <th scope="col">Result</th>
+            <th scope="col">Location</th>
+            <th scope="col" class="num">
+              Response time
+            </th>
+            <th scope="col" class="num hide-narrow">
+              Attempts
+            </th>
+          </tr>
+        </thead>
         <tbody>
           {runs.map((r) => (
             <tr>
-              <td><Link href={`/checks/${r.checkId}/results/${r.id}`}>{time(r.startedAt)}</Link></td>
-              <td><StateBadge state={resultState(r)} /></td>
+              <td>
+                <Link href={`/checks/${r.checkId}/results/${r.id}`}>{time(r.startedAt)}</Link>
+              </td>
+              <td>
+                <StateBadge state={resultState(r)} />
+              </td>
               <td>{r.runLocation}</td>
               <td class="num">{ms(r.responseTime)}</td>
               <td class="num hide-narrow">{r.attempts ?? 1}</td>
@@ -213,10 +305,15 @@ function RunsTable({ runs, caption }: { runs: CheckResult[]; caption: string }) 
 }
 
 function BucketRuns({ checkId, from, to }: { checkId: string; from: number; to: number }) {
-  const runs = useData((signal) => get<CheckResult[]>(`/v1/check-results/${checkId}?limit=100&from=${from / 1000}&to=${to / 1000}`, signal), [checkId, from, to]);
+  const runs = useData(
+    (signal) => get<CheckResult[]>(`/v1/check-results/${checkId}?limit=100&from=${from / 1000}&to=${to / 1000}`, signal),
+    [checkId, from, to],
+  );
   return (
     <>
-      <h3>Runs from {shortTime(from)} to {shortTime(to)}</h3>
+      <h3>
+        Runs from {shortTime(from)} to {shortTime(to)}
+      </h3>
       <ErrorNote error={runs.error} />
       {runs.data ? <RunsTable runs={runs.data} caption="Runs of the chosen period" /> : <Loading />}
     </>
@@ -243,15 +340,30 @@ function Figures({ check, from, to }: { check: FullCheck; from: number; to: numb
   const span = `from=${Math.floor(from / 1000)}&to=${Math.floor(to / 1000)}`;
   const interval = Math.max(1, Math.round((to - from) / 60_000 / 60));
   const whole = useData(
-    (signal) => (headline ? get<Report>(`/v1/analytics/${segment}/${check.id}?${span}&groupBy=runLocation&metrics=availability,${headline}_p50,${headline}_p95,${headline}_p99&limit=100`, signal) : Promise.resolve(undefined)),
+    (signal) =>
+      headline
+        ? get<Report>(
+            `/v1/analytics/${segment}/${check.id}?${span}&groupBy=runLocation&metrics=availability,${headline}_p50,${headline}_p95,${headline}_p99&limit=100`,
+            signal,
+          )
+        : Promise.resolve(undefined),
     [check.id, headline, from, to],
   );
   const series = useData(
-    (signal) => (headline ? get<Report>(`/v1/analytics/${segment}/${check.id}?${span}&groupBy=runLocation&aggregationInterval=${interval}&metrics=${headline}_p95&limit=100`, signal) : Promise.resolve(undefined)),
+    (signal) =>
+      headline
+        ? get<Report>(
+            `/v1/analytics/${segment}/${check.id}?${span}&groupBy=runLocation&aggregationInterval=${interval}&metrics=${headline}_p95&limit=100`,
+            signal,
+          )
+        : Promise.resolve(undefined),
     [check.id, headline, from, to],
   );
   const phases = useData(
-    (signal) => (check.checkType === 'API' ? get<Report>(`/v1/analytics/api-checks/${check.id}?${span}&metrics=wait_avg,dns_avg,tcp_avg,firstByte_avg,download_avg`, signal) : Promise.resolve(undefined)),
+    (signal) =>
+      check.checkType === 'API'
+        ? get<Report>(`/v1/analytics/api-checks/${check.id}?${span}&metrics=wait_avg,dns_avg,tcp_avg,firstByte_avg,download_avg`, signal)
+        : Promise.resolve(undefined),
     [check.id, from, to],
   );
   const chart = useMemo(() => {
@@ -275,17 +387,49 @@ function Figures({ check, from, to }: { check: FullCheck; from: number; to: numb
     <section class="card" aria-labelledby="times-title">
       <h2 id="times-title">Response times by location</h2>
       <ErrorNote error={whole.error ?? series.error} />
-      {chart && chart.x.length > 0 && <LineChart label={`p95 response time by location, ${chart.series.length} locations`} x={chart.x} series={chart.series} unit="ms" range={[from / 1000, to / 1000]} />}
+      {chart && chart.x.length > 0 && (
+        <LineChart
+          label={`p95 response time by location, ${chart.series.length} locations`}
+          x={chart.x}
+          series={chart.series}
+          unit="ms"
+          range={[from / 1000, to / 1000]}
+        />
+      )}
       {chart && chart.x.length === 0 && <Empty>No runs in this window.</Empty>}
       {rows.length > 0 && (
         <div class="table-wrap" tabIndex={0}>
           <table>
             <caption class="skip">Response times by location over the window</caption>
-            <thead><tr><th scope="col">Location</th><th scope="col" class="num">Success</th><th scope="col" class="num">p50</th><th scope="col" class="num">p95</th><th scope="col" class="num">p99</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Location</th>
+                <th scope="col" class="num">
+                  Success
+                </th>
+                <th scope="col" class="num">
+                  p50
+                </th>
+                <th scope="col" class="num">
+                  p95
+                </th>
+                <th scope="col" class="num">
+                  p99
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {rows.map((s) => {
                 const d = s.data[0] ?? {};
-                return <tr><td>{s.runLocation}</td><td class="num">{pct(d.availability as number | null)}</td><td class="num">{ms(d[`${headline}_p50`] as number | null)}</td><td class="num">{ms(d[`${headline}_p95`] as number | null)}</td><td class="num">{ms(d[`${headline}_p99`] as number | null)}</td></tr>;
+                return (
+                  <tr>
+                    <td>{s.runLocation}</td>
+                    <td class="num">{pct(d.availability as number | null)}</td>
+                    <td class="num">{ms(d[`${headline}_p50`] as number | null)}</td>
+                    <td class="num">{ms(d[`${headline}_p95`] as number | null)}</td>
+                    <td class="num">{ms(d[`${headline}_p99`] as number | null)}</td>
+                  </tr>
+                );
               })}
             </tbody>
           </table>
@@ -295,7 +439,12 @@ function Figures({ check, from, to }: { check: FullCheck; from: number; to: numb
         <>
           <h3>Timing phases (average)</h3>
           <dl class="phases">
-            {(['wait', 'dns', 'tcp', 'firstByte', 'download'] as const).map((p) => <><dt>{{ wait: 'Wait', dns: 'DNS', tcp: 'TCP connect', firstByte: 'First byte', download: 'Download' }[p]}</dt><dd>{ms(phase[`${p}_avg`] as number | null)}</dd></>)}
+            {(['wait', 'dns', 'tcp', 'firstByte', 'download'] as const).map((p) => (
+              <>
+                <dt>{{ wait: 'Wait', dns: 'DNS', tcp: 'TCP connect', firstByte: 'First byte', download: 'Download' }[p]}</dt>
+                <dd>{ms(phase[`${p}_avg`] as number | null)}</dd>
+              </>
+            ))}
           </dl>
         </>
       )}
@@ -313,7 +462,13 @@ function ErrorGroups({ checkId }: { checkId: string }) {
       {groups.data && groups.data.length > 0 && (
         <ul class="plain">
           {groups.data.map((g) => (
-            <li><code>{g.cleanedErrorMessage ?? g.rawErrorMessage}</code> <span class="muted">· {g.occurrences} {g.occurrences === 1 ? 'time' : 'times'} in {g.locations.length} {g.locations.length === 1 ? 'location' : 'locations'} · last {ago(g.lastSeen)}</span></li>
+            <li>
+              <code>{g.cleanedErrorMessage ?? g.rawErrorMessage}</code>{' '}
+              <span class="muted">
+                · {g.occurrences} {g.occurrences === 1 ? 'time' : 'times'} in {g.locations.length} {g.locations.length === 1 ? 'location' : 'locations'} · last{' '}
+                {ago(g.lastSeen)}
+              </span>
+            </li>
           ))}
         </ul>
       )}
@@ -322,7 +477,12 @@ function ErrorGroups({ checkId }: { checkId: string }) {
 }
 
 function Notifications({ checkId, from, to }: { checkId: string; from: number; to: number }) {
-  const list = useData(async (signal) => (await request<Notification[]>('GET', `/v1/alert-notifications?checkId=${checkId}&limit=20&from=${from / 1000}&to=${to / 1000}`, undefined, { signal })).data, [checkId, from, to]);
+  const list = useData(
+    async (signal) =>
+      (await request<Notification[]>('GET', `/v1/alert-notifications?checkId=${checkId}&limit=20&from=${from / 1000}&to=${to / 1000}`, undefined, { signal }))
+        .data,
+    [checkId, from, to],
+  );
   return (
     <section class="card" aria-labelledby="alerts-title">
       <h2 id="alerts-title">Alerts sent</h2>
@@ -331,10 +491,26 @@ function Notifications({ checkId, from, to }: { checkId: string; from: number; t
       {list.data && list.data.length > 0 && (
         <div class="table-wrap" tabIndex={0}>
           <table>
-            <thead><tr><th scope="col">When</th><th scope="col">Channel</th><th scope="col">Delivery</th><th scope="col" class="hide-narrow">Attempts</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Channel</th>
+                <th scope="col">Delivery</th>
+                <th scope="col" class="hide-narrow">
+                  Attempts
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {list.data.map((n) => (
-                <tr><td>{time(n.timestamp ?? n.created_at)}</td><td>{n.type} #{n.alertChannelId}</td><td>{n.status}</td><td class="hide-narrow">{n.attempts.length}</td></tr>
+                <tr>
+                  <td>{time(n.timestamp ?? n.created_at)}</td>
+                  <td>
+                    {n.type} #{n.alertChannelId}
+                  </td>
+                  <td>{n.status}</td>
+                  <td class="hide-narrow">{n.attempts.length}</td>
+                </tr>
               ))}
             </tbody>
           </table>

@@ -17,7 +17,12 @@ type Schema = {
   $ref?: string;
 };
 
-let documentOnce: Promise<{ paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> } }>>; components?: { schemas?: Record<string, Schema> } }> | undefined;
+let documentOnce:
+  | Promise<{
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> } }>>;
+      components?: { schemas?: Record<string, Schema> };
+    }>
+  | undefined;
 const openApi = () => (documentOnce ??= get('/openapi.json'));
 
 /** Fields the API takes but ignores on update (read-only in the anchor's contract), or sets elsewhere. */
@@ -34,9 +39,23 @@ function kindOf(schema: Schema): 'enum' | 'text' | 'long' | 'number' | 'boolean'
 }
 
 const show = (kind: ReturnType<typeof kindOf>, v: unknown) =>
-  kind === 'json' ? JSON.stringify(v ?? null, null, 2) : kind === 'list' ? ((v as string[] | undefined) ?? []).join(', ') : v === undefined || v === null ? '' : String(v);
+  kind === 'json'
+    ? JSON.stringify(v ?? null, null, 2)
+    : kind === 'list'
+      ? ((v as string[] | undefined) ?? []).join(', ')
+      : v === undefined || v === null
+        ? ''
+        : String(v);
 
-export function EditCheck({ check, segment, onClose }: { check: Record<string, unknown> & { id: string; name: string }; segment: string; onClose: (saved: boolean) => void }) {
+export function EditCheck({
+  check,
+  segment,
+  onClose,
+}: {
+  check: Record<string, unknown> & { id: string; name: string };
+  segment: string;
+  onClose: (saved: boolean) => void;
+}) {
   const [schema, setSchema] = useState<Record<string, Schema> | null>(null);
   const [values, setValues] = useState<Record<string, string | boolean>>({});
   const [changed, setChanged] = useState<Set<string>>(new Set());
@@ -72,7 +91,11 @@ export function EditCheck({ check, segment, onClose }: { check: Record<string, u
         }
       } else if (kind === 'number') body[k] = v === '' ? null : Number(v);
       else if (kind === 'enum') body[k] = schema[k]!.enum!.find((e) => String(e) === String(v)) ?? v;
-      else if (kind === 'list') body[k] = String(v).split(',').map((x) => x.trim()).filter(Boolean);
+      else if (kind === 'list')
+        body[k] = String(v)
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean);
       else body[k] = v;
     }
     setErrors(local);
@@ -115,22 +138,37 @@ export function EditCheck({ check, segment, onClose }: { check: Record<string, u
               kind === 'enum' ? (
                 <select {...common} value={String(values[k])} onChange={(e) => set(k, (e.target as HTMLSelectElement).value)}>
                   {!s.enum!.includes(values[k]) && <option value="">—</option>}
-                  {s.enum!.filter((v) => v !== null).map((v) => <option value={String(v)}>{String(v)}</option>)}
+                  {s
+                    .enum!.filter((v) => v !== null)
+                    .map((v) => (
+                      <option value={String(v)}>{String(v)}</option>
+                    ))}
                 </select>
               ) : kind === 'boolean' ? (
                 <input {...common} type="checkbox" checked={Boolean(values[k])} onChange={(e) => set(k, (e.target as HTMLInputElement).checked)} />
               ) : kind === 'json' || kind === 'long' ? (
-                <textarea {...common} rows={kind === 'long' ? 12 : 5} value={String(values[k])} onInput={(e) => set(k, (e.target as HTMLTextAreaElement).value)} />
+                <textarea
+                  {...common}
+                  rows={kind === 'long' ? 12 : 5}
+                  value={String(values[k])}
+                  onInput={(e) => set(k, (e.target as HTMLTextAreaElement).value)}
+                />
               ) : kind === 'number' ? (
                 <input {...common} type="number" value={String(values[k])} onInput={(e) => set(k, (e.target as HTMLInputElement).value)} />
               ) : (
                 <input {...common} value={String(values[k])} onInput={(e) => set(k, (e.target as HTMLInputElement).value)} />
               );
-            return <Field label={k} error={errors[k]} hint={s.description}>{control}</Field>;
+            return (
+              <Field label={k} error={errors[k]} hint={s.description}>
+                {control}
+              </Field>
+            );
           })}
           <ErrorNote error={error} />
           <div class="actions">
-            <Button kind="primary" type="submit" disabled={busy || changed.size === 0}>{busy ? 'Saving…' : 'Save'}</Button>
+            <Button kind="primary" type="submit" disabled={busy || changed.size === 0}>
+              {busy ? 'Saving…' : 'Save'}
+            </Button>
             <Button onClick={() => onClose(false)}>Cancel</Button>
           </div>
         </form>

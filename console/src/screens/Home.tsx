@@ -3,7 +3,7 @@ import { allPages, get, inSlices, post } from '../api';
 import { bucketsOf, type TimelineItem } from '../checks';
 import { ms, pct, TYPE_LABELS } from '../format';
 import { Link, setQuery, useLocation } from '../router';
-import { Empty, ErrorNote, Field, Loading, StateBadge, Strip, useData, type Bucket, type CheckState } from '../ui';
+import { type Bucket, type CheckState, Empty, ErrorNote, Field, Loading, StateBadge, Strip, useData } from '../ui';
 
 export interface Check {
   id: string;
@@ -98,7 +98,10 @@ async function loadHome(signal: AbortSignal): Promise<Row[]> {
 }
 
 const SORTS: Record<string, { label: string; compare: (a: Row, b: Row) => number }> = {
-  attention: { label: 'Failing recently first', compare: (a, b) => ORDER[a.state] - ORDER[b.state] || b.lastFailure - a.lastFailure || a.check.name.localeCompare(b.check.name) },
+  attention: {
+    label: 'Failing recently first',
+    compare: (a, b) => ORDER[a.state] - ORDER[b.state] || b.lastFailure - a.lastFailure || a.check.name.localeCompare(b.check.name),
+  },
   name: { label: 'Name', compare: (a, b) => a.check.name.localeCompare(b.check.name) },
   availability: { label: 'Success ratio (24 h), lowest first', compare: (a, b) => (a.day?.availability ?? 101) - (b.day?.availability ?? 101) },
   p95: { label: 'p95 (24 h), slowest first', compare: (a, b) => (p95Of(b.day) ?? -1) - (p95Of(a.day) ?? -1) },
@@ -108,7 +111,14 @@ const SORTS: Record<string, { label: string; compare: (a: Row, b: Row) => number
 export function Home() {
   const { query } = useLocation();
   const { data, error, loading } = useData(loadHome, [], 15_000);
-  const filters = { q: query.get('q') ?? '', state: query.get('state') ?? '', type: query.get('type') ?? '', tag: query.get('tag') ?? '', location: query.get('location') ?? '', group: query.get('group') ?? '' };
+  const filters = {
+    q: query.get('q') ?? '',
+    state: query.get('state') ?? '',
+    type: query.get('type') ?? '',
+    tag: query.get('tag') ?? '',
+    location: query.get('location') ?? '',
+    group: query.get('group') ?? '',
+  };
   const sort = SORTS[query.get('sort') ?? 'attention'] ?? SORTS.attention!;
 
   const options = useMemo(() => {
@@ -144,7 +154,9 @@ export function Home() {
     <Field label={label}>
       <select value={filters[name]} onChange={(e) => setQuery({ [name]: (e.target as HTMLSelectElement).value })}>
         <option value="">All</option>
-        {values.map((v) => <option value={v}>{show(v)}</option>)}
+        {values.map((v) => (
+          <option value={v}>{show(v)}</option>
+        ))}
       </select>
     </Field>
   );
@@ -154,28 +166,40 @@ export function Home() {
       <h1>Checks</h1>
       {data && (
         <p class="muted" aria-live="polite">
-          {data.length} checks · <span class="state-failing">{counts.failing ?? 0} failing</span> · <span class="state-degraded">{counts.degraded ?? 0} degraded</span> ·{' '}
-          <span class="state-passing">{counts.passing ?? 0} passing</span> · {counts.nodata ?? 0} without data · {counts.paused ?? 0} paused · {counts.maintenance ?? 0} in maintenance
+          {data.length} checks · <span class="state-failing">{counts.failing ?? 0} failing</span> ·{' '}
+          <span class="state-degraded">{counts.degraded ?? 0} degraded</span> · <span class="state-passing">{counts.passing ?? 0} passing</span> ·{' '}
+          {counts.nodata ?? 0} without data · {counts.paused ?? 0} paused · {counts.maintenance ?? 0} in maintenance
         </p>
       )}
       <div class="toolbar" role="search">
         <Field label="Search">
           <input type="search" placeholder="Name or tag" value={filters.q} onInput={(e) => setQuery({ q: (e.target as HTMLInputElement).value })} />
         </Field>
-        {select('state', 'State', ['failing', 'degraded', 'passing', 'nodata', 'paused', 'maintenance'], (v) => ({ failing: 'Failing', degraded: 'Degraded', passing: 'Passing', nodata: 'No data', paused: 'Paused', maintenance: 'In maintenance' })[v] ?? v)}
+        {select(
+          'state',
+          'State',
+          ['failing', 'degraded', 'passing', 'nodata', 'paused', 'maintenance'],
+          (v) => ({ failing: 'Failing', degraded: 'Degraded', passing: 'Passing', nodata: 'No data', paused: 'Paused', maintenance: 'In maintenance' })[v] ?? v,
+        )}
         {select('type', 'Type', options.types, (v) => TYPE_LABELS[v] ?? v)}
         {select('tag', 'Tag', options.tags)}
         {select('location', 'Location', options.locations)}
         {options.groups.length > 0 && select('group', 'Group', options.groups)}
         <Field label="Sort">
           <select value={query.get('sort') ?? 'attention'} onChange={(e) => setQuery({ sort: (e.target as HTMLSelectElement).value })}>
-            {Object.entries(SORTS).map(([k, s]) => <option value={k}>{s.label}</option>)}
+            {Object.entries(SORTS).map(([k, s]) => (
+              <option value={k}>{s.label}</option>
+            ))}
           </select>
         </Field>
       </div>
       <ErrorNote error={error} />
       {!data && loading && <Loading what="Loading checks" />}
-      {data && data.length === 0 && <Empty>No checks yet. Create them with the API, or deploy a project with the CLI (<code>npx checkly deploy</code>).</Empty>}
+      {data && data.length === 0 && (
+        <Empty>
+          No checks yet. Create them with the API, or deploy a project with the CLI (<code>npx checkly deploy</code>).
+        </Empty>
+      )}
       {data && data.length > 0 && rows.length === 0 && <Empty>No check matches these filters.</Empty>}
       {rows.length > 0 && (
         <div class="table-wrap" tabIndex={0}>
@@ -186,12 +210,24 @@ export function Home() {
                 <th scope="col">Check</th>
                 <th scope="col">State</th>
                 <th scope="col">Last 24 hours</th>
-                <th scope="col" class="num">Success 24 h</th>
-                <th scope="col" class="num hide-narrow">Success 7 d</th>
-                <th scope="col" class="num">p95 24 h</th>
-                <th scope="col" class="num hide-narrow">p95 7 d</th>
-                <th scope="col" class="hide-narrow">Type</th>
-                <th scope="col" class="hide-narrow">Tags</th>
+                <th scope="col" class="num">
+                  Success 24 h
+                </th>
+                <th scope="col" class="num hide-narrow">
+                  Success 7 d
+                </th>
+                <th scope="col" class="num">
+                  p95 24 h
+                </th>
+                <th scope="col" class="num hide-narrow">
+                  p95 7 d
+                </th>
+                <th scope="col" class="hide-narrow">
+                  Type
+                </th>
+                <th scope="col" class="hide-narrow">
+                  Tags
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -201,14 +237,22 @@ export function Home() {
                     <Link href={`/checks/${r.check.id}`}>{r.check.name}</Link>
                     {r.group && <div class="muted">{r.group.name}</div>}
                   </td>
-                  <td><StateBadge state={r.state} /></td>
+                  <td>
+                    <StateBadge state={r.state} />
+                  </td>
                   <td>{r.strip.length ? <Strip buckets={r.strip} label={`${r.check.name}, last 24 hours`} /> : <span class="muted">—</span>}</td>
                   <td class="num">{pct(r.day?.availability)}</td>
                   <td class="num hide-narrow">{pct(r.week?.availability)}</td>
                   <td class="num">{ms(p95Of(r.day))}</td>
                   <td class="num hide-narrow">{ms(p95Of(r.week))}</td>
                   <td class="hide-narrow">{TYPE_LABELS[r.check.checkType] ?? r.check.checkType}</td>
-                  <td class="hide-narrow"><span class="tags">{r.check.tags.map((t) => <span class="tag">{t}</span>)}</span></td>
+                  <td class="hide-narrow">
+                    <span class="tags">
+                      {r.check.tags.map((t) => (
+                        <span class="tag">{t}</span>
+                      ))}
+                    </span>
+                  </td>
                 </tr>
               ))}
             </tbody>

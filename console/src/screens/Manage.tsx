@@ -27,13 +27,19 @@ interface Notification {
   notificationResult: string | null;
 }
 
-const channelName = (c: Channel) => String(c.config.name ?? c.config.serviceName ?? c.config.address ?? c.config.url ?? c.config.number ?? `${c.type.toLowerCase()} #${c.id}`);
+const channelName = (c: Channel) =>
+  String(c.config.name ?? c.config.serviceName ?? c.config.address ?? c.config.url ?? c.config.number ?? `${c.type.toLowerCase()} #${c.id}`);
 /** What the add form asks for each kind: the one value it needs, and how it becomes the channel's config. */
 const KINDS: Record<string, { label: string; field: string; error: string; config: (v: string) => Record<string, unknown> }> = {
   EMAIL: { label: 'Email', field: 'Address', error: 'address', config: (v) => ({ address: v }) },
   SLACK: { label: 'Slack', field: 'URL', error: 'url', config: (v) => ({ url: v }) },
   WEBHOOK: { label: 'Webhook', field: 'URL', error: 'url', config: (v) => ({ name: v.replace(/^https?:\/\//, '').slice(0, 60), url: v, method: 'POST' }) },
-  PAGERDUTY: { label: 'PagerDuty', field: 'Integration key (Events API v2)', error: 'serviceKey', config: (v) => ({ serviceKey: v, serviceName: 'PagerDuty' }) },
+  PAGERDUTY: {
+    label: 'PagerDuty',
+    field: 'Integration key (Events API v2)',
+    error: 'serviceKey',
+    config: (v) => ({ serviceKey: v, serviceName: 'PagerDuty' }),
+  },
   OPSGENIE: { label: 'Opsgenie', field: 'API key', error: 'apiKey', config: (v) => ({ name: 'Opsgenie', apiKey: v, region: 'US', priority: 'P3' }) },
 };
 
@@ -53,10 +59,30 @@ export function Alerts() {
       <section class="card" aria-labelledby="channels-title">
         <h2 id="channels-title">Alert channels</h2>
         {writer && (
-          <form class="toolbar" onSubmit={(e) => { e.preventDefault(); void action.run(async () => { await post('/v1/alert-channels', { type: kind, config: spec.config(target) }); setTarget(''); channels.reload(); }); }}>
-            <Field label="Kind"><select value={kind} onChange={(e) => setKind(inputValue(e))}>{Object.entries(KINDS).map(([value, k]) => <option value={value}>{k.label}</option>)}</select></Field>
-            <Field label={spec.field} error={action.fieldError(spec.error)}><input required value={target} onInput={(e) => setTarget(inputValue(e))} /></Field>
-            <Button kind="primary" type="submit" disabled={action.busy}>Add channel</Button>
+          <form
+            class="toolbar"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void action.run(async () => {
+                await post('/v1/alert-channels', { type: kind, config: spec.config(target) });
+                setTarget('');
+                channels.reload();
+              });
+            }}
+          >
+            <Field label="Kind">
+              <select value={kind} onChange={(e) => setKind(inputValue(e))}>
+                {Object.entries(KINDS).map(([value, k]) => (
+                  <option value={value}>{k.label}</option>
+                ))}
+              </select>
+            </Field>
+            <Field label={spec.field} error={action.fieldError(spec.error)}>
+              <input required value={target} onInput={(e) => setTarget(inputValue(e))} />
+            </Field>
+            <Button kind="primary" type="submit" disabled={action.busy}>
+              Add channel
+            </Button>
           </form>
         )}
         <ErrorNote error={action.error ?? channels.error} />
@@ -65,17 +91,56 @@ export function Alerts() {
         {channels.data && channels.data.length > 0 && (
           <div class="table-wrap" tabIndex={0}>
             <table>
-              <thead><tr><th scope="col">Channel</th><th scope="col">Kind</th><th scope="col">Health</th><th scope="col" class="num hide-narrow">Subscriptions</th><th scope="col"><span class="skip">Actions</span></th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Channel</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Health</th>
+                  <th scope="col" class="num hide-narrow">
+                    Subscriptions
+                  </th>
+                  <th scope="col">
+                    <span class="skip">Actions</span>
+                  </th>
+                </tr>
+              </thead>
               <tbody>
                 {channels.data.map((c) => (
                   <tr>
-                    <td>{channelName(c)}{tested[c.id] && <div class={tested[c.id]!.ok ? 'state-passing' : 'state-failing'} role="status">Test {tested[c.id]!.ok ? 'delivered' : 'failed'}: {tested[c.id]!.detail}</div>}</td>
+                    <td>
+                      {channelName(c)}
+                      {tested[c.id] && (
+                        <div class={tested[c.id]!.ok ? 'state-passing' : 'state-failing'} role="status">
+                          Test {tested[c.id]!.ok ? 'delivered' : 'failed'}: {tested[c.id]!.detail}
+                        </div>
+                      )}
+                    </td>
                     <td>{c.type}</td>
-                    <td>{c.health.status.toLowerCase()}{c.health.lastError ? <div class="muted">{c.health.lastError}</div> : null}</td>
+                    <td>
+                      {c.health.status.toLowerCase()}
+                      {c.health.lastError ? <div class="muted">{c.health.lastError}</div> : null}
+                    </td>
                     <td class="num hide-narrow">{c.subscriptions?.length ?? 0}</td>
                     <td class="actions">
-                      {writer && <Button onClick={() => void action.run(async () => setTested({ ...tested, [c.id]: await post(`/v1/alert-channels/${c.id}/test`) }))}>Send a test</Button>}
-                      {writer && <Button kind="danger" onClick={() => { if (confirmAction(`Delete ${channelName(c)}?`)) void action.run(async () => { await del(`/v1/alert-channels/${c.id}`); channels.reload(); }); }}>Delete</Button>}
+                      {writer && (
+                        <Button onClick={() => void action.run(async () => setTested({ ...tested, [c.id]: await post(`/v1/alert-channels/${c.id}/test`) }))}>
+                          Send a test
+                        </Button>
+                      )}
+                      {writer && (
+                        <Button
+                          kind="danger"
+                          onClick={() => {
+                            if (confirmAction(`Delete ${channelName(c)}?`))
+                              void action.run(async () => {
+                                await del(`/v1/alert-channels/${c.id}`);
+                                channels.reload();
+                              });
+                          }}
+                        >
+                          Delete
+                        </Button>
+                      )}
                     </td>
                   </tr>
                 ))}
@@ -91,14 +156,35 @@ export function Alerts() {
         {log.data && log.data.length > 0 && (
           <div class="table-wrap" tabIndex={0}>
             <table>
-              <thead><tr><th scope="col">When</th><th scope="col">Channel</th><th scope="col">Delivery</th><th scope="col">Attempts</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Channel</th>
+                  <th scope="col">Delivery</th>
+                  <th scope="col">Attempts</th>
+                </tr>
+              </thead>
               <tbody>
                 {log.data.map((n) => (
                   <tr>
                     <td>{time(n.timestamp ?? n.created_at)}</td>
-                    <td>{n.type} #{n.alertChannelId}</td>
-                    <td>{n.status.toLowerCase()}{n.notificationResult ? <div class="muted">{n.notificationResult}</div> : null}</td>
-                    <td><ul class="plain">{n.attempts.map((a) => <li>{time(a.at)}: {a.ok ? 'delivered' : 'failed'}{a.detail ? ` (${a.detail})` : ''}</li>)}</ul></td>
+                    <td>
+                      {n.type} #{n.alertChannelId}
+                    </td>
+                    <td>
+                      {n.status.toLowerCase()}
+                      {n.notificationResult ? <div class="muted">{n.notificationResult}</div> : null}
+                    </td>
+                    <td>
+                      <ul class="plain">
+                        {n.attempts.map((a) => (
+                          <li>
+                            {time(a.at)}: {a.ok ? 'delivered' : 'failed'}
+                            {a.detail ? ` (${a.detail})` : ''}
+                          </li>
+                        ))}
+                      </ul>
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -129,18 +215,42 @@ export function Maintenance() {
     <>
       <h1>Maintenance windows</h1>
       {can(session, 'write') && (
-        <form class="card" onSubmit={(e) => { e.preventDefault(); void action.run(async () => {
-          await post('/v1/maintenance-windows', { name: form.name, tags: form.tags.split(',').map((t) => t.trim()).filter(Boolean), startsAt: new Date(form.startsAt).toISOString(), endsAt: new Date(form.endsAt).toISOString() });
-          setForm({ name: '', tags: '', startsAt: '', endsAt: '' });
-          windows.reload();
-        }); }}>
+        <form
+          class="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void action.run(async () => {
+              await post('/v1/maintenance-windows', {
+                name: form.name,
+                tags: form.tags
+                  .split(',')
+                  .map((t) => t.trim())
+                  .filter(Boolean),
+                startsAt: new Date(form.startsAt).toISOString(),
+                endsAt: new Date(form.endsAt).toISOString(),
+              });
+              setForm({ name: '', tags: '', startsAt: '', endsAt: '' });
+              windows.reload();
+            });
+          }}
+        >
           <h2>Plan one</h2>
           <div class="toolbar">
-            <Field label="Name" error={action.fieldError('name')}><input required value={form.name} onInput={(e) => setForm({ ...form, name: inputValue(e) })} /></Field>
-            <Field label="Tags" hint="Checks with one of them; none: every check"><input value={form.tags} onInput={(e) => setForm({ ...form, tags: inputValue(e) })} /></Field>
-            <Field label="Starts" error={action.fieldError('startsAt')}><input type="datetime-local" required value={form.startsAt} onInput={(e) => setForm({ ...form, startsAt: inputValue(e) })} /></Field>
-            <Field label="Ends" error={action.fieldError('endsAt')}><input type="datetime-local" required value={form.endsAt} onInput={(e) => setForm({ ...form, endsAt: inputValue(e) })} /></Field>
-            <Button kind="primary" type="submit" disabled={action.busy}>Save</Button>
+            <Field label="Name" error={action.fieldError('name')}>
+              <input required value={form.name} onInput={(e) => setForm({ ...form, name: inputValue(e) })} />
+            </Field>
+            <Field label="Tags" hint="Checks with one of them; none: every check">
+              <input value={form.tags} onInput={(e) => setForm({ ...form, tags: inputValue(e) })} />
+            </Field>
+            <Field label="Starts" error={action.fieldError('startsAt')}>
+              <input type="datetime-local" required value={form.startsAt} onInput={(e) => setForm({ ...form, startsAt: inputValue(e) })} />
+            </Field>
+            <Field label="Ends" error={action.fieldError('endsAt')}>
+              <input type="datetime-local" required value={form.endsAt} onInput={(e) => setForm({ ...form, endsAt: inputValue(e) })} />
+            </Field>
+            <Button kind="primary" type="submit" disabled={action.busy}>
+              Save
+            </Button>
           </div>
           <ErrorNote error={action.error} />
         </form>
@@ -150,15 +260,42 @@ export function Maintenance() {
       {windows.data && windows.data.length > 0 && (
         <div class="table-wrap" tabIndex={0}>
           <table>
-            <thead><tr><th scope="col">Name</th><th scope="col">When</th><th scope="col">Repeats</th><th scope="col">Checks</th><th scope="col"><span class="skip">Actions</span></th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">When</th>
+                <th scope="col">Repeats</th>
+                <th scope="col">Checks</th>
+                <th scope="col">
+                  <span class="skip">Actions</span>
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {windows.data.map((w) => (
                 <tr>
                   <td>{w.name}</td>
-                  <td>{time(w.startsAt)} – {time(w.endsAt)}</td>
+                  <td>
+                    {time(w.startsAt)} – {time(w.endsAt)}
+                  </td>
                   <td>{w.repeatUnit ? `every ${w.repeatInterval ?? 1} ${w.repeatUnit.toLowerCase()}` : 'once'}</td>
                   <td>{w.tags?.length ? w.tags.join(', ') : 'all'}</td>
-                  <td>{can(session, 'write') && <Button kind="danger" onClick={() => { if (confirmAction(`Delete ${w.name}?`)) void action.run(async () => { await del(`/v1/maintenance-windows/${w.id}`); windows.reload(); }); }}>Delete</Button>}</td>
+                  <td>
+                    {can(session, 'write') && (
+                      <Button
+                        kind="danger"
+                        onClick={() => {
+                          if (confirmAction(`Delete ${w.name}?`))
+                            void action.run(async () => {
+                              await del(`/v1/maintenance-windows/${w.id}`);
+                              windows.reload();
+                            });
+                        }}
+                      >
+                        Delete
+                      </Button>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -199,7 +336,16 @@ export function StatusPages() {
       {pages.data?.length === 0 && <Empty>No status page yet.</Empty>}
       {pages.data && pages.data.length > 0 && (
         <ul class="plain">
-          {pages.data.map((p) => <li><a href={`/status/${p.url}`}>{p.name}</a> <span class="muted">/status/{p.url}{p.customDomain ? ` · ${p.customDomain}` : ''}{p.isPrivate ? ' · private' : ''}</span></li>)}
+          {pages.data.map((p) => (
+            <li>
+              <a href={`/status/${p.url}`}>{p.name}</a>{' '}
+              <span class="muted">
+                /status/{p.url}
+                {p.customDomain ? ` · ${p.customDomain}` : ''}
+                {p.isPrivate ? ' · private' : ''}
+              </span>
+            </li>
+          ))}
         </ul>
       )}
       <h2>Incidents</h2>
@@ -209,14 +355,45 @@ export function StatusPages() {
         const draft = update[i.id] ?? { description: '', status: i.lastUpdateStatus === 'RESOLVED' ? 'RESOLVED' : 'MONITORING' };
         return (
           <section class="card" aria-label={i.name}>
-            <h3>{i.name} <span class="muted">{i.severity.toLowerCase()} · {i.lastUpdateStatus.toLowerCase()}</span></h3>
+            <h3>
+              {i.name}{' '}
+              <span class="muted">
+                {i.severity.toLowerCase()} · {i.lastUpdateStatus.toLowerCase()}
+              </span>
+            </h3>
             <p class="muted">{(i.services ?? []).map((s) => s.name).join(', ')}</p>
-            <ol class="steps">{[...(i.incidentUpdates ?? [])].reverse().map((u) => <li><strong>{u.status.toLowerCase()}</strong> {time(u.publicIncidentUpdateDate)}: {u.description}</li>)}</ol>
+            <ol class="steps">
+              {[...(i.incidentUpdates ?? [])].reverse().map((u) => (
+                <li>
+                  <strong>{u.status.toLowerCase()}</strong> {time(u.publicIncidentUpdateDate)}: {u.description}
+                </li>
+              ))}
+            </ol>
             {can(session, 'write') && i.lastUpdateStatus !== 'RESOLVED' && (
-              <form class="toolbar" onSubmit={(e) => { e.preventDefault(); void action.run(async () => { await post(`/v1/status-pages/incidents/${i.id}/incident-updates`, draft); setUpdate({ ...update, [i.id]: { description: '', status: draft.status } }); incidents.reload(); }); }}>
-                <Field label="Update"><input required value={draft.description} onInput={(e) => setUpdate({ ...update, [i.id]: { ...draft, description: inputValue(e) } })} /></Field>
-                <Field label="Status"><select value={draft.status} onChange={(e) => setUpdate({ ...update, [i.id]: { ...draft, status: inputValue(e) } })}>{['INVESTIGATING', 'IDENTIFIED', 'MONITORING', 'RESOLVED'].map((s) => <option value={s}>{s.toLowerCase()}</option>)}</select></Field>
-                <Button kind="primary" type="submit" disabled={action.busy}>Post update</Button>
+              <form
+                class="toolbar"
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  void action.run(async () => {
+                    await post(`/v1/status-pages/incidents/${i.id}/incident-updates`, draft);
+                    setUpdate({ ...update, [i.id]: { description: '', status: draft.status } });
+                    incidents.reload();
+                  });
+                }}
+              >
+                <Field label="Update">
+                  <input required value={draft.description} onInput={(e) => setUpdate({ ...update, [i.id]: { ...draft, description: inputValue(e) } })} />
+                </Field>
+                <Field label="Status">
+                  <select value={draft.status} onChange={(e) => setUpdate({ ...update, [i.id]: { ...draft, status: inputValue(e) } })}>
+                    {['INVESTIGATING', 'IDENTIFIED', 'MONITORING', 'RESOLVED'].map((s) => (
+                      <option value={s}>{s.toLowerCase()}</option>
+                    ))}
+                  </select>
+                </Field>
+                <Button kind="primary" type="submit" disabled={action.busy}>
+                  Post update
+                </Button>
               </form>
             )}
           </section>
@@ -241,11 +418,22 @@ export function Dashboards() {
     <>
       <h1>Dashboards</h1>
       <ErrorNote error={boards.error} />
-      {boards.data?.length === 0 && <Empty>No dashboards. Make one with <code>POST /v1/dashboards</code> or a project's Dashboard construct.</Empty>}
+      {boards.data?.length === 0 && (
+        <Empty>
+          No dashboards. Make one with <code>POST /v1/dashboards</code> or a project's Dashboard construct.
+        </Empty>
+      )}
       {boards.data && boards.data.length > 0 && (
         <ul class="plain">
           {boards.data.map((d) => (
-            <li>{d.customUrl ? <a href={`/dashboards/${d.customUrl}`}>{d.header || d.customUrl}</a> : d.header || d.dashboardId} <span class="muted">{d.isPrivate ? 'private · ' : ''}{d.tags?.length ? `tags ${d.tags.join(', ')}` : 'every check'}{d.customDomain ? ` · ${d.customDomain}` : ''}</span></li>
+            <li>
+              {d.customUrl ? <a href={`/dashboards/${d.customUrl}`}>{d.header || d.customUrl}</a> : d.header || d.dashboardId}{' '}
+              <span class="muted">
+                {d.isPrivate ? 'private · ' : ''}
+                {d.tags?.length ? `tags ${d.tags.join(', ')}` : 'every check'}
+                {d.customDomain ? ` · ${d.customDomain}` : ''}
+              </span>
+            </li>
           ))}
         </ul>
       )}
@@ -271,9 +459,11 @@ function LocationRow({ location }: { location: PrivateLocation }) {
   const m = metrics.data;
   return (
     <tr>
-      <td>{location.name} <div class="muted">{location.slugName}</div></td>
+      <td>
+        {location.name} <div class="muted">{location.slugName}</div>
+      </td>
       <td class="num">{m ? m.runners : '…'}</td>
-      <td class="num">{m ? m.queueSize.at(-1) ?? 0 : '…'}</td>
+      <td class="num">{m ? (m.queueSize.at(-1) ?? 0) : '…'}</td>
       <td class="num">{m ? `${Math.round(m.oldestScheduledCheckRun.at(-1) ?? 0)} s` : '…'}</td>
       <td class="hide-narrow">{location.keys?.length ?? 0}</td>
     </tr>
@@ -290,8 +480,28 @@ export function PrivateLocations() {
       {locations.data && locations.data.length > 0 && (
         <div class="table-wrap" tabIndex={0}>
           <table>
-            <thead><tr><th scope="col">Location</th><th scope="col" class="num">Runners seen</th><th scope="col" class="num">Queued runs</th><th scope="col" class="num">Oldest waiting</th><th scope="col" class="hide-narrow">Keys</th></tr></thead>
-            <tbody>{locations.data.map((l) => <LocationRow location={l} />)}</tbody>
+            <thead>
+              <tr>
+                <th scope="col">Location</th>
+                <th scope="col" class="num">
+                  Runners seen
+                </th>
+                <th scope="col" class="num">
+                  Queued runs
+                </th>
+                <th scope="col" class="num">
+                  Oldest waiting
+                </th>
+                <th scope="col" class="hide-narrow">
+                  Keys
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {locations.data.map((l) => (
+                <LocationRow location={l} />
+              ))}
+            </tbody>
           </table>
         </div>
       )}

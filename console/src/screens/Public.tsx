@@ -15,14 +15,35 @@ export function AcceptInvitation() {
   return (
     <main id="content" class="signin">
       <h1>Join the account</h1>
-      <form class="card" onSubmit={(e) => { e.preventDefault(); setBusy(true); setError(null); post('/v1/invitations/accept', { token, ...(name ? { name } : {}), ...(password ? { password } : {}) }).then(async () => { await loadSession(); navigate('/', true); }, setError).finally(() => setBusy(false)); }}>
+      <form
+        class="card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setBusy(true);
+          setError(null);
+          post('/v1/invitations/accept', { token, ...(name ? { name } : {}), ...(password ? { password } : {}) })
+            .then(async () => {
+              await loadSession();
+              navigate('/', true);
+            }, setError)
+            .finally(() => setBusy(false));
+        }}
+      >
         <p>Choose your name and a password (if you already have one here, give it).</p>
-        <Field label="Your name"><input autoComplete="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} /></Field>
-        <Field label="Password" hint="At least 10 characters, not a common one" error={fieldError('password')}><input type="password" autoComplete="new-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} /></Field>
+        <Field label="Your name">
+          <input autoComplete="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Password" hint="At least 10 characters, not a common one" error={fieldError('password')}>
+          <input type="password" autoComplete="new-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+        </Field>
         <ErrorNote error={error} />
-        <Button kind="primary" type="submit" disabled={busy || !token}>Join</Button>
+        <Button kind="primary" type="submit" disabled={busy || !token}>
+          Join
+        </Button>
       </form>
-      <p><Link href="/sign-in">Sign in instead</Link></p>
+      <p>
+        <Link href="/sign-in">Sign in instead</Link>
+      </p>
     </main>
   );
 }
@@ -38,23 +59,59 @@ export function ResetPassword() {
     return (
       <main id="content" class="signin">
         <h1>Reset your password</h1>
-        <form class="card" onSubmit={(e) => { e.preventDefault(); setError(null); post('/v1/auth/password-reset', { email }).then(() => setDone('If a person here has this address, a link to set a new password is on its way (valid one hour).'), setError); }}>
-          <Field label="Email"><input type="email" autoComplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} /></Field>
+        <form
+          class="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setError(null);
+            post('/v1/auth/password-reset', { email }).then(
+              () => setDone('If a person here has this address, a link to set a new password is on its way (valid one hour).'),
+              setError,
+            );
+          }}
+        >
+          <Field label="Email">
+            <input type="email" autoComplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+          </Field>
           <ErrorNote error={error} />
           {done && <p role="status">{done}</p>}
-          <Button kind="primary" type="submit">Send the link</Button>
+          <Button kind="primary" type="submit">
+            Send the link
+          </Button>
         </form>
-        <p><Link href="/sign-in">Back to sign-in</Link></p>
+        <p>
+          <Link href="/sign-in">Back to sign-in</Link>
+        </p>
       </main>
     );
   }
   return (
     <main id="content" class="signin">
       <h1>Set a new password</h1>
-      <form class="card" onSubmit={(e) => { e.preventDefault(); setError(null); post('/v1/auth/password-reset/confirm', { token, password }).then(() => setDone('Your password is set, and every session of yours was signed out. Sign in with it.'), setError); }}>
-        <Field label="New password" hint="At least 10 characters, not a common one" error={fieldError('password')}><input type="password" autoComplete="new-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} /></Field>
+      <form
+        class="card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setError(null);
+          post('/v1/auth/password-reset/confirm', { token, password }).then(
+            () => setDone('Your password is set, and every session of yours was signed out. Sign in with it.'),
+            setError,
+          );
+        }}
+      >
+        <Field label="New password" hint="At least 10 characters, not a common one" error={fieldError('password')}>
+          <input type="password" autoComplete="new-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+        </Field>
         <ErrorNote error={error} />
-        {done ? <p role="status">{done} <Link href="/sign-in">Sign in</Link></p> : <Button kind="primary" type="submit">Set password</Button>}
+        {done ? (
+          <p role="status">
+            {done} <Link href="/sign-in">Sign in</Link>
+          </p>
+        ) : (
+          <Button kind="primary" type="submit">
+            Set password
+          </Button>
+        )}
       </form>
     </main>
   );

@@ -22,16 +22,37 @@ interface ReportRow {
   aggregates?: Aggregate[];
 }
 
-const RANGES = { last24Hrs: 'Last 24 hours', last7Days: 'Last 7 days', last30Days: 'Last 30 days', thisWeek: 'This week', thisMonth: 'This month', lastWeek: 'Last week', lastMonth: 'Last month' };
-const ZONES = [Intl.DateTimeFormat().resolvedOptions().timeZone, 'UTC', 'Europe/London', 'Europe/Berlin', 'America/New_York', 'America/Los_Angeles', 'Asia/Kolkata', 'Asia/Tokyo', 'Australia/Sydney'].filter((z, i, all) => z && all.indexOf(z) === i);
+const RANGES = {
+  last24Hrs: 'Last 24 hours',
+  last7Days: 'Last 7 days',
+  last30Days: 'Last 30 days',
+  thisWeek: 'This week',
+  thisMonth: 'This month',
+  lastWeek: 'Last week',
+  lastMonth: 'Last month',
+};
+const ZONES = [
+  Intl.DateTimeFormat().resolvedOptions().timeZone,
+  'UTC',
+  'Europe/London',
+  'Europe/Berlin',
+  'America/New_York',
+  'America/Los_Angeles',
+  'Asia/Kolkata',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+].filter((z, i, all) => z && all.indexOf(z) === i);
 
 function csvOf(rows: ReportRow[], granularity: string): string {
   const quote = (v: unknown) => (/[",\n]/.test(String(v)) ? `"${String(v).replaceAll('"', '""')}"` : String(v));
   const head = ['check', 'checkId', 'type', 'tags', ...(granularity ? ['from', 'to'] : []), 'successRatio', 'avgMs', 'p95Ms', 'p99Ms'];
   const lines = [head.join(',')];
   for (const r of rows) {
-    const aggs = granularity ? r.aggregates ?? [] : r.aggregate ? [r.aggregate] : [];
-    for (const a of aggs) lines.push([r.name, r.checkId, r.checkType, r.tags.join(' '), ...(granularity ? [a.from, a.to] : []), a.successRatio, a.avg, a.p95, a.p99].map(quote).join(','));
+    const aggs = granularity ? (r.aggregates ?? []) : r.aggregate ? [r.aggregate] : [];
+    for (const a of aggs)
+      lines.push(
+        [r.name, r.checkId, r.checkType, r.tags.join(' '), ...(granularity ? [a.from, a.to] : []), a.successRatio, a.avg, a.p95, a.p99].map(quote).join(','),
+      );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -60,11 +81,34 @@ export function Reports() {
     <>
       <h1>Reports</h1>
       <div class="toolbar">
-        <Field label="Period"><select value={range} onChange={(e) => setQuery({ range: (e.target as HTMLSelectElement).value })}>{Object.entries(RANGES).map(([k, v]) => <option value={k}>{v}</option>)}</select></Field>
-        <Field label="Per"><select value={granularity} onChange={(e) => setQuery({ granularity: (e.target as HTMLSelectElement).value })}><option value="">Whole period</option><option value="day">Day</option><option value="week">Week</option><option value="month">Month</option></select></Field>
-        <Field label="Time zone" hint={granularity ? undefined : 'Cuts days, weeks and months'}><select disabled={!granularity} value={timezone} onChange={(e) => setQuery({ timezone: (e.target as HTMLSelectElement).value })}>{ZONES.map((z) => <option value={z}>{z}</option>)}</select></Field>
-        <Field label="Tag"><input value={tag} onChange={(e) => setQuery({ tag: (e.target as HTMLInputElement).value })} /></Field>
-        <Button onClick={download} disabled={!rows.length}>Download CSV</Button>
+        <Field label="Period">
+          <select value={range} onChange={(e) => setQuery({ range: (e.target as HTMLSelectElement).value })}>
+            {Object.entries(RANGES).map(([k, v]) => (
+              <option value={k}>{v}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Per">
+          <select value={granularity} onChange={(e) => setQuery({ granularity: (e.target as HTMLSelectElement).value })}>
+            <option value="">Whole period</option>
+            <option value="day">Day</option>
+            <option value="week">Week</option>
+            <option value="month">Month</option>
+          </select>
+        </Field>
+        <Field label="Time zone" hint={granularity ? undefined : 'Cuts days, weeks and months'}>
+          <select disabled={!granularity} value={timezone} onChange={(e) => setQuery({ timezone: (e.target as HTMLSelectElement).value })}>
+            {ZONES.map((z) => (
+              <option value={z}>{z}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Tag">
+          <input value={tag} onChange={(e) => setQuery({ tag: (e.target as HTMLInputElement).value })} />
+        </Field>
+        <Button onClick={download} disabled={!rows.length}>
+          Download CSV
+        </Button>
       </div>
       <ErrorNote error={report.error} />
       {report.loading && !report.data && <Loading what="Computing the report" />}
@@ -77,18 +121,39 @@ export function Reports() {
               <tr>
                 <th scope="col">Check</th>
                 {granularity && <th scope="col">Period</th>}
-                <th scope="col" class="num">Success</th><th scope="col" class="num">Average</th><th scope="col" class="num">p95</th><th scope="col" class="num">p99</th>
+                <th scope="col" class="num">
+                  Success
+                </th>
+                <th scope="col" class="num">
+                  Average
+                </th>
+                <th scope="col" class="num">
+                  p95
+                </th>
+                <th scope="col" class="num">
+                  p99
+                </th>
               </tr>
             </thead>
             <tbody>
               {rows.flatMap((r) => {
-                const aggs = granularity ? r.aggregates ?? [] : [r.aggregate];
+                const aggs = granularity ? (r.aggregates ?? []) : [r.aggregate];
                 return aggs.map((a, i) => (
                   <tr>
-                    <td>{i === 0 ? <><Link href={`/checks/${r.checkId}`}>{r.name}</Link> <span class="muted">{TYPE_LABELS[r.checkType] ?? r.checkType}</span></> : ''}</td>
+                    <td>
+                      {i === 0 ? (
+                        <>
+                          <Link href={`/checks/${r.checkId}`}>{r.name}</Link> <span class="muted">{TYPE_LABELS[r.checkType] ?? r.checkType}</span>
+                        </>
+                      ) : (
+                        ''
+                      )}
+                    </td>
                     {granularity && <td>{a?.from ? new Date(a.from).toLocaleDateString(undefined, { timeZone: timezone }) : ''}</td>}
                     <td class="num">{a ? pct(a.successRatio) : <span class="muted">no runs</span>}</td>
-                    <td class="num">{ms(a?.avg)}</td><td class="num">{ms(a?.p95)}</td><td class="num">{ms(a?.p99)}</td>
+                    <td class="num">{ms(a?.avg)}</td>
+                    <td class="num">{ms(a?.p95)}</td>
+                    <td class="num">{ms(a?.p99)}</td>
                   </tr>
                 ));
               })}

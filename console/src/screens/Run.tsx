@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { fetchBlob, get } from '../api';
-import { resultState, type CheckResult } from '../checks';
+import { type CheckResult, resultState } from '../checks';
 import { ms, time } from '../format';
 import { Link } from '../router';
 import { Empty, ErrorNote, Loading, StateBadge, useData } from '../ui';
@@ -17,7 +17,15 @@ type Json = Record<string, unknown>;
 export function Run({ params }: { params: Record<string, string> }) {
   const { checkId, resultId } = params as { checkId: string; resultId: string };
   const run = useData((signal) => get<CheckResult & Json>(`/v1/check-results/${checkId}/${resultId}`, signal), [checkId, resultId]);
-  if (run.error) return <><p><Link href={`/checks/${checkId}`}>← The check</Link></p><ErrorNote error={run.error} /></>;
+  if (run.error)
+    return (
+      <>
+        <p>
+          <Link href={`/checks/${checkId}`}>← The check</Link>
+        </p>
+        <ErrorNote error={run.error} />
+      </>
+    );
   if (!run.data) return <Loading what="Loading the run" />;
   const r = run.data;
   const api = r.apiCheckResult as Json | null | undefined;
@@ -25,37 +33,60 @@ export function Run({ params }: { params: Record<string, string> }) {
   const other = (r.tracerouteCheckResult ?? r.grpcCheckResult ?? r.sslCheckResult ?? r.agenticCheckResult) as Json | null | undefined;
   return (
     <>
-      <p><Link href={`/checks/${checkId}`}>← {r.name ?? 'The check'}</Link></p>
+      <p>
+        <Link href={`/checks/${checkId}`}>← {r.name ?? 'The check'}</Link>
+      </p>
       <div class="card">
         <h1>Run of {time(r.startedAt)}</h1>
-        <p><StateBadge state={resultState(r)} /> · {r.runLocation} · {ms(r.responseTime)} · attempt {r.attempts ?? 1}{r.resultType ? ` · ${r.resultType.toLowerCase()}` : ''}</p>
+        <p>
+          <StateBadge state={resultState(r)} /> · {r.runLocation} · {ms(r.responseTime)} · attempt {r.attempts ?? 1}
+          {r.resultType ? ` · ${r.resultType.toLowerCase()}` : ''}
+        </p>
         {typeof r.statusCode === 'number' && <p>Status code {r.statusCode}</p>}
       </div>
       {api && <ApiResult result={api} />}
       {browser && <BrowserResult result={browser} playwright={Boolean(r.playwrightCheckResult)} />}
-      {other && <section class="card"><h2>Details</h2><pre tabIndex={0}>{JSON.stringify(other, null, 2)}</pre></section>}
+      {other && (
+        <section class="card">
+          <h2>Details</h2>
+          <pre tabIndex={0}>{JSON.stringify(other, null, 2)}</pre>
+        </section>
+      )}
       <Assets checkId={checkId} resultId={resultId} />
     </>
   );
 }
 
 function Headers({ headers }: { headers: unknown }) {
-  const entries = Array.isArray(headers) ? (headers as { key: string; value: string }[]).map((h) => [h.key, h.value]) : Object.entries((headers ?? {}) as Record<string, unknown>);
+  const entries = Array.isArray(headers)
+    ? (headers as { key: string; value: string }[]).map((h) => [h.key, h.value])
+    : Object.entries((headers ?? {}) as Record<string, unknown>);
   if (!entries.length) return <p class="muted">No headers.</p>;
   return (
     <dl class="kv">
-      {entries.map(([k, v]) => <><dt>{String(k)}</dt><dd><code>{String(v)}</code></dd></>)}
+      {entries.map(([k, v]) => (
+        <>
+          <dt>{String(k)}</dt>
+          <dd>
+            <code>{String(v)}</code>
+          </dd>
+        </>
+      ))}
     </dl>
   );
 }
 
 function JobLog({ log }: { log: unknown }) {
-  const lines = Array.isArray(log) ? log : Object.entries((log ?? {}) as Record<string, unknown[]>).flatMap(([phase, ls]) => (ls ?? []).map((l) => ({ ...(l as Json), phase })));
+  const lines = Array.isArray(log)
+    ? log
+    : Object.entries((log ?? {}) as Record<string, unknown[]>).flatMap(([phase, ls]) => (ls ?? []).map((l) => ({ ...(l as Json), phase })));
   if (!lines.length) return null;
   return (
     <>
       <h3>Job log</h3>
-      <pre tabIndex={0}>{(lines as Json[]).map((l) => `${l.phase ? `[${String(l.phase)}] ` : ''}${String(l.level ?? 'INFO')} ${String(l.msg ?? '')}`).join('\n')}</pre>
+      <pre tabIndex={0}>
+        {(lines as Json[]).map((l) => `${l.phase ? `[${String(l.phase)}] ` : ''}${String(l.level ?? 'INFO')} ${String(l.msg ?? '')}`).join('\n')}
+      </pre>
     </>
   );
 }
@@ -69,33 +100,80 @@ function ApiResult({ result }: { result: Json }) {
     <>
       <section class="card" aria-labelledby="req-title">
         <h2 id="req-title">Request</h2>
-        <p><code>{String(req.method ?? 'GET')} {String(req.url ?? '')}</code></p>
+        <p>
+          <code>
+            {String(req.method ?? 'GET')} {String(req.url ?? '')}
+          </code>
+        </p>
         <h3>Headers</h3>
         <Headers headers={req.headers} />
-        {req.data ? <><h3>Body</h3><pre tabIndex={0}>{String(req.data)}</pre></> : null}
+        {req.data ? (
+          <>
+            <h3>Body</h3>
+            <pre tabIndex={0}>{String(req.data)}</pre>
+          </>
+        ) : null}
         {result.requestError ? <p class="error">{String(result.requestError)}</p> : null}
       </section>
       <section class="card" aria-labelledby="res-title">
         <h2 id="res-title">Response</h2>
-        {res.status !== undefined ? <p>Status <strong>{String(res.status)}</strong> {res.statusText ? String(res.statusText) : ''}</p> : <p class="muted">No response.</p>}
+        {res.status !== undefined ? (
+          <p>
+            Status <strong>{String(res.status)}</strong> {res.statusText ? String(res.statusText) : ''}
+          </p>
+        ) : (
+          <p class="muted">No response.</p>
+        )}
         {Object.keys(phases).length > 0 && (
-          <dl class="phases">{Object.entries(phases).map(([k, v]) => <><dt>{k}</dt><dd>{ms(v)}</dd></>)}</dl>
+          <dl class="phases">
+            {Object.entries(phases).map(([k, v]) => (
+              <>
+                <dt>{k}</dt>
+                <dd>{ms(v)}</dd>
+              </>
+            ))}
+          </dl>
         )}
         <h3>Headers</h3>
         <Headers headers={res.headers} />
-        {res.body !== undefined && res.body !== '' && <><h3>Body</h3><pre tabIndex={0}>{String(res.body)}</pre></>}
+        {res.body !== undefined && res.body !== '' && (
+          <>
+            <h3>Body</h3>
+            <pre tabIndex={0}>{String(res.body)}</pre>
+          </>
+        )}
       </section>
       <section class="card" aria-labelledby="assert-title">
         <h2 id="assert-title">Assertions</h2>
-        {assertions.length === 0 ? <Empty>No assertions.</Empty> : (
+        {assertions.length === 0 ? (
+          <Empty>No assertions.</Empty>
+        ) : (
           <div class="table-wrap" tabIndex={0}>
             <table>
-              <thead><tr><th scope="col">Source</th><th scope="col">Property</th><th scope="col">Comparison</th><th scope="col">Target</th><th scope="col">Actual</th><th scope="col">Result</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Source</th>
+                  <th scope="col">Property</th>
+                  <th scope="col">Comparison</th>
+                  <th scope="col">Target</th>
+                  <th scope="col">Actual</th>
+                  <th scope="col">Result</th>
+                </tr>
+              </thead>
               <tbody>
                 {assertions.map((a) => (
                   <tr>
-                    <td>{a.source}</td><td><code>{a.property ?? ''}</code></td><td>{a.comparison}</td><td><code>{a.target}</code></td>
-                    <td><code>{a.actual === undefined ? '—' : typeof a.actual === 'string' ? a.actual : JSON.stringify(a.actual)}</code></td>
+                    <td>{a.source}</td>
+                    <td>
+                      <code>{a.property ?? ''}</code>
+                    </td>
+                    <td>{a.comparison}</td>
+                    <td>
+                      <code>{a.target}</code>
+                    </td>
+                    <td>
+                      <code>{a.actual === undefined ? '—' : typeof a.actual === 'string' ? a.actual : JSON.stringify(a.actual)}</code>
+                    </td>
                     <td>{a.error ? <span class="state-failing">{a.error}</span> : <span class="state-passing">Passed</span>}</td>
                   </tr>
                 ))}
@@ -123,7 +201,11 @@ function Steps({ steps }: { steps: Step[] }) {
     <ol class="steps">
       {steps.map((s) => (
         <li class={s.error || (s.status && s.status !== 'passed' && s.status !== 'skipped') ? 'state-failing' : ''}>
-          <span>{s.title}</span> <span class="muted">{ms(s.duration)}{s.status ? ` · ${s.status}` : ''}</span>
+          <span>{s.title}</span>{' '}
+          <span class="muted">
+            {ms(s.duration)}
+            {s.status ? ` · ${s.status}` : ''}
+          </span>
           {s.error && <pre tabIndex={0}>{s.error}</pre>}
           {s.steps && <Steps steps={s.steps} />}
         </li>
@@ -142,8 +224,15 @@ function BrowserResult({ result, playwright }: { result: Json; playwright: boole
           {errors.map((e) => (
             <div class="run-error">
               {e.title && <strong>{e.title}</strong>}
-              {e.location && <p>At line {e.location.line}, column {e.location.column} of the script</p>}
-              <pre tabIndex={0}>{e.message}{e.stack ? `\n\n${e.stack}` : ''}</pre>
+              {e.location && (
+                <p>
+                  At line {e.location.line}, column {e.location.column} of the script
+                </p>
+              )}
+              <pre tabIndex={0}>
+                {e.message}
+                {e.stack ? `\n\n${e.stack}` : ''}
+              </pre>
             </div>
           ))}
         </>
@@ -165,11 +254,25 @@ function Assets({ checkId, resultId }: { checkId: string; resultId: string }) {
     <section class="card" aria-labelledby="files-title">
       <h2 id="files-title">Files</h2>
       <div class="shots">
-        {assets.filter((a) => a.type === 'screenshot').map((a) => <BlobMedia asset={a} />)}
-        {assets.filter((a) => a.type === 'video').map((a) => <BlobMedia asset={a} />)}
+        {assets
+          .filter((a) => a.type === 'screenshot')
+          .map((a) => (
+            <BlobMedia asset={a} />
+          ))}
+        {assets
+          .filter((a) => a.type === 'video')
+          .map((a) => (
+            <BlobMedia asset={a} />
+          ))}
       </div>
       <ul class="plain">
-        {assets.filter((a) => a.type !== 'screenshot').map((a) => <li><Download asset={a} /> <span class="muted">{a.type}</span></li>)}
+        {assets
+          .filter((a) => a.type !== 'screenshot')
+          .map((a) => (
+            <li>
+              <Download asset={a} /> <span class="muted">{a.type}</span>
+            </li>
+          ))}
       </ul>
     </section>
   );
@@ -183,7 +286,9 @@ function BlobMedia({ asset }: { asset: Asset }) {
   const [src, setSrc] = useState<string | null>(null);
   useEffect(() => {
     let url: string | null = null;
-    blobOf(asset.url).then((u) => setSrc((url = u))).catch(() => setSrc(null));
+    blobOf(asset.url)
+      .then((u) => setSrc((url = u)))
+      .catch(() => setSrc(null));
     return () => {
       if (url) URL.revokeObjectURL(url);
     };
@@ -192,7 +297,10 @@ function BlobMedia({ asset }: { asset: Asset }) {
   return asset.type === 'video' ? (
     <video src={src} controls aria-label={`Video: ${asset.name}`} />
   ) : (
-    <figure><img src={src} alt={`Screenshot: ${asset.name}`} /><figcaption>{asset.name}</figcaption></figure>
+    <figure>
+      <img src={src} alt={`Screenshot: ${asset.name}`} />
+      <figcaption>{asset.name}</figcaption>
+    </figure>
   );
 }
 

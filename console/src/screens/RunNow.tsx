@@ -34,14 +34,19 @@ export function SessionProgress({ session }: { session: CheckSession }) {
   const pending = (session.runLocations ?? []).filter((l) => !results.some((r) => r.runLocation === l));
   return (
     <div aria-live="polite">
-      <p><strong>{session.status.replace('_', ' ').toLowerCase()}</strong> · {((session.timeElapsed ?? 0) / 1000).toFixed(1)} s</p>
+      <p>
+        <strong>{session.status.replace('_', ' ').toLowerCase()}</strong> · {((session.timeElapsed ?? 0) / 1000).toFixed(1)} s
+      </p>
       <ul class="plain">
         {results.map((r) => (
           <li>
-            {r.runLocation}: <StateBadge state={resultState(r)} /> {ms(r.responseTime)} · <Link href={`/checks/${r.checkId}/results/${r.checkResultId}`}>the run</Link>
+            {r.runLocation}: <StateBadge state={resultState(r)} /> {ms(r.responseTime)} ·{' '}
+            <Link href={`/checks/${r.checkId}/results/${r.checkResultId}`}>the run</Link>
           </li>
         ))}
-        {pending.map((l) => <li class="muted">{l}: running…</li>)}
+        {pending.map((l) => (
+          <li class="muted">{l}: running…</li>
+        ))}
       </ul>
     </div>
   );
@@ -82,7 +87,9 @@ export function RunNow({ checkId, onDone }: { checkId: string; onDone: () => voi
   const running = session !== null && RUNNING.has(session.status);
   return (
     <>
-      <Button kind="primary" disabled={running} onClick={() => void start()}>{running ? 'Running…' : 'Run now'}</Button>
+      <Button kind="primary" disabled={running} onClick={() => void start()}>
+        {running ? 'Running…' : 'Run now'}
+      </Button>
       {(session || error) && (
         <div class="card run-now" role="region" aria-label="Run now">
           <ErrorNote error={error} />

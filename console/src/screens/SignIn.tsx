@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post } from '../api';
 import { navigate } from '../router';
-import { signedIn, type Session } from '../session';
+import { type Session, signedIn } from '../session';
 import { Button, ErrorNote, Field } from '../ui';
 
 /** A path of this console to go to after signing in: `next` when it stays on this origin, else Home. */
@@ -67,12 +67,34 @@ export function SignIn() {
         <form onSubmit={submit} class="card" aria-describedby="signin-error">
           <p>Your organisation's provider signed you in. Your own second factor is on: enter the code your authenticator app shows.</p>
           <Field label="Authenticator code" hint="The 6 digits your app shows, or a recovery code">
-            <input name="code" autoComplete="one-time-code" inputMode="numeric" required autoFocus value={code} onInput={(e) => setCode((e.target as HTMLInputElement).value)} />
+            <input
+              name="code"
+              autoComplete="one-time-code"
+              inputMode="numeric"
+              required
+              autoFocus
+              value={code}
+              onInput={(e) => setCode((e.target as HTMLInputElement).value)}
+            />
           </Field>
-          <div id="signin-error"><ErrorNote error={error} /></div>
-          <Button kind="primary" type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</Button>
+          <div id="signin-error">
+            <ErrorNote error={error} />
+          </div>
+          <Button kind="primary" type="submit" disabled={busy}>
+            {busy ? 'Signing in…' : 'Sign in'}
+          </Button>
         </form>
-        <p><a href="/sign-in" onClick={(e) => { e.preventDefault(); navigate('/sign-in'); }}>Start again</a></p>
+        <p>
+          <a
+            href="/sign-in"
+            onClick={(e) => {
+              e.preventDefault();
+              navigate('/sign-in');
+            }}
+          >
+            Start again
+          </a>
+        </p>
       </main>
     );
   }
@@ -84,23 +106,54 @@ export function SignIn() {
           <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
         </Field>
         <Field label="Password">
-          <input type="password" name="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+          <input
+            type="password"
+            name="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          />
         </Field>
         {needsCode && (
           <Field label="Authenticator code" hint="The 6 digits your app shows, or a recovery code">
-            <input name="code" autoComplete="one-time-code" inputMode="numeric" required autoFocus value={code} onInput={(e) => setCode((e.target as HTMLInputElement).value)} />
+            <input
+              name="code"
+              autoComplete="one-time-code"
+              inputMode="numeric"
+              required
+              autoFocus
+              value={code}
+              onInput={(e) => setCode((e.target as HTMLInputElement).value)}
+            />
           </Field>
         )}
-        <div id="signin-error"><ErrorNote error={error} /></div>
-        <Button kind="primary" type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</Button>
+        <div id="signin-error">
+          <ErrorNote error={error} />
+        </div>
+        <Button kind="primary" type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </Button>
       </form>
       {oidc && (
         <>
           <p class="or">or</p>
-          <a class="btn btn-secondary" href={`${oidc}?redirect=${encodeURIComponent(safeNext)}`}>Sign in with your organisation's provider</a>
+          <a class="btn btn-secondary" href={`${oidc}?redirect=${encodeURIComponent(safeNext)}`}>
+            Sign in with your organisation's provider
+          </a>
         </>
       )}
-      <p><a href="/reset-password" onClick={(e) => { e.preventDefault(); navigate('/reset-password'); }}>Forgot your password?</a></p>
+      <p>
+        <a
+          href="/reset-password"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/reset-password');
+          }}
+        >
+          Forgot your password?
+        </a>
+      </p>
     </main>
   );
 }

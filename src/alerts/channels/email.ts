@@ -1,6 +1,6 @@
+import { type Static, Type } from '@sinclair/typebox';
 import { transportFor } from '../../platform/mail.js';
-import { Type, type Static } from '@sinclair/typebox';
-import { describe, type AlertMessage } from '../message.js';
+import { type AlertMessage, describe } from '../message.js';
 
 export const EmailConfig = Type.Object({ address: Type.String({ format: 'email', maxLength: 320 }) }, { additionalProperties: false });
 export type EmailConfig = Static<typeof EmailConfig>;
@@ -17,4 +17,4 @@ export async function sendEmail(config: EmailConfig, message: AlertMessage, smtp
   return `accepted by SMTP: ${info.response ?? info.messageId}`;
 }
 
-export { sendMail, closeMailTransports as closeEmailTransports } from '../../platform/mail.js';
+export { closeMailTransports as closeEmailTransports, sendMail } from '../../platform/mail.js';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { Rules } from '../../http/rules.js';
 import type { Dispatcher } from 'undici';
-import { boundedFetch, type BoundedResponse } from '../../platform/http-client.js';
+import type { Rules } from '../../http/rules.js';
+import { type BoundedResponse, boundedFetch } from '../../platform/http-client.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
 
 /** An http(s) URL a channel delivers to. */

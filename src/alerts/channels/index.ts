@@ -1,16 +1,16 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
-import type { ChannelType } from '../../model/alerts.js';
 import type { Rules } from '../../http/rules.js';
+import type { ChannelType } from '../../model/alerts.js';
 import type { Config } from '../../platform/config.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
+import { openSecret, sealSecret } from '../../storage/secret-box.js';
 import type { AlertMessage } from '../message.js';
 import { closeEmailTransports, EmailConfig, sendEmail } from './email.js';
-import { checkSlackConfig, sendSlack, SlackConfig } from './slack.js';
 import { OpsgenieConfig, opsgenieKey, sendOpsgenie } from './opsgenie.js';
 import { PagerdutyConfig, pagerdutyKey, sendPagerduty } from './pagerduty.js';
-import { sendSms, SmsConfig } from './sms.js';
-import { openSecret, sealSecret } from '../../storage/secret-box.js';
+import { checkSlackConfig, SlackConfig, sendSlack } from './slack.js';
+import { SmsConfig, sendSms } from './sms.js';
 import { checkWebhookConfig, keepStoredWebhookSecrets, maskWebhookConfig, sendWebhook, WebhookConfig, webhookSecrets } from './webhook.js';
 
 /** What a sender is given besides the channel's config and the message. */
@@ -54,7 +54,8 @@ export const CHANNEL_KINDS = {
     mask: maskWebhookConfig,
     keepStored: keepStoredWebhookSecrets,
     secrets: webhookSecrets,
-    send: (config: WebhookConfig, message, { settings, signingSecret, dispatcher }) => sendWebhook(config, signingSecret, message, settings.deliveryTimeoutMs, dispatcher),
+    send: (config: WebhookConfig, message, { settings, signingSecret, dispatcher }) =>
+      sendWebhook(config, signingSecret, message, settings.deliveryTimeoutMs, dispatcher),
   },
   SLACK: {
     config: SlackConfig,
@@ -70,13 +71,15 @@ export const CHANNEL_KINDS = {
     config: PagerdutyConfig,
     opensIncidents: true,
     ...pagerdutyKey,
-    send: (config: PagerdutyConfig, message, { settings, dispatcher }) => sendPagerduty(config, message, settings.pagerdutyEventsUrl, settings.deliveryTimeoutMs, dispatcher),
+    send: (config: PagerdutyConfig, message, { settings, dispatcher }) =>
+      sendPagerduty(config, message, settings.pagerdutyEventsUrl, settings.deliveryTimeoutMs, dispatcher),
   },
   OPSGENIE: {
     config: OpsgenieConfig,
     opensIncidents: true,
     ...opsgenieKey,
-    send: (config: OpsgenieConfig, message, { settings, dispatcher }) => sendOpsgenie(config, message, settings.opsgenieApiUrl, settings.deliveryTimeoutMs, dispatcher),
+    send: (config: OpsgenieConfig, message, { settings, dispatcher }) =>
+      sendOpsgenie(config, message, settings.opsgenieApiUrl, settings.deliveryTimeoutMs, dispatcher),
   },
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each kind narrows its own config type
 } satisfies Record<ChannelType, ChannelKind<any>>;

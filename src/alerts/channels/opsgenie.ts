@@ -1,7 +1,7 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import { StringEnum } from '../../http/schemas.js';
-import { describe, type AlertMessage } from '../message.js';
+import { type AlertMessage, describe } from '../message.js';
 import { postJson } from './http-url.js';
 import { writeOnlyKey } from './write-only.js';
 
@@ -10,7 +10,7 @@ export const OpsgenieConfig = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     apiKey: Type.String({ maxLength: 255, pattern: '^[A-Za-z0-9_-]*$', description: 'An Opsgenie API integration key; write-only: read back empty' }),
-    region: StringEnum(['US', 'EU'] as const, { default: 'US', description: "Which Opsgenie the key belongs to: api.opsgenie.com or api.eu.opsgenie.com" }),
+    region: StringEnum(['US', 'EU'] as const, { default: 'US', description: 'Which Opsgenie the key belongs to: api.opsgenie.com or api.eu.opsgenie.com' }),
     priority: StringEnum(['P1', 'P2', 'P3', 'P4', 'P5'] as const, { default: 'P3' }),
   },
   { additionalProperties: false },
@@ -41,7 +41,13 @@ export function opsgenieRequest(config: OpsgenieConfig, m: AlertMessage, base: s
       description: describe(m).slice(0, 15_000),
       // Tags: 20 at most, 50 characters each.
       tags: [...m.check.tags, m.alertType].slice(0, 20).map((t) => t.slice(0, 50)),
-      details: { alertId: m.alertId, alertType: m.alertType, checkId: m.check.id, checkType: m.check.checkType, ...(m.resultLink ? { result: m.resultLink } : {}) },
+      details: {
+        alertId: m.alertId,
+        alertType: m.alertType,
+        checkId: m.check.id,
+        checkType: m.check.checkType,
+        ...(m.resultLink ? { result: m.resultLink } : {}),
+      },
       entity: m.check.name.slice(0, 512),
       source: (m.run.location ?? 'monitoring').slice(0, 100),
       // Degraded is one step below the channel's priority (P5 stays P5).
@@ -50,7 +56,13 @@ export function opsgenieRequest(config: OpsgenieConfig, m: AlertMessage, base: s
   };
 }
 
-export async function sendOpsgenie(config: OpsgenieConfig, m: AlertMessage, apiUrl: string | undefined, timeoutMs: number, dispatcher?: Dispatcher): Promise<string> {
+export async function sendOpsgenie(
+  config: OpsgenieConfig,
+  m: AlertMessage,
+  apiUrl: string | undefined,
+  timeoutMs: number,
+  dispatcher?: Dispatcher,
+): Promise<string> {
   const { url, body } = opsgenieRequest(config, m, (apiUrl ?? OPSGENIE_API[config.region]).replace(/\/+$/, ''));
   return postJson(url, body, { timeoutMs, dispatcher, headers: { authorization: `GenieKey ${config.apiKey}` } });
 }

@@ -1,13 +1,17 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
-import { describe, type AlertMessage } from '../message.js';
+import { type AlertMessage, describe } from '../message.js';
 import { postJson } from './http-url.js';
 import { writeOnlyKey } from './write-only.js';
 
 /** The anchor's PAGERDUTY config (the CLI's PagerdutyAlertChannel): the service's Events API v2 integration key. */
 export const PagerdutyConfig = Type.Object(
   {
-    serviceKey: Type.String({ maxLength: 255, pattern: '^[A-Za-z0-9_-]*$', description: "The PagerDuty service's Events API v2 integration (routing) key; write-only: read back empty" }),
+    serviceKey: Type.String({
+      maxLength: 255,
+      pattern: '^[A-Za-z0-9_-]*$',
+      description: "The PagerDuty service's Events API v2 integration (routing) key; write-only: read back empty",
+    }),
     serviceName: Type.Optional(Type.String({ maxLength: 255 })),
     account: Type.Optional(Type.String({ maxLength: 255 })),
   },
@@ -42,7 +46,15 @@ export function pagerdutyEvent(config: PagerdutyConfig, m: AlertMessage) {
       component: m.check.name.slice(0, 255),
       ...(m.check.groupName ? { group: m.check.groupName.slice(0, 255) } : {}),
       class: m.check.checkType,
-      custom_details: { alertType: m.alertType, alertId: m.alertId, checkId: m.check.id, tags: m.check.tags, responseTime: m.run.responseTime, statusCode: m.run.statusCode, details: describe(m) },
+      custom_details: {
+        alertType: m.alertType,
+        alertId: m.alertId,
+        checkId: m.check.id,
+        tags: m.check.tags,
+        responseTime: m.run.responseTime,
+        statusCode: m.run.statusCode,
+        details: describe(m),
+      },
     },
     ...(m.resultLink ? { links: [{ href: m.resultLink, text: 'The run' }] } : {}),
   };

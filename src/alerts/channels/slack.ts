@@ -1,8 +1,8 @@
-import { Type, type Static } from '@sinclair/typebox';
-import { describe, type AlertMessage } from '../message.js';
+import { type Static, Type } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import type { Rules } from '../../http/rules.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
+import { type AlertMessage, describe } from '../message.js';
 import { HttpUrl, postJson, urlProblems } from './http-url.js';
 
 export const SlackConfig = Type.Object({ url: HttpUrl, channel: Type.Optional(Type.String({ maxLength: 255 })) }, { additionalProperties: false });

@@ -1,16 +1,24 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { boundedFetch } from '../../platform/http-client.js';
-import { describe, type AlertMessage } from '../message.js';
+import { type AlertMessage, describe } from '../message.js';
 import { REPLY_READ_BYTES, replySummary } from './http-url.js';
 
 export const SmsConfig = Type.Object(
-  { number: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', title: 'an E.164 number (+ and 7 to 15 digits)' }), name: Type.String({ minLength: 1, maxLength: 255 }) },
+  {
+    number: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', title: 'an E.164 number (+ and 7 to 15 digits)' }),
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+  },
   { additionalProperties: false },
 );
 export type SmsConfig = Static<typeof SmsConfig>;
 
 /** SMS through the provider endpoint in the settings: POST {to, name, text}, with its token as a bearer. */
-export async function sendSms(config: SmsConfig, message: AlertMessage, provider: { url: string | undefined; token: string | undefined }, timeoutMs: number): Promise<string> {
+export async function sendSms(
+  config: SmsConfig,
+  message: AlertMessage,
+  provider: { url: string | undefined; token: string | undefined },
+  timeoutMs: number,
+): Promise<string> {
   if (!provider.url) throw new Error('SMS_PROVIDER_URL is not set: SMS channels cannot deliver');
   // The provider is the operator's (SMS_PROVIDER_URL), not an account's: no outbound policy, but a bounded read.
   const res = await boundedFetch(provider.url, {

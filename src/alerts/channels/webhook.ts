@@ -1,12 +1,12 @@
 import { createHmac } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import { KeyValue } from '../../checks/index.js';
 import type { Rules } from '../../http/rules.js';
 import { Nullable, StringEnum } from '../../http/schemas.js';
 import { boundedFetch } from '../../platform/http-client.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
-import { payload, renderBody, renderValue, templateProblem, type AlertMessage } from '../message.js';
+import { type AlertMessage, payload, renderBody, renderValue, templateProblem } from '../message.js';
 import { HttpUrl, REPLY_READ_BYTES, replySummary, urlProblems } from './http-url.js';
 
 /** A header of a webhook; `secret` values are write-only (read back empty), as secret variables are. */
@@ -21,7 +21,15 @@ export const WebhookHeader = Type.Object(
 );
 export type WebhookHeader = Static<typeof WebhookHeader>;
 
-export const WEBHOOK_TYPES = ['WEBHOOK', 'WEBHOOK_MSTEAMS', 'WEBHOOK_TELEGRAM', 'WEBHOOK_INCIDENTIO', 'WEBHOOK_FIREHYDRANT', 'WEBHOOK_SPIKESH', 'WEBHOOK_GITLAB_ALERT'] as const;
+export const WEBHOOK_TYPES = [
+  'WEBHOOK',
+  'WEBHOOK_MSTEAMS',
+  'WEBHOOK_TELEGRAM',
+  'WEBHOOK_INCIDENTIO',
+  'WEBHOOK_FIREHYDRANT',
+  'WEBHOOK_SPIKESH',
+  'WEBHOOK_GITLAB_ALERT',
+] as const;
 
 export const WebhookConfig = Type.Object(
   {
@@ -30,7 +38,9 @@ export const WebhookConfig = Type.Object(
     method: StringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const, { default: 'POST' }),
     headers: Type.Array(WebhookHeader, { maxItems: 50, default: [] }),
     queryParameters: Type.Array(KeyValue, { maxItems: 50, default: [] }),
-    template: Type.Optional(Nullable(Type.String({ maxLength: 65536, description: 'The body: a Handlebars template with the anchor\'s variables and helpers' }))),
+    template: Type.Optional(
+      Nullable(Type.String({ maxLength: 65536, description: "The body: a Handlebars template with the anchor's variables and helpers" })),
+    ),
     webhookSecret: Type.Optional(
       Nullable(Type.String({ maxLength: 256, description: 'Signs each body: x-checkly-signature is its HMAC-SHA256 (hex) with this key. Write-only.' })),
     ),
@@ -66,7 +76,11 @@ export function checkWebhookConfig(config: WebhookConfig, rules: Rules, at: stri
       rules.check(!/[^\t\x20-\x7e\x80-\xff]/.test(h.value), `${at}.headers[${i}].value`, 'header', 'must hold only Latin-1 text (no control characters)');
     }
   });
-  for (const [field, template] of [['template', config.template], ...config.headers.map((h, i) => [`headers[${i}].value`, h.value]), ...config.queryParameters.map((q, i) => [`queryParameters[${i}].value`, q.value])] as const) {
+  for (const [field, template] of [
+    ['template', config.template],
+    ...config.headers.map((h, i) => [`headers[${i}].value`, h.value]),
+    ...config.queryParameters.map((q, i) => [`queryParameters[${i}].value`, q.value]),
+  ] as const) {
     const problem = template ? templateProblem(template) : undefined;
     if (problem) rules.fail(`${at}.${field}`, 'template', `is not a template that renders: ${problem}`);
   }
@@ -109,7 +123,13 @@ export function keepStoredWebhookSecrets(incoming: WebhookConfig, stored: Webhoo
  * default JSON payload), signed (X-Monitoring-Signature; x-checkly-signature with a webhookSecret). A non-2xx
  * answer is a failed attempt; the answer's status and start are the result either way.
  */
-export async function sendWebhook(config: WebhookConfig, secret: string | null, message: AlertMessage, timeoutMs: number, dispatcher?: Dispatcher): Promise<string> {
+export async function sendWebhook(
+  config: WebhookConfig,
+  secret: string | null,
+  message: AlertMessage,
+  timeoutMs: number,
+  dispatcher?: Dispatcher,
+): Promise<string> {
   const url = new URL(config.url);
   for (const q of config.queryParameters ?? []) url.searchParams.append(q.key, renderValue(q.value, message));
   const method = config.method.toUpperCase();
@@ -126,7 +146,15 @@ export async function sendWebhook(config: WebhookConfig, secret: string | null, 
   for (const h of config.headers ?? []) if (!RESERVED_HEADERS.has(h.key.toLowerCase())) headers[h.key.toLowerCase()] = renderValue(h.value, message);
   if (secret) headers[SIGNATURE_HEADER.toLowerCase()] = sign(secret, Math.floor(Date.now() / 1000), body);
   if (config.webhookSecret) headers[ANCHOR_SIGNATURE_HEADER] = anchorSignature(config.webhookSecret, body);
-  const res = await boundedFetch(url, { method, headers, body: hasBody ? body : undefined, timeoutMs, maxBytes: REPLY_READ_BYTES, dispatcher, redirect: 'manual' });
+  const res = await boundedFetch(url, {
+    method,
+    headers,
+    body: hasBody ? body : undefined,
+    timeoutMs,
+    maxBytes: REPLY_READ_BYTES,
+    dispatcher,
+    redirect: 'manual',
+  });
   const result = replySummary(res);
   if (res.status < 200 || res.status >= 300) throw new Error(result);
   return result;

@@ -9,6 +9,7 @@ export function writeOnlyKey<C extends Record<string, unknown>>(field: keyof C &
     check: (config: C, rules: Rules, at: string) => rules.check(config[field] !== '', `${at}.${field}`, 'required', what),
     mask: (config: C): C => ({ ...config, [field]: '' }),
     keepStored: (incoming: C, stored: C | undefined): C => (incoming[field] === '' && stored ? { ...incoming, [field]: stored[field] } : incoming),
-    secrets: (config: C, f: (value: string) => string): C => (typeof config[field] === 'string' && config[field] ? { ...config, [field]: f(config[field] as string) } : config),
+    secrets: (config: C, f: (value: string) => string): C =>
+      typeof config[field] === 'string' && config[field] ? { ...config, [field]: f(config[field] as string) } : config,
   };
 }

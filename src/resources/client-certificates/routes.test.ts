@@ -17,7 +17,11 @@ describe('client certificates', () => {
     const res = await svc.call('POST', '/v1/client-certificates', { body: { host: '*.acme.test', cert, ca: cert, key, passphrase: 's3cret' } });
     expect(res.status, res.text).toBe(201);
     expect(res.body).toEqual({ id: expect.any(String), host: '*.acme.test', cert, ca: cert, created_at: expect.any(String) });
-    for (const text of [res.text, (await svc.call('GET', '/v1/client-certificates')).text, (await svc.call('GET', `/v1/client-certificates/${res.body.id}`)).text]) {
+    for (const text of [
+      res.text,
+      (await svc.call('GET', '/v1/client-certificates')).text,
+      (await svc.call('GET', `/v1/client-certificates/${res.body.id}`)).text,
+    ]) {
       expect(text).not.toContain('s3cret');
       expect(text).not.toContain('ENCRYPTED PRIVATE KEY');
     }
@@ -41,13 +45,20 @@ describe('client certificates', () => {
 
   it('are named by SSL monitors, in their own account only', async () => {
     const mine = (await svc.call('POST', '/v1/client-certificates', { body: { host: 'a.test', cert } })).body;
-    const ok = await svc.call('POST', '/v1/checks/ssl', { body: { name: 'mtls', request: { sslConfig: { hostname: 'a.test', clientCertificateMode: 'explicit' }, sslClientCertificateId: mine.id } } });
+    const ok = await svc.call('POST', '/v1/checks/ssl', {
+      body: { name: 'mtls', request: { sslConfig: { hostname: 'a.test', clientCertificateMode: 'explicit' }, sslClientCertificateId: mine.id } },
+    });
     expect(ok.status, ok.text).toBe(201);
     const other = await createOtherTenant(svc);
     expect((await svc.call('GET', `/v1/client-certificates/${mine.id}`, { key: other.key })).status).toBe(404);
     expectFieldError(
-      await svc.call('POST', '/v1/checks/ssl', { key: other.key, body: { name: 'x', request: { sslConfig: { hostname: 'a.test' }, sslClientCertificateId: mine.id } } }),
-      'body.request.sslClientCertificateId', 'exists');
+      await svc.call('POST', '/v1/checks/ssl', {
+        key: other.key,
+        body: { name: 'x', request: { sslConfig: { hostname: 'a.test' }, sslClientCertificateId: mine.id } },
+      }),
+      'body.request.sslClientCertificateId',
+      'exists',
+    );
     expect((await svc.call('DELETE', `/v1/client-certificates/${mine.id}`, { key: other.key })).status).toBe(404);
     expect((await svc.call('DELETE', `/v1/client-certificates/${mine.id}`)).status).toBe(204);
     expect((await svc.call('GET', `/v1/client-certificates/${mine.id}`)).status).toBe(404);

@@ -1,13 +1,13 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../storage/deps.js';
 import { UUID } from '../../http/ids.js';
 import type { AnyRoute } from '../../http/route.js';
 import { Rules } from '../../http/rules.js';
 import { Nullable } from '../../http/schemas.js';
 import { iso } from '../../model/time.js';
+import type { Deps } from '../../storage/deps.js';
 import { crudRoutes, operationsOf } from '../crud.js';
-import { insertCertificate, type CertificateRow } from './repository.js';
+import { type CertificateRow, insertCertificate } from './repository.js';
 
 const Pem = (what: string) => Type.String({ minLength: 1, maxLength: 65536, description: `${what}, PEM` });
 
@@ -52,7 +52,11 @@ function checkMaterial(body: { cert: string; ca?: string | null; key?: string; p
     try {
       createPrivateKey({ key: body.key, passphrase: body.passphrase ?? undefined });
     } catch {
-      rules.fail('body.key', 'key', body.passphrase ? 'must be a PEM private key that this passphrase opens' : 'must be a PEM private key (an encrypted one needs its passphrase)');
+      rules.fail(
+        'body.key',
+        'key',
+        body.passphrase ? 'must be a PEM private key that this passphrase opens' : 'must be a PEM private key (an encrypted one needs its passphrase)',
+      );
     }
   }
   rules.throwIfAny();
@@ -78,7 +82,13 @@ export function clientCertificateRoutes({ sql }: Deps): AnyRoute[] {
       body: CreateBody,
       run: (db, principal, body) => {
         checkMaterial(body);
-        return insertCertificate(db, principal.account.id, { host: body.host, cert: body.cert, ca: body.ca ?? null, key: body.key ?? null, passphrase: body.passphrase ?? null });
+        return insertCertificate(db, principal.account.id, {
+          host: body.host,
+          cert: body.cert,
+          ca: body.ca ?? null,
+          key: body.key ?? null,
+          passphrase: body.passphrase ?? null,
+        });
       },
     },
   });

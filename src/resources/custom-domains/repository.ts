@@ -56,7 +56,8 @@ export async function domainUsers(sql: Sql, accountId: string): Promise<Map<stri
     union all
     select lower(custom_domain), 'dashboard', id::text from dashboards where account_id = ${accountId} and custom_domain is not null`;
   const users = new Map<string, DomainUser[]>();
-  for (const r of rows) users.set(r.domain, [...(users.get(r.domain) ?? []), r.type === 'dashboard' ? { type: 'dashboard', id: Number(r.id) } : { type: 'status-page', id: r.id }]);
+  for (const r of rows)
+    users.set(r.domain, [...(users.get(r.domain) ?? []), r.type === 'dashboard' ? { type: 'dashboard', id: Number(r.id) } : { type: 'status-page', id: r.id }]);
   return users;
 }
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOtherTenant, startTestService, verifyDomain, waitFor, type TestService } from '../../../test/support/service.js';
+import { createOtherTenant, startTestService, type TestService, verifyDomain, waitFor } from '../../../test/support/service.js';
 import { startDnsTarget } from '../../../test/support/targets.js';
 
 /**
@@ -23,22 +23,31 @@ describe('custom domains', () => {
   const onHost = (host: string, path = '/') =>
     new Promise<{ status: number; text: string }>((resolve, reject) => {
       const url = new URL(svc.url);
-      http.get({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, text }));
-      }).on('error', reject);
+      http
+        .get({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        })
+        .on('error', reject);
     });
 
   it('a squatter first, the owner proves it: only the proved page is served, and the squatter cannot prove it after', async () => {
     const squatter = await createOtherTenant(svc);
-    const squat = await svc.call('POST', '/v1/status-pages', { key: squatter.key, body: { name: 'Fake shop', url: 'fake-shop', customDomain: 'status.shop.test', cards: [] } });
+    const squat = await svc.call('POST', '/v1/status-pages', {
+      key: squatter.key,
+      body: { name: 'Fake shop', url: 'fake-shop', customDomain: 'status.shop.test', cards: [] },
+    });
     expect(squat.status, squat.text).toBe(201);
     // The squatter's claim is not proved: nothing served, and asking without the record says what to publish.
     expect((await onHost('status.shop.test')).status).toBe(404);
     const [theirClaim] = (await svc.call('GET', '/v1/custom-domains', { key: squatter.key })).body;
-    expect(theirClaim).toMatchObject({ domain: 'status.shop.test', verified: false, challenge: { type: 'TXT', name: '_monitoring-challenge.status.shop.test', value: expect.stringMatching(/^[0-9a-f]{32}$/) } });
+    expect(theirClaim).toMatchObject({
+      domain: 'status.shop.test',
+      verified: false,
+      challenge: { type: 'TXT', name: '_monitoring-challenge.status.shop.test', value: expect.stringMatching(/^[0-9a-f]{32}$/) },
+    });
     const early = await svc.call('POST', '/v1/custom-domains/status.shop.test/verify', { key: squatter.key });
     expect(early.status).toBe(409);
     expect(early.body.message).toMatch(/No TXT record _monitoring-challenge\.status\.shop\.test was found/);
@@ -50,7 +59,11 @@ describe('custom domains', () => {
     expect(proved.status, proved.text).toBe(200);
     expect(proved.body).toMatchObject({ domain: 'status.shop.test', verified: true, usedBy: [{ type: 'status-page', id: mine.body.id }] });
     // Each API process looks a host up again within 5 s (the miss before was cached).
-    const served = await waitFor(() => onHost('status.shop.test'), (r) => r.status === 200, 10_000);
+    const served = await waitFor(
+      () => onHost('status.shop.test'),
+      (r) => r.status === 200,
+      10_000,
+    );
     expect(served.text).toContain('<title>Shop');
     expect(served.text).not.toContain('Fake shop');
 
@@ -65,7 +78,7 @@ describe('custom domains', () => {
     expect((await onHost('status.shop.test')).text).not.toContain('Fake shop');
   });
 
-  it('within one account a domain serves one page or dashboard: a dashboard cannot take a status page\'s domain', async () => {
+  it("within one account a domain serves one page or dashboard: a dashboard cannot take a status page's domain", async () => {
     const page = await svc.call('POST', '/v1/status-pages', { body: { name: 'Ops', url: 'ops-page', customDomain: 'ops.shop.test', cards: [] } });
     expect(page.status).toBe(201);
     const dashboard = await svc.call('POST', '/v1/dashboards', { body: { header: 'Ops board', customDomain: 'ops.shop.test' } });
@@ -73,12 +86,16 @@ describe('custom domains', () => {
     expect(dashboard.body.message).toBe(`customDomain ops.shop.test is already used by this account's status-page ${page.body.id}`);
     const board = await svc.call('POST', '/v1/dashboards', { body: { header: 'Board', customDomain: 'board.shop.test' } });
     expect(board.status).toBe(201);
-    const moved = await svc.call('PUT', `/v1/status-pages/${page.body.id}`, { body: { name: 'Ops', url: 'ops-page', customDomain: 'board.shop.test', cards: [] } });
+    const moved = await svc.call('PUT', `/v1/status-pages/${page.body.id}`, {
+      body: { name: 'Ops', url: 'ops-page', customDomain: 'board.shop.test', cards: [] },
+    });
     expect(moved.status).toBe(409);
     expect((await svc.call('GET', `/v1/status-pages/${page.body.id}`)).body.customDomain).toBe('ops.shop.test');
     // A claim in use cannot be dropped; one no longer named can.
     expect((await svc.call('DELETE', '/v1/custom-domains/ops.shop.test')).status).toBe(409);
-    expect((await svc.call('PUT', `/v1/status-pages/${page.body.id}`, { body: { name: 'Ops', url: 'ops-page', customDomain: null, cards: [] } })).status).toBe(200);
+    expect((await svc.call('PUT', `/v1/status-pages/${page.body.id}`, { body: { name: 'Ops', url: 'ops-page', customDomain: null, cards: [] } })).status).toBe(
+      200,
+    );
     expect((await svc.call('DELETE', '/v1/custom-domains/ops.shop.test')).status).toBe(204);
     expect((await svc.call('DELETE', '/v1/custom-domains/ops.shop.test')).status).toBe(404);
   });

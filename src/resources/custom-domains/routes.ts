@@ -1,11 +1,11 @@
 import { Resolver } from 'node:dns/promises';
 import { Type } from '@sinclair/typebox';
 import { conflict, notFound } from '../../http/errors.js';
-import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { type AnyRoute, defineRoute } from '../../http/route.js';
 import { iso } from '../../model/time.js';
 import type { Deps } from '../../storage/deps.js';
 import type { Sql } from '../../storage/postgres.js';
-import { challengeName, claimDomain, domainUsers, dropClaim, findClaim, listClaims, markVerified, type ClaimRow, type DomainUser } from './repository.js';
+import { type ClaimRow, challengeName, claimDomain, type DomainUser, domainUsers, dropClaim, findClaim, listClaims, markVerified } from './repository.js';
 
 /**
  * Custom domains (our addition to the anchor's API; docs/status-pages.md, "Custom domains"). A status page or a
@@ -67,7 +67,11 @@ export function customDomainRoutes(deps: Deps): AnyRoute[] {
   });
   return [
     defineRoute({
-      method: 'GET', path: '/v1/custom-domains', operationId: 'listCustomDomains', tag, access: 'read',
+      method: 'GET',
+      path: '/v1/custom-domains',
+      operationId: 'listCustomDomains',
+      tag,
+      access: 'read',
       summary: "The account's custom domains: each with the TXT record that proves it and whether it is verified",
       schema: { responses: { 200: Type.Array(Claim) } },
       handler: async ({ principal }) => {
@@ -76,7 +80,12 @@ export function customDomainRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/custom-domains/{domain}/verify', operationId: 'verifyCustomDomain', tag, access: 'write', errors: [404, 409],
+      method: 'POST',
+      path: '/v1/custom-domains/{domain}/verify',
+      operationId: 'verifyCustomDomain',
+      tag,
+      access: 'write',
+      errors: [404, 409],
       summary: "Look up the domain's TXT record now: holding the claim's token, the domain becomes the account's and its page is served there",
       description: 'A 409 says why not: no such record (yet), a record with another value, or the domain verified by another account.',
       schema: { params: DomainParam, responses: { 200: Claim } },
@@ -94,7 +103,8 @@ export function customDomainRoutes(deps: Deps): AnyRoute[] {
             throw conflict(`No TXT record ${name} was found (${err.code ?? err.message}); create it with the value ${claim.token} and try again`);
           });
           const values = records.map((parts) => parts.join(''));
-          if (!values.includes(claim.token)) throw conflict(`The TXT record ${name} does not hold ${claim.token} (it holds ${values.length} other value${values.length === 1 ? '' : 's'})`);
+          if (!values.includes(claim.token))
+            throw conflict(`The TXT record ${name} does not hold ${claim.token} (it holds ${values.length} other value${values.length === 1 ? '' : 's'})`);
           if (!(await markVerified(sql, principal.account.id, domain))) throw conflict(`${domain} is verified by another account`);
         }
         const users = await domainUsers(sql, principal.account.id);
@@ -102,7 +112,12 @@ export function customDomainRoutes(deps: Deps): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/custom-domains/{domain}', operationId: 'deleteCustomDomain', tag, access: 'write', errors: [404, 409],
+      method: 'DELETE',
+      path: '/v1/custom-domains/{domain}',
+      operationId: 'deleteCustomDomain',
+      tag,
+      access: 'write',
+      errors: [404, 409],
       summary: "Give up the account's claim on a domain (a 409 while a status page or dashboard of the account names it)",
       schema: { params: DomainParam, responses: { 204: null } },
       handler: async ({ principal, params }) => {

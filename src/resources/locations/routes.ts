@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { type AnyRoute, defineRoute } from '../../http/route.js';
 import { LOCATION_NAMES, LOCATIONS } from '../../model/checks.js';
 
 const LocationBody = Type.Object(

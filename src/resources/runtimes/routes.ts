@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../../http/errors.js';
-import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { type AnyRoute, defineRoute } from '../../http/route.js';
 import { StringEnum } from '../../http/schemas.js';
 import { RUNTIME_IDS } from '../../model/checks.js';
 import { RUNTIMES } from './catalog.js';

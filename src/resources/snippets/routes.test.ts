@@ -36,12 +36,18 @@ describe('snippets', () => {
 
   it('are what API checks and groups may name as setup and teardown; another id is a 400', async () => {
     const snippet = (await svc.call('POST', '/v1/snippets', { body: { name: 'setup', script: 'x' } })).body;
-    const ok = await svc.call('POST', '/v1/checks/api', { body: { name: 'a', request: { url: 'https://x.test' }, setupSnippetId: snippet.id, tearDownSnippetId: snippet.id } });
+    const ok = await svc.call('POST', '/v1/checks/api', {
+      body: { name: 'a', request: { url: 'https://x.test' }, setupSnippetId: snippet.id, tearDownSnippetId: snippet.id },
+    });
     expect(ok.status, ok.text).toBe(201);
     expect(ok.body.setupSnippetId).toBe(snippet.id);
     const other = await createOtherTenant(svc);
     const foreign = (await svc.call('POST', '/v1/snippets', { key: other.key, body: { name: 'theirs', script: 'x' } })).body;
-    expectFieldError(await svc.call('POST', '/v1/checks/api', { body: { name: 'b', request: { url: 'https://x.test' }, setupSnippetId: foreign.id } }), 'body.setupSnippetId', 'exists');
+    expectFieldError(
+      await svc.call('POST', '/v1/checks/api', { body: { name: 'b', request: { url: 'https://x.test' }, setupSnippetId: foreign.id } }),
+      'body.setupSnippetId',
+      'exists',
+    );
     expectFieldError(await svc.call('POST', '/v1/check-groups', { body: { name: 'g', tearDownSnippetId: 999999 } }), 'body.tearDownSnippetId', 'exists');
     expect((await svc.call('GET', '/v1/check-groups')).body).toEqual([]);
   });

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../storage/deps.js';
 import type { AnyRoute } from '../../http/route.js';
 import { Nullable } from '../../http/schemas.js';
 import { iso } from '../../model/time.js';
+import type { Deps } from '../../storage/deps.js';
 import { BY_NUMERIC_ID, crudRoutes, operationsOf } from '../crud.js';
-import { insertSnippet, updateSnippet, type SnippetRow } from './repository.js';
+import { insertSnippet, type SnippetRow, updateSnippet } from './repository.js';
 
 const SnippetBody = Type.Object(
   {

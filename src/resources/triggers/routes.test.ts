@@ -12,7 +12,8 @@ describe('trigger URLs', () => {
   });
   afterAll(() => svc?.stop());
 
-  const runRequests = () => svc.deps.sql<{ check_id: string | null; group_id: number | null; source: string }[]>`select check_id, group_id, source from run_requests order by id`;
+  const runRequests = () =>
+    svc.deps.sql<{ check_id: string | null; group_id: number | null; source: string }[]>`select check_id, group_id, source from run_requests order by id`;
 
   it('record a run request when called with the token, without a key', async () => {
     const created = await svc.call('POST', `/v1/triggers/checks/${check}`);

@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../storage/deps.js';
+import { findCheckRow, groupExists } from '../../checks/index.js';
 import { HttpError, notFound } from '../../http/errors.js';
 import { PositiveId } from '../../http/ids.js';
-import { defineRoute, type AnyRoute } from '../../http/route.js';
+import { type AnyRoute, defineRoute } from '../../http/route.js';
 import { Nullable } from '../../http/schemas.js';
-import { transaction, type Sql } from '../../storage/postgres.js';
-import { findCheckRow } from '../../checks/index.js';
-import { groupExists } from '../../checks/index.js';
 import { iso } from '../../model/time.js';
 import { matchChecks, startSessions } from '../../runners/index.js';
+import type { Deps } from '../../storage/deps.js';
+import { type Sql, transaction } from '../../storage/postgres.js';
 import { createTrigger, deleteTrigger, findTrigger, markCalled, recordRunRequest, type Subject, type TriggerRow } from './repository.js';
 
 const TriggerFields = {
@@ -24,13 +23,17 @@ const CheckTrigger = Type.Object({ ...TriggerFields, checkId: Type.String({ form
 const GroupTrigger = Type.Object({ ...TriggerFields, groupId: Type.Integer() }, { additionalProperties: false });
 
 const RunRequested = Type.Object(
-  { runRequestId: Type.Integer(), checkId: Type.Optional(Type.String()), groupId: Type.Optional(Type.Integer()), requestedAt: Type.String({ format: 'date-time' }) },
+  {
+    runRequestId: Type.Integer(),
+    checkId: Type.Optional(Type.String()),
+    groupId: Type.Optional(Type.Integer()),
+    requestedAt: Type.String({ format: 'date-time' }),
+  },
   { additionalProperties: false },
 );
 
 /** 24 random bytes: the URL is the only credential a trigger call carries. */
 const newToken = () => randomBytes(24).toString('base64url');
-
 
 /**
  * Trigger URLs: a token URL per check or group that anyone holding it can call to request a run now
@@ -69,8 +72,7 @@ export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
       kind === 'check'
         ? Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false })
         : Type.Object({ groupId: PositiveId }, { additionalProperties: false });
-    const subjectFrom = (p: { checkId?: string; groupId?: number }): Subject =>
-      kind === 'check' ? { kind, id: p.checkId! } : { kind, id: p.groupId! };
+    const subjectFrom = (p: { checkId?: string; groupId?: number }): Subject => (kind === 'check' ? { kind, id: p.checkId! } : { kind, id: p.groupId! });
     const body = kind === 'check' ? CheckTrigger : GroupTrigger;
     const noun = kind === 'check' ? 'check' : 'check group';
     const op = kind === 'check' ? 'CheckTrigger' : 'CheckGroupTrigger';
@@ -154,7 +156,8 @@ export function triggerRoutes({ sql, config, queues }: Deps): AnyRoute[] {
    */
   const lookingAhead = (method: string, headers: { purpose?: string; 'sec-purpose'?: string; 'x-moz'?: string }) => {
     if (method === 'HEAD') return 'A HEAD request starts no run: call the trigger URL with GET or POST';
-    if ([headers.purpose, headers['sec-purpose'], headers['x-moz']].some((h) => h && /prefetch|prerender|preview/i.test(h))) return 'A prefetch starts no run: call the trigger URL with GET or POST';
+    if ([headers.purpose, headers['sec-purpose'], headers['x-moz']].some((h) => h && /prefetch|prerender|preview/i.test(h)))
+      return 'A prefetch starts no run: call the trigger URL with GET or POST';
     return undefined;
   };
   const guarded = (subject: Subject, token: string, method: string, headers: Parameters<typeof lookingAhead>[1]) => {

@@ -17,7 +17,9 @@ export async function insertVariable(db: Sql, accountId: string, v: { key: strin
 }
 
 export async function updateVariable(db: Sql, accountId: string, key: string, v: { value: string; locked: boolean; secret: boolean }): Promise<VariableRow> {
-  const [row] = await db<VariableRow[]>`update variables set value = ${v.secret ? sealSecret(v.value) : v.value}, locked = ${v.locked}, secret = ${v.secret}, updated_at = now()
+  const [row] = await db<
+    VariableRow[]
+  >`update variables set value = ${v.secret ? sealSecret(v.value) : v.value}, locked = ${v.locked}, secret = ${v.secret}, updated_at = now()
     where account_id = ${accountId} and key = ${key} returning *`;
   return row!;
 }

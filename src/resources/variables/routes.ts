@@ -1,10 +1,10 @@
-import { Type, type Static } from '@sinclair/typebox';
-import type { Deps } from '../../storage/deps.js';
+import { type Static, Type } from '@sinclair/typebox';
 import { badRequest, conflict } from '../../http/errors.js';
 import type { AnyRoute } from '../../http/route.js';
+import { iso } from '../../model/time.js';
+import type { Deps } from '../../storage/deps.js';
 import { transaction } from '../../storage/postgres.js';
 import { getAccountRow, uniqueViolation } from '../../storage/rows.js';
-import { iso } from '../../model/time.js';
 import { crudRoutes, operationsOf } from '../crud.js';
 import { insertVariable, updateVariable, type VariableRow } from './repository.js';
 
@@ -94,9 +94,15 @@ export function variableRoutes({ sql }: Deps): AnyRoute[] {
           const current = await getAccountRow<VariableRow>(tx, 'variables', principal.account.id, key, true);
           if (!current) return undefined;
           if (current.secret && body.secret === false) {
-            throw badRequest('body.secret cannot be cleared once set', { errors: [{ field: 'body.secret', rule: 'immutable', message: 'cannot be cleared once set' }] });
+            throw badRequest('body.secret cannot be cleared once set', {
+              errors: [{ field: 'body.secret', rule: 'immutable', message: 'cannot be cleared once set' }],
+            });
           }
-          return updateVariable(tx, principal.account.id, key, { value: body.value, locked: body.locked ?? current.locked, secret: body.secret ?? current.secret });
+          return updateVariable(tx, principal.account.id, key, {
+            value: body.value,
+            locked: body.locked ?? current.locked,
+            secret: body.secret ?? current.secret,
+          });
         });
       },
     },

@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { CHECK_TYPES } from '../../model/checks.js';
 import type { AgentConfig } from '../../platform/config.js';
 import type { Logger } from '../../platform/logger.js';
 import { OutboundPolicy } from '../../platform/outbound.js';
 import { startRunner } from '../runner.js';
 import { DiskBuffer } from './buffer.js';
-import { HttpPort, type AgentEvent } from './http-port.js';
+import { type AgentEvent, HttpPort } from './http-port.js';
 import { ScheduleMemory } from './memory.js';
 
 /** The agent's id: made once and kept in its data folder, so a restarted agent is the same agent. */
@@ -44,7 +44,12 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
   const agentId = agentIdOf(config.dataDir);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const events = new Counter({ name: 'agent_events_total', help: 'What the agent did: leased, reported, lost, made-offline, buffered, delivered, api-error, expired-unreported', labelNames: ['event'] as const, registers: [registry] });
+  const events = new Counter({
+    name: 'agent_events_total',
+    help: 'What the agent did: leased, reported, lost, made-offline, buffered, delivered, api-error, expired-unreported',
+    labelNames: ['event'] as const,
+    registers: [registry],
+  });
   const buffer = new DiskBuffer(config.dataDir, config.bufferMaxBytes);
   const memory = new ScheduleMemory();
   const port = new HttpPort({
@@ -60,13 +65,62 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
     logger,
     count: (event: AgentEvent, n = 1) => events.inc({ event }, n),
   });
-  new Gauge({ name: 'agent_runs_in_flight', help: 'Runs executing now', registers: [registry], collect() { this.set(config.jobConcurrency - port.free); } });
-  new Gauge({ name: 'agent_offline', help: '1 while the service is unreachable and the agent runs from memory', registers: [registry], collect() { this.set(port.offline ? 1 : 0); } });
-  new Gauge({ name: 'agent_buffer_results', help: 'Results in the on-disk buffer, waiting for the service', registers: [registry], collect() { this.set(buffer.stats.results); } });
-  new Gauge({ name: 'agent_buffer_bytes', help: 'Bytes of the on-disk buffer', registers: [registry], collect() { this.set(buffer.stats.bytes); } });
-  new Gauge({ name: 'agent_buffer_dropped_results', help: 'Results dropped from the buffer for space since start', registers: [registry], collect() { this.set(buffer.stats.dropped); } });
-  new Gauge({ name: 'agent_buffer_refused_results', help: 'Results the service refused, set aside in refused/ since start', registers: [registry], collect() { this.set(buffer.stats.setAside); } });
-  new Gauge({ name: 'agent_remembered_checks', help: 'Scheduled checks the agent would run from memory if cut off', registers: [registry], collect() { this.set(memory.size); } });
+  new Gauge({
+    name: 'agent_runs_in_flight',
+    help: 'Runs executing now',
+    registers: [registry],
+    collect() {
+      this.set(config.jobConcurrency - port.free);
+    },
+  });
+  new Gauge({
+    name: 'agent_offline',
+    help: '1 while the service is unreachable and the agent runs from memory',
+    registers: [registry],
+    collect() {
+      this.set(port.offline ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'agent_buffer_results',
+    help: 'Results in the on-disk buffer, waiting for the service',
+    registers: [registry],
+    collect() {
+      this.set(buffer.stats.results);
+    },
+  });
+  new Gauge({
+    name: 'agent_buffer_bytes',
+    help: 'Bytes of the on-disk buffer',
+    registers: [registry],
+    collect() {
+      this.set(buffer.stats.bytes);
+    },
+  });
+  new Gauge({
+    name: 'agent_buffer_dropped_results',
+    help: 'Results dropped from the buffer for space since start',
+    registers: [registry],
+    collect() {
+      this.set(buffer.stats.dropped);
+    },
+  });
+  new Gauge({
+    name: 'agent_buffer_refused_results',
+    help: 'Results the service refused, set aside in refused/ since start',
+    registers: [registry],
+    collect() {
+      this.set(buffer.stats.setAside);
+    },
+  });
+  new Gauge({
+    name: 'agent_remembered_checks',
+    help: 'Scheduled checks the agent would run from memory if cut off',
+    registers: [registry],
+    collect() {
+      this.set(memory.size);
+    },
+  });
 
   const ownEndpoints = config.healthPort ? [{ host: config.healthHost, port: config.healthPort }] : [];
   const policy = new OutboundPolicy(config.outbound, ownEndpoints);
@@ -82,11 +136,18 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
       if (url === '/-/readiness') {
         const stuck = port.drainFailing && buffer.stats.results > 0;
         const ready = port.registered && !port.offline && !stuck;
-        const why = port.offline ? 'offline: running from memory' : !port.registered ? 'not registered yet' : `the buffer (${buffer.stats.results} results) cannot be delivered`;
+        const why = port.offline
+          ? 'offline: running from memory'
+          : !port.registered
+            ? 'not registered yet'
+            : `the buffer (${buffer.stats.results} results) cannot be delivered`;
         return void res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : `${why}\n`);
       }
       if (url === '/metrics') {
-        void registry.metrics().then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text), () => res.writeHead(500).end());
+        void registry.metrics().then(
+          (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+          () => res.writeHead(500).end(),
+        );
         return;
       }
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
@@ -97,7 +158,10 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
     });
     healthUrl = `http://${config.healthHost}:${config.healthPort}`;
   }
-  logger.info({ agentId, apiUrl: config.apiUrl, concurrency: config.jobConcurrency, dataDir: config.dataDir, healthUrl, bufferedResults: buffer.stats.results }, 'agent started');
+  logger.info(
+    { agentId, apiUrl: config.apiUrl, concurrency: config.jobConcurrency, dataDir: config.dataDir, healthUrl, bufferedResults: buffer.stats.results },
+    'agent started',
+  );
   return {
     agentId,
     port,

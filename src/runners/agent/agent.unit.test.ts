@@ -9,7 +9,7 @@ import { ConfigError, loadAgentConfig } from '../../platform/config.js';
 import { createLogger } from '../../platform/logger.js';
 import type { RunnableCheck } from '../definitions.js';
 import type { RunJob } from '../jobs.js';
-import { DiskBuffer, RefusedBatch, type MadeResult } from './buffer.js';
+import { DiskBuffer, type MadeResult, RefusedBatch } from './buffer.js';
 import { HttpPort } from './http-port.js';
 import { ScheduleMemory } from './memory.js';
 
@@ -23,7 +23,12 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const made = (i: number, pad = 0): MadeResult => ({ checkId: `c${i}`, location: 'office', slot: 1_800_000_000_000 + i * 60_000, outcome: { i, pad: 'x'.repeat(pad) } });
+const made = (i: number, pad = 0): MadeResult => ({
+  checkId: `c${i}`,
+  location: 'office',
+  slot: 1_800_000_000_000 + i * 60_000,
+  outcome: { i, pad: 'x'.repeat(pad) },
+});
 
 describe("the agent's disk buffer", () => {
   it('keeps results across a restart and delivers each once, oldest first', async () => {
@@ -66,7 +71,10 @@ describe("the agent's disk buffer", () => {
     expect(got).toEqual(['c3', 'c4']);
     expect(buffer.stats).toMatchObject({ results: 0, setAside: 2 });
     const [file] = readdirSync(path.join(dir, 'refused'));
-    const kept = readFileSync(path.join(dir, 'refused', file!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { reason: string; result: MadeResult });
+    const kept = readFileSync(path.join(dir, 'refused', file!), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { reason: string; result: MadeResult });
     expect(kept.map((k) => k.result.checkId)).toEqual(['c1', 'c2']);
     expect(kept[0]!.reason).toMatch(/not a result/);
   });
@@ -94,18 +102,40 @@ describe("the agent's port when the service refuses what it buffered", () => {
       req.on('end', () => {
         calls.push(req.url ?? '');
         const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-        if (req.url === '/v1/agent/register') return json(200, { leaseSeconds: 30, location: { slugName: 'office' }, isOutdated: false, minAgentVersion: '0.0.0' });
-        if (req.url === '/v1/agent/made') return json(made, made === 200 ? { accepted: 0, refused: [] } : { statusCode: made, error: 'Bad Request', message: 'body.results/0/outcome must NOT have additional properties' });
+        if (req.url === '/v1/agent/register')
+          return json(200, { leaseSeconds: 30, location: { slugName: 'office' }, isOutdated: false, minAgentVersion: '0.0.0' });
+        if (req.url === '/v1/agent/made')
+          return json(
+            made,
+            made === 200
+              ? { accepted: 0, refused: [] }
+              : { statusCode: made, error: 'Bad Request', message: 'body.results/0/outcome must NOT have additional properties' },
+          );
         if (req.url === '/v1/agent/leases') return setTimeout(() => json(200, { leases: [] }), 20);
         json(404, {});
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, close: () => new Promise((r) => (server.closeAllConnections(), server.close(r))) };
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      calls,
+      close: () => new Promise((r) => (server.closeAllConnections(), server.close(r))),
+    };
   }
   const quiet = createLogger('silent', new Writable({ write: (_c, _e, done) => done() }));
   const portFor = (apiUrl: string, buffer: DiskBuffer) =>
-    new HttpPort({ apiUrl, apiKey: `pl_${'a'.repeat(48)}`, agentId: 'a1', capabilities: ['API'], concurrency: 1, egressIps: [], offlineAfterMs: 60_000, buffer, memory: new ScheduleMemory(), logger: quiet });
+    new HttpPort({
+      apiUrl,
+      apiKey: `pl_${'a'.repeat(48)}`,
+      agentId: 'a1',
+      capabilities: ['API'],
+      concurrency: 1,
+      egressIps: [],
+      offlineAfterMs: 60_000,
+      buffer,
+      memory: new ScheduleMemory(),
+      logger: quiet,
+    });
 
   it('a batch refused as a whole (a 400: a version skew) is set aside and leasing goes on', async () => {
     const service = await fakeService(400);
@@ -145,7 +175,17 @@ describe("the agent's port when the service refuses what it buffered", () => {
 
 describe("the agent's memory of its schedule", () => {
   const check = { id: 'c1', checkType: 'API' } as RunnableCheck;
-  const run = (slot: number, extra: Partial<RunJob> = {}): RunJob => ({ v: 1, accountId: 'a', checkId: 'c1', location: 'office', slot, attempt: 1, source: 'SCHEDULER', periodMs: 10_000, ...extra });
+  const run = (slot: number, extra: Partial<RunJob> = {}): RunJob => ({
+    v: 1,
+    accountId: 'a',
+    checkId: 'c1',
+    location: 'office',
+    slot,
+    attempt: 1,
+    source: 'SCHEDULER',
+    periodMs: 10_000,
+    ...extra,
+  });
 
   it('hands out each next slot once, skips slots more than a period late, and ignores runs that are not scheduled', () => {
     const memory = new ScheduleMemory();
@@ -174,9 +214,16 @@ describe("the agent's memory of its schedule", () => {
 
 describe("the agent's settings", () => {
   const key = `pl_${'a'.repeat(48)}`;
-  it('are the anchor agent\'s names, with their defaults', () => {
+  it("are the anchor agent's names, with their defaults", () => {
     const c = loadAgentConfig({ API_KEY: key, API_URL: 'https://monitoring.example.com/' });
-    expect(c).toMatchObject({ apiKey: key, apiUrl: 'https://monitoring.example.com', jobConcurrency: 1, healthPort: 0, offlineAfterMs: 15_000, bufferMaxBytes: 256 * 1024 * 1024 });
+    expect(c).toMatchObject({
+      apiKey: key,
+      apiUrl: 'https://monitoring.example.com',
+      jobConcurrency: 1,
+      healthPort: 0,
+      offlineAfterMs: 15_000,
+      bufferMaxBytes: 256 * 1024 * 1024,
+    });
   });
   it('refuse what would not work, naming the setting', () => {
     expect(() => loadAgentConfig({ API_URL: 'https://x.test' })).toThrow(ConfigError);

@@ -51,7 +51,9 @@ export class DiskBuffer {
 
   /** Segment files, oldest first (their names sort by creation). */
   private segments(): string[] {
-    return readdirSync(this.dir).filter((f) => /^seg-\d{13}-\d{6}\.jsonl$/.test(f)).sort();
+    return readdirSync(this.dir)
+      .filter((f) => /^seg-\d{13}-\d{6}\.jsonl$/.test(f))
+      .sort();
   }
 
   add(results: readonly MadeResult[]): void {
@@ -125,7 +127,9 @@ export class DiskBuffer {
       closeSync(fd);
     }
     this.stats.setAside += results.length;
-    const files = readdirSync(this.asideDir).filter((f) => f.startsWith('refused-')).sort();
+    const files = readdirSync(this.asideDir)
+      .filter((f) => f.startsWith('refused-'))
+      .sort();
     let total = files.reduce((sum, f) => sum + statSync(path.join(this.asideDir, f)).size, 0);
     for (const f of files) {
       if (total <= ASIDE_BYTES) break;

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { EnvHttpProxyAgent, fetch, type Dispatcher } from 'undici';
+import { type Dispatcher, EnvHttpProxyAgent, fetch } from 'undici';
 import { AGENT_PROTOCOL, AGENT_VERSION } from '../../model/agent.js';
 import type { Logger } from '../../platform/logger.js';
 import type { RunnableCheck } from '../definitions.js';
@@ -9,7 +9,7 @@ import type { RunJob } from '../jobs.js';
 import type { ExecuteRun, RunnerPort, TakenRun } from '../port.js';
 import { scheduledResultId } from '../result-ids.js';
 import { messageOf, type RunFiles, type RunOutcome } from '../types/common.js';
-import { RefusedBatch, type DiskBuffer } from './buffer.js';
+import { type DiskBuffer, RefusedBatch } from './buffer.js';
 import type { ScheduleMemory } from './memory.js';
 
 export interface HttpPortOptions {
@@ -107,7 +107,11 @@ export class HttpPort implements RunnerPort {
       open: async () => {
         const leaseId = currentLease.getStore();
         if (!leaseId) return undefined;
-        const res = await fetch(`${this.opts.apiUrl}/v1/agent/leases/${leaseId}/bundle`, { headers: this.headers(), dispatcher: this.dispatcher, signal: AbortSignal.timeout(120_000) });
+        const res = await fetch(`${this.opts.apiUrl}/v1/agent/leases/${leaseId}/bundle`, {
+          headers: this.headers(),
+          dispatcher: this.dispatcher,
+          signal: AbortSignal.timeout(120_000),
+        });
         if (res.status === 404) return undefined;
         if (!res.ok || !res.body) throw new Error(`the service answered ${res.status} for the code bundle`);
         return { stream: Readable.fromWeb(res.body as WebReadableStream), size: Number(res.headers.get('content-length') ?? 0) };
@@ -120,7 +124,14 @@ export class HttpPort implements RunnerPort {
   }
 
   /** One call to the service. A network failure or 5xx marks it unreachable; a 4xx is a ServiceRefusal. */
-  private async call(method: string, urlPath: string, body: unknown, contentType = 'application/json', timeoutMs = 60_000, signal?: AbortSignal): Promise<unknown> {
+  private async call(
+    method: string,
+    urlPath: string,
+    body: unknown,
+    contentType = 'application/json',
+    timeoutMs = 60_000,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     let res;
     try {
       res = await fetch(`${this.opts.apiUrl}${urlPath}`, {
@@ -157,7 +168,11 @@ export class HttpPort implements RunnerPort {
   }
 
   private reachable(): void {
-    if (this.unreachableSince !== undefined && this.offline) this.opts.logger.info({ offlineSeconds: Math.round((Date.now() - this.unreachableSince) / 1000) }, 'the service answers again; delivering what was made meanwhile');
+    if (this.unreachableSince !== undefined && this.offline)
+      this.opts.logger.info(
+        { offlineSeconds: Math.round((Date.now() - this.unreachableSince) / 1000) },
+        'the service answers again; delivering what was made meanwhile',
+      );
     this.unreachableSince = undefined;
   }
 
@@ -172,7 +187,15 @@ export class HttpPort implements RunnerPort {
     })) as { leaseSeconds: number; location: { slugName: string }; isOutdated: boolean; minAgentVersion: string };
     this.leaseMs = answer.leaseSeconds * 1000;
     this.registered = true;
-    this.opts.logger.info({ location: answer.location.slugName, leaseSeconds: answer.leaseSeconds, version: AGENT_VERSION, ...(answer.isOutdated ? { outdated: true, minAgentVersion: answer.minAgentVersion } : {}) }, 'agent registered');
+    this.opts.logger.info(
+      {
+        location: answer.location.slugName,
+        leaseSeconds: answer.leaseSeconds,
+        version: AGENT_VERSION,
+        ...(answer.isOutdated ? { outdated: true, minAgentVersion: answer.minAgentVersion } : {}),
+      },
+      'agent registered',
+    );
   }
 
   /** Runs `work` in the background and keeps its promise for close. */
@@ -204,14 +227,22 @@ export class HttpPort implements RunnerPort {
         // What was made while cut off goes first: its slots are older than anything the service hands out now. A buffer
         // that cannot be delivered does not stop new runs (readiness says so instead).
         if (this.opts.buffer.stats.results) await this.deliverBuffer();
-        const { leases } = (await this.call('POST', '/v1/agent/leases', { agentId: this.opts.agentId, max: this.free, waitSeconds: 10 }, 'application/json', 60_000, this.stop.signal)) as { leases: LeaseWire[] };
+        const { leases } = (await this.call(
+          'POST',
+          '/v1/agent/leases',
+          { agentId: this.opts.agentId, max: this.free, waitSeconds: 10 },
+          'application/json',
+          60_000,
+          this.stop.signal,
+        )) as { leases: LeaseWire[] };
         backoff = 500;
         this.opts.memory.forgetStale();
         for (const lease of leases) this.start(lease, execute);
       } catch (err) {
         if (err instanceof ServiceRefusal) {
           if (err.reason === 'not-registered') this.registered = false;
-          else if (err.status === 401) this.opts.logger.error({ err: err.message }, 'the service refuses this key: it was revoked or mistyped; no runs are taken');
+          else if (err.status === 401)
+            this.opts.logger.error({ err: err.message }, 'the service refuses this key: it was revoked or mistyped; no runs are taken');
           else this.opts.logger.warn({ status: err.status, err: err.message }, 'the service refused a lease call');
         } else if (!this.stop.signal.aborted) this.opts.logger.warn({ err: messageOf(err) }, 'the service is unreachable; trying again');
         await sleep(backoff, this.stop.signal);
@@ -251,7 +282,9 @@ export class HttpPort implements RunnerPort {
       const ids = [...this.inFlight.keys(), ...this.pending.map((p) => p.leaseId)];
       for (let i = 0; i < ids.length; i += 20) {
         try {
-          const { lost } = (await this.call('POST', '/v1/agent/leases/renew', { agentId: this.opts.agentId, leaseIds: ids.slice(i, i + 20) })) as { lost: string[] };
+          const { lost } = (await this.call('POST', '/v1/agent/leases/renew', { agentId: this.opts.agentId, leaseIds: ids.slice(i, i + 20) })) as {
+            lost: string[];
+          };
           for (const id of lost) {
             const run = this.inFlight.get(id);
             if (run) run.lost = true;
@@ -281,11 +314,18 @@ export class HttpPort implements RunnerPort {
   private async reportPending(): Promise<void> {
     const batch = this.pending.splice(0, 100);
     try {
-      const { outcomes } = (await this.call('POST', '/v1/agent/outcomes', { agentId: this.opts.agentId, outcomes: batch.map((p) => ({ leaseId: p.leaseId, outcome: p.outcome })) })) as {
+      const { outcomes } = (await this.call('POST', '/v1/agent/outcomes', {
+        agentId: this.opts.agentId,
+        outcomes: batch.map((p) => ({ leaseId: p.leaseId, outcome: p.outcome })),
+      })) as {
         outcomes: { leaseId: string; state: string }[];
       };
       for (const o of outcomes) this.opts.count?.(o.state === 'done' || o.state === 'duplicate' ? 'reported' : 'lost');
-      if (outcomes.some((o) => o.state === 'refused')) this.opts.logger.warn({ refused: outcomes.filter((o) => o.state === 'refused').length }, "the service refused outcomes whose times it cannot believe: check this machine's clock");
+      if (outcomes.some((o) => o.state === 'refused'))
+        this.opts.logger.warn(
+          { refused: outcomes.filter((o) => o.state === 'refused').length },
+          "the service refused outcomes whose times it cannot believe: check this machine's clock",
+        );
     } catch (err) {
       if (err instanceof ServiceRefusal && err.reason === 'not-registered') this.registered = false;
       const keep: typeof batch = [];
@@ -300,7 +340,15 @@ export class HttpPort implements RunnerPort {
 
   private bufferMade(run: RunJob, outcome: RunOutcome): void {
     try {
-      this.opts.buffer.add([{ checkId: run.checkId, location: run.location, slot: run.slot, ...(run.periodMs ? { periodMs: run.periodMs } : {}), outcome: outcome as unknown as Record<string, unknown> }]);
+      this.opts.buffer.add([
+        {
+          checkId: run.checkId,
+          location: run.location,
+          slot: run.slot,
+          ...(run.periodMs ? { periodMs: run.periodMs } : {}),
+          outcome: outcome as unknown as Record<string, unknown>,
+        },
+      ]);
       this.opts.count?.('buffered');
     } catch (err) {
       // A full or unwritable disk: the result is lost, counted and said, and the agent goes on.
@@ -324,7 +372,10 @@ export class HttpPort implements RunnerPort {
         } catch (err) {
           if (err instanceof ServiceRefusal && (err.status === 400 || err.status === 413)) {
             this.opts.count?.('set-aside', results.length);
-            this.opts.logger.error({ results: results.length, status: err.status, err: err.message }, 'the service refused a batch of results made while cut off: set aside (refused/), going on');
+            this.opts.logger.error(
+              { results: results.length, status: err.status, err: err.message },
+              'the service refused a batch of results made while cut off: set aside (refused/), going on',
+            );
             throw new RefusedBatch(`${err.status}: ${err.message}`);
           }
           throw err;
@@ -332,12 +383,18 @@ export class HttpPort implements RunnerPort {
         for (const r of answer.refused) this.opts.buffer.setAside([results[r.index]!].filter(Boolean), r.reason);
         if (answer.refused.length) {
           this.opts.count?.('set-aside', answer.refused.length);
-          this.opts.logger.warn({ refused: answer.refused.length, first: answer.refused[0]?.reason }, 'the service refused results made while cut off: set aside (refused/)');
+          this.opts.logger.warn(
+            { refused: answer.refused.length, first: answer.refused[0]?.reason },
+            'the service refused results made while cut off: set aside (refused/)',
+          );
         }
       });
     } catch (err) {
       this.drainFailing = true;
-      this.opts.logger.warn({ err: messageOf(err), buffered: this.opts.buffer.stats.results }, 'could not deliver the results made while cut off; trying again');
+      this.opts.logger.warn(
+        { err: messageOf(err), buffered: this.opts.buffer.stats.results },
+        'could not deliver the results made while cut off; trying again',
+      );
       return;
     }
     this.drainFailing = false;
@@ -358,7 +415,10 @@ export class HttpPort implements RunnerPort {
       }
       if (!announced) {
         announced = true;
-        this.opts.logger.warn({ checks: this.opts.memory.size }, 'the service is unreachable: running the checks last leased from memory, keeping results on disk');
+        this.opts.logger.warn(
+          { checks: this.opts.memory.size },
+          'the service is unreachable: running the checks last leased from memory, keeping results on disk',
+        );
       }
       for (const { run, check } of this.opts.memory.due()) {
         if (this.free <= 0) {

@@ -92,7 +92,10 @@ describe('the browser sandbox against hostile scripts', { timeout: 90_000 }, () 
     expect(resultOf(outcome)?.status, outcome.output).toBe('passed');
     const log = logOf(outcome).trim().split('\n');
     const lines = log.filter((l) => l.startsWith('nice '));
-    expect(lines.some((l) => /chrom|headless/i.test(l)), lines.join('\n')).toBe(true);
+    expect(
+      lines.some((l) => /chrom|headless/i.test(l)),
+      lines.join('\n'),
+    ).toBe(true);
     expect(lines.length).toBeGreaterThan(3);
     // `nice` adds to the service's own niceness (0 unless it was started niced itself).
     const expected = Math.min(19, os.getPriority() + SANDBOX_NICENESS);
@@ -103,10 +106,13 @@ describe('the browser sandbox against hostile scripts', { timeout: 90_000 }, () 
   });
 
   it('a FIFO as the report or as an attachment blocks nothing: the run ends at its deadline or without that file', async () => {
-    const asReport = await spec(`
+    const asReport = await spec(
+      `
       const { test } = require('@playwright/test');
       const { execFileSync } = require('node:child_process');
-      test('fifo report', async () => { execFileSync('mkfifo', ['/sandbox/out/report.json']); });`, { timeoutMs: 2_000 });
+      test('fifo report', async () => { execFileSync('mkfifo', ['/sandbox/out/report.json']); });`,
+      { timeoutMs: 2_000 },
+    );
     // Playwright blocks writing its report into the FIFO (inside the sandbox) until the deadline kills it.
     expect(asReport.report).toBeNull();
     expect(asReport.killed).toBe('timeout');
@@ -127,7 +133,7 @@ describe('the browser sandbox against hostile scripts', { timeout: 90_000 }, () 
     asFile.cleanup();
   });
 
-  it('/tmp and the output directory are sized tmpfs, and their bytes count toward the run\'s memory', async () => {
+  it("/tmp and the output directory are sized tmpfs, and their bytes count toward the run's memory", async () => {
     // The files are kept a while after writing (holdMs): a run that ended at once would take its tmpfs with it
     // before the watchdog's next look, and what the watchdog must stop is a run that keeps the memory.
     const fill = (dir: string, mb: number, holdMs = 0) => `
@@ -154,13 +160,16 @@ describe('the browser sandbox against hostile scripts', { timeout: 90_000 }, () 
   });
 
   it('a run that starts many processes is stopped', async () => {
-    const outcome = await spec(`
+    const outcome = await spec(
+      `
       const { test } = require('@playwright/test');
       const { spawn } = require('node:child_process');
       test('many', async () => {
         for (let i = 0; i < 400; i++) spawn('sleep', ['30'], { stdio: 'ignore' }).on('error', () => {});
         await new Promise((resolve) => setTimeout(resolve, 10_000));
-      });`, { limits: { processes: 64 } });
+      });`,
+      { limits: { processes: 64 } },
+    );
     expect(outcome.killed).toBe('processes');
     outcome.cleanup();
   });

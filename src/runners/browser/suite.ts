@@ -49,7 +49,20 @@ export function shellWords(line: string): string[] | null {
 }
 
 /** What runs a package's binary, before `playwright test`. */
-const RUNNERS = [['npx'], ['npx', '--yes'], ['npx', '-y'], ['pnpm', 'exec'], ['pnpm'], ['pnpm', 'dlx'], ['yarn'], ['yarn', 'exec'], ['bunx'], ['bun', 'x'], ['npm', 'exec', '--'], []];
+const RUNNERS = [
+  ['npx'],
+  ['npx', '--yes'],
+  ['npx', '-y'],
+  ['pnpm', 'exec'],
+  ['pnpm'],
+  ['pnpm', 'dlx'],
+  ['yarn'],
+  ['yarn', 'exec'],
+  ['bunx'],
+  ['bun', 'x'],
+  ['npm', 'exec', '--'],
+  [],
+];
 /** Options the sandbox decides (value-taking ones drop their value too). */
 const DROPPED_WITH_VALUE = new Set(['--reporter', '--output', '--workers', '-j', '--shard', '--ui-host', '--ui-port', '--trace']);
 const DROPPED = new Set(['--ui', '--debug', '--headed', '--list', '--update-snapshots', '-u', '--fully-parallel', '--pass-with-no-tests', '--only-changed']);
@@ -70,7 +83,8 @@ export function readTestCommand(testCommand: string | null | undefined, workingD
   const rest = words.slice(at + 2);
   for (let i = 0; i < rest.length; i++) {
     const word = rest[i]!;
-    const [flag, inline] = word.startsWith('--') && word.includes('=') ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)] : [word, undefined];
+    const [flag, inline] =
+      word.startsWith('--') && word.includes('=') ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)] : [word, undefined];
     if (flag === '--config' || flag === '-c') {
       config = inline ?? rest[++i];
     } else if (DROPPED_WITH_VALUE.has(flag)) {

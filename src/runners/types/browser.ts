@@ -4,14 +4,26 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { KeptAsset } from '../../model/results.js';
-import { maskSecretValues, runVariables } from '../interpolate.js';
 import { sandboxCompileCache } from '../browser/compile-cache.js';
-import { browserSupport, runInSandbox, SANDBOX_LIMITS, SANDBOX_NODE, workPath, type PlaywrightResult, type PlaywrightStep, type SandboxProgram, type SandboxRun, type ScriptFile } from '../browser/sandbox.js';
+import {
+  browserSupport,
+  type PlaywrightResult,
+  type PlaywrightStep,
+  runInSandbox,
+  SANDBOX_LIMITS,
+  SANDBOX_NODE,
+  type SandboxProgram,
+  type SandboxRun,
+  type ScriptFile,
+  workPath,
+} from '../browser/sandbox.js';
 import { readTestCommand } from '../browser/suite.js';
-import { messageOf, type CheckRunner, type RunContext, type RunFileKind, type RunOutcome } from './common.js';
+import { maskSecretValues, runVariables } from '../interpolate.js';
+import { type CheckRunner, messageOf, type RunContext, type RunFileKind, type RunOutcome } from './common.js';
 
 /** What a script that defines no test is told. */
-const NO_TEST = 'The script defines no test: write it as a Playwright Test spec (import { test, expect } from "@playwright/test"; test("…", async ({ page }) => { … }))';
+const NO_TEST =
+  'The script defines no test: write it as a Playwright Test spec (import { test, expect } from "@playwright/test"; test("…", async ({ page }) => { … }))';
 
 /** The anchor's limits for browser and multi-step runs: degraded over 15 s, failed over 120 s (its hard cap 240 s). */
 const DEFAULTS = { degraded: 15_000, max: 120_000 };
@@ -60,10 +72,15 @@ const ASSET_KINDS: Record<string, { type: 'screenshot' | 'trace' | 'video'; kind
   'video/webm': { type: 'video', kind: 'videos' },
 };
 
-const assetPath = (ctx: RunContext, name: string) => `${ctx.assetBase ?? `/v1/check-results/${ctx.check.id}/${ctx.resultId}/assets`}/${encodeURIComponent(name)}`;
+const assetPath = (ctx: RunContext, name: string) =>
+  `${ctx.assetBase ?? `/v1/check-results/${ctx.check.id}/${ctx.resultId}/assets`}/${encodeURIComponent(name)}`;
 
 /** Puts a run's screenshots, traces and videos in the blob store; each named by its file, unique in the run. */
-async function keepAssets(ctx: RunContext, attachments: PlaywrightResult['attachments'], hostPath: (p: string) => string | null): Promise<{ kept: KeptAsset[]; notes: string[] }> {
+async function keepAssets(
+  ctx: RunContext,
+  attachments: PlaywrightResult['attachments'],
+  hostPath: (p: string) => string | null,
+): Promise<{ kept: KeptAsset[]; notes: string[] }> {
   const kept: KeptAsset[] = [];
   const notes: string[] = [];
   if (!ctx.blobs) return { kept, notes };
@@ -88,7 +105,12 @@ async function keepAssets(ctx: RunContext, attachments: PlaywrightResult['attach
 
 /** A step tree as the result keeps it: title, duration, its error, its steps. */
 function stepsOf(steps: PlaywrightStep[] | undefined): Record<string, unknown>[] {
-  return (steps ?? []).map((s) => ({ title: s.title, duration: s.duration, ...(s.error?.message ? { error: strip(s.error.message) } : {}), steps: stepsOf(s.steps) }));
+  return (steps ?? []).map((s) => ({
+    title: s.title,
+    duration: s.duration,
+    ...(s.error?.message ? { error: strip(s.error.message) } : {}),
+    steps: stepsOf(s.steps),
+  }));
 }
 
 /** Terminal colours out of Playwright's messages. */
@@ -101,10 +123,11 @@ function testsOf(report: Report): { title: string; result: PlaywrightResult }[] 
   const walk = (suites: Report['suites'], titles: string[]) => {
     for (const suite of suites) {
       const path = suite.title ? [...titles, suite.title] : titles;
-      for (const spec of suite.specs ?? []) for (const test of spec.tests) {
-        const result = test.results.at(-1);
-        if (result) out.push({ title: [...path, spec.title].join(' › '), result });
-      }
+      for (const spec of suite.specs ?? [])
+        for (const test of spec.tests) {
+          const result = test.results.at(-1);
+          if (result) out.push({ title: [...path, spec.title].join(' › '), result });
+        }
       walk(suite.suites ?? [], path);
     }
   };
@@ -119,10 +142,16 @@ type Prepared = { program: SandboxProgram; notes: string[]; cleanup?: () => void
 function specProgram(check: RunContext['check']): Prepared {
   const script = typeof check.data.script === 'string' ? check.data.script : '';
   if (!script.trim()) return { error: 'The check has no script' };
-  const scriptPath = typeof check.data.scriptPath === 'string' && /\.(?:[cm]?[jt]s)$/.test(check.data.scriptPath) && workPath('/w', check.data.scriptPath) ? check.data.scriptPath : 'check.spec.ts';
+  const scriptPath =
+    typeof check.data.scriptPath === 'string' && /\.(?:[cm]?[jt]s)$/.test(check.data.scriptPath) && workPath('/w', check.data.scriptPath)
+      ? check.data.scriptPath
+      : 'check.spec.ts';
   const dependencies = Array.isArray(check.data.dependencies) ? (check.data.dependencies as ScriptFile[]) : [];
   const dir = path.posix.dirname(path.posix.normalize(scriptPath));
-  const snippets = (check.snippets ?? []).map((s) => ({ path: path.posix.join(dir, 'snippets', /\.[cm]?[jt]s$/.test(s.name) ? s.name : `${s.name}.js`), content: s.script }));
+  const snippets = (check.snippets ?? []).map((s) => ({
+    path: path.posix.join(dir, 'snippets', /\.[cm]?[jt]s$/.test(s.name) ? s.name : `${s.name}.js`),
+    content: s.script,
+  }));
   return { program: { kind: 'spec', entry: scriptPath, files: [...snippets, ...dependencies, { path: scriptPath, content: script }] }, notes: [] };
 }
 
@@ -148,9 +177,15 @@ async function suiteProgram(ctx: RunContext): Promise<Prepared> {
     return { error: `The code bundle could not be read: ${messageOf(err)}` };
   }
   const install = typeof check.data.installCommand === 'string' && check.data.installCommand.trim();
-  const notes = install ? [`installCommand "${install}" was not run: @playwright/test ${PLAYWRIGHT_VERSION} comes with the runner; other packages must be in the code bundle`] : [];
+  const notes = install
+    ? [`installCommand "${install}" was not run: @playwright/test ${PLAYWRIGHT_VERSION} comes with the runner; other packages must be in the code bundle`]
+    : [];
   const cwd = path.posix.normalize(((check.data.workingDir as string | undefined) ?? '.') || '.');
-  return { program: { kind: 'suite', bundle: file, config: command.config, cwd, args: command.args }, notes, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    program: { kind: 'suite', bundle: file, config: command.config, cwd, args: command.args },
+    notes,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /**
@@ -184,11 +219,27 @@ async function runBrowser(ctx: RunContext, key: 'browserCheckResult' | 'multiSte
   const degraded = Number(check.data.degradedResponseTime ?? defaults.degraded) || defaults.degraded;
   const env = {
     ...check.variables,
-    ...runVariables({ accountId: check.accountId, checkId: check.id, checkName: check.name, checkType: check.checkType, location: ctx.location, resultId: ctx.resultId }),
+    ...runVariables({
+      accountId: check.accountId,
+      checkId: check.id,
+      checkName: check.name,
+      checkType: check.checkType,
+      location: ctx.location,
+      resultId: ctx.resultId,
+    }),
   };
   const run: SandboxRun = {
-    program: prepared.program, env, timeoutMs: max, memoryBytes: settings.memoryBytes, policy: ctx.policy, trace: 'retain-on-failure', screenshot: 'only-on-failure', video: 'off',
-    node, chromium: settings.chromium, compileCache: cache ? { dir: cache, write: false } : undefined,
+    program: prepared.program,
+    env,
+    timeoutMs: max,
+    memoryBytes: settings.memoryBytes,
+    policy: ctx.policy,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    video: 'off',
+    node,
+    chromium: settings.chromium,
+    compileCache: cache ? { dir: cache, write: false } : undefined,
   };
   let sandbox: Awaited<ReturnType<typeof runInSandbox>>;
   try {
@@ -200,14 +251,28 @@ async function runBrowser(ctx: RunContext, key: 'browserCheckResult' | 'multiSte
   try {
     const stoppedAt = Date.now();
     const notes = prepared.notes.map((msg) => ({ level: 'WARN', msg }));
-    if (sandbox.killed === 'memory') return fail(`The run used more than ${Math.round(settings.memoryBytes / 1024 / 1024)} MB (its processes and its temporary files) and was stopped`, false, notes);
+    if (sandbox.killed === 'memory')
+      return fail(
+        `The run used more than ${Math.round(settings.memoryBytes / 1024 / 1024)} MB (its processes and its temporary files) and was stopped`,
+        false,
+        notes,
+      );
     if (sandbox.killed === 'timeout') return fail(`The run did not end within ${max} ms and was stopped`, false, notes);
     if (sandbox.killed === 'processes') return fail(`The run started more than ${SANDBOX_LIMITS.processes} processes and was stopped`, false, notes);
     if (sandbox.outputsProblem) notes.push({ level: 'WARN', msg: `The run's outputs were not all kept: ${sandbox.outputsProblem}` });
     const tests = sandbox.report ? testsOf(sandbox.report) : [];
     if (!tests.length) {
-      const why = sandbox.report?.errors?.map((e) => strip(e.message ?? '')).find(Boolean) ?? (strip(sandbox.output).trim().split('\n').slice(-5).join('\n') || 'The script ran no test');
-      if (suite) return fail(/No tests found/i.test(why) ? 'The check suite ran no test: its testCommand and config select none' : `The check suite did not run: ${why.split('\n')[0]}`, false, notes);
+      const why =
+        sandbox.report?.errors?.map((e) => strip(e.message ?? '')).find(Boolean) ??
+        (strip(sandbox.output).trim().split('\n').slice(-5).join('\n') || 'The script ran no test');
+      if (suite)
+        return fail(
+          /No tests found/i.test(why)
+            ? 'The check suite ran no test: its testCommand and config select none'
+            : `The check suite did not run: ${why.split('\n')[0]}`,
+          false,
+          notes,
+        );
       // A script that is not a Playwright Test spec (no `test(...)`, or one that does not load) runs no test.
       return fail(/No tests found/i.test(why) ? NO_TEST : `${NO_TEST}. Loading it said: ${why.split('\n')[0]}`, false, notes);
     }
@@ -215,20 +280,36 @@ async function runBrowser(ctx: RunContext, key: 'browserCheckResult' | 'multiSte
     const text = (o: { text?: string; buffer?: string }) => o.text ?? Buffer.from(o.buffer ?? '', 'base64').toString('utf8');
     const jobLog = [
       ...notes,
-      ...results.flatMap((r) => [...r.stdout.map((o) => ({ level: 'INFO', msg: text(o) })), ...r.stderr.map((o) => ({ level: 'ERROR', msg: text(o) }))]).map((l) => ({ ...l, msg: strip(l.msg).replace(/\n$/, '') })),
+      ...results
+        .flatMap((r) => [...r.stdout.map((o) => ({ level: 'INFO', msg: text(o) })), ...r.stderr.map((o) => ({ level: 'ERROR', msg: text(o) }))])
+        .map((l) => ({ ...l, msg: strip(l.msg).replace(/\n$/, '') })),
     ];
     // A suite's errors say which test they come from.
     const errors = tests.flatMap(({ title, result }) =>
-      result.errors.map((e) => ({ ...(suite ? { title } : {}), message: strip(e.message ?? ''), stack: e.stack ? strip(e.stack) : undefined, location: e.location ? { line: e.location.line, column: e.location.column } : undefined })),
+      result.errors.map((e) => ({
+        ...(suite ? { title } : {}),
+        message: strip(e.message ?? ''),
+        stack: e.stack ? strip(e.stack) : undefined,
+        location: e.location ? { line: e.location.line, column: e.location.column } : undefined,
+      })),
     );
-    const { kept: assets, notes: assetNotes } = await keepAssets(ctx, results.flatMap((r) => r.attachments), sandbox.hostPath);
+    const { kept: assets, notes: assetNotes } = await keepAssets(
+      ctx,
+      results.flatMap((r) => r.attachments),
+      sandbox.hostPath,
+    );
     jobLog.push(...assetNotes.map((msg) => ({ level: 'WARN', msg })));
     const bad = tests.filter((t) => t.result.status !== 'passed' && t.result.status !== 'skipped');
     const passed = bad.length === 0 && !(sandbox.report?.errors ?? []).length;
     const first = results[0]!;
     const duration = suite ? (sandbox.report?.stats.duration ?? first.duration) : first.duration;
     const timedOut = bad.some((t) => t.result.status === 'timedOut');
-    const why = timedOut && !errors.length ? `The script did not finish within ${max} ms` : errors[0] ? `${suite ? `${errors[0].title}: ` : ''}${errors[0].message.split('\n')[0]}` : undefined;
+    const why =
+      timedOut && !errors.length
+        ? `The script did not finish within ${max} ms`
+        : errors[0]
+          ? `${suite ? `${errors[0].title}: ` : ''}${errors[0].message.split('\n')[0]}`
+          : undefined;
     const detail = {
       type: 'PLAYWRIGHT_TEST',
       runtimeVersion: typeof check.data.runtimeId === 'string' ? check.data.runtimeId : null,
@@ -237,7 +318,9 @@ async function runBrowser(ctx: RunContext, key: 'browserCheckResult' | 'multiSte
       errors,
       jobLog,
       // A spec's steps; a suite's tests, each with its steps.
-      steps: suite ? tests.map((t) => ({ title: t.title, duration: t.result.duration, status: t.result.status, steps: stepsOf(t.result.steps) })) : stepsOf(first.steps),
+      steps: suite
+        ? tests.map((t) => ({ title: t.title, duration: t.result.duration, status: t.result.status, steps: stepsOf(t.result.steps) }))
+        : stepsOf(first.steps),
       // What the run kept, each at its download route (GET /v1/check-results/{checkId}/{resultId}/assets/{name}).
       assets,
       jobAssets: assets.map((a) => assetPath(ctx, a.name)),
@@ -255,7 +338,12 @@ async function runBrowser(ctx: RunContext, key: 'browserCheckResult' | 'multiSte
       isDegraded: passed && duration > degraded,
       metrics: { responseTime: duration },
       detail: { [key]: maskSecretValues(detail, check.secrets) },
-      error: passed ? undefined : maskSecretValues(why ?? (sandbox.report?.errors?.[0]?.message ? strip(sandbox.report.errors[0].message) : `The test ended ${first.status}`), check.secrets),
+      error: passed
+        ? undefined
+        : maskSecretValues(
+            why ?? (sandbox.report?.errors?.[0]?.message ? strip(sandbox.report.errors[0].message) : `The test ended ${first.status}`),
+            check.secrets,
+          ),
     };
   } finally {
     sandbox.cleanup();

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
+import type { IcmpRequest, StoredRequest, TracerouteRequest } from '../../checks/index.js';
 import { targetHost } from '../../model/checks.js';
 import { evaluate, jsonPathValues } from '../assertions.js';
-import { judge, limitsOf, messageOf, targetFailure, type CheckRunner, type RunOutcome } from './common.js';
-import type { IcmpRequest, StoredRequest, TracerouteRequest } from '../../checks/index.js';
+import { type CheckRunner, judge, limitsOf, messageOf, type RunOutcome, targetFailure } from './common.js';
 
 /**
  * ICMP and traceroute through Debian's `ping` (iputils-ping) and `traceroute`, which the project's set-up
@@ -12,10 +12,15 @@ import type { IcmpRequest, StoredRequest, TracerouteRequest } from '../../checks
 
 function run(command: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve) => {
-    execFile(command, args, { timeout: timeoutMs, killSignal: 'SIGKILL', env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', LC_ALL: 'C' }, maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err && typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : err ? null : 0;
-      resolve({ stdout: String(stdout), stderr: String(stderr) || (err && code === null ? messageOf(err) : ''), code });
-    });
+    execFile(
+      command,
+      args,
+      { timeout: timeoutMs, killSignal: 'SIGKILL', env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', LC_ALL: 'C' }, maxBuffer: 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err && typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : err ? null : 0;
+        resolve({ stdout: String(stdout), stderr: String(stderr) || (err && code === null ? messageOf(err) : ''), code });
+      },
+    );
   });
 }
 
@@ -50,7 +55,11 @@ export const runIcmp: CheckRunner = async (ctx) => {
   }
   const dnsResolutionTime = round(performance.now() - t0);
   const waitSeconds = Math.max(1, Math.ceil(limits.max / 1000));
-  const out = await run('ping', ['-n', `-${family}`, '-c', String(count), '-i', '0.2', '-W', String(waitSeconds), address], (count * 0.2 + waitSeconds) * 1000 + 2000);
+  const out = await run(
+    'ping',
+    ['-n', `-${family}`, '-c', String(count), '-i', '0.2', '-W', String(waitSeconds), address],
+    (count * 0.2 + waitSeconds) * 1000 + 2000,
+  );
   if (out.code === null && !out.stdout) return failure(startedAt, 'icmpCheckResult', request, `ping could not run: ${out.stderr || 'not installed'}`);
   const pingResults = [...out.stdout.matchAll(/icmp_seq=(\d+) ttl=(\d+) time=([\d.]+) ms/g)].map((m) => ({
     sequence: Number(m[1]),
@@ -64,7 +73,19 @@ export const runIcmp: CheckRunner = async (ctx) => {
   const received = pingResults.length;
   const packetLoss = sent ? round((100 * (sent - received)) / sent, 1) : 100;
   const latency = stats(pingResults.map((p) => p.rtt));
-  const response = { hostname: def.hostname, resolvedIp: address, ipFamily: request.ipFamily, pingCount: count, packetsSent: sent, packetsReceived: received, packetSize: 64, packetLoss, latency, dnsResolutionTime, pingResults };
+  const response = {
+    hostname: def.hostname,
+    resolvedIp: address,
+    ipFamily: request.ipFamily,
+    pingCount: count,
+    packetsSent: sent,
+    packetsReceived: received,
+    packetSize: 64,
+    packetLoss,
+    latency,
+    dnsResolutionTime,
+    pingResults,
+  };
   const assertions = evaluate(def.assertions ?? [], (a) => {
     if (a.source === 'LATENCY') return [(latency as Record<string, number | null>)[a.property || 'avg']];
     if (a.source === 'JSON_RESPONSE') return jsonPathValues(response, a.property ?? '$');
@@ -124,8 +145,13 @@ export const runTraceroute: CheckRunner = async (ctx) => {
   }
   const dns = round(performance.now() - t0);
   const mode = protocol === 'TCP' ? ['-T', '-p', String(port)] : protocol === 'UDP' ? ['-U', '-p', String(port)] : ['-I'];
-  const out = await run('traceroute', ['-n', `-${family}`, ...mode, '-m', String(maxHops), '-w', String(Math.max(1, Math.ceil(wait / 3))), '-q', '3', address], (wait + 2) * 1000 * 4);
-  if (out.code === null && !out.stdout) return failure(startedAt, 'tracerouteCheckResult', request, `traceroute could not run: ${out.stderr || 'not installed'}`);
+  const out = await run(
+    'traceroute',
+    ['-n', `-${family}`, ...mode, '-m', String(maxHops), '-w', String(Math.max(1, Math.ceil(wait / 3))), '-q', '3', address],
+    (wait + 2) * 1000 * 4,
+  );
+  if (out.code === null && !out.stdout)
+    return failure(startedAt, 'tracerouteCheckResult', request, `traceroute could not run: ${out.stderr || 'not installed'}`);
   const hops = out.stdout
     .split('\n')
     .slice(1)
@@ -184,7 +210,18 @@ export const runTraceroute: CheckRunner = async (ctx) => {
     hasErrors: false,
     isDegraded: !hasFailures && degraded,
     metrics: { responseTime: avg ?? total, hopCount: hops.length, finalHopLatency: avg },
-    detail: { tracerouteCheckResult: { totalHops: hops.length, destinationReached, finalHopLatency: response.finalHopLatency, timingPhases: { dns }, requestError: null, request, assertions, response } },
+    detail: {
+      tracerouteCheckResult: {
+        totalHops: hops.length,
+        destinationReached,
+        finalHopLatency: response.finalHopLatency,
+        timingPhases: { dns },
+        requestError: null,
+        request,
+        assertions,
+        response,
+      },
+    },
     error: problems[0],
   };
 };

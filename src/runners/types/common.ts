@@ -1,6 +1,6 @@
+import type { Readable } from 'node:stream';
 import type { ResultDetailKey } from '../../model/results.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
-import type { Readable } from 'node:stream';
 import type { RunnableCheck } from '../definitions.js';
 
 /** What a run is given: the check as it runs, where, the policy its connections go through. */
@@ -30,8 +30,19 @@ export interface RunFiles {
 
 /** The metrics a run may report, by name: a result takes these and no other (an agent's report is held to them). */
 export const RUN_METRIC_KEYS = [
-  'responseTime', 'statusCode', 'timings', 'packetLoss', 'latencyMin', 'latencyMax', 'latencyAvg', 'latencyStdDev',
-  'handshakeTimeMs', 'daysUntilExpiry', 'hopCount', 'finalHopLatency', 'grpcStatusCode',
+  'responseTime',
+  'statusCode',
+  'timings',
+  'packetLoss',
+  'latencyMin',
+  'latencyMax',
+  'latencyAvg',
+  'latencyStdDev',
+  'handshakeTimeMs',
+  'daysUntilExpiry',
+  'hopCount',
+  'finalHopLatency',
+  'grpcStatusCode',
 ] as const;
 export const RUN_TIMING_KEYS = ['wait', 'dns', 'tcp', 'firstByte', 'download', 'total', 'connection', 'data'] as const;
 
@@ -53,7 +64,12 @@ export interface RunMetrics {
 }
 
 // RUN_METRIC_KEYS names every metric of RunMetrics and nothing else (a type error otherwise).
-const metricKeysMatch: [Exclude<keyof RunMetrics, (typeof RUN_METRIC_KEYS)[number]>, Exclude<(typeof RUN_METRIC_KEYS)[number], keyof RunMetrics>] extends [never, never] ? true : false = true;
+const metricKeysMatch: [Exclude<keyof RunMetrics, (typeof RUN_METRIC_KEYS)[number]>, Exclude<(typeof RUN_METRIC_KEYS)[number], keyof RunMetrics>] extends [
+  never,
+  never,
+]
+  ? true
+  : false = true;
 void metricKeysMatch;
 
 /** What one attempt of a run found. */
@@ -89,7 +105,12 @@ export function judge(ms: number | undefined, limits: { degraded: number; max: n
 /** Socket-level failures: the target was not reached. */
 export function isNetworkError(err: unknown): boolean {
   const code = (err as { code?: string; cause?: { code?: string } })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
-  return typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EPIPE|UND_ERR_(CONNECT_TIMEOUT|SOCKET|HEADERS_TIMEOUT|BODY_TIMEOUT))$/.test(code);
+  return (
+    typeof code === 'string' &&
+    /^(ECONNRESET|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EPIPE|UND_ERR_(CONNECT_TIMEOUT|SOCKET|HEADERS_TIMEOUT|BODY_TIMEOUT))$/.test(
+      code,
+    )
+  );
 }
 
 /**
@@ -101,10 +122,12 @@ export function targetFailure(startedAt: number, detail: Record<string, unknown>
 }
 
 /** A run of a type this runner does not execute: a result saying so, never silence. */
-export const unsupported = (why: string): CheckRunner => async () => {
-  const now = Date.now();
-  return { startedAt: now, stoppedAt: now, hasFailures: true, hasErrors: true, isDegraded: false, metrics: {}, detail: {}, error: why };
-};
+export const unsupported =
+  (why: string): CheckRunner =>
+  async () => {
+    const now = Date.now();
+    return { startedAt: now, stoppedAt: now, hasFailures: true, hasErrors: true, isDegraded: false, metrics: {}, detail: {}, error: why };
+  };
 
 /** The error text of anything thrown. */
 export const messageOf = (err: unknown) => {

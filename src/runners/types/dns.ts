@@ -1,11 +1,11 @@
-import dgram from 'node:dgram';
 import { randomInt } from 'node:crypto';
+import dgram from 'node:dgram';
 import dnsPacket, { type Answer, type Packet, type RecordType } from 'dns-packet';
+import { type DnsRequest, type StoredRequest } from '../../checks/index.js';
 import { DEFAULT_NAMESERVER } from '../../model/checks.js';
 import { connectThrough } from '../../platform/outbound.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
-import { isNetworkError, judge, limitsOf, messageOf, targetFailure, type CheckRunner } from './common.js';
-import { type StoredRequest, type DnsRequest } from '../../checks/index.js';
+import { type CheckRunner, isNetworkError, judge, limitsOf, messageOf, targetFailure } from './common.js';
 
 /** The resolver a DNS check asks when it names none (the anchor's default). */
 
@@ -65,7 +65,9 @@ async function queryTcp(ctx: Parameters<CheckRunner>[0], server: string, port: n
       clearTimeout(timer);
       reject(err);
     });
-    socket.write(dnsPacket.streamEncode({ type: 'query', id: randomInt(65535), flags: dnsPacket.RECURSION_DESIRED, questions: dnsPacket.decode(query).questions }));
+    socket.write(
+      dnsPacket.streamEncode({ type: 'query', id: randomInt(65535), flags: dnsPacket.RECURSION_DESIRED, questions: dnsPacket.decode(query).questions }),
+    );
   });
 }
 
@@ -98,9 +100,15 @@ export const runDns: CheckRunner = async (ctx) => {
   const t0 = performance.now();
   try {
     const [target] = await ctx.policy.resolve(server, port);
-    const query = dnsPacket.encode({ type: 'query', id: randomInt(65535), flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: (def.recordType ?? 'A') as RecordType, name }] });
-    let packet = protocol === 'TCP' ? await queryTcp(ctx, target.address, port, query, timeoutMs) : await queryUdp(target.address, target.family, port, query, timeoutMs);
-    if (protocol === 'UDP' && ((packet.flags ?? 0) & dnsPacket.TRUNCATED_RESPONSE)) packet = await queryTcp(ctx, target.address, port, query, timeoutMs);
+    const query = dnsPacket.encode({
+      type: 'query',
+      id: randomInt(65535),
+      flags: dnsPacket.RECURSION_DESIRED,
+      questions: [{ type: (def.recordType ?? 'A') as RecordType, name }],
+    });
+    let packet =
+      protocol === 'TCP' ? await queryTcp(ctx, target.address, port, query, timeoutMs) : await queryUdp(target.address, target.family, port, query, timeoutMs);
+    if (protocol === 'UDP' && (packet.flags ?? 0) & dnsPacket.TRUNCATED_RESPONSE) packet = await queryTcp(ctx, target.address, port, query, timeoutMs);
     const total = round(performance.now() - t0);
     const returnCode = ((packet as { rcode?: string }).rcode ?? 'NOERROR').toUpperCase();
     const answers = (packet.answers ?? []).map((a) => ({ name: `${a.name}.`, type: a.type, TTL: (a as { ttl?: number }).ttl ?? 0, data: dataText(a) }));
@@ -151,7 +159,9 @@ export const runDns: CheckRunner = async (ctx) => {
           requestError: null,
         },
       },
-      error: failedAssertion?.error ?? (badCode ? `The answer's return code is ${returnCode}` : overMax ? `Over maxResponseTime (${total} ms > ${limits.max} ms)` : undefined),
+      error:
+        failedAssertion?.error ??
+        (badCode ? `The answer's return code is ${returnCode}` : overMax ? `Over maxResponseTime (${total} ms > ${limits.max} ms)` : undefined),
     };
   } catch (err) {
     const why = messageOf(err);

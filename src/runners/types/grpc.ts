@@ -1,10 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
-import { targetHost } from '../../model/checks.js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
+import { type GrpcRequest, type StoredRequest } from '../../checks/index.js';
+import { targetHost } from '../../model/checks.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
-import { isNetworkError, judge, limitsOf, messageOf, targetFailure, type CheckRunner } from './common.js';
-import { type StoredRequest, type GrpcRequest } from '../../checks/index.js';
+import { type CheckRunner, isNetworkError, judge, limitsOf, messageOf, targetFailure } from './common.js';
 
 type GrpcRequestDef = StoredRequest<typeof GrpcRequest>;
 
@@ -31,7 +31,10 @@ export function protoDefinition(content: string): protoLoader.PackageDefinition 
   }
   for (const name of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) {
     const bundled = protobuf.common.get(name) as { nested?: Record<string, protobuf.AnyNestedObject> } | null;
-    if (!bundled?.nested) throw configError(`protoContent imports "${name.slice(0, 200)}": only google/protobuf/{any,duration,empty,field_mask,struct,timestamp,wrappers}.proto can be imported; put the other definitions in the proto itself`);
+    if (!bundled?.nested)
+      throw configError(
+        `protoContent imports "${name.slice(0, 200)}": only google/protobuf/{any,duration,empty,field_mask,struct,timestamp,wrappers}.proto can be imported; put the other definitions in the proto itself`,
+      );
     root.addJSON(bundled.nested);
   }
   try {
@@ -94,7 +97,7 @@ export const runGrpc: CheckRunner = async (ctx) => {
     const dns = round(performance.now() - t0);
     const address = target.family === 6 ? `[${target.address}]:${port}` : `${target.address}:${port}`;
     const credentials = useTls
-      ? grpc.credentials.createSsl(null, null, null, def.skipSSL ? { checkServerIdentity: () => undefined, rejectUnauthorized: false } as never : undefined)
+      ? grpc.credentials.createSsl(null, null, null, def.skipSSL ? ({ checkServerIdentity: () => undefined, rejectUnauthorized: false } as never) : undefined)
       : grpc.credentials.createInsecure();
     const options = { 'grpc.ssl_target_name_override': host, 'grpc.default_authority': `${host}:${port}`, 'grpc.dns_min_time_between_resolutions_ms': 0 };
     const metadata = new grpc.Metadata();
@@ -120,12 +123,17 @@ export const runGrpc: CheckRunner = async (ctx) => {
       healthStatus = (outcome.value as { status: number } | undefined)?.status ?? null;
       responseMessage = healthStatus === null ? null : { status: HEALTH_LABELS[healthStatus] ?? healthStatus };
     } else {
-      if (!cfg.protoContent) throw Object.assign(new Error('A method call needs protoContent (server reflection is not supported by this runner)'), { code: 'CONFIG' });
+      if (!cfg.protoContent)
+        throw Object.assign(new Error('A method call needs protoContent (server reflection is not supported by this runner)'), { code: 'CONFIG' });
       const [servicePath, methodName] = (cfg.method ?? '').split('/');
       if (!servicePath || !methodName) throw Object.assign(new Error('grpcConfig.method must be package.Service/Method'), { code: 'CONFIG' });
       const loaded = grpc.loadPackageDefinition(protoDefinition(cfg.protoContent));
       const Service = servicePath.split('.').reduce<unknown>((o, part) => (o as Record<string, unknown> | undefined)?.[part], loaded) as
-        | (new (address: string, creds: grpc.ChannelCredentials, options: object) => grpc.Client)
+        | (new (
+            address: string,
+            creds: grpc.ChannelCredentials,
+            options: object,
+          ) => grpc.Client)
         | undefined;
       if (typeof Service !== 'function') throw Object.assign(new Error(`${servicePath} is not a service of the proto`), { code: 'CONFIG' });
       client = new Service(address, credentials, options);
@@ -175,7 +183,9 @@ export const runGrpc: CheckRunner = async (ctx) => {
     const { overMax, degraded } = judge(total, limits);
     const problems = [
       ...(!explicitCode && grpcStatusCode !== grpc.status.OK ? [`gRPC status ${grpcStatusCode}: ${grpcStatusMessage}`] : []),
-      ...(!explicitCode && mode === 'HEALTH' && grpcStatusCode === grpc.status.OK && healthStatus !== 1 ? [`Health is ${response.healthStatusLabel}, not SERVING`] : []),
+      ...(!explicitCode && mode === 'HEALTH' && grpcStatusCode === grpc.status.OK && healthStatus !== 1
+        ? [`Health is ${response.healthStatusLabel}, not SERVING`]
+        : []),
       ...(overMax ? [`Over maxResponseTime (${total} ms > ${limits.max} ms)`] : []),
       ...(failedAssertion?.error ? [failedAssertion.error] : []),
     ];

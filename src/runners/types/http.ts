@@ -1,10 +1,10 @@
 import { errors, fetch } from 'undici';
-import { runDispatcher, type ConnectTimings } from '../../platform/outbound.js';
+import { type ApiRequest, type StoredRequest } from '../../checks/index.js';
+import { type ConnectTimings, runDispatcher } from '../../platform/outbound.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
 import { interpolate, maskSecretValues, runVariables } from '../interpolate.js';
-import { runScript, type LogLine, type ScriptRequest, type ScriptResponse } from '../scripts.js';
-import { isNetworkError, judge, limitsOf, messageOf, type CheckRunner, type RunContext, type RunOutcome } from './common.js';
-import { type StoredRequest, type ApiRequest } from '../../checks/index.js';
+import { type LogLine, runScript, type ScriptRequest, type ScriptResponse } from '../scripts.js';
+import { type CheckRunner, isNetworkError, judge, limitsOf, messageOf, type RunContext, type RunOutcome } from './common.js';
 
 /** Why a run's connections are closed when it ends (one error for every run: never shown, never thrown at a caller). */
 const RUN_OVER = new errors.ClientDestroyedError();
@@ -15,7 +15,6 @@ export const BODY_READ_BYTES = 5 * 1024 * 1024;
 export const BODY_KEEP_CHARS = 16 * 1024;
 /** API checks are cut off here whatever their maxResponseTime (the anchor's hard cap). */
 export const HTTP_HARD_TIMEOUT_MS = 30_000;
-
 
 type HttpRequestDef = StoredRequest<typeof ApiRequest>;
 
@@ -52,7 +51,14 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   const startedAt = Date.now();
   const context: Record<string, unknown> = {
     ...check.variables,
-    ...runVariables({ accountId: check.accountId, checkId: check.id, checkName: check.name, checkType: check.checkType, location: ctx.location, resultId: ctx.resultId }),
+    ...runVariables({
+      accountId: check.accountId,
+      checkId: check.id,
+      checkName: check.name,
+      checkType: check.checkType,
+      location: ctx.location,
+      resultId: ctx.resultId,
+    }),
   };
   const logs: Record<'setup' | 'request' | 'teardown', LogLine[]> = { setup: [], request: [], teardown: [] };
   const render = (text: string) => (kind === 'API' ? interpolate(text, context) : text);
@@ -89,14 +95,17 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return failed(ctx, startedAt, `${url.protocol} URLs are not requested`, request, logs);
   const headers: Record<string, string> = { 'user-agent': 'monitoring-service-runner/1', ...request.headers };
   const lower = lowerKeys(headers);
-  if (kind === 'API' && def.bodyType && CONTENT_TYPES[def.bodyType] && request.body && !lower['content-type']) headers['content-type'] = CONTENT_TYPES[def.bodyType];
+  if (kind === 'API' && def.bodyType && CONTENT_TYPES[def.bodyType] && request.body && !lower['content-type'])
+    headers['content-type'] = CONTENT_TYPES[def.bodyType];
   if (kind === 'API' && def.basicAuth?.username) {
     headers.authorization = `Basic ${Buffer.from(`${render(def.basicAuth.username)}:${render(def.basicAuth.password ?? '')}`).toString('base64')}`;
   }
   const connections: { timings: ConnectTimings }[] = [];
   const timeoutMs = Math.min(HTTP_HARD_TIMEOUT_MS, Math.max(limits.max, 1000) + 250);
-  const dispatcher = runDispatcher(ctx.policy, { rejectUnauthorized: def.skipSSL !== true, family: def.ipFamily === 'IPv6' ? 6 : def.ipFamily === 'IPv4' ? 4 : 0, timeoutMs }, (c) =>
-    connections.push(c),
+  const dispatcher = runDispatcher(
+    ctx.policy,
+    { rejectUnauthorized: def.skipSSL !== true, family: def.ipFamily === 'IPv6' ? 6 : def.ipFamily === 'IPv4' ? 4 : 0, timeoutMs },
+    (c) => connections.push(c),
   );
   const t0 = performance.now();
   let status = 0;
@@ -205,14 +214,23 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
     metrics: requestError ? {} : { responseTime: total, statusCode: status || undefined, timings: timingPhases },
     detail: { apiCheckResult },
     networkError,
-    error: requestError ?? (assertionFailed ? assertions.find((a) => a.error)!.error : overMax ? `Over maxResponseTime (${total} ms > ${limits.max} ms)` : undefined),
+    error:
+      requestError ??
+      (assertionFailed ? assertions.find((a) => a.error)!.error : overMax ? `Over maxResponseTime (${total} ms > ${limits.max} ms)` : undefined),
   };
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /** A run that ended before or without a response (the request could not be made, a setup script failed). */
-function failed(ctx: RunContext, startedAt: number, why: string, request: Partial<ScriptRequest>, logs: Record<string, LogLine[]>, setupFailed = false): RunOutcome {
+function failed(
+  ctx: RunContext,
+  startedAt: number,
+  why: string,
+  request: Partial<ScriptRequest>,
+  logs: Record<string, LogLine[]>,
+  setupFailed = false,
+): RunOutcome {
   return {
     startedAt,
     stoppedAt: Date.now(),
@@ -220,7 +238,12 @@ function failed(ctx: RunContext, startedAt: number, why: string, request: Partia
     hasErrors: false,
     isDegraded: false,
     metrics: {},
-    detail: { apiCheckResult: maskSecretValues({ request, response: null, assertions: [], requestError: why, jobLog: logs, ...(setupFailed ? { setupFailed } : {}) }, ctx.check.secrets) },
+    detail: {
+      apiCheckResult: maskSecretValues(
+        { request, response: null, assertions: [], requestError: why, jobLog: logs, ...(setupFailed ? { setupFailed } : {}) },
+        ctx.check.secrets,
+      ),
+    },
     error: why,
   };
 }

@@ -25,7 +25,8 @@ describe('API check requests', () => {
         if (req.url === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
         const hop = /^\/hop\/(\d+)$/.exec(req.url!);
         if (hop) return void res.writeHead(302, { location: `/hop/${Number(hop[1]) + 1}` }).end();
-        if (req.url === '/zipped') return void res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' }).end(gzipSync(JSON.stringify({ ok: true })));
+        if (req.url === '/zipped')
+          return void res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' }).end(gzipSync(JSON.stringify({ ok: true })));
         if (req.url === '/teapot') {
           res.statusMessage = 'Short And Stout';
           res.setHeader('x-many', ['one', 'two']);
@@ -43,7 +44,17 @@ describe('API check requests', () => {
   const run = (request: Record<string, unknown>) =>
     runApi({
       check: {
-        id: 'c', accountId: 'a', name: 'api', checkType: 'API', activated: true, tags: [], groupId: null, variables: {}, secrets: [], locations: ['eu-west-1'], runParallel: false,
+        id: 'c',
+        accountId: 'a',
+        name: 'api',
+        checkType: 'API',
+        activated: true,
+        tags: [],
+        groupId: null,
+        variables: {},
+        secrets: [],
+        locations: ['eu-west-1'],
+        runParallel: false,
         data: { request: { method: 'GET', bodyType: 'NONE', ...request } },
       },
       location: 'eu-west-1',

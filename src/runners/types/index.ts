@@ -1,7 +1,7 @@
 import type { CheckType } from '../../model/checks.js';
-import { unsupported, type CheckRunner } from './common.js';
 import { runBrowserCheck, runMultiStepCheck, runPlaywrightSuite } from './browser.js';
 import { runIcmp, runTraceroute } from './commands.js';
+import { type CheckRunner, unsupported } from './common.js';
 import { runDns } from './dns.js';
 import { runGrpc } from './grpc.js';
 import { runApi, runUrl } from './http.js';

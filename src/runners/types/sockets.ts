@@ -1,10 +1,10 @@
-import { checkServerIdentity, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
-import { targetHost } from '../../model/checks.js';
 import type { Socket } from 'node:net';
-import { connectThrough } from '../../platform/outbound.js';
-import { evaluate, jsonPathValues, regexCapture, type Assertion } from '../assertions.js';
-import { isNetworkError, judge, limitsOf, messageOf, targetFailure, type CheckRunner, type RunOutcome } from './common.js';
+import { checkServerIdentity, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
 import { type StoredRequest, type TcpRequest } from '../../checks/index.js';
+import { targetHost } from '../../model/checks.js';
+import { connectThrough } from '../../platform/outbound.js';
+import { type Assertion, evaluate, jsonPathValues, regexCapture } from '../assertions.js';
+import { type CheckRunner, isNetworkError, judge, limitsOf, messageOf, type RunOutcome, targetFailure } from './common.js';
 
 /** The most a TCP check reads of what the server sends. */
 export const TCP_READ_BYTES = 64 * 1024;
@@ -54,7 +54,10 @@ export const runTcp: CheckRunner = async (ctx) => {
   const request = { hostname: host, port: def.port, data, ipFamily: def.ipFamily ?? 'IPv4' };
   const wantsAnswer = Boolean(data) || (def.assertions ?? []).some((a) => a.source === 'RESPONSE_DATA');
   try {
-    const { socket, timings, address } = await connectThrough(ctx.policy, host, def.port ?? 0, { family: def.ipFamily === 'IPv6' ? 6 : def.ipFamily === 'IPv4' ? 4 : 0, timeoutMs: limits.max + 250 });
+    const { socket, timings, address } = await connectThrough(ctx.policy, host, def.port ?? 0, {
+      family: def.ipFamily === 'IPv6' ? 6 : def.ipFamily === 'IPv4' ? 4 : 0,
+      timeoutMs: limits.max + 250,
+    });
     const tConnected = performance.now();
     if (data) socket.write(data);
     const answer = wantsAnswer ? await readAnswer(socket, Math.max(100, limits.max - (tConnected - t0))) : { data: '', firstByteAt: undefined, closed: false };
@@ -84,7 +87,12 @@ export const runTcp: CheckRunner = async (ctx) => {
     const e = err as { code?: string; syscall?: string; address?: string; port?: number };
     const why = messageOf(err);
     const response = { error: { code: e.code ?? 'ERROR', syscall: e.syscall, address: e.address, port: e.port } };
-    return targetFailure(startedAt, { tcpCheckResult: { request, response, assertions: [], requestError: why } }, why, isNetworkError(err) || e.code === 'ETIMEDOUT');
+    return targetFailure(
+      startedAt,
+      { tcpCheckResult: { request, response, assertions: [], requestError: why } },
+      why,
+      isNetworkError(err) || e.code === 'ETIMEDOUT',
+    );
   }
 };
 
@@ -98,7 +106,8 @@ interface SslConfig {
   alertDaysBeforeExpiry?: number;
 }
 
-const cnOf = (name: Record<string, unknown> | undefined) => (name ? (Array.isArray(name.CN) ? String(name.CN[0]) : (name.CN as string | undefined)) : undefined);
+const cnOf = (name: Record<string, unknown> | undefined) =>
+  name ? (Array.isArray(name.CN) ? String(name.CN[0]) : (name.CN as string | undefined)) : undefined;
 
 /** A certificate as results and assertions show it. */
 function describeCertificate(c: DetailedPeerCertificate, now: number) {
@@ -145,7 +154,8 @@ export const runSsl: CheckRunner = async (ctx) => {
     const peer = socket.getPeerCertificate(true);
     const certificate = describeCertificate(peer, now);
     const chain: ReturnType<typeof describeCertificate>[] = [];
-    for (let c: DetailedPeerCertificate | undefined = peer.issuerCertificate; c && chain.length < 8 && c !== c.issuerCertificate; c = c.issuerCertificate) chain.push(describeCertificate(c, now));
+    for (let c: DetailedPeerCertificate | undefined = peer.issuerCertificate; c && chain.length < 8 && c !== c.issuerCertificate; c = c.issuerCertificate)
+      chain.push(describeCertificate(c, now));
     const handshakeTimeMs = round(connected.timings.tcp + connected.timings.tls);
     const hostnameVerified = checkServerIdentity(servername, peer) === undefined;
     const chainTrusted = socket.authorized;
@@ -166,7 +176,11 @@ export const runSsl: CheckRunner = async (ctx) => {
         case 'CERTIFICATE':
           return [(certificate as Record<string, unknown>)[a.property ?? '']];
         case 'CONNECTION':
-          return [{ tlsVersion: response.protocol, cipherSuite: response.cipherSuite, resolvedIp: response.resolvedIp, hostnameVerified, chainTrusted }[a.property ?? '']];
+          return [
+            { tlsVersion: response.protocol, cipherSuite: response.cipherSuite, resolvedIp: response.resolvedIp, hostnameVerified, chainTrusted }[
+              a.property ?? ''
+            ],
+          ];
         case 'RESPONSE_TIME':
           return [handshakeTimeMs];
         case 'JSON_RESPONSE':
@@ -214,7 +228,12 @@ export const runSsl: CheckRunner = async (ctx) => {
     };
   } catch (err) {
     const why = messageOf(err);
-    return targetFailure(startedAt, { sslCheckResult: { requestError: why, request, assertions: [], failureCategory: 'CONNECTION', response: null } }, why, isNetworkError(err));
+    return targetFailure(
+      startedAt,
+      { sslCheckResult: { requestError: why, request, assertions: [], failureCategory: 'CONNECTION', response: null } },
+      why,
+      isNetworkError(err),
+    );
   } finally {
     socket?.destroy();
   }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../platform/config.js';
 import { PROCESS_DATA_DIR } from '../../../test/support/service.js';
+import { ConfigError, loadConfig } from '../../platform/config.js';
 import { clickhouseStatements } from './ddl.js';
 import { EmbeddedStore } from './embedded.js';
 
@@ -27,7 +27,9 @@ describe('the cluster DDL (CLICKHOUSE_CLUSTER)', () => {
     const plain = statements.join('\n\n');
     for (const table of ['check_results', 'check_results_1h', 'check_results_1d']) {
       expect(plain).toContain(`CREATE TABLE IF NOT EXISTS ${table}_local ON CLUSTER monitoring`);
-      expect(plain).toContain(`CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER monitoring AS ${table}_local\nENGINE = Distributed(monitoring, currentDatabase(), ${table}_local, cityHash64(check_id))`);
+      expect(plain).toContain(
+        `CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER monitoring AS ${table}_local\nENGINE = Distributed(monitoring, currentDatabase(), ${table}_local, cityHash64(check_id))`,
+      );
     }
     expect(plain).toContain("ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/check_results_local', '{replica}')");
     expect(plain).toContain("ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/{database}/check_results_1h_local', '{replica}')");

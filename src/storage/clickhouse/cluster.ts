@@ -27,7 +27,9 @@ export function clusterStatements(statements: readonly string[], cluster: string
         // Replicated tables deduplicate inserts by their own window (replicated_deduplication_window).
         .replace(/\nSETTINGS non_replicated_deduplication_window = \d+/, '');
       out.push(local);
-      out.push(`CREATE TABLE IF NOT EXISTS ${name} ${on} AS ${name}_local\nENGINE = Distributed(${cluster}, currentDatabase(), ${name}_local, ${shardKey(statement)})`);
+      out.push(
+        `CREATE TABLE IF NOT EXISTS ${name} ${on} AS ${name}_local\nENGINE = Distributed(${cluster}, currentDatabase(), ${name}_local, ${shardKey(statement)})`,
+      );
       continue;
     }
     const view = CREATE_VIEW.exec(statement);

@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Store } from './store.js';
 import { clusterStatements } from './cluster.js';
+import type { Store } from './store.js';
 
 export const CLICKHOUSE_SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../sql/clickhouse');
 
@@ -45,7 +45,12 @@ export async function clickhouseStatements(settings: DdlSettings): Promise<strin
       .split('\n')
       .filter((line) => !line.trim().startsWith('--'))
       .join('\n');
-    statements.push(...body.split(';').map((s) => s.trim()).filter(Boolean));
+    statements.push(
+      ...body
+        .split(';')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    );
   }
   if (settings.cluster) return clusterStatements(statements, settings.cluster);
   return forRollups(statements, settings.rollups);

@@ -3,7 +3,16 @@ import path from 'node:path';
 import { Session } from 'chdb';
 import { storeCall } from './errors.js';
 import { BACKGROUND_NICENESS, enginePriorities, inBackground, MERGE_NICENESS } from './priority.js';
-import { assertIdentifiers, OUTPUT_SETTINGS, parseJsonFormat, settingsClause, type InsertOptions, type QueryOptions, type QueryParams, type Store } from './store.js';
+import {
+  assertIdentifiers,
+  type InsertOptions,
+  OUTPUT_SETTINGS,
+  parseJsonFormat,
+  type QueryOptions,
+  type QueryParams,
+  type Store,
+  settingsClause,
+} from './store.js';
 
 /**
  * The embedded engine (chdb): a real ClickHouse in this process, data under `dataDir`. The async API runs
@@ -42,7 +51,11 @@ export class EmbeddedStore implements Store {
     const session = this.backgroundSession;
     const text = sql + settingsClause(enginePriorities ? { ...options.settings, os_thread_priority: BACKGROUND_NICENESS } : options.settings);
     return inBackground(() =>
-      storeCall(operation, () => session.queryAsync(text, { ...(format ? { format } : {}), ...(options.signal ? { signal: options.signal } : {}) }), options.signal),
+      storeCall(
+        operation,
+        () => session.queryAsync(text, { ...(format ? { format } : {}), ...(options.signal ? { signal: options.signal } : {}) }),
+        options.signal,
+      ),
     );
   }
 
@@ -58,7 +71,11 @@ export class EmbeddedStore implements Store {
       ? await this.runInBackground('query', sql, params, options, 'JSON')
       : await storeCall(
           'query',
-          () => this.session.queryBindAsync(sql + settingsClause(options.settings), params, { format: 'JSON', ...(options.signal ? { signal: options.signal } : {}) }),
+          () =>
+            this.session.queryBindAsync(sql + settingsClause(options.settings), params, {
+              format: 'JSON',
+              ...(options.signal ? { signal: options.signal } : {}),
+            }),
           options.signal,
         );
     const text = result.text();
@@ -83,7 +100,11 @@ export class EmbeddedStore implements Store {
     for (let i = 0; i < rows.length; i++) lines[i] = JSON.stringify(rows[i]);
     lines.push('');
     const values = Buffer.from(lines.join('\n'));
-    await storeCall('insert', () => this.session.insert({ table, columns, values, format: 'JSONCompactEachRow', settings: options.settings ?? {} }), options.signal);
+    await storeCall(
+      'insert',
+      () => this.session.insert({ table, columns, values, format: 'JSONCompactEachRow', settings: options.settings ?? {} }),
+      options.signal,
+    );
   }
 
   async ping(): Promise<void> {

@@ -1,7 +1,7 @@
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { storeCall, StoreError } from './errors.js';
+import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import { StoreError, storeCall } from './errors.js';
 import { BACKGROUND_NICENESS } from './priority.js';
-import { assertIdentifiers, OUTPUT_SETTINGS, settingsClause, type InsertOptions, type QueryOptions, type QueryParams, type Store } from './store.js';
+import { assertIdentifiers, type InsertOptions, OUTPUT_SETTINGS, type QueryOptions, type QueryParams, type Store, settingsClause } from './store.js';
 
 /** A ClickHouse server over HTTP. Kept thin: the SQL is the same text the embedded engine runs. */
 export class ServerStore implements Store {

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toRow } from '../../ingest/rows.js';
-import { EmbeddedStore } from './embedded.js';
-import { applyClickhouseDdl } from './ddl.js';
-import { ServerStore } from './server.js';
-import type { Store } from './store.js';
-import { enginePriorities, MERGE_NICENESS } from './priority.js';
 import { startClickHouseShim } from '../../../test/support/clickhouse-http-shim.js';
 import { PROCESS_DATA_DIR } from '../../../test/support/service.js';
+import { toRow } from '../../ingest/rows.js';
 import { ROW_COLUMNS } from '../../model/results.js';
+import { applyClickhouseDdl } from './ddl.js';
+import { EmbeddedStore } from './embedded.js';
+import { enginePriorities, MERGE_NICENESS } from './priority.js';
+import { ServerStore } from './server.js';
+import type { Store } from './store.js';
 
 const DDL_SETTINGS = { retentionDays: 400, rollupRetentionDays: { hour: 800, day: 3650 } };
 
@@ -31,9 +31,17 @@ function storeContract(name: string, open: () => Promise<{ store: Store; close: 
     const rows = (n: number) =>
       Array.from({ length: n }, (_, i) =>
         toRow(account, randomUUID(), {
-          checkId: check, checkType: 'API', runLocation: i % 2 ? 'eu-west-1' : "it's-private", hasFailures: i === 0,
-          hasErrors: false, isDegraded: false, aborted: false, attempts: 1, responseTime: 100 + i,
-          startedAt: new Date(Date.UTC(2026, 10, 1, 0, i)).toISOString(), stoppedAt: new Date(Date.UTC(2026, 10, 1, 0, i, 1)).toISOString(),
+          checkId: check,
+          checkType: 'API',
+          runLocation: i % 2 ? 'eu-west-1' : "it's-private",
+          hasFailures: i === 0,
+          hasErrors: false,
+          isDegraded: false,
+          aborted: false,
+          attempts: 1,
+          responseTime: 100 + i,
+          startedAt: new Date(Date.UTC(2026, 10, 1, 0, i)).toISOString(),
+          stoppedAt: new Date(Date.UTC(2026, 10, 1, 0, i, 1)).toISOString(),
         }),
       );
 
@@ -56,7 +64,15 @@ function storeContract(name: string, open: () => Promise<{ store: Store; close: 
          WHERE account_id = {account:UUID} AND check_id = {check:UUID}
            AND started_at >= {from:DateTime64(3)} AND started_at < {to:DateTime64(3)}
            AND (run_location IN {locations:Array(String)} OR run_location = {odd:String}) AND has_failures = {failed:Bool}`,
-        { account, check, from: '2026-11-01 00:02:00.000', to: '2026-11-01 00:08:00.000', locations: ['eu-west-1', 'ap-south-1'], odd: "it's-private", failed: false },
+        {
+          account,
+          check,
+          from: '2026-11-01 00:02:00.000',
+          to: '2026-11-01 00:08:00.000',
+          locations: ['eu-west-1', 'ap-south-1'],
+          odd: "it's-private",
+          failed: false,
+        },
       );
       expect(result.rows).toHaveLength(1);
       const [row] = result.rows;
@@ -136,7 +152,13 @@ describe('embedded store: background statements', () => {
 storeContract('server (HTTP interface answered by the embedded engine)', async () => {
   const shim = await startClickHouseShim(path.join(PROCESS_DATA_DIR, 'clickhouse'));
   const store = new ServerStore({ url: shim.url, user: 'default', password: '', database: 'default' });
-  return { store, close: async () => { await store.close(); await shim.close(); } };
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await shim.close();
+    },
+  };
 });
 
 describe.skipIf(!process.env.CLICKHOUSE_URL)('server store against CLICKHOUSE_URL', () => {
