@@ -52,7 +52,7 @@ async function main() {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-      return res.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      return res.json() as Promise<any>;
     };
     await cli('set-rate-limit', '--account', accountId, '--points', '1000000', '--window', '60').catch(() => undefined);
     const location = await api('POST', '/v1/private-locations', { name: 'Bench agents', slugName: 'bench-agents' });

@@ -226,7 +226,7 @@ async function main() {
   const file = path.join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}-alerts${quick ? '-quick' : ''}.json`);
   writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   process.stdout.write(
-    [
+    `${[
       '| measure | state evaluation off | on |',
       '|---|---|---|',
       `| accepted results/s | ${runs.off.acceptedPerSecond} | ${runs.on.acceptedPerSecond} |`,
@@ -237,7 +237,7 @@ async function main() {
       '',
       `Failing result 202 → webhook arrival over ${delay?.alerts} alerts: p50 ${delay?.p50} ms, p95 ${delay?.p95} ms, p99 ${delay?.p99} ms, max ${delay?.max} ms`,
       `results: ${path.relative(ROOT, file)}`,
-    ].join('\n') + '\n',
+    ].join('\n')}\n`,
   );
 }
 

@@ -124,7 +124,7 @@ export function evaluateTargets(r: BenchResults): Target[] {
   for (const id of ROLLUP_SCENARIOS) {
     const s = byId(id);
     targets.push({
-      target: `${s?.title.split(',')[0] ?? id}, ${id.includes('summary') ? id.split('-').pop() + ', ' : ''}rows read ≤ ${ROLLUP_ROWS.toLocaleString('en')}`,
+      target: `${s?.title.split(',')[0] ?? id}, ${id.includes('summary') ? `${id.split('-').pop()}, ` : ''}rows read ≤ ${ROLLUP_ROWS.toLocaleString('en')}`,
       measured: `${s?.floor?.rowsRead}`,
       met: (s?.floor?.rowsRead ?? Infinity) <= ROLLUP_ROWS,
     });

@@ -19,7 +19,7 @@ import { compileRouteInput } from './http/invoke.js';
 import { buildOpenApi } from './http/openapi.js';
 import { RateLimits } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
-import { type AnyRoute, koaPath } from './http/route.js';
+import { type AnyRoute, koaPath, type Reply } from './http/route.js';
 import { compileResponseValidator } from './http/validation.js';
 import { ingestRoutes } from './ingest/index.js';
 import { apiReference } from './ops/docs.js';
@@ -121,7 +121,7 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
       if (!ctx.res.writableEnded) aborted.abort();
     };
     ctx.res.once('close', onClose);
-    let reply;
+    let reply: Reply;
     try {
       reply = await route.handler({
         ...(input as Omit<Parameters<AnyRoute['handler']>[0], 'principal' | 'context'>),

@@ -48,7 +48,7 @@ describe('configuration', () => {
     // A small cap: one per core, where half the memory holds that many runs of 256 MB.
     const small = Math.max(1, Math.min(cores, fits(256)));
     expect(loadConfig({ BROWSER_MEMORY_MB: '256' }).runner.browserConcurrency).toBe(small);
-    expect(loadAgentConfig({ API_URL: 'http://127.0.0.1:3000', API_KEY: 'pl_' + '0'.repeat(32), BROWSER_MEMORY_MB: '256' }).browserConcurrency).toBe(small);
+    expect(loadAgentConfig({ API_URL: 'http://127.0.0.1:3000', API_KEY: `pl_${'0'.repeat(32)}`, BROWSER_MEMORY_MB: '256' }).browserConcurrency).toBe(small);
     // The largest cap: what half the memory holds, and never none.
     expect(loadConfig({ BROWSER_MEMORY_MB: '65536' }).runner.browserConcurrency).toBe(Math.max(1, Math.min(cores, fits(65_536))));
     expect(loadConfig({ BROWSER_MEMORY_MB: '65536', BROWSER_CONCURRENCY: '3' }).runner.browserConcurrency).toBe(3);

@@ -1,14 +1,14 @@
-import { ConfigError, loadConfig } from './platform/config.js';
+import { type Config, ConfigError, loadConfig } from './platform/config.js';
 import { boundHeapGrowth } from './platform/heap.js';
 import { createLogger } from './platform/logger.js';
-import { startService } from './service.js';
+import { type RunningService, startService } from './service.js';
 import { UnreachableError } from './storage/postgres.js';
 import { SecretsKeyError } from './storage/secret-keys.js';
 
 /** Process entry: configuration errors and unreachable dependencies end start-up with one clear line. */
 async function main() {
   boundHeapGrowth();
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
@@ -19,7 +19,7 @@ async function main() {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  let service;
+  let service: RunningService;
   try {
     service = await startService(config, logger);
   } catch (err) {

@@ -63,7 +63,7 @@ export async function request<T = unknown>(
     signal: opts.signal,
   });
   const text = await res.text();
-  let data: unknown = undefined;
+  let data: unknown;
   if (text) {
     try {
       data = JSON.parse(text);

@@ -178,7 +178,7 @@ export function confirmAction(message: string): boolean {
 export function CopyBox({ value, label }: { value: string; label: string }) {
   return (
     <div class="copybox">
-      <code aria-label={label}>{value}</code>
+      <code title={label}>{value}</code>
       <Button onClick={() => void navigator.clipboard?.writeText(value)}>Copy</Button>
     </div>
   );

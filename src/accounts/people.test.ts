@@ -18,7 +18,7 @@ interface Browser {
 
 function sessionCookie(res: ApiResponse): string | undefined {
   const set = res.headers.getSetCookie().find((c) => c.startsWith('monitoring_session='));
-  return set?.split(';')[0]!.slice('monitoring_session='.length) || undefined;
+  return set ? set.split(';')[0]!.slice('monitoring_session='.length) || undefined : undefined;
 }
 
 describe('people: sign-in, sessions, second factor, password resets', () => {

@@ -235,7 +235,6 @@ describe('agents of a private location', () => {
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
           body: JSON.stringify(body),
         });
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any
         return { status: res.status, json: async (): Promise<any> => res.json() };
       };
       expect((await call('/v1/agent/register', { protocol: 1, agentId, version: '1.0.0', capabilities: ['API'], concurrency: 1 })).status).toBe(200);

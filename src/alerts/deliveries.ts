@@ -1,6 +1,5 @@
 import { DelayedError, type Job, type Queue } from 'bullmq';
-import type { ChannelType } from '../model/alerts.js';
-import { type AlertType } from '../model/alerts.js';
+import type { AlertType, ChannelType } from '../model/alerts.js';
 import type { CheckType } from '../model/checks.js';
 import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
@@ -158,7 +157,7 @@ export function startDeliveryWorker(
   const dispatcher = opts.outbound.dispatcher({ connectTimeoutMs: opts.config.deliveryTimeoutMs });
   async function process(job: Job<DeliveryJob>, token?: string) {
     const n = await loadNotification(opts.sql, job.data.notificationId);
-    if (!n || n.status !== 'IN_PROGRESS') return { skipped: true };
+    if (n?.status !== 'IN_PROGRESS') return { skipped: true };
     // An earlier message of this check to this channel goes first: this one waits (no attempt spent) until it has
     // been delivered or has failed for good.
     if (token && (await earlierPending(opts.sql, n))) {

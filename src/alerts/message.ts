@@ -1,5 +1,5 @@
 import checklyHandlebars from '@checkly/handlebars';
-import { type AlertType } from '../model/alerts.js';
+import type { AlertType } from '../model/alerts.js';
 
 /** Everything a channel says about one alert: what the senders and the webhook template draw from. */
 export interface AlertMessage {

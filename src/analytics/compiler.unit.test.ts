@@ -111,7 +111,7 @@ describe('report compiler', () => {
 
   it('rejects a metric of another catalog and lists what this one allows', () => {
     const e = rejection({ ...base, metrics: ['responseTime_avg', 'packetLoss_p95'] });
-    const [err] = e.attributes?.errors as { field: string; message: string }[];
+    const [err] = (e.attributes?.errors ?? []) as { field: string; message: string }[];
     expect(err.field).toBe('query.metrics[1]');
     for (const name of metricNames(catalog('multistep-checks'))) expect(err.message).toContain(name);
     expect(rejection({ ...base, groupBy: 'statusCode' }).attributes?.errors).toEqual([expect.objectContaining({ field: 'query.groupBy' })]);

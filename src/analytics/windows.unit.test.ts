@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../http/errors.js';
+import type { HttpError } from '../http/errors.js';
 import { QUICK_RANGES, resolveQuickRange, resolveWindow } from './windows.js';
 
 const at = (iso: string) => Date.parse(iso);

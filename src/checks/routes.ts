@@ -15,13 +15,14 @@ import {
   type CheckInput,
   checkRules,
   deleteCheck,
-  enforceBrowserLimit,expectPing, 
+  enforceBrowserLimit,
+  expectPing,
   findCheckRow,
   insertCheck,
   listCheckRows,
   readCheck,
   readChecks,
-  updateCheck
+  updateCheck,
 } from './repository.js';
 import { CheckResponse, createBodySchema, fieldsOf, genericUpdateSchema, ignoredFieldsOf, updateBodySchema } from './schemas.js';
 import { autoAssignQuery, saveSubscriptions, subscribeToChannels } from './subscriptions.js';

@@ -4,7 +4,7 @@
  * drawing; the one text (its accessible label) is escaped.
  */
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export interface ChartOptions {
   width?: number;
@@ -38,7 +38,7 @@ export function responseTimeChart(values: readonly (number | null)[], opts: Char
     values.length <= 60
       ? values.map((v, i) => (typeof v === 'number' && Number.isFinite(v) ? `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="1.5"/>` : '')).join('')
       : '';
-  const label = escape(`${opts.label}: up to ${Math.round(max)} ms`);
+  const label = escapeHtml(`${opts.label}: up to ${Math.round(max)} ms`);
   return (
     `<svg class="rt-chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${label}" preserveAspectRatio="none">` +
     `<title>${label}</title><path d="${d}" fill="none" stroke="currentColor" stroke-width="1.5" stroke-linejoin="round"/>` +

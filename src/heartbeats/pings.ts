@@ -75,7 +75,7 @@ export async function sweepHeartbeats(sql: Sql, ingest: ResultQueue, now = Date.
       for (const row of rows) {
         const check = checks.get(row.check_id);
         const heartbeat = check?.data.heartbeat as HeartbeatSettings | undefined;
-        if (!check || check.checkType !== 'HEARTBEAT' || !heartbeat) {
+        if (check?.checkType !== 'HEARTBEAT' || !heartbeat) {
           await tx`delete from heartbeat_deadlines where check_id = ${row.check_id}`;
           continue;
         }

@@ -71,7 +71,7 @@ function historyRoutes({ sql, store }: Deps): AnyRoute[] {
   const tag = 'Heartbeats';
   async function heartbeat(accountId: string, checkId: string) {
     const row = UUID.test(checkId) ? await findCheckRow(sql, accountId, checkId) : undefined;
-    if (!row || row.check_type !== 'HEARTBEAT') throw notFound();
+    if (row?.check_type !== 'HEARTBEAT') throw notFound();
     return row.id;
   }
   const windowOf = (q: { startTime?: string; endTime?: string }, now: number) => {

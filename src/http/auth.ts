@@ -59,24 +59,25 @@ export function authenticate(resolvers: Resolvers, access: Exclude<Access, 'publ
     const wellFormed = requested === undefined || UUID.test(requested);
     const authorization = ctx.get('authorization');
     const cookie = authorization ? undefined : ctx.cookies.get(SESSION_COOKIE);
-    let principal;
+    let principal: Awaited<ReturnType<PrincipalResolver>> | Awaited<ReturnType<SessionResolver>> | undefined;
     if (authorization || !cookie) {
       const match = BEARER.exec(authorization);
       if (!match) throw unauthorized(authorization ? 'not-bearer' : 'missing-credentials');
       principal = await resolvers.key(match[1], wellFormed ? requested : undefined);
       if (principal === undefined) throw unauthorized('invalid-key');
     } else {
-      principal = /^[\w-]{20,100}$/.test(cookie) ? await resolvers.session(cookie, wellFormed ? requested : undefined) : undefined;
+      const session = /^[\w-]{20,100}$/.test(cookie) ? await resolvers.session(cookie, wellFormed ? requested : undefined) : undefined;
       if (
-        principal &&
-        principal !== 'forbidden' &&
+        session &&
+        session !== 'forbidden' &&
         !SAFE.has(ctx.method) &&
-        !fromOwnPages({ csrfToken: ctx.get(CSRF_HEADER), origin: ctx.get('origin') }, serviceOrigin(ctx), principal.csrfToken, resolvers.publicUrl())
+        !fromOwnPages({ csrfToken: ctx.get(CSRF_HEADER), origin: ctx.get('origin') }, serviceOrigin(ctx), session.csrfToken, resolvers.publicUrl())
       ) {
         // Named first: the audit log records the refused write with whose session it came (a forged request is worth seeing).
-        ctx.state.principal = principal;
+        ctx.state.principal = session;
         throw new HttpError(403, `A write made with a session cookie needs its CSRF token (${CSRF_HEADER}) or this service's Origin`);
       }
+      principal = session;
     }
     if (principal === undefined) throw unauthorized('session-ended');
     // A malformed account id cannot be one the key belongs to.

@@ -14,9 +14,9 @@ describe('hostile input', () => {
   /** Row counts and the newest change of every control-plane table: equal before and after means nothing changed. */
   const snapshot = async () =>
     svc.deps.sql.unsafe(
-      TABLES.map(
+      `${TABLES.map(
         (t) => `select '${t}' as t, count(*)::int as n, max(${t === 'api_keys' ? 'created_at' : 'coalesce(updated_at, created_at)'}) as at from ${t}`,
-      ).join(' union all ') + ' order by t',
+      ).join(' union all ')} order by t`,
     );
   const accepted = async () => (await svc.call('GET', '/ready')).body.ingest.acceptedResults as number;
 

@@ -103,7 +103,7 @@ export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObje
 }
 
 // Handlers are typed at definition; the registry only needs the erased shape.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds routes of every input type
 export type AnyRoute = RouteDef<any, any, any, any>;
 
 export function defineRoute<P extends TSchema = TObject, Q extends TSchema = TObject, B extends TSchema = TSchema, H extends TSchema = TObject>(

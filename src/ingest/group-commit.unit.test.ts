@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ResultRow } from '../model/results.js';
+import type { ResultRow } from '../model/results.js';
 import { GroupCommit, tokenOf } from './group-commit.js';
 
 type Batch = { id: string; rows: ResultRow[] };

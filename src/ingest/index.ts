@@ -4,5 +4,5 @@ export { IngestQueue } from './queue.js';
 export { readResult, type StoredItem } from './repository.js';
 export { ingestRoutes } from './routes.js';
 export { toRow } from './rows.js';
-export { type ResultItem } from './schemas.js';
+export type { ResultItem } from './schemas.js';
 export { type IngestHooks, type IngestWorkerOptions, startIngestWorker } from './worker.js';

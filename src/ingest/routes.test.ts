@@ -284,7 +284,7 @@ describe('check-result ingest', () => {
       body: {
         results: [
           browser([{ type: 'screenshot', name: 'x.png', contentType: 'image/png\r\nSet-Cookie: a=b', key, size: 1 }]),
-          browser([{ type: 'screenshot', name: 'x.png', contentType: 'image/png', key: 'code-bundles/' + 'b'.repeat(64) + '.tar.gz', size: 1 }]),
+          browser([{ type: 'screenshot', name: 'x.png', contentType: 'image/png', key: `code-bundles/${'b'.repeat(64)}.tar.gz`, size: 1 }]),
           browser([{ type: 'screenshot', name: '../../x.png', contentType: 'image/png', key, size: 1 }]),
           browser([
             { type: 'screenshot', name: 'a.png', contentType: 'image/png', key, size: 1 },

@@ -83,7 +83,7 @@ export const ResultItem = Type.Object(
           ),
         ),
       ]),
-    ) as { [K in ResultDetailKey]: TOptional<TObject<{}>> }),
+    ) as { [K in ResultDetailKey]: TOptional<TObject<Record<string, never>>> }),
   },
   { additionalProperties: false },
 );

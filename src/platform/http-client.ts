@@ -43,7 +43,7 @@ export function requestFailure(err: unknown): string {
  */
 export async function boundedFetch(url: string | URL, req: BoundedRequest): Promise<BoundedResponse> {
   const signal = AbortSignal.timeout(req.timeoutMs);
-  let res;
+  let res: Awaited<ReturnType<typeof fetch>>;
   try {
     res = await fetch(url, {
       method: req.method ?? 'GET',

@@ -108,7 +108,10 @@ export async function prepare(sql: Sql, accountId: string, sync: ProjectSync): P
 
 /** Calls `visit(field, logicalId)` for every `{ref}` in a payload; `field` is the top-level field it is under. */
 function walkRefs(value: unknown, field: string, visit: (field: string, ref: string) => void): void {
-  if (isRef(value)) return visit(field, value.ref);
+  if (isRef(value)) {
+    visit(field, value.ref);
+    return;
+  }
   if (Array.isArray(value)) for (const item of value) walkRefs(item, field, visit);
   else if (value !== null && typeof value === 'object') {
     for (const [name, item] of Object.entries(value)) walkRefs(item, field || name, visit);

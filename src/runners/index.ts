@@ -22,7 +22,7 @@ export { type LocationHealth, locationHealth, locationRunCounts } from './health
 export { privateRunQueueName, type RunJob, type RunSource } from './jobs.js';
 export { localPort } from './local-port.js';
 export { matchChecks, matchesTags, startSessions } from './on-demand.js';
-export { type ExecuteRun, type RunnerPort, type TakenRun } from './port.js';
+export type { ExecuteRun, RunnerPort, TakenRun } from './port.js';
 export { privateLocationQueues } from './repository.js';
 export { scheduledResultId } from './result-ids.js';
 export { checkSessionRoutes, runnerResourceRoutes } from './routes.js';

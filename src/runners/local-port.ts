@@ -8,6 +8,7 @@ import { registerRunner } from './health.js';
 import { isRunBatch, type RunQueueJob } from './jobs.js';
 import type { ExecuteRun, RunnerPort, TakenRun } from './port.js';
 import { stampPrivateLocations } from './repository.js';
+import type { RunOutcome } from './types/common.js';
 
 export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
   queues: Queues;
@@ -51,7 +52,7 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
       // or not, and its lateness recorded, when it gets its place.
       const one = async (taken: TakenRun, slots: Slots, batched: boolean) => {
         await slots.take(!batched);
-        let outcome;
+        let outcome: RunOutcome;
         try {
           const late = batched ? book.starting(taken) : undefined;
           if (late) return late;

@@ -39,7 +39,7 @@ export function nextRetry(check: RunnableCheck, job: RunJob, outcome: RunOutcome
   if (!outcome.hasFailures || outcome.hasErrors) return undefined;
   const raw = check.data.retryStrategy as RetryStrategy | null | undefined;
   const strategy: RetryStrategy | undefined =
-    raw && raw.type && raw.type !== 'NO_RETRIES'
+    raw?.type && raw.type !== 'NO_RETRIES'
       ? raw
       : !raw && check.data.doubleCheck !== false
         ? { type: 'SINGLE_RETRY', baseBackoffSeconds: 0, sameRegion: false }

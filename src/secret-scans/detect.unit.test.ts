@@ -75,7 +75,7 @@ describe('what looks like an inline credential', () => {
   });
 
   it('finds tokens of known shapes anywhere, and never previews a whole value', () => {
-    const snippet = { id: 7, name: 'login', script: "await page.fill('#token', 'ghp_" + 'a'.repeat(36) + "')" };
+    const snippet = { id: 7, name: 'login', script: `await page.fill('#token', 'ghp_${'a'.repeat(36)}')` };
     const [f] = scanResource(snippet);
     expect(f).toMatchObject({ fieldPath: 'script', fieldKey: null });
     expect(preview(f!.value)).toBe('ghp_…aa');

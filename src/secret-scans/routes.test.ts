@@ -57,7 +57,7 @@ describe('the secret scan', () => {
         })
       ).id,
     );
-    await made('/v1/variables', { key: 'STRIPE_SECRET', value: 'sk_live_' + 'a'.repeat(24) });
+    await made('/v1/variables', { key: 'STRIPE_SECRET', value: `sk_live_${'a'.repeat(24)}` });
     await made('/v1/variables', { key: 'DB_PASSWORD', value: 'a-locked-password', locked: true });
     await made('/v1/variables', { key: 'REGION', value: 'eu-west-1' });
     // The check is managed by a project (as `checkly deploy` records it).

@@ -4,7 +4,7 @@
  * escalation threshold), recovering from one, and each reminder while in one raise an alert.
  */
 
-import { type AlertType } from '../model/alerts.js';
+import type { AlertType } from '../model/alerts.js';
 
 export type AlertState = 'PASSING' | 'DEGRADED' | 'FAILING';
 export type Outcome = 'pass' | 'degraded' | 'fail';

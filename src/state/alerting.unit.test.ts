@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type AlertType } from '../model/alerts.js';
+import type { AlertType } from '../model/alerts.js';
 import { type AlertMemory, FRESH, normaliseSettings, type Outcome, onRun, onTick } from './alerting.js';
 
 const MIN = 60_000;

@@ -186,8 +186,8 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
         date,
         runs: t?.runs ?? 0,
         failed: t?.failed ?? 0,
-        uptime: t && t.runs ? (100 * (t.runs - t.failed)) / t.runs : null,
-        responseTime: t && t.rtN ? t.rtSum / t.rtN : null,
+        uptime: t?.runs ? (100 * (t.runs - t.failed)) / t.runs : null,
+        responseTime: t?.rtN ? t.rtSum / t.rtN : null,
       };
     });
     return {

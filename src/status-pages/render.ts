@@ -119,7 +119,7 @@ a{color:var(--linkFontColor)}
 
 const pct = (v: number | null) => (v === null ? 'no data' : `${v >= 99.995 && v < 100 ? '99.99' : v.toFixed(2)} %`);
 const when = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The 90 daily bars of a service as one SVG: colour by that day's uptime, each with its date and figure as title. */
 function bars(s: ServiceView): string {
@@ -129,7 +129,7 @@ function bars(s: ServiceView): string {
   const rects = s.days
     .map((d, i) => {
       const colour = d.uptime === null ? '#8c959f' : d.uptime >= 99.9 ? '#2da44e' : d.uptime >= 99 ? '#8cc265' : d.uptime >= 95 ? '#d4a72c' : '#cf222e';
-      const title = escape(`${d.date}: ${d.uptime === null ? 'no runs' : `${pct(d.uptime)} of ${d.runs} runs passed`}`);
+      const title = escapeHtml(`${d.date}: ${d.uptime === null ? 'no runs' : `${pct(d.uptime)} of ${d.runs} runs passed`}`);
       return `<rect x="${(i * (width + gap)).toFixed(1)}" y="0" width="${width}" height="34" rx="1" fill="${colour}"><title>${title}</title></rect>`;
     })
     .join('');
@@ -207,5 +207,6 @@ ${entries}
 }
 
 function latest(i: IncidentView): string {
-  return i.incidentUpdates.reduce((acc, u) => (u.publicIncidentUpdateDate > acc ? u.publicIncidentUpdateDate : acc), i.updated_at ?? i.created_at);
+  // ISO times: the latest sorts last.
+  return [i.updated_at ?? i.created_at, ...i.incidentUpdates.map((u) => u.publicIncidentUpdateDate)].sort().at(-1)!;
 }

@@ -61,7 +61,7 @@ describe.each(['file', 's3'] as const)('the %s blob store', (backend) => {
     expect(key).toMatch(/^snapshots\/[0-9a-f]{64}$/);
     expect(await store.open(other, key)).toBeUndefined();
     expect(await store.has(other, key)).toBe(false);
-    for (const bad of ['../' + key, `${key}/..`, 'snapshots/zz', '/etc/passwd', `code-bundles/${key.slice(10)}`]) {
+    for (const bad of [`../${key}`, `${key}/..`, 'snapshots/zz', '/etc/passwd', `code-bundles/${key.slice(10)}`]) {
       expect(await store.has(account, bad)).toBe(false);
       expect(await store.open(account, bad)).toBeUndefined();
     }

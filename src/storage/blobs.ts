@@ -3,9 +3,9 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 
 /** The kinds of blob the service keeps, each under its own key prefix (the anchor's `code-bundles/…` form). */
 export const BLOB_KINDS = {
@@ -192,10 +192,16 @@ const missing = (err: unknown) => {
  * hashed into a temporary file first (its key is its hash), then put once; the same bytes again are not re-sent.
  */
 export class S3BlobStore implements BlobStore {
-  private readonly client: S3Client;
+  /** The S3 client (22 MB of SDK) is loaded on first use: a service that keeps blobs on disk never loads it. */
+  private readonly sdk = once(() => import('@aws-sdk/client-s3'));
+  private readonly client = once(async (): Promise<S3Client> => {
+    const { S3Client } = await this.sdk();
+    return new S3Client(this.clientSettings);
+  });
+  private readonly clientSettings: S3ClientConfig;
 
   constructor(private readonly settings: S3Settings) {
-    this.client = new S3Client({
+    this.clientSettings = {
       region: settings.region,
       endpoint: settings.endpoint,
       forcePathStyle: settings.forcePathStyle,
@@ -204,7 +210,7 @@ export class S3BlobStore implements BlobStore {
       responseChecksumValidation: 'WHEN_REQUIRED',
       credentials:
         settings.accessKeyId && settings.secretAccessKey ? { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } : undefined,
-    });
+    };
   }
 
   private name(accountId: string, key: string): string | undefined {
@@ -222,7 +228,8 @@ export class S3BlobStore implements BlobStore {
       const key = `${kind}/${counted.digest()}${BLOB_KINDS[kind]}`;
       // Run assets are written again (their age is their last use: the sweep goes by it); others once.
       if (RUN_ASSET_KINDS.includes(kind) || !(await this.has(accountId, key))) {
-        await this.client.send(
+        const { PutObjectCommand } = await this.sdk();
+        await (await this.client()).send(
           new PutObjectCommand({ Bucket: this.settings.bucket, Key: this.name(accountId, key), Body: createReadStream(temp), ContentLength: counted.size() }),
         );
       }
@@ -236,7 +243,8 @@ export class S3BlobStore implements BlobStore {
     const name = this.name(accountId, key);
     if (!name) return undefined;
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: name }));
+      const { GetObjectCommand } = await this.sdk();
+      const out = await (await this.client()).send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: name }));
       return { stream: out.Body as Readable, size: out.ContentLength ?? 0 };
     } catch (err) {
       if (missing(err)) return undefined;
@@ -248,7 +256,8 @@ export class S3BlobStore implements BlobStore {
     const name = this.name(accountId, key);
     if (!name) return false;
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: name }));
+      const { HeadObjectCommand } = await this.sdk();
+      await (await this.client()).send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: name }));
       return true;
     } catch (err) {
       if (missing(err)) return false;
@@ -258,16 +267,18 @@ export class S3BlobStore implements BlobStore {
 
   async sweep(kinds: readonly BlobKind[], before: Date): Promise<number> {
     const { bucket, prefix } = this.settings;
+    const { DeleteObjectsCommand, ListObjectsV2Command } = await this.sdk();
+    const client = await this.client();
     let removed = 0;
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
       const old = (page.Contents ?? []).filter((o) => {
         const rest = o.Key?.slice(prefix.length).split('/') ?? [];
         return rest.length === 3 && ACCOUNT.test(rest[0]!) && kinds.includes(rest[1] as BlobKind) && o.LastModified !== undefined && o.LastModified < before;
       });
       if (old.length) {
-        const out = await this.client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: old.map((o) => ({ Key: o.Key! })), Quiet: true } }));
+        const out = await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: old.map((o) => ({ Key: o.Key! })), Quiet: true } }));
         removed += old.length - (out.Errors?.length ?? 0);
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -276,8 +287,29 @@ export class S3BlobStore implements BlobStore {
   }
 
   close(): void {
-    this.client.destroy();
+    if (this.client.started)
+      void this.client().then(
+        (c) => c.destroy(),
+        () => undefined,
+      );
   }
+}
+
+/** A function that runs once, on first call, and answers the same promise after (a failure is tried again). */
+function once<T>(make: () => Promise<T>): (() => Promise<T>) & { started: boolean } {
+  let kept: Promise<T> | undefined;
+  const fn = Object.assign(
+    () => {
+      if (!kept) {
+        fn.started = true;
+        kept = make();
+        kept.catch(() => (kept = undefined));
+      }
+      return kept;
+    },
+    { started: false },
+  );
+  return fn;
 }
 
 /** The blob store the settings name: an S3-compatible bucket when BLOB_STORE=s3, else a directory. */

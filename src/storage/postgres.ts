@@ -47,7 +47,7 @@ function unreachable(url: string, err: unknown): UnreachableError {
   if (/^(28|3D)/.test(code)) {
     const user = decodeURIComponent(new URL(url).username) || 'the default user';
     return new UnreachableError(
-      `Postgres at ${describe(url)} (DATABASE_URL) refused ${user}: ${(err as Error).message}. ` + 'Fix the user, password or database in DATABASE_URL.',
+      `Postgres at ${describe(url)} (DATABASE_URL) refused ${user}: ${(err as Error).message}. Fix the user, password or database in DATABASE_URL.`,
     );
   }
   return new UnreachableError(

@@ -1,14 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import type { Principal } from '../accounts/index.js';
-import { applyGroupSettings, checkTargetRules, cliCheckBody, createBodySchema, GroupBody, GroupBodyV2, type GroupData, runnableCheckIds, type SharedFile } from '../checks/index.js';
+import {
+  applyGroupSettings,
+  checkTargetRules,
+  cliCheckBody,
+  createBodySchema,
+  GroupBody,
+  GroupBodyV2,
+  type GroupData,
+  runnableCheckIds,
+  type SharedFile,
+} from '../checks/index.js';
 import { AssetManifest, AssetManifestQuery, assetDownload, assetManifest, linkOrigin } from '../http/asset-manifest.js';
 import { HttpError, notFound } from '../http/errors.js';
 import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { compileValidator } from '../http/validation.js';
-import { LivePublisher } from '../live/index.js';
+import type { LivePublisher } from '../live/index.js';
 import { CHECK_TYPES, type CheckType, SEGMENT_OF } from '../model/checks.js';
 import { iso } from '../model/time.js';
 import type { EnvVar } from '../model/variables.js';
@@ -22,11 +32,14 @@ import {
   cancelAdhocRuns,
   cancelledResult,
   findAdhocRunOfResult,
-  findScheduling,loadRunnable, matchChecks, matchesTags, 
+  findScheduling,
+  loadRunnable,
+  matchChecks,
+  matchesTags,
   queueAdhoc,
   recordAdhoc,
   type SchedulingRow,
-  sessionRuns
+  sessionRuns,
 } from '../runners/index.js';
 import type { Deps } from '../storage/deps.js';
 import { inTransaction, type Sql, transaction } from '../storage/postgres.js';

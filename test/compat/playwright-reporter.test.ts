@@ -77,7 +77,7 @@ describe('the Playwright reporter against this service', { timeout: 120_000 }, (
     const zip = (await svc.call('GET', `/next/test-sessions/${session.id}/results/${resultId}/asset?name=logs.txt`)).text;
     expect(zip.length).toBeGreaterThan(0);
     const form = new FormData();
-    form.append('assets', new Blob([Buffer.from('PK\u0005\u0006' + '\u0000'.repeat(18))], { type: 'application/zip' }), 'assets.zip');
+    form.append('assets', new Blob([Buffer.from(`PK\u0005\u0006${'\u0000'.repeat(18)}`)], { type: 'application/zip' }), 'assets.zip');
     const multipart = await fetch(`${svc.url}/next/test-sessions/${session.id}/results/${resultId}/assets`, {
       method: 'POST',
       headers: { authorization: `Bearer ${svc.adminKey}` },

@@ -191,6 +191,7 @@ function WindowPicker({ current, from, to }: { current: string; from: number; to
   const local = (t: number) => new Date(t - new Date(t).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
   const [custom, setCustom] = useState({ from: local(from), to: local(to) });
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a row of buttons; a fieldset would draw a frame and need a legend
     <div class="toolbar" role="group" aria-label="Window">
       {Object.entries(RANGES).map(([key, r]) => (
         <Button

@@ -171,7 +171,7 @@ export function Home() {
           {counts.nodata ?? 0} without data · {counts.paused ?? 0} paused · {counts.maintenance ?? 0} in maintenance
         </p>
       )}
-      <div class="toolbar" role="search">
+      <search class="toolbar">
         <Field label="Search">
           <input type="search" placeholder="Name or tag" value={filters.q} onInput={(e) => setQuery({ q: (e.target as HTMLInputElement).value })} />
         </Field>
@@ -192,7 +192,7 @@ export function Home() {
             ))}
           </select>
         </Field>
-      </div>
+      </search>
       <ErrorNote error={error} />
       {!data && loading && <Loading what="Loading checks" />}
       {data && data.length === 0 && (

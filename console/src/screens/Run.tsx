@@ -295,6 +295,7 @@ function BlobMedia({ asset }: { asset: Asset }) {
   }, [asset.url]);
   if (!src) return <p class="muted">{asset.name}…</p>;
   return asset.type === 'video' ? (
+    // biome-ignore lint/a11y/useMediaCaption: a run's screen recording has no speech to caption
     <video src={src} controls aria-label={`Video: ${asset.name}`} />
   ) : (
     <figure>

@@ -91,10 +91,10 @@ export function RunNow({ checkId, onDone }: { checkId: string; onDone: () => voi
         {running ? 'Running…' : 'Run now'}
       </Button>
       {(session || error) && (
-        <div class="card run-now" role="region" aria-label="Run now">
+        <section class="card run-now" aria-label="Run now">
           <ErrorNote error={error} />
           {session && <SessionProgress session={session} />}
-        </div>
+        </section>
       )}
     </>
   );

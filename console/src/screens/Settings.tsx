@@ -480,11 +480,11 @@ export function Members() {
       <Tabs />
       <section class="card" aria-labelledby="members-title">
         <h2 id="members-title">Members and invitations</h2>
-        <div class="toolbar" role="search">
+        <search class="toolbar">
           <Field label="Search">
             <input type="search" value={search} onInput={(e) => setQuery({ search: (e.target as HTMLInputElement).value })} />
           </Field>
-        </div>
+        </search>
         {admin && (
           <form
             class="toolbar"
@@ -617,11 +617,11 @@ export function Audit() {
       <Tabs />
       <section class="card" aria-labelledby="audit-title">
         <h2 id="audit-title">Audit log</h2>
-        <div class="toolbar" role="search">
+        <search class="toolbar">
           <Field label="Operation" hint="e.g. createApiCheck, signIn, updateMember">
             <input value={operation} onChange={(e) => setQuery({ operation: (e.target as HTMLInputElement).value, before: null })} />
           </Field>
-        </div>
+        </search>
         <ErrorNote error={page.error} />
         {!page.data && !page.error && <Loading />}
         {page.data && page.data.entries.length === 0 && <Empty>Nothing recorded.</Empty>}

@@ -6,7 +6,7 @@ import { Button, ErrorNote, Field } from '../ui';
 
 /** A path of this console to go to after signing in: `next` when it stays on this origin, else Home. */
 export function ownPath(next: string | null): string {
-  if (!next || !next.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '/';
+  if (!next?.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '/';
   try {
     const url = new URL(next, location.origin);
     return url.origin === location.origin ? `${url.pathname}${url.search}${url.hash}` : '/';
@@ -72,6 +72,7 @@ export function SignIn() {
               autoComplete="one-time-code"
               inputMode="numeric"
               required
+              // biome-ignore lint/a11y/noAutofocus: the field appears because the person asked for it: the next thing they type
               autoFocus
               value={code}
               onInput={(e) => setCode((e.target as HTMLInputElement).value)}
@@ -122,6 +123,7 @@ export function SignIn() {
               autoComplete="one-time-code"
               inputMode="numeric"
               required
+              // biome-ignore lint/a11y/noAutofocus: the field appears because the person asked for it: the next thing they type
               autoFocus
               value={code}
               onInput={(e) => setCode((e.target as HTMLInputElement).value)}

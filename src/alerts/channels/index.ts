@@ -81,7 +81,7 @@ export const CHANNEL_KINDS = {
     send: (config: OpsgenieConfig, message, { settings, dispatcher }) =>
       sendOpsgenie(config, message, settings.opsgenieApiUrl, settings.deliveryTimeoutMs, dispatcher),
   },
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each kind narrows its own config type
+  // biome-ignore lint/suspicious/noExplicitAny: each kind narrows its own config type
 } satisfies Record<ChannelType, ChannelKind<any>>;
 
 /** Sends `message` through a stored channel of kind `type` (its stored secrets opened here, for the send only). */

@@ -1,4 +1,4 @@
-import { RUNTIME_IDS } from '../../model/checks.js';
+import type { RUNTIME_IDS } from '../../model/checks.js';
 
 type RuntimeId = (typeof RUNTIME_IDS)[number];
 

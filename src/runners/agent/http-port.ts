@@ -132,7 +132,7 @@ export class HttpPort implements RunnerPort {
     timeoutMs = 60_000,
     signal?: AbortSignal,
   ): Promise<unknown> {
-    let res;
+    let res: Awaited<ReturnType<typeof fetch>>;
     try {
       res = await fetch(`${this.opts.apiUrl}${urlPath}`, {
         method,

@@ -69,7 +69,7 @@ describe('the browser sandbox against hostile scripts', { timeout: 90_000 }, () 
     // The sandbox's first process shows no path of this host (its options went in on a pipe).
     const cmdline = logOf(outcome);
     expect(cmdline).toMatch(/^cmdline /);
-    expect(cmdline).not.toContain(os.tmpdir() + '/browser-run-');
+    expect(cmdline).not.toContain(`${os.tmpdir()}/browser-run-`);
     expect(cmdline).not.toContain(process.cwd());
     outcome.cleanup();
   });

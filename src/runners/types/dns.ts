@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import dnsPacket, { type Answer, type Packet, type RecordType } from 'dns-packet';
-import { type DnsRequest, type StoredRequest } from '../../checks/index.js';
+import type { DnsRequest, StoredRequest } from '../../checks/index.js';
 import { DEFAULT_NAMESERVER } from '../../model/checks.js';
 import { connectThrough } from '../../platform/outbound.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';

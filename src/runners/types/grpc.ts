@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { type GrpcRequest, type StoredRequest } from '../../checks/index.js';
+import type { GrpcRequest, StoredRequest } from '../../checks/index.js';
 import { targetHost } from '../../model/checks.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
 import { type CheckRunner, isNetworkError, judge, limitsOf, messageOf, targetFailure } from './common.js';

@@ -1,5 +1,5 @@
 import { errors, fetch } from 'undici';
-import { type ApiRequest, type StoredRequest } from '../../checks/index.js';
+import type { ApiRequest, StoredRequest } from '../../checks/index.js';
 import { type ConnectTimings, runDispatcher } from '../../platform/outbound.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
 import { interpolate, maskSecretValues, runVariables } from '../interpolate.js';
@@ -110,7 +110,7 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   const t0 = performance.now();
   let status = 0;
   let statusText = '';
-  let responseHeaders: Record<string, string> = {};
+  const responseHeaders: Record<string, string> = {};
   let body = '';
   let truncated = false;
   let tHeaders = t0;

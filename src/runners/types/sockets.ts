@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { checkServerIdentity, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
-import { type StoredRequest, type TcpRequest } from '../../checks/index.js';
+import type { StoredRequest, TcpRequest } from '../../checks/index.js';
 import { targetHost } from '../../model/checks.js';
 import { connectThrough } from '../../platform/outbound.js';
 import { type Assertion, evaluate, jsonPathValues, regexCapture } from '../assertions.js';
