@@ -19,8 +19,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/platform/config.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
-import type { RunnableCheck } from '../src/runners/index.js';
-import { CHROMIUM_BINARY, configureBrowserRuns, processTree, runBrowserCheck, SANDBOX_NODE, treeMemory } from '../src/runners/index.js';
+import { CHROMIUM_BINARY, configureBrowserRuns, processTree, type RunnableCheck, runBrowserCheck, SANDBOX_NODE, treeMemory } from '../src/runners/index.js';
 import { cpuSeconds, ROOT } from './harness.js';
 
 const { values } = parseArgs({

@@ -6,8 +6,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import v8 from 'node:v8';
-import type { QuickRange, RollupTicks } from '../src/analytics/index.js';
-import { budgetSettings, CATALOGS, compileErrorGroups, planReport, planSummary, type ReportQuery, reportCache, reportQuery } from '../src/analytics/index.js';
+import {
+  budgetSettings,
+  CATALOGS,
+  compileErrorGroups,
+  planReport,
+  planSummary,
+  type QuickRange,
+  type ReportQuery,
+  type RollupTicks,
+  reportCache,
+  reportQuery,
+} from '../src/analytics/index.js';
 import { findCheckRow } from '../src/checks/index.js';
 import { compileValidator } from '../src/http/validation.js';
 import { loadConfig } from '../src/platform/config.js';

@@ -5,8 +5,7 @@ import { forgetRollupHorizon, storeWithRollupTicks } from './analytics/index.js'
 import { type AppOptions, createApp } from './app.js';
 import { startBackgroundWork } from './background.js';
 import { answerClientError } from './http/errors.js';
-import type { IngestWorkerOptions } from './ingest/index.js';
-import { IngestQueue } from './ingest/index.js';
+import { IngestQueue, type IngestWorkerOptions } from './ingest/index.js';
 import { attachLiveBroker } from './live/index.js';
 import { LOCATIONS } from './model/checks.js';
 import type { Config } from './platform/config.js';

@@ -3,8 +3,7 @@ import { Job, type Worker } from 'bullmq';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { AgentLocation } from '../private-locations/index.js';
-import type { RunBook, TakenRun } from '../runners/index.js';
-import { privateRunQueueName, type RunJob, SkipLog } from '../runners/index.js';
+import { privateRunQueueName, type RunBook, type RunJob, SkipLog, type TakenRun } from '../runners/index.js';
 import type { Queues } from '../storage/queues.js';
 
 export interface LeaseSettings {

@@ -2,8 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { toRow } from '../ingest/index.js';
 import { graceMs, HEARTBEAT_LOCATION, type HeartbeatSettings, periodMs } from '../model/heartbeats.js';
 import { maintenanceEffect } from '../model/maintenance.js';
-import type { ResultQueue } from '../model/results.js';
-import { ingestJob } from '../model/results.js';
+import { ingestJob, type ResultQueue } from '../model/results.js';
 import { accountContext, lockChecks } from '../state/index.js';
 import { type Sql, transaction } from '../storage/postgres.js';
 

@@ -1,5 +1,4 @@
-import type { FieldError } from './validation.js';
-import { validationError } from './validation.js';
+import { type FieldError, validationError } from './validation.js';
 
 /** Cross-field rules that JSON Schema cannot state; each failure names the field like schema errors do. */
 export class Rules {

@@ -1,5 +1,4 @@
-import type { GroupData } from '../checks/index.js';
-import { applyGroupSettings } from '../checks/index.js';
+import { applyGroupSettings, type GroupData } from '../checks/index.js';
 import { CHECK_TYPE_FACTS, type CheckType, LOCATIONS } from '../model/checks.js';
 import type { WindowData } from '../model/maintenance.js';
 import { hashSecret } from '../model/secrets.js';

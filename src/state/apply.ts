@@ -1,5 +1,4 @@
-import type { GroupData } from '../checks/index.js';
-import { applyGroupSettings } from '../checks/index.js';
+import { applyGroupSettings, type GroupData } from '../checks/index.js';
 import type { CheckType } from '../model/checks.js';
 import { maintenanceEffect, type WindowData } from '../model/maintenance.js';
 import type { Run } from '../model/runs.js';

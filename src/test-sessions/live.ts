@@ -22,7 +22,6 @@ import type { LivePublisher } from '../live/index.js';
 import { CHECK_TYPES, type CheckType, SEGMENT_OF } from '../model/checks.js';
 import { iso } from '../model/time.js';
 import type { EnvVar } from '../model/variables.js';
-import type { RunSource } from '../runners/index.js';
 import {
   type AdhocCheck,
   type AdhocRecorder,
@@ -37,6 +36,7 @@ import {
   matchChecks,
   matchesTags,
   queueAdhoc,
+  type RunSource,
   recordAdhoc,
   type SchedulingRow,
   sessionRuns,
