@@ -18,7 +18,7 @@ export default defineConfig({
       {
         extends: true,
         // Pure tests: one module graph per worker is enough (no file leaves state behind for the next).
-        test: { name: 'unit', include: ['src/**/*.unit.test.ts', 'test/architecture/**/*.test.ts'], isolate: false },
+        test: { name: 'unit', include: ['src/**/*.unit.test.ts', 'agent/**/*.unit.test.ts', 'test/architecture/**/*.test.ts'], isolate: false },
       },
       {
         extends: true,

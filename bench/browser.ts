@@ -19,7 +19,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/platform/config.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
-import { CHROMIUM_BINARY, configureBrowserRuns, processTree, type RunnableCheck, runBrowserCheck, SANDBOX_NODE, treeMemory } from '../src/runners/index.js';
+import { CHROMIUM_BINARY, configureBrowserRuns, processTree, type RunnableCheck, runBrowserCheck, SANDBOX_NODE, treeMemory } from '../src/run-kernel/index.js';
 import { cpuSeconds, ROOT } from './harness.js';
 
 const { values } = parseArgs({

@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { toRow } from '../src/ingest/rows.js';
+import { toRow } from '../src/ingest/result-rows.js';
 import { ROW_COLUMNS } from '../src/model/results.js';
 import { loadConfig } from '../src/platform/config.js';
 import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';

@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { RollupTicks } from '../src/analytics/rollup-ticks.js';
 import { TIERS } from '../src/analytics/rollups.js';
-import { toRow } from '../src/ingest/rows.js';
+import { toRow } from '../src/ingest/result-rows.js';
 import { ROW_COLUMNS } from '../src/model/results.js';
 import { toClickHouseTime } from '../src/model/time.js';
 import { loadConfig } from '../src/platform/config.js';

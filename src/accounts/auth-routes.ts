@@ -10,6 +10,7 @@ import type { Deps } from '../storage/deps.js';
 import { type Sql, transaction } from '../storage/postgres.js';
 import { serviceSecret } from '../storage/service-secrets.js';
 import { recordAudit } from './audit.js';
+import { createSession, endSession, endUserSessions, type SessionScope, sessionByToken } from './browser-sessions.js';
 import { type IdentityRow, identityUser, linkIdentity, listIdentities, takeUnbound, unlinkIdentity } from './identities.js';
 import { queueMail } from './mail.js';
 import { addMember, findMember } from './members.js';
@@ -32,7 +33,6 @@ import {
 import { decoyHash, HashingBusy, hashPassword, limitHashing, passwordMatches, passwordProblem } from './passwords.js';
 import { attemptLimit, hashCode, secondFactorHolds, totpOf, totpStep } from './proofs.js';
 import { accountsOf, defaultAccount, findAccount, revokeAllUserKeys } from './repository.js';
-import { createSession, endSession, endUserSessions, type SessionScope, sessionByToken } from './sessions.js';
 import {
   consumeUserToken,
   createUser,

@@ -2,6 +2,7 @@
 
 export { recordAudit, sweepAudit } from './audit.js';
 export { authRoutes, signInLink } from './auth-routes.js';
+export { resolveSession } from './browser-sessions.js';
 export { sendDuePeopleMail } from './mail.js';
 export { memberRoutes } from './member-routes.js';
 export { addMember } from './members.js';
@@ -19,5 +20,4 @@ export {
   setBrowserCheckLimit,
 } from './repository.js';
 export { accountRoutes } from './routes.js';
-export { resolveSession } from './sessions.js';
 export { ensureUser, resealTotpSecrets } from './users.js';

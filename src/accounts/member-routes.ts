@@ -10,6 +10,7 @@ import { iso } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
 import { transaction } from '../storage/postgres.js';
 import { type AuditRow, auditPage, recordAudit } from './audit.js';
+import { createSession, resolveSession } from './browser-sessions.js';
 import { queueMail } from './mail.js';
 import {
   addMember,
@@ -29,7 +30,6 @@ import {
 import { hashPassword, passwordMatches, passwordProblem } from './passwords.js';
 import { attemptLimit, secondFactorHolds } from './proofs.js';
 import { accountsOf, createUserKey, listUserKeys, revokeUserKey, type UserKeyRow } from './repository.js';
-import { createSession, resolveSession } from './sessions.js';
 import { ensureUser, findUser, findUserByEmail, setName, setPassword } from './users.js';
 
 /**

@@ -3,7 +3,8 @@ import { Job, type Worker } from 'bullmq';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { AgentLocation } from '../private-locations/index.js';
-import { privateRunQueueName, type RunBook, type RunJob, SkipLog, type TakenRun } from '../runners/index.js';
+import type { RunJob, TakenRun } from '../run-kernel/index.js';
+import { privateRunQueueName, type RunBook, SkipLog } from '../runners/index.js';
 import type { Queues } from '../storage/queues.js';
 
 export interface LeaseSettings {

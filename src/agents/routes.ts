@@ -2,14 +2,31 @@ import type { Readable } from 'node:stream';
 import { type Static, Type } from '@sinclair/typebox';
 import { HttpError, notFound, unauthorized } from '../http/errors.js';
 import { type AnyRoute, defineRoute, type RateLimitRule } from '../http/route.js';
-import { StringEnum } from '../http/schemas.js';
 import { compileValidator } from '../http/validation.js';
 import { toRow } from '../ingest/index.js';
 import { AGENT_PROTOCOL, compareVersions } from '../model/agent.js';
-import { CHECK_TYPES } from '../model/checks.js';
-import { keptAssetsProblems, RESULT_DETAIL_KEYS } from '../model/results.js';
+import { keptAssetsProblems } from '../model/results.js';
 import { type AgentLocation, locationOfKey, registerAgent, touchAgent } from '../private-locations/index.js';
-import { bounded, loadRunnable, RUN_METRIC_KEYS, RUN_TIMING_KEYS, RunBook, type RunOutcome, resultItem, scheduledResultId, verdict } from '../runners/index.js';
+import {
+  bounded,
+  FileKind,
+  FileReply,
+  LeaseBody,
+  LeaseId,
+  LeasesReply,
+  MadeBody,
+  MadeItem,
+  MadeReply,
+  OutcomesBody,
+  OutcomesReply,
+  RegisterBody,
+  RegisterReply,
+  RenewBody,
+  RenewReply,
+  type RunOutcome,
+  scheduledResultId,
+} from '../run-kernel/index.js';
+import { loadRunnable, RunBook, resultItem, verdict } from '../runners/index.js';
 import type { Deps } from '../storage/deps.js';
 import { adhocRecorder } from '../test-sessions/index.js';
 import { AgentLeases, decodeLease } from './leases.js';
@@ -27,117 +44,11 @@ const AGENT_RATE: RateLimitRule = { points: 30_000, windowSeconds: 60, bucket: '
 /** What every agent route shares: its tag, no API key (the location key is checked by the route), the agents' limit. */
 const AGENT_ROUTE = { tag: 'Agents', access: 'public', rateLimit: AGENT_RATE } as const;
 
-const AgentId = Type.String({ format: 'uuid', description: "The agent's own id, kept in its data folder" });
-const Version = Type.String({ pattern: '^\\d{1,4}\\.\\d{1,4}\\.\\d{1,4}$', description: "The agent's version" });
-
-const RegisterBody = Type.Object(
-  {
-    protocol: Type.Integer({ minimum: 1, maximum: 1000, description: 'The protocol the agent speaks' }),
-    agentId: AgentId,
-    version: Version,
-    capabilities: Type.Array(StringEnum(CHECK_TYPES), { uniqueItems: true, maxItems: CHECK_TYPES.length, description: 'The check types it can run' }),
-    concurrency: Type.Integer({ minimum: 1, maximum: 10 }),
-    egressIps: Type.Optional(
-      Type.Array(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }] }), {
-        maxItems: 16,
-        description: "Where its checks' connections come from, when the service cannot see it (NAT)",
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-const LeaseBody = Type.Object(
-  {
-    agentId: AgentId,
-    max: Type.Integer({ minimum: 1, maximum: 10, description: 'Runs the agent can start now' }),
-    waitSeconds: Type.Integer({ minimum: 0, maximum: 20, default: 10, description: 'How long to wait for a first run' }),
-  },
-  { additionalProperties: false },
-);
-
-const LeaseId = Type.String({ minLength: 8, maxLength: 600, pattern: '^[A-Za-z0-9_-]+$' });
-
-const RenewBody = Type.Object({ agentId: AgentId, leaseIds: Type.Array(LeaseId, { maxItems: 20 }) }, { additionalProperties: false });
-
-const EPOCH_MS = { minimum: 0, maximum: 8_640_000_000_000 };
-const Outcome = Type.Object(
-  {
-    startedAt: Type.Number(EPOCH_MS),
-    stoppedAt: Type.Number(EPOCH_MS),
-    hasFailures: Type.Boolean(),
-    hasErrors: Type.Boolean(),
-    isDegraded: Type.Boolean(),
-    metrics: Type.Partial(
-      Type.Object(
-        Object.fromEntries(
-          RUN_METRIC_KEYS.map((k) => [
-            k,
-            k === 'timings'
-              ? Type.Partial(Type.Object(Object.fromEntries(RUN_TIMING_KEYS.map((t) => [t, Type.Number()])), { additionalProperties: false }))
-              : Type.Number(),
-          ]),
-        ),
-        { additionalProperties: false },
-      ),
-    ),
-    detail: Type.Partial(
-      Type.Object(Object.fromEntries(RESULT_DETAIL_KEYS.map((k) => [k, Type.Record(Type.String(), Type.Unknown())])), { additionalProperties: false }),
-    ),
-    networkError: Type.Optional(Type.Boolean()),
-    error: Type.Optional(Type.String({ maxLength: 20_000 })),
-  },
-  { additionalProperties: false, description: "What one run found (the runner's outcome)" },
-);
-
-const OutcomesBody = Type.Object(
-  {
-    agentId: AgentId,
-    outcomes: Type.Array(Type.Object({ leaseId: LeaseId, outcome: Outcome }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
-  },
-  { additionalProperties: false },
-);
-
-/** One result an agent made while cut off. */
-const MadeItem = Type.Object(
-  {
-    checkId: Type.String({ format: 'uuid' }),
-    location: Type.String({ minLength: 1, maxLength: 64 }),
-    slot: Type.Integer(EPOCH_MS),
-    periodMs: Type.Optional(Type.Integer({ minimum: 10_000, maximum: 86_400_000, description: "The check's period when the run was made" })),
-    outcome: Outcome,
-  },
-  { additionalProperties: false },
-);
 /** Each result is checked on its own: one the service cannot take is refused alone (an agent's buffer never stops on it). */
 const checkMadeItem = compileValidator('result', MadeItem);
 
-const MadeBody = Type.Object(
-  {
-    agentId: AgentId,
-    results: Type.Array(
-      Type.Unknown({
-        description:
-          'A result: {checkId, location, slot, periodMs?, outcome} (the outcome as POST /v1/agent/outcomes takes it). One that is not is refused alone, in `refused`, and the rest are taken',
-      }),
-      { minItems: 1, maxItems: 500 },
-    ),
-  },
-  { additionalProperties: false },
-);
-
 const LeaseParams = Type.Object({ leaseId: LeaseId }, { additionalProperties: false });
-const FileParams = Type.Object({ leaseId: LeaseId, kind: StringEnum(['screenshots', 'traces', 'videos'] as const) }, { additionalProperties: false });
-
-/** A run leased to an agent, as the agent receives it: the job, the check with its secret values, the result id. */
-const LeaseReply = Type.Object({
-  leaseId: Type.String(),
-  expiresAt: Type.String({ format: 'date-time' }),
-  run: Type.Record(Type.String(), Type.Unknown(), { description: 'The run: check, location, slot, attempt, source, period' }),
-  check: Type.Record(Type.String(), Type.Unknown(), { description: 'The check as it runs: group settings applied, variables and secret values resolved' }),
-  resultId: Type.String({ format: 'uuid' }),
-  assetBase: Type.Optional(Type.String()),
-});
+const FileParams = Type.Object({ leaseId: LeaseId, kind: FileKind }, { additionalProperties: false });
 
 /** How far ahead of the service's clock an agent's may be. */
 const CLOCK_SKEW_MS = 5 * 60_000;
@@ -227,16 +138,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       schema: {
         headers: AuthHeaders,
         body: RegisterBody,
-        responses: {
-          200: Type.Object({
-            protocol: Type.Integer(),
-            agentId: Type.String(),
-            location: Type.Object({ id: Type.String(), slugName: Type.String() }),
-            leaseSeconds: Type.Integer({ description: 'A lease lapses unless renewed within this' }),
-            minAgentVersion: Type.String(),
-            isOutdated: Type.Boolean(),
-          }),
-        },
+        responses: { 200: RegisterReply },
       },
       handler: async ({ headers, body, context }) => {
         const location = await locationOf(headers);
@@ -277,7 +179,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       description: 'A leased run carries the check with its secret values: they are given only for a lease, and the agent keeps them in memory only.',
       ...AGENT_ROUTE,
       errors: [400, 401, 409, 503],
-      schema: { headers: AuthHeaders, body: LeaseBody, responses: { 200: Type.Object({ leases: Type.Array(LeaseReply) }) } },
+      schema: { headers: AuthHeaders, body: LeaseBody, responses: { 200: LeasesReply } },
       handler: async ({ headers, body, context }) => {
         const location = await locationOf(headers);
         const capabilities = await seen(location, body.agentId, context.client.address);
@@ -307,7 +209,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       schema: {
         headers: AuthHeaders,
         body: RenewBody,
-        responses: { 200: Type.Object({ renewed: Type.Array(Type.String()), lost: Type.Array(Type.String()) }) },
+        responses: { 200: RenewReply },
       },
       handler: async ({ headers, body, context }) => {
         const location = await locationOf(headers);
@@ -326,18 +228,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       schema: {
         headers: AuthHeaders,
         body: OutcomesBody,
-        responses: {
-          200: Type.Object({
-            outcomes: Type.Array(
-              Type.Object({
-                leaseId: Type.String(),
-                state: StringEnum(['done', 'duplicate', 'lost', 'gone', 'refused'] as const, {
-                  description: 'refused: its times are not a run this agent could have made now',
-                }),
-              }),
-            ),
-          }),
-        },
+        responses: { 200: OutcomesReply },
       },
       handler: async ({ headers, body, context }) => {
         const location = await locationOf(headers);
@@ -365,7 +256,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       ...AGENT_ROUTE,
       errors: [400, 401, 409, 413, 503],
       rawBody: { mediaType: 'application/octet-stream', maxBytes: FILE_LIMIT_BYTES },
-      schema: { headers: AuthHeaders, params: FileParams, responses: { 201: Type.Object({ key: Type.String(), size: Type.Integer() }) } },
+      schema: { headers: AuthHeaders, params: FileParams, responses: { 201: FileReply } },
       handler: async ({ headers, params, body }) => {
         const location = await locationOf(headers);
         await leaseOf(location, params.leaseId);
@@ -405,7 +296,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       schema: {
         headers: AuthHeaders,
         body: MadeBody,
-        responses: { 200: Type.Object({ accepted: Type.Integer(), refused: Type.Array(Type.Object({ index: Type.Integer(), reason: Type.String() })) }) },
+        responses: { 200: MadeReply },
       },
       handler: async ({ headers, body, context }) => {
         const location = await locationOf(headers);

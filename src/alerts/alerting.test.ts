@@ -4,7 +4,7 @@ import { startHttpReceiver, startSmtpSink } from '../../test/support/receivers.j
 import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { sweepHeartbeats } from '../heartbeats/pings.js';
 import { tickStates } from '../state/apply.js';
-import { checkIncidentHooks } from '../status-pages/incidents.js';
+import { checkIncidentHooks } from '../status-pages/incident-repository.js';
 import { DeliveryQueue } from './deliveries.js';
 
 /**

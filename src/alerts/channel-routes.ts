@@ -10,9 +10,9 @@ import { IgnoredField, Nullable, StringEnum, TaggedUnion } from '../http/schemas
 import { may } from '../model/accounts.js';
 import { CHANNEL_TYPES } from '../model/alerts.js';
 import { iso } from '../model/time.js';
+import { listAccountRows } from '../storage/account-rows.js';
 import type { Deps } from '../storage/deps.js';
 import { type Sql, transaction } from '../storage/postgres.js';
-import { listAccountRows } from '../storage/rows.js';
 import {
   accountCheckIds,
   accountGroupIds,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
-import { toRow } from '../ingest/rows.js';
+import { toRow } from '../ingest/result-rows.js';
 import { loadConfig } from '../platform/config.js';
 import { forRollups } from '../storage/clickhouse/ddl.js';
 import { BACKGROUND_NICENESS, enginePriorities, threadsAtNiceness } from '../storage/clickhouse/priority.js';

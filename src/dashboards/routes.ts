@@ -8,9 +8,9 @@ import { compileValidator } from '../http/validation.js';
 import { hashSecret } from '../model/secrets.js';
 import { iso } from '../model/time.js';
 import { useDomain } from '../resources/index.js';
+import { listAccountRows, uniqueViolation } from '../storage/account-rows.js';
 import type { Deps } from '../storage/deps.js';
 import { type Sql, transaction } from '../storage/postgres.js';
-import { listAccountRows, uniqueViolation } from '../storage/rows.js';
 import {
   type DashboardRow,
   deleteDashboard,

@@ -2,7 +2,7 @@
 export { GroupCommit } from './group-commit.js';
 export { IngestQueue } from './queue.js';
 export { readResult, type StoredItem } from './repository.js';
+export { toRow } from './result-rows.js';
 export { ingestRoutes } from './routes.js';
-export { toRow } from './rows.js';
 export type { ResultItem } from './schemas.js';
 export { type IngestHooks, type IngestWorkerOptions, startIngestWorker } from './worker.js';

@@ -2,7 +2,7 @@ import type { Cursor } from '../http/cursor.js';
 import { DETAIL_COLUMN } from '../model/results.js';
 import { fromClickHouseTime, toClickHouseTime } from '../model/time.js';
 import type { Store } from '../storage/clickhouse/store.js';
-import { READ_COLUMNS, toItem } from './rows.js';
+import { READ_COLUMNS, toItem } from './result-rows.js';
 
 export interface ResultFilter {
   accountId: string;

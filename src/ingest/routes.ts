@@ -17,7 +17,7 @@ import { privateLocationSlugs } from '../private-locations/index.js';
 import type { Deps } from '../storage/deps.js';
 import { anchorResult, project } from './anchor-view.js';
 import { readResult, readResults, readResultsAfter } from './repository.js';
-import { toRow } from './rows.js';
+import { toRow } from './result-rows.js';
 import { ResultItem, StoredResult } from './schemas.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */

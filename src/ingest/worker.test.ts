@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherTenant, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { INGEST_QUEUE, type IngestJob, ingestJob, ROW_COLUMNS } from '../model/results.js';
-import { toRow } from './rows.js';
+import { toRow } from './result-rows.js';
 
 describe('ingest under faults', () => {
   let svc: TestService;

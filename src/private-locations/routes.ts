@@ -5,9 +5,9 @@ import { listReply, PageQuery } from '../http/pagination.js';
 import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Nullable } from '../http/schemas.js';
 import { iso } from '../model/time.js';
+import { listAccountRows, uniqueViolation } from '../storage/account-rows.js';
 import type { Deps } from '../storage/deps.js';
 import { type Sql, transaction } from '../storage/postgres.js';
-import { listAccountRows, uniqueViolation } from '../storage/rows.js';
 import { type Fleet, fleetsOf } from './agents.js';
 import {
   addKey,

@@ -4,8 +4,8 @@ import { NumericIdParams } from '../http/ids.js';
 import { listReply, PageQuery } from '../http/pagination.js';
 import { type AnyRoute, defineRoute } from '../http/route.js';
 import type { Principal } from '../model/accounts.js';
+import { type AccountTable, deleteAccountRow, getAccountRow, listAccountRows } from '../storage/account-rows.js';
 import type { Sql } from '../storage/postgres.js';
-import { type AccountTable, deleteAccountRow, getAccountRow, listAccountRows } from '../storage/rows.js';
 
 /**
  * The plain resource (docs/architecture.md, "The CRUD wing"): an account's rows of one table, listed a page at a

@@ -1,12 +1,12 @@
 import type { CheckType } from '../model/checks.js';
 import { type KeptAsset, keptAssetsOf } from '../model/results.js';
 import type { EnvVar } from '../model/variables.js';
+import type { RunJob, RunnableCheck, RunOutcome, RunSource } from '../run-kernel/index.js';
 import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { openVariables, resealVariables, sealVariables } from '../storage/secret-box.js';
-import { DEFAULT_LOCATION, locationQueues, type RunnableCheck } from './definitions.js';
-import { enqueueRuns, type RunJob, type RunSource } from './jobs.js';
-import type { RunOutcome } from './types/common.js';
+import { DEFAULT_LOCATION, locationQueues } from './definitions.js';
+import { enqueueRuns } from './jobs.js';
 
 /**
  * Ad-hoc runs: checks the anchor's CLI sends (`checkly test`, `pw-test`) or names (`checkly trigger`), run once

@@ -6,17 +6,15 @@ import { LivePublisher } from '../live/index.js';
 import { type IngestJob, ingestJob, type ResultQueue, type ResultRow, slotSpan } from '../model/results.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
+import { bounded, messageOf, nameUuid, type RunJob, type RunnableCheck, type RunOutcome, scheduledResultId, type TakenRun } from '../run-kernel/index.js';
 import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { isRedisUnavailable } from '../storage/redis.js';
 import { type AdhocRecorder, adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt } from './adhoc.js';
-import { loadRunnable, locationQueues, type RunnableCheck } from './definitions.js';
-import { enqueueRuns, type RunJob } from './jobs.js';
-import type { TakenRun } from './port.js';
-import { nameUuid, scheduledResultId } from './result-ids.js';
-import { bounded, nextRetry, resultItem } from './runner.js';
-import { isTerminal, recordSessionResult, sessionStatus } from './sessions.js';
-import { messageOf, type RunOutcome } from './types/common.js';
+import { isTerminal, recordSessionResult, sessionStatus } from './check-sessions.js';
+import { loadRunnable, locationQueues } from './definitions.js';
+import { enqueueRuns } from './jobs.js';
+import { nextRetry, resultItem } from './results.js';
 
 export interface RunBookOptions {
   sql: Sql;

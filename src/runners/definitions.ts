@@ -3,6 +3,7 @@ import { CHECK_TYPE_FACTS, type CheckType, LOCATIONS } from '../model/checks.js'
 import type { WindowData } from '../model/maintenance.js';
 import { hashSecret } from '../model/secrets.js';
 import type { EnvVar } from '../model/variables.js';
+import type { RunnableCheck } from '../run-kernel/index.js';
 import type { Sql } from '../storage/postgres.js';
 import { openVariables } from '../storage/secret-box.js';
 import { privateRunQueueName, runQueueName } from './jobs.js';
@@ -11,31 +12,6 @@ const PUBLIC_LOCATIONS: ReadonlySet<string> = new Set(LOCATIONS);
 
 /** Where a check without locations runs (the anchor asks for at least one; older checks may have none). */
 export const DEFAULT_LOCATION = 'eu-west-1';
-
-/** A check as it runs: its group's settings applied, its variables merged (account < group < check). */
-export interface RunnableCheck {
-  id: string;
-  accountId: string;
-  name: string;
-  checkType: CheckType;
-  activated: boolean;
-  tags: string[];
-  groupId: number | null;
-  /** The effective definition (request, assertions, thresholds, retryStrategy, scripts, …). */
-  data: Record<string, unknown>;
-  /** Name → value, for `{{VAR}}` and scripts' process.env. */
-  variables: Record<string, string>;
-  /** Values never to echo in results or logs. */
-  secrets: string[];
-  /** Run locations: public names and private location slugs. */
-  locations: string[];
-  runParallel: boolean;
-  /** API checks: the setup and teardown scripts (the check's own, else its snippet's). */
-  setupScript?: string;
-  teardownScript?: string;
-  /** Browser scripts that import `./snippets/…`: the account's snippets, by name. */
-  snippets?: { name: string; script: string }[];
-}
 
 /** The account's checks of `ids` as they run; missing ids are simply absent. */
 export async function loadRunnable(sql: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, RunnableCheck>> {

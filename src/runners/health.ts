@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
+import type { RunJob } from '../run-kernel/index.js';
 import type { Queues } from '../storage/queues.js';
-import type { RunJob } from './jobs.js';
 
 /** How often a runner says it is alive, and how long that holds. */
 const BEAT_MS = 10_000;

@@ -1,32 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
+import type { RunJob } from '../run-kernel/index.js';
 import type { Queues } from '../storage/queues.js';
-
-/** Why a run happens: the anchor's runSource values. */
-export type RunSource = 'SCHEDULER' | 'SCHEDULE_NOW' | 'TRIGGER_API' | 'LEGACY_TRIGGER' | 'DEPLOYMENT' | 'CLI_DEPLOY' | 'TEST_RECORD' | 'TEST_NO_RECORD';
-
-/** One run of one check in one location, as a runner takes it from its location's queue. */
-export interface RunJob {
-  v: 1;
-  accountId: string;
-  checkId: string;
-  location: string;
-  /** The slot (epoch ms) a scheduled run belongs to, or when an on-demand run was asked for. */
-  slot: number;
-  /** 1 for the first try; each retry one more. */
-  attempt: number;
-  /** When the first try started (retries keep it, for maxDurationSeconds). */
-  firstStartedAt?: number;
-  /** The check session it reports to, for on-demand runs. */
-  sessionId?: string;
-  source: RunSource;
-  /** The check's period (ms), for scheduled runs: a run later than this past its slot is too late to be worth running. */
-  periodMs?: number;
-  /** An ad-hoc run (`checkly test`, `trigger`): its row in adhoc_runs holds what to run (runners/adhoc.ts). */
-  adhocId?: string;
-  /** A retry made in another location: the location the slot's run started in (its result id is that location's). */
-  origin?: string;
-}
 
 /**
  * The scheduled first tries of one public location's slot second, carried as one job (`enqueueRuns`): a runner

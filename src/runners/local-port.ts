@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import type { ExecuteRun, RunnerPort, RunOutcome, TakenRun } from '../run-kernel/index.js';
 import type { BlobStore } from '../storage/blobs.js';
 import type { Queues } from '../storage/queues.js';
 import { RunBook, type RunBookOptions } from './book.js';
 import { registerRunner } from './health.js';
 import { isRunBatch, type RunQueueJob } from './jobs.js';
-import type { ExecuteRun, RunnerPort, TakenRun } from './port.js';
 import { stampPrivateLocations } from './repository.js';
-import type { RunOutcome } from './types/common.js';
 
 export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
   queues: Queues;

@@ -1,9 +1,10 @@
+import type { RunJob, RunSource } from '../run-kernel/index.js';
 import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
+import { createSessions, type SessionRow } from './check-sessions.js';
 import { loadRunnable, locationQueues } from './definitions.js';
-import { enqueueRuns, type RunJob, type RunSource } from './jobs.js';
+import { enqueueRuns } from './jobs.js';
 import { RUNNABLE_TYPES } from './schedule.js';
-import { createSessions, type SessionRow } from './sessions.js';
 
 /** Which checks a trigger names: any of `checkId`, or matching `matchTags` (OR of AND-lists; `!tag` excludes). */
 export interface TriggerTarget {

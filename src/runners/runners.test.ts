@@ -3,11 +3,12 @@ import { expectFieldError, startTestService, type TestService, waitFor } from '.
 import { type HttpTarget, startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, startTlsTarget } from '../../test/support/targets.js';
 import { createLogger } from '../platform/logger.js';
 import { Metrics } from '../platform/metrics.js';
+import { scheduledResultId } from '../run-kernel/result-ids.js';
+import type { RunJob } from '../run-kernel/run.js';
+import { startRunner } from '../run-kernel/runner.js';
 import { Queues } from '../storage/queues.js';
-import { enqueueRuns, isRunBatch, type RunJob, type RunQueueJob } from './jobs.js';
+import { enqueueRuns, isRunBatch, type RunQueueJob } from './jobs.js';
 import { localPort } from './local-port.js';
-import { scheduledResultId } from './result-ids.js';
-import { startRunner } from './runner.js';
 import { startScheduler } from './scheduler.js';
 
 /**

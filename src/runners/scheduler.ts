@@ -1,12 +1,13 @@
 import { maintenanceEffect } from '../model/maintenance.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
+import type { RunJob } from '../run-kernel/index.js';
 import { type Sql, transaction } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
+import { expireSessions } from './check-sessions.js';
 import { loadRunnable, locationQueues, maintenanceWindows } from './definitions.js';
-import { enqueueRuns, type RunJob } from './jobs.js';
+import { enqueueRuns } from './jobs.js';
 import { claimDueSlots, locationsForSlot, reconcileSchedules } from './schedule.js';
-import { expireSessions } from './sessions.js';
 
 export interface SchedulerOptions {
   sql: Sql;

@@ -2,7 +2,7 @@ import { budgetSettings, rollupHorizon } from '../analytics/index.js';
 import type { WindowData } from '../model/maintenance.js';
 import { toClickHouseTime } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
-import { type IncidentView, incidentsById } from './incidents.js';
+import { type IncidentView, incidentsById } from './incident-repository.js';
 import { maintenanceStatus, materialise } from './maintenance-repository.js';
 import { type PageRow, type PageView, pageViews } from './repository.js';
 

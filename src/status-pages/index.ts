@@ -1,6 +1,6 @@
 /** Status pages: routes, services and incidents, maintenance windows, rendered pages, mail, badges. What other folders may use: everything else here is this folder's own. */
 export { badgeRoutes } from './badges.js';
-export { checkIncidentHooks } from './incidents.js';
+export { checkIncidentHooks } from './incident-repository.js';
 export { sendDueMail } from './mail.js';
 export { maintenanceWindowRoutes } from './maintenance-windows.js';
 export { maintenanceRoutes } from './maintenances.js';

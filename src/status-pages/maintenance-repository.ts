@@ -1,6 +1,6 @@
 import { occurrences, type WindowData } from '../model/maintenance.js';
 import type { Sql } from '../storage/postgres.js';
-import { UNCONFIRMED_MAILS_PER_DAY } from './incidents.js';
+import { UNCONFIRMED_MAILS_PER_DAY } from './incident-repository.js';
 
 /** The occurrences of maintenance windows (maintenances) and their status updates: every statement about them. */
 

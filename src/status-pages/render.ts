@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import { responseTimeChart } from '../dashboards/index.js';
 import { HISTORY_DAYS, type ServiceStatus, type ServiceView, type StatusPageView } from './data.js';
-import type { IncidentView } from './incidents.js';
+import type { IncidentView } from './incident-repository.js';
 import { COLOUR_FIELDS, type Palette } from './schemas.js';
 
 // Every `<%= %>` is HTML-escaped; raw output is only the layout's body, the CSS (built here from validated

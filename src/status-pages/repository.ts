@@ -1,6 +1,6 @@
 import { iso } from '../model/time.js';
 import type { Sql } from '../storage/postgres.js';
-import { type ServiceRow, type ServiceView, toService } from './incidents.js';
+import { type ServiceRow, type ServiceView, toService } from './incident-repository.js';
 import type { Palette, StatusPageBody, WindowBody } from './schemas.js';
 
 /** Status pages, their cards and subscribers (docs/status-pages.md); incidents are in incidents/repository.ts. */

@@ -4,9 +4,9 @@ import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
 import { may } from '../model/accounts.js';
 import { useDomain } from '../resources/index.js';
+import { uniqueViolation } from '../storage/account-rows.js';
 import type { Deps } from '../storage/deps.js';
 import { type Sql, transaction } from '../storage/postgres.js';
-import { uniqueViolation } from '../storage/rows.js';
 import {
   addUpdate,
   changeIncident,
@@ -22,7 +22,7 @@ import {
   type Severity,
   servicesOf,
   toService,
-} from './incidents.js';
+} from './incident-repository.js';
 import {
   createPage,
   cursorPage,

@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Nullable, StringEnum } from '../http/schemas.js';
-import { PROGRESS, SEVERITIES } from './incidents.js';
+import { PROGRESS, SEVERITIES } from './incident-repository.js';
 
 /** A colour the page's CSS takes as it is: `#RGB` or `#RRGGBB`, nothing else (stored upper case, as the anchor shows it). */
 const Colour = Type.String({ pattern: '^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$' });

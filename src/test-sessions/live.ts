@@ -22,6 +22,7 @@ import type { LivePublisher } from '../live/index.js';
 import { CHECK_TYPES, type CheckType, SEGMENT_OF } from '../model/checks.js';
 import { iso } from '../model/time.js';
 import type { EnvVar } from '../model/variables.js';
+import type { RunSource } from '../run-kernel/index.js';
 import {
   type AdhocCheck,
   type AdhocRecorder,
@@ -36,16 +37,15 @@ import {
   matchChecks,
   matchesTags,
   queueAdhoc,
-  type RunSource,
   recordAdhoc,
   type SchedulingRow,
   sessionRuns,
 } from '../runners/index.js';
 import type { Deps } from '../storage/deps.js';
 import { inTransaction, type Sql, transaction } from '../storage/postgres.js';
+import type { TestSessions } from './lifecycle.js';
 import { endSession, findResult, findSession, insertSession, type SessionProvider, type StoredResult, upsertResult } from './repository.js';
 import { RunBody, TestSession } from './schemas.js';
-import type { TestSessions } from './sessions.js';
 
 /**
  * Live runs (docs/live-runs.md): `checkly test` and `pw-test` send checks to run (`POST /v1/test-sessions/run`),

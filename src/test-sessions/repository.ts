@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import { conflict, notFound } from '../http/errors.js';
 import type { CheckType } from '../model/checks.js';
+import { uniqueViolation } from '../storage/account-rows.js';
 import type { Sql } from '../storage/postgres.js';
-import { uniqueViolation } from '../storage/rows.js';
 import type { ListQuery, Metadata, ResultInput, SessionState } from './schemas.js';
 
 /** A result as stored: what the client sent, with its check's type resolved. */

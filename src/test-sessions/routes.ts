@@ -9,11 +9,11 @@ import { LivePublisher } from '../live/index.js';
 import { iso } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
 import { transaction } from '../storage/postgres.js';
+import { type TestSessions, testSessions } from './lifecycle.js';
 import { cancelRuns, liveRoutes } from './live.js';
 import { reporterRoutes } from './reporter.js';
 import { deleteSession, findResult, findSession, listSessions, maxResponseTimeOf, touchSession } from './repository.js';
 import { CancelBody, CreateSession, ListQuery, Result, ResultInput, SessionEntry, TestSession } from './schemas.js';
-import { type TestSessions, testSessions } from './sessions.js';
 
 const tag = 'Test sessions';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-/** What the agent process loads at run time (type-only imports are erased, so they do not count). */
+/** What a process loads at run time from `entry` (type-only imports are erased, so they do not count). */
 async function loaded(entry: string): Promise<string[]> {
   const graph = (
     await madge(path.join(root, entry), {
@@ -17,14 +17,19 @@ async function loaded(entry: string): Promise<string[]> {
   return Object.keys(graph);
 }
 
-describe('the runner port', () => {
-  it("an agent loads nothing of the service's stores, ingest, live messages or features: only the runner, the model and the platform", async () => {
-    const files = await loaded('workers/agent.ts');
-    expect(files).toContain('src/runners/runner.ts');
-    expect(files).toContain('src/runners/agent/http-port.ts');
-    const folders = new Set(files.filter((f) => f.startsWith('src/')).map((f) => f.split('/')[1]));
-    expect([...folders].sort()).toEqual(['model', 'platform', 'runners']);
-    // Within runners/, none of the service's side: the run book, the local port, the scheduler, definitions from Postgres.
-    expect(files.filter((f) => /runners\/(book|local-port|scheduler|definitions|adhoc|sessions|health|routes|on-demand|repository)\.ts$/.test(f))).toEqual([]);
+/** The folder a loaded file counts in: `agent/`, or the folder under `src/`. */
+const roomOf = (file: string) => (file.startsWith('src/') ? `src/${file.split('/')[1]}` : file.split('/')[0]!);
+
+describe('the rooms the agent is built from', () => {
+  it("the agent (agent/) loads only itself, the run kernel, the model and the platform: nothing of the service's stores, queues or features", async () => {
+    const files = await loaded('agent/main.ts');
+    expect(files).toContain('src/run-kernel/runner.ts');
+    expect(files).toContain('agent/http-port.ts');
+    expect([...new Set(files.map(roomOf))].sort()).toEqual(['agent', 'src/model', 'src/platform', 'src/run-kernel']);
+  });
+
+  it('the run kernel (src/run-kernel/) loads only itself, the model and the platform: a port is its only way to the service', async () => {
+    const files = await loaded('src/run-kernel/index.ts');
+    expect([...new Set(files.map(roomOf))].sort()).toEqual(['src/model', 'src/platform', 'src/run-kernel']);
   });
 });

@@ -14,7 +14,7 @@ describe('folder order', () => {
     expect(pairs).toEqual([]);
   });
 
-  it('no import cycle anywhere: src, workers, bench, test (the same graph, built once)', async () => {
+  it('no import cycle anywhere: src, agent, workers, bench, test (the same graph, built once)', async () => {
     expect((await importGraph(root)).cycles).toEqual([]);
   });
 

@@ -17,6 +17,7 @@ export const LAYERS = [
   'accounts',
   'private-locations',
   'checks',
+  'run-kernel',
   'ingest',
   'state',
   'heartbeats',
@@ -53,7 +54,7 @@ export interface Violation {
 /** The project's import graph (src, workers, bench, test; paths relative to `root`), built once per root and process. */
 const graphs = new Map<string, ReturnType<typeof buildGraph>>();
 async function buildGraph(root: string) {
-  const dirs = ['src', 'workers', 'bench', 'test'].filter((d) => existsSync(path.join(root, d)));
+  const dirs = ['src', 'agent', 'workers', 'bench', 'test'].filter((d) => existsSync(path.join(root, d)));
   const result = await madge(
     dirs.map((d) => path.join(root, d)),
     { baseDir: root, fileExtensions: ['ts'], tsConfig: path.join(root, 'tsconfig.json') },

@@ -30,7 +30,7 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * An agent as its own process (`node --import tsx workers/agent.ts`), as a team would run it on another machine:
+ * An agent as its own process (`node --import tsx agent/main.ts`), as a team would run it on another machine:
  * it gets the service's URL and a location key, nothing of the service's stores. Its checks may reach loopback
  * only, like every suite's.
  */
@@ -57,7 +57,7 @@ export async function startAgentProcess(opts: {
     OUTBOUND_ALLOW: '127.0.0.0/8',
     ...opts.env,
   };
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'workers/agent.ts'], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts'], {
     cwd: path.resolve(import.meta.dirname, '../..'),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,9 +2,9 @@ import { type Static, Type } from '@sinclair/typebox';
 import { badRequest, conflict } from '../../http/errors.js';
 import type { AnyRoute } from '../../http/route.js';
 import { iso } from '../../model/time.js';
+import { getAccountRow, uniqueViolation } from '../../storage/account-rows.js';
 import type { Deps } from '../../storage/deps.js';
 import { transaction } from '../../storage/postgres.js';
-import { getAccountRow, uniqueViolation } from '../../storage/rows.js';
 import { crudRoutes, operationsOf } from '../crud.js';
 import { insertVariable, updateVariable, type VariableRow } from './repository.js';
 

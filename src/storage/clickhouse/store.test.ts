@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClickHouseShim } from '../../../test/support/clickhouse-http-shim.js';
 import { PROCESS_DATA_DIR } from '../../../test/support/service.js';
-import { toRow } from '../../ingest/rows.js';
+import { toRow } from '../../ingest/result-rows.js';
 import { ROW_COLUMNS } from '../../model/results.js';
 import { applyClickhouseDdl } from './ddl.js';
 import { EmbeddedStore } from './embedded.js';

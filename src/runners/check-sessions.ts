@@ -1,5 +1,5 @@
+import type { RunSource } from '../run-kernel/index.js';
 import { type Sql, transaction } from '../storage/postgres.js';
-import type { RunSource } from './jobs.js';
 
 /**
  * Check sessions: on-demand runs of a check (the anchor's `POST /v2/check-sessions/trigger`, trigger URLs,

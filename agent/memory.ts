@@ -1,5 +1,4 @@
-import type { RunnableCheck } from '../definitions.js';
-import type { RunJob } from '../jobs.js';
+import type { RunJob, RunnableCheck } from '../src/run-kernel/index.js';
 
 /** A scheduled check this agent ran lately: enough to go on running it on schedule while cut off. */
 interface Remembered {

@@ -3,7 +3,7 @@
 // HTTPS_PROXY, LOG_LEVEL, AGENT_HEALTH_PORT, AGENT_DATA_DIR, OUTBOUND_ALLOW as in the docs.
 import { loadAgentConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/logger.js';
-import { startAgent } from '../src/runners/agent/agent.js';
+import { startAgent } from './agent.js';
 
 async function main() {
   const config = loadAgentConfig();

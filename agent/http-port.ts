@@ -2,13 +2,30 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { type Dispatcher, EnvHttpProxyAgent, fetch } from 'undici';
-import { AGENT_PROTOCOL, AGENT_VERSION } from '../../model/agent.js';
-import type { Logger } from '../../platform/logger.js';
-import type { RunnableCheck } from '../definitions.js';
-import type { RunJob } from '../jobs.js';
-import type { ExecuteRun, RunnerPort, TakenRun } from '../port.js';
-import { scheduledResultId } from '../result-ids.js';
-import { messageOf, type RunFiles, type RunOutcome } from '../types/common.js';
+import { AGENT_PROTOCOL, AGENT_VERSION } from '../src/model/agent.js';
+import type { CheckType } from '../src/model/checks.js';
+import type { Logger } from '../src/platform/logger.js';
+import {
+  type ExecuteRun,
+  type FileAnswer,
+  type LeaseRequest,
+  type LeasesAnswer,
+  type LeaseWire,
+  type MadeAnswer,
+  messageOf,
+  type OutcomesAnswer,
+  type OutcomesRequest,
+  type RegisterAnswer,
+  type RegisterRequest,
+  type RenewAnswer,
+  type RenewRequest,
+  type RunFiles,
+  type RunJob,
+  type RunnerPort,
+  type RunOutcome,
+  scheduledResultId,
+  type TakenRun,
+} from '../src/run-kernel/index.js';
 import { type DiskBuffer, RefusedBatch } from './buffer.js';
 import type { ScheduleMemory } from './memory.js';
 
@@ -16,7 +33,7 @@ export interface HttpPortOptions {
   apiUrl: string;
   apiKey: string;
   agentId: string;
-  capabilities: string[];
+  capabilities: CheckType[];
   concurrency: number;
   egressIps: string[];
   /** Unreachable this long: run from memory and keep results in the buffer. */
@@ -39,15 +56,6 @@ export class ServiceRefusal extends Error {
   ) {
     super(message);
   }
-}
-
-interface LeaseWire {
-  leaseId: string;
-  expiresAt: string;
-  run: RunJob;
-  check: RunnableCheck;
-  resultId: string;
-  assetBase?: string;
 }
 
 /** How long one file upload may take. */
@@ -102,7 +110,7 @@ export class HttpPort implements RunnerPort {
         if (!leaseId) throw new Error('files are not kept for a run made while the service was unreachable');
         const res = await this.call('PUT', `/v1/agent/leases/${leaseId}/files/${kind}`, body, 'application/octet-stream', UPLOAD_TIMEOUT_MS);
         void maxBytes; // the service holds a file to the same limit
-        return res as { key: string; size: number };
+        return res as FileAnswer;
       },
       open: async () => {
         const leaseId = currentLease.getStore();
@@ -184,7 +192,7 @@ export class HttpPort implements RunnerPort {
       capabilities: this.opts.capabilities,
       concurrency: this.opts.concurrency,
       ...(this.opts.egressIps.length ? { egressIps: this.opts.egressIps } : {}),
-    })) as { leaseSeconds: number; location: { slugName: string }; isOutdated: boolean; minAgentVersion: string };
+    } satisfies RegisterRequest)) as RegisterAnswer;
     this.leaseMs = answer.leaseSeconds * 1000;
     this.registered = true;
     this.opts.logger.info(
@@ -230,11 +238,11 @@ export class HttpPort implements RunnerPort {
         const { leases } = (await this.call(
           'POST',
           '/v1/agent/leases',
-          { agentId: this.opts.agentId, max: this.free, waitSeconds: 10 },
+          { agentId: this.opts.agentId, max: this.free, waitSeconds: 10 } satisfies LeaseRequest,
           'application/json',
           60_000,
           this.stop.signal,
-        )) as { leases: LeaseWire[] };
+        )) as LeasesAnswer;
         backoff = 500;
         this.opts.memory.forgetStale();
         for (const lease of leases) this.start(lease, execute);
@@ -282,9 +290,10 @@ export class HttpPort implements RunnerPort {
       const ids = [...this.inFlight.keys(), ...this.pending.map((p) => p.leaseId)];
       for (let i = 0; i < ids.length; i += 20) {
         try {
-          const { lost } = (await this.call('POST', '/v1/agent/leases/renew', { agentId: this.opts.agentId, leaseIds: ids.slice(i, i + 20) })) as {
-            lost: string[];
-          };
+          const { lost } = (await this.call('POST', '/v1/agent/leases/renew', {
+            agentId: this.opts.agentId,
+            leaseIds: ids.slice(i, i + 20),
+          } satisfies RenewRequest)) as RenewAnswer;
           for (const id of lost) {
             const run = this.inFlight.get(id);
             if (run) run.lost = true;
@@ -316,10 +325,8 @@ export class HttpPort implements RunnerPort {
     try {
       const { outcomes } = (await this.call('POST', '/v1/agent/outcomes', {
         agentId: this.opts.agentId,
-        outcomes: batch.map((p) => ({ leaseId: p.leaseId, outcome: p.outcome })),
-      })) as {
-        outcomes: { leaseId: string; state: string }[];
-      };
+        outcomes: batch.map((p) => ({ leaseId: p.leaseId, outcome: p.outcome as OutcomesRequest['outcomes'][number]['outcome'] })),
+      } satisfies OutcomesRequest)) as OutcomesAnswer;
       for (const o of outcomes) this.opts.count?.(o.state === 'done' || o.state === 'duplicate' ? 'reported' : 'lost');
       if (outcomes.some((o) => o.state === 'refused'))
         this.opts.logger.warn(
@@ -366,9 +373,9 @@ export class HttpPort implements RunnerPort {
     let n: number;
     try {
       n = await this.opts.buffer.drain(async (results) => {
-        let answer: { refused: { index: number; reason: string }[] };
+        let answer: MadeAnswer;
         try {
-          answer = (await this.call('POST', '/v1/agent/made', { agentId: this.opts.agentId, results })) as typeof answer;
+          answer = (await this.call('POST', '/v1/agent/made', { agentId: this.opts.agentId, results })) as MadeAnswer;
         } catch (err) {
           if (err instanceof ServiceRefusal && (err.status === 400 || err.status === 413)) {
             this.opts.count?.('set-aside', results.length);

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ResultDetailKey } from '../../model/results.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
-import type { RunnableCheck } from '../definitions.js';
+import type { RunnableCheck } from '../run.js';
 
 /** What a run is given: the check as it runs, where, the policy its connections go through. */
 export interface RunContext {

@@ -1,5 +1,4 @@
-import type { RunnableCheck } from './definitions.js';
-import type { RunJob } from './jobs.js';
+import type { RunJob, RunnableCheck } from './run.js';
 import type { RunFiles, RunOutcome } from './types/common.js';
 
 /**

@@ -5,10 +5,10 @@ import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES, LOCATIONS } from '../model/checks.js';
 import type { Deps } from '../storage/deps.js';
+import { cancelSession, findSession, isTerminal, type SessionRow } from './check-sessions.js';
 import { locationHealth } from './health.js';
 import { matchChecks, startSessions } from './on-demand.js';
 import { deploymentTargetExists, listDeploymentTriggers, privateLocationExists, upsertDeploymentTrigger } from './repository.js';
-import { cancelSession, findSession, isTerminal, type SessionRow } from './sessions.js';
 
 const tag = 'Check sessions';
 
