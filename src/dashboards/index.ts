@@ -1,6 +1,4 @@
 /** Dashboards: their routes, the anchor's /v1/incidents, the rendered pages. What other folders may use: everything else here is this folder's own. */
-export { TtlCache } from './cache.js';
-export { responseTimeChart } from './chart.js';
 export { dashboardIncidentRoutes } from './incident-routes.js';
 export { dashboardPages } from './pages.js';
 export { dashboardRoutes } from './routes.js';

@@ -8,9 +8,9 @@ import type { RateLimits } from '../http/rate-limit.js';
 import { staticFiles } from '../http/static-files.js';
 import { readResult } from '../ingest/index.js';
 import { keptAssetsOf } from '../model/results.js';
+import { definePage, mountPages, sendPage, TtlCache } from '../pages/index.js';
 import type { Deps } from '../storage/deps.js';
 import { cookieName, LOGIN_RULE, matchKey, SESSION_SECONDS, sessionToken, validSession } from './access.js';
-import { TtlCache } from './cache.js';
 import { sanitizeCss } from './css.js';
 import { buildDashboardView, type DashboardView, type Status } from './data.js';
 import { dashboardByDomain, dashboardByUrl, type PublishedDashboard } from './lookup.js';
@@ -18,22 +18,13 @@ import { renderDashboard, renderLogin, renderMessage, renderRun } from './render
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** Dashboard pages load their own script and style only; logos and favicons may come from any https host. */
-const DASHBOARD_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
 /** How long a dashboard's settings are reused before they are read again (a change shows within this). */
 const LOOKUP_TTL_MS = 5000;
-const CUSTOM_URL = /^\/dashboards\/([A-Za-z0-9-]{1,63})(\/.*)?$/;
-const RUN_PATH = /^\/runs\/([0-9a-fA-F-]{36})\/([0-9a-fA-F-]{36})(?:\/screenshots\/([\w.-]{1,200}))?$/;
 
 interface Target {
   dashboard: PublishedDashboard;
   /** Where the page lives: `/dashboards/{customUrl}`, or '' on the dashboard's own domain. */
   base: string;
-  /** The path below the base: '/', '/data.json', '/login', '/runs/…'. */
-  rest: string;
 }
 
 /**
@@ -78,36 +69,14 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
   });
   const form = koaBody({ json: false, multipart: false, urlencoded: true, formLimit: '4kb', text: false });
 
-  async function target(ctx: Context): Promise<Target | undefined> {
-    const m = CUSTOM_URL.exec(ctx.path);
-    if (m) {
-      const customUrl = m[1].toLowerCase();
-      const dashboard = await lookups.get(`url:${customUrl}`, LOOKUP_TTL_MS, () => dashboardByUrl(deps.sql, customUrl));
-      return dashboard && { dashboard, base: `/dashboards/${customUrl}`, rest: m[2] || '/' };
-    }
-    // On a dashboard's own domain only the page's own paths are its; everything else is the API's.
-    if (!(ctx.path === '/' || ctx.path === '/data.json' || ctx.path === '/login' || RUN_PATH.test(ctx.path))) return undefined;
-    const host = ctx.hostname.toLowerCase();
-    if (!host || host.length > 253) return undefined;
-    const dashboard = await lookups.get(`host:${host}`, LOOKUP_TTL_MS, () => dashboardByDomain(deps.sql, host));
-    return dashboard && { dashboard, base: '', rest: ctx.path };
-  }
-
   const view = (d: PublishedDashboard) =>
     views.get(`${d.id}:${d.updatedAt}`, Math.min(d.data.refreshRate, deps.config.dashboardCacheSeconds) * 1000, async () => {
       deps.metrics.dashboardBuilds.inc();
       return new Built(d, await buildDashboardView(deps, d));
     });
 
-  function html(ctx: Context, status: number, body: string, isPrivate: boolean) {
-    ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', DASHBOARD_CSP);
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', isPrivate ? 'private, no-store' : 'no-cache');
-    ctx.body = body;
-  }
+  const html = (ctx: Context, status: number, body: string, isPrivate: boolean) =>
+    sendPage(ctx, { status, body, cache: isPrivate ? 'private, no-store' : 'no-cache' });
 
   /** A private dashboard answers only a viewer holding one of its keys (cookie from the login, or `?key=`). */
   async function signedIn(ctx: Context, t: Target): Promise<boolean> {
@@ -224,43 +193,54 @@ export function dashboardPages(deps: Deps, rateLimits: RateLimits): Middleware {
     );
   }
 
+  async function data(ctx: Context, t: Target) {
+    if (!(await signedIn(ctx, t))) throw new HttpError(401, 'This dashboard is private: sign in with one of its keys');
+    ctx.set('Cache-Control', t.dashboard.data.isPrivate ? 'private, no-store' : `public, max-age=${Math.min(60, t.dashboard.data.refreshRate)}`);
+    const built = await view(t.dashboard);
+    // A viewer revalidating the document it has gets a 304 until the next build.
+    ctx.set('ETag', built.etag);
+    ctx.status = 200;
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = built.json;
+  }
+
+  const home = (ctx: Context, t: Target) => {
+    ctx.status = 303;
+    ctx.redirect(`${t.base}/`);
+  };
+  const at = ({ target, base }: { target: PublishedDashboard; base: string }): Target => ({ dashboard: target, base });
+  const pages = mountPages<PublishedDashboard>({
+    prefix: 'dashboards',
+    slug: /[A-Za-z0-9-]{1,63}/,
+    slugName: 'customUrl',
+    lookup: (by) =>
+      'slug' in by
+        ? lookups.get(`url:${by.slug}`, LOOKUP_TTL_MS, () => dashboardByUrl(deps.sql, by.slug))
+        : lookups.get(`host:${by.host}`, LOOKUP_TTL_MS, () => dashboardByDomain(deps.sql, by.host)),
+    pages: [
+      definePage({ method: 'GET', path: '/', handler: (ctx, p) => page(ctx, at(p)) }),
+      definePage({ method: 'GET', path: '/data.json', handler: (ctx, p) => data(ctx, at(p)) }),
+      definePage({ method: 'GET', path: '/login', handler: (ctx, p) => home(ctx, at(p)) }),
+      definePage({ method: 'POST', path: '/login', handler: (ctx, p) => login(ctx, at(p), p.next) }),
+      definePage({ method: 'GET', path: '/runs/{checkId}/{runId}', handler: (ctx, p) => run(ctx, at(p), p.params.checkId!, p.params.runId!, undefined) }),
+      definePage({
+        method: 'GET',
+        path: '/runs/{checkId}/{runId}/screenshots/{name}',
+        handler: (ctx, p) => run(ctx, at(p), p.params.checkId!, p.params.runId!, p.params.name),
+      }),
+    ],
+    missing: (ctx, found) =>
+      found
+        ? html(ctx, 404, renderMessage('Not found', 'There is no such page on this dashboard.'), found.target.data.isPrivate)
+        : html(ctx, 404, renderMessage('Not found', 'There is no dashboard at this address.'), false),
+  });
+
   return async function dashboardPagesMiddleware(ctx, next) {
     if (ctx.path.startsWith('/dashboards/assets/')) return assets(ctx, next);
-    const t = await target(ctx);
-    if (!t) {
-      if (CUSTOM_URL.test(ctx.path) && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
-        ctx.state.pageRoute = '/dashboards/{customUrl}';
-        return html(ctx, 404, renderMessage('Not found', 'There is no dashboard at this address.'), false);
-      }
-      return next();
-    }
-    const runPath = RUN_PATH.exec(t.rest);
-    ctx.state.pageRoute = `${t.base ? '/dashboards/{customUrl}' : ''}${runPath ? `/runs/{checkId}/{runId}${runPath[3] ? '/screenshots/{name}' : ''}` : t.rest === '/' ? '/' : t.rest}`;
-    const get = ctx.method === 'GET' || ctx.method === 'HEAD';
-    if (t.rest === '/login' && ctx.method === 'POST') return login(ctx, t, next);
-    if (!get) throw new HttpError(405, 'Method Not Allowed', undefined, { Allow: t.rest === '/login' ? 'POST' : 'GET, HEAD' });
-    if (t.rest === '/') return page(ctx, t);
-    if (t.rest === '/data.json') {
-      if (!(await signedIn(ctx, t))) throw new HttpError(401, 'This dashboard is private: sign in with one of its keys');
-      ctx.set('Cache-Control', t.dashboard.data.isPrivate ? 'private, no-store' : `public, max-age=${Math.min(60, t.dashboard.data.refreshRate)}`);
-      const built = await view(t.dashboard);
-      // A viewer revalidating the document it has gets a 304 until the next build.
-      ctx.set('ETag', built.etag);
-      ctx.status = 200;
-      if (ctx.fresh) {
-        ctx.status = 304;
-        return;
-      }
-      ctx.type = 'application/json; charset=utf-8';
-      ctx.body = built.json;
-      return;
-    }
-    if (runPath) return run(ctx, t, runPath[1]!, runPath[2]!, runPath[3]);
-    if (t.rest === '/login') {
-      ctx.status = 303;
-      ctx.redirect(`${t.base}/`);
-      return;
-    }
-    return html(ctx, 404, renderMessage('Not found', 'There is no such page on this dashboard.'), t.dashboard.data.isPrivate);
+    return pages(ctx, next);
   };
 }

@@ -1,14 +1,11 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Eta } from 'eta';
 import type { StoredItem } from '../ingest/index.js';
 import { RESULT_DETAIL_KEYS } from '../model/results.js';
-import { responseTimeChart } from './chart.js';
+import { pageTemplates, responseTimeChart } from '../pages/index.js';
 import { type CheckView, type DashboardView, type Status, WINDOWS } from './data.js';
 import type { DashboardBody } from './schemas.js';
 
 // Every `<%= %>` is HTML-escaped; the only raw output is the layout's body and the sanitised custom CSS.
-const eta = new Eta({ views: path.join(path.dirname(fileURLToPath(import.meta.url)), 'views'), autoEscape: true, cache: true });
+const eta = pageTemplates(import.meta.url);
 
 const LABELS: Record<Status, string> = { passing: 'Passing', degraded: 'Degraded', failing: 'Failing', unknown: 'No data' };
 

@@ -4,19 +4,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Middleware } from 'koa';
 import { staticFiles } from '../http/static-files.js';
+import { definePage, sendPage, servePages } from '../pages/index.js';
 import { renderReference } from './reference.js';
 
 const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const here = path.dirname(fileURLToPath(import.meta.url));
-
-/** Pages served as HTML allow only their own scripts; inline styles are what the renderers use. */
-export const PAGE_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
-  "font-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
-/** The reference page: its own stylesheet and one small script (opening the operation an address names), nothing inline. */
-export const REFERENCE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** /docs/try: Swagger UI over /openapi.json, one tag at a time (the whole document at once took it about 8 s). */
 const TRY_PAGE = `<!doctype html>
@@ -57,30 +49,26 @@ export function apiReference(getDocument: () => unknown): Middleware {
     }
     return page;
   };
-  return async function apiReferenceMiddleware(ctx, next) {
-    const read = ctx.method === 'GET' || ctx.method === 'HEAD';
-    if ((ctx.path === '/docs' || ctx.path === '/docs/') && read) {
+  const reference_ = definePage<undefined>({
+    method: 'GET',
+    path: '/docs',
+    handler: (ctx) => {
       const { html, etag } = reference();
-      ctx.state.pageRoute = '/docs';
-      ctx.set('Content-Security-Policy', REFERENCE_CSP);
-      ctx.set('Cache-Control', 'no-cache');
       ctx.set('ETag', etag);
-      ctx.set('X-Content-Type-Options', 'nosniff');
       if (ctx.get('if-none-match') === etag) {
         ctx.status = 304;
         return;
       }
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = html;
-      return;
-    }
-    if ((ctx.path === '/docs/try' || ctx.path === '/docs/try/') && read) {
-      ctx.state.pageRoute = '/docs/try';
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.set('Content-Security-Policy', PAGE_CSP);
-      ctx.body = TRY_PAGE;
-      return;
-    }
-    return assets(ctx, next);
+      sendPage(ctx, { body: html });
+    },
+  });
+  const pages = servePages([
+    reference_,
+    { ...reference_, path: '/docs/' },
+    definePage<undefined>({ method: 'GET', path: '/docs/try', handler: (ctx) => sendPage(ctx, { body: TRY_PAGE }) }),
+    definePage<undefined>({ method: 'GET', path: '/docs/try/', handler: (ctx) => sendPage(ctx, { body: TRY_PAGE }) }),
+  ]);
+  return async function apiReferenceMiddleware(ctx, next) {
+    return pages(ctx, () => assets(ctx, next));
   };
 }

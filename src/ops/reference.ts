@@ -1,13 +1,11 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Eta } from 'eta';
+import { pageTemplates } from '../pages/index.js';
 
 /**
  * GET /docs: the API reference as one pre-rendered page, built once from /openapi.json's document. Every operation
  * is readable as the page arrives: no script parses the 1.3 MB document first (Swagger UI took about 8 s here). The
  * interactive Swagger UI stays at /docs/try, one tag at a time.
  */
-const eta = new Eta({ views: path.join(path.dirname(fileURLToPath(import.meta.url)), 'views'), autoEscape: true, cache: true });
+const eta = pageTemplates(import.meta.url);
 
 type Schema = Record<string, unknown>;
 interface Doc {

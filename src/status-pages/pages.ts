@@ -1,16 +1,16 @@
 import type { Context, Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import { TtlCache } from '../dashboards/index.js';
 import { HttpError } from '../http/errors.js';
 import { UUID } from '../http/ids.js';
 import type { RateLimits } from '../http/rate-limit.js';
+import { definePage, mountPages, sendPage, TtlCache } from '../pages/index.js';
 import type { Deps } from '../storage/deps.js';
 import { transaction } from '../storage/postgres.js';
 import { serviceSecret } from '../storage/service-secrets.js';
 import { buildStatusPage, type StatusPageView } from './data.js';
 import { feedAddress, type LinkPurpose, validLinkToken } from './links.js';
 import { renderFeed, renderMessage, renderStatusPage, type Theme, themeOf } from './render.js';
-import { type PageRow, publishedPage, subscribe } from './repository.js';
+import { confirmSubscription, endSubscription, type PageRow, pageSubscription, publishedPage, subscribe } from './repository.js';
 
 /**
  * The public status pages (docs/status-pages.md): `/status/{url}[/…]`, and `/[…]` when the Host is a page's
@@ -20,11 +20,8 @@ import { type PageRow, publishedPage, subscribe } from './repository.js';
  * elsewhere: the CSS is inline and the only images are SVG drawn on the server.
  */
 
-const SLUG_PATH = /^\/status\/([A-Za-z0-9][A-Za-z0-9-]{0,62})(\/.*)?$/;
-const LINK_PATH = /^\/subscriptions\/([0-9a-fA-F-]{36})\/(confirm|unsubscribe)$/;
 const LOOKUP_TTL_MS = 5000;
 const SUBSCRIBE_RULE = { points: 10, windowSeconds: 3600 };
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63}$/;
 /** A stand-in view for pages that do not exist: the default palette. */
 const NO_PAGE = { page: { themeColors: null, defaultTheme: 'AUTO' } } as unknown as StatusPageView;
@@ -33,7 +30,6 @@ interface Target {
   page: PageRow;
   /** '' on the page's own domain, else /status/{url}. */
   base: string;
-  rest: string;
 }
 
 export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
@@ -47,34 +43,10 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
       throw err;
     }));
 
-  async function target(ctx: Context): Promise<Target | 'missing' | undefined> {
-    const m = SLUG_PATH.exec(ctx.path);
-    if (m) {
-      const url = m[1]!.toLowerCase();
-      const page = await lookups.get(`url:${url}`, LOOKUP_TTL_MS, () => publishedPage(deps.sql, { url }));
-      return page ? { page, base: `/status/${page.url}`, rest: m[2] || '/' } : 'missing';
-    }
-    // On a page's own domain only its own paths are its; everything else is the API's.
-    if (!(ctx.path === '/' || ctx.path === '/feed.atom' || ctx.path === '/subscribe' || LINK_PATH.test(ctx.path))) return undefined;
-    const host = ctx.hostname.toLowerCase();
-    if (!host || host.length > 253) return undefined;
-    const page = await lookups.get(`host:${host}`, LOOKUP_TTL_MS, () => publishedPage(deps.sql, { domain: host }));
-    return page && { page, base: '', rest: ctx.path };
-  }
-
   // A page's view is built at most once per STATUS_PAGE_CACHE_SECONDS per API process, however many viewers ask.
   const view = (page: PageRow) =>
     views.get(`${page.id}:${page.updated_at?.getTime() ?? 0}`, deps.config.statusPageCacheSeconds * 1000, () => buildStatusPage(deps, page));
 
-  function send(ctx: Context, status: number, type: string, body: string, cache = 'no-cache') {
-    ctx.status = status;
-    ctx.type = type;
-    ctx.set('Content-Security-Policy', CSP);
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', cache);
-    ctx.body = body;
-  }
   const message = (
     ctx: Context,
     status: number,
@@ -83,9 +55,16 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
     title: string,
     text: string,
     extra: Parameters<typeof renderMessage>[4] = {},
-  ) => send(ctx, status, 'text/html; charset=utf-8', renderMessage(v, theme, title, text, extra), 'no-store');
+  ) => sendPage(ctx, { status, body: renderMessage(v, theme, title, text, extra), cache: 'no-store' });
 
-  async function subscribeForm(ctx: Context, t: Target, v: StatusPageView, theme: Theme, next: () => Promise<unknown>) {
+  /** The page's view and the theme the viewer asked for (`?theme=`). */
+  async function seen(ctx: Context, t: Target) {
+    const v = await view(t.page);
+    return { v, theme: themeOf(v, ctx.query.theme) };
+  }
+
+  async function subscribeForm(ctx: Context, t: Target, next: () => Promise<unknown>) {
+    const { v, theme } = await seen(ctx, t);
     if (!ctx.is('application/x-www-form-urlencoded')) throw new HttpError(415, 'Content-Type must be application/x-www-form-urlencoded');
     await form(ctx, next as never);
     const email = String((ctx.request.body as Record<string, unknown> | undefined)?.email ?? '').trim();
@@ -105,13 +84,14 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
     return message(ctx, 200, v, theme, 'Check your inbox', `If ${email} is not subscribed yet, a mail with a link to confirm is on its way.`, { back });
   }
 
-  async function link(ctx: Context, t: Target, v: StatusPageView, theme: Theme, id: string, purpose: LinkPurpose) {
+  /** A mail's link: a page with a button that posts (a mail scanner opening links changes nothing), then what it asks. */
+  async function link(ctx: Context, t: Target, id: string, purpose: string) {
+    const { v, theme } = await seen(ctx, t);
     const back = `${t.base}/`;
     const token = ctx.query.token;
-    const [sub] = UUID.test(id)
-      ? await deps.sql<{ id: string; status: string }[]>`select id, status from status_page_subscriptions where id = ${id} and status_page_id = ${t.page.id}`
-      : [];
-    if (!sub || !validLinkToken(await linkSecret(), purpose, sub.id, token)) {
+    const sub =
+      UUID.test(id) && (purpose === 'confirm' || purpose === 'unsubscribe') ? await pageSubscription(deps.sql, t.page.id, id.toLowerCase()) : undefined;
+    if (!sub || !validLinkToken(await linkSecret(), purpose as LinkPurpose, sub.id, token)) {
       return message(ctx, 404, v, theme, 'Link not valid', 'This link is not valid any more (or the subscription has ended).', { back });
     }
     const action = `${t.base}/subscriptions/${sub.id}/${purpose}?token=${encodeURIComponent(String(token))}`;
@@ -124,33 +104,51 @@ export function statusPages(deps: Deps, rateLimits: RateLimits): Middleware {
         : message(ctx, 200, v, theme, 'Unsubscribe', `Stop mail about ${t.page.data.name}.`, { form: { action, button: 'Unsubscribe' }, back });
     }
     if (purpose === 'confirm') {
-      await deps.sql`update status_page_subscriptions set status = 'VERIFIED', confirmed_at = coalesce(confirmed_at, now()), updated_at = now() where id = ${sub.id}`;
+      await confirmSubscription(deps.sql, sub.id);
       return message(ctx, 200, v, theme, 'Subscribed', `You will get mail about incidents and maintenance on ${t.page.data.name}.`, { back });
     }
-    await deps.sql`delete from status_page_subscriptions where id = ${sub.id}`;
+    await endSubscription(deps.sql, sub.id);
     return message(ctx, 200, v, theme, 'Unsubscribed', 'You will get no more mail from this status page.', { back });
   }
 
-  return async function statusPagesMiddleware(ctx, next) {
-    const t = await target(ctx);
-    if (t === undefined) return next();
-    const get = ctx.method === 'GET' || ctx.method === 'HEAD';
-    if (t === 'missing') {
-      if (!get) throw new HttpError(405, 'Method Not Allowed', undefined, { Allow: 'GET, HEAD' });
-      ctx.state.pageRoute = '/status/{url}';
-      return message(ctx, 404, NO_PAGE, 'auto', 'Not found', 'There is no status page at this address.');
-    }
-    const linkPath = LINK_PATH.exec(t.rest);
-    ctx.state.pageRoute = `${t.base ? '/status/{url}' : ''}${linkPath ? `/subscriptions/{id}/${linkPath[2]}` : t.rest}`;
-    const v = await view(t.page);
-    const theme = themeOf(v, ctx.query.theme);
-    if (t.rest === '/subscribe' && ctx.method === 'POST') return subscribeForm(ctx, t, v, theme, next);
-    if (linkPath && (get || ctx.method === 'POST')) return link(ctx, t, v, theme, linkPath[1]!.toLowerCase(), linkPath[2] as LinkPurpose);
-    if (!get) throw new HttpError(405, 'Method Not Allowed', undefined, { Allow: 'GET, HEAD' });
-    if (t.rest === '/') return send(ctx, 200, 'text/html; charset=utf-8', renderStatusPage(v, t.base, theme));
-    // Links from PUBLIC_URL (or the page's own domain), never from the request's Host: the feed is publicly cached.
-    if (t.rest === '/feed.atom')
-      return send(ctx, 200, 'application/atom+xml; charset=utf-8', renderFeed(v, feedAddress(deps.config.publicUrl!, t.page)), 'public, max-age=60');
-    return message(ctx, 404, v, theme, 'Not found', 'There is no such page on this status page.', { back: `${t.base}/` });
-  };
+  const at = ({ target, base }: { target: PageRow; base: string }): Target => ({ page: target, base });
+  return mountPages<PageRow>({
+    prefix: 'status',
+    slug: /[A-Za-z0-9][A-Za-z0-9-]{0,62}/,
+    slugName: 'url',
+    lookup: (by) =>
+      'slug' in by
+        ? lookups.get(`url:${by.slug}`, LOOKUP_TTL_MS, () => publishedPage(deps.sql, { url: by.slug }))
+        : lookups.get(`host:${by.host}`, LOOKUP_TTL_MS, () => publishedPage(deps.sql, { domain: by.host })),
+    pages: [
+      definePage({
+        method: 'GET',
+        path: '/',
+        handler: async (ctx, p) => {
+          const t = at(p);
+          const { v, theme } = await seen(ctx, t);
+          sendPage(ctx, { body: renderStatusPage(v, t.base, theme) });
+        },
+      }),
+      // Links from PUBLIC_URL (or the page's own domain), never from the request's Host: the feed is publicly cached.
+      definePage({
+        method: 'GET',
+        path: '/feed.atom',
+        handler: async (ctx, p) =>
+          sendPage(ctx, {
+            type: 'application/atom+xml; charset=utf-8',
+            body: renderFeed(await view(p.target), feedAddress(deps.config.publicUrl!, p.target)),
+            cache: 'public, max-age=60',
+          }),
+      }),
+      definePage({ method: 'POST', path: '/subscribe', handler: (ctx, p) => subscribeForm(ctx, at(p), p.next) }),
+      definePage({ method: 'GET', path: '/subscriptions/{id}/{purpose}', handler: (ctx, p) => link(ctx, at(p), p.params.id!, p.params.purpose!) }),
+      definePage({ method: 'POST', path: '/subscriptions/{id}/{purpose}', handler: (ctx, p) => link(ctx, at(p), p.params.id!, p.params.purpose!) }),
+    ],
+    missing: async (ctx, found) => {
+      if (!found) return message(ctx, 404, NO_PAGE, 'auto', 'Not found', 'There is no status page at this address.');
+      const { v, theme } = await seen(ctx, at(found));
+      return message(ctx, 404, v, theme, 'Not found', 'There is no such page on this status page.', { back: `${found.base}/` });
+    },
+  });
 }

@@ -1,14 +1,11 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Eta } from 'eta';
-import { responseTimeChart } from '../dashboards/index.js';
+import { pageTemplates, responseTimeChart } from '../pages/index.js';
 import { HISTORY_DAYS, type ServiceStatus, type ServiceView, type StatusPageView } from './data.js';
 import type { IncidentView } from './incident-repository.js';
 import { COLOUR_FIELDS, type Palette } from './schemas.js';
 
 // Every `<%= %>` is HTML-escaped; raw output is only the layout's body, the CSS (built here from validated
 // colours) and SVG drawn here from numbers.
-const eta = new Eta({ views: path.join(path.dirname(fileURLToPath(import.meta.url)), 'views'), autoEscape: true, cache: true });
+const eta = pageTemplates(import.meta.url);
 
 const LABELS: Record<ServiceStatus, string> = {
   operational: 'Operational',

@@ -314,3 +314,19 @@ export async function deleteSubscription(db: Sql, accountId: string, pageId: str
     where s.id = ${id} and s.status_page_id = ${pageId} and p.id = s.status_page_id and p.account_id = ${accountId} returning s.id`;
   return rows.length > 0;
 }
+
+/** A subscription of the page (a mail's link names it); undefined when the page has none by that id. */
+export async function pageSubscription(db: Sql, pageId: string, id: string): Promise<{ id: string; status: string } | undefined> {
+  const [row] = await db<{ id: string; status: string }[]>`select id, status from status_page_subscriptions where id = ${id} and status_page_id = ${pageId}`;
+  return row;
+}
+
+/** The subscriber confirmed through their mail's link: verified, and from now on every incident's mail. */
+export async function confirmSubscription(db: Sql, id: string): Promise<void> {
+  await db`update status_page_subscriptions set status = 'VERIFIED', confirmed_at = coalesce(confirmed_at, now()), updated_at = now() where id = ${id}`;
+}
+
+/** The subscriber left through their mail's link. */
+export async function endSubscription(db: Sql, id: string): Promise<void> {
+  await db`delete from status_page_subscriptions where id = ${id}`;
+}

@@ -14,6 +14,7 @@ export const LAYERS = [
   'storage',
   'live',
   'http',
+  'pages',
   'accounts',
   'private-locations',
   'checks',
@@ -112,7 +113,7 @@ export async function layerViolations(root: string): Promise<{ violations: Viola
 const SQL_TAGS = new Set(['sql', 'db', 'tx', 'sp', 'trx', 'deps.sql', 'opts.sql']);
 
 /**
- * Files under src/ that define routes (call `defineRoute`) and also hold a SQL statement (a tagged template on one of
+ * Files under src/ that define routes or pages (call `defineRoute` or `definePage`) and also hold a SQL statement (a tagged template on one of
  * SQL_TAGS): statements live in repositories (docs/architecture.md), so a route file reads and writes through them.
  * Answers `file: n` for each such file.
  */
@@ -124,7 +125,7 @@ export function sqlInRouteFiles(root: string): string[] {
   const found: string[] = [];
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
-    if (!text.includes('defineRoute(')) continue;
+    if (!text.includes('defineRoute(') && !text.includes('definePage(')) continue;
     const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
     let statements = 0;
     const visit = (node: ts.Node) => {
