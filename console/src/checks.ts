@@ -1,36 +1,21 @@
-/** What the console knows of check types: their path segments in the API (the same the API documents). */
-export const CHECK_SEGMENTS: Record<string, string> = {
-  API: 'api',
-  BROWSER: 'browser',
-  MULTI_STEP: 'multistep',
-  HEARTBEAT: 'heartbeat',
-  TCP: 'tcp',
-  ICMP: 'icmp',
-  DNS: 'dns',
-  URL: 'url',
-  SSL: 'ssl',
-  PLAYWRIGHT: 'playwright',
-  TRACEROUTE: 'traceroute',
-  GRPC: 'grpc',
-  AGENTIC: 'agentic',
-};
+import { CHECK_TYPE_FACTS, CHECK_TYPES, type CheckType } from '../../src/model/checks.js';
+
+export type { CheckType };
+
+/** Each check type's facts as the service states them (src/model/checks.ts): a new type needs no entry here. */
+const byType = <V>(pick: (t: CheckType) => V) => Object.fromEntries(CHECK_TYPES.map((t) => [t, pick(t)])) as Record<CheckType, V>;
+
+/** Each type's path segment in the API (`/v1/checks/{segment}`). */
+export const CHECK_SEGMENTS = byType((t) => CHECK_TYPE_FACTS[t].segment);
 
 /** The report route of each type (`/v1/analytics/<segment>/{id}`). */
-export const REPORT_SEGMENTS: Record<string, string> = {
-  API: 'api-checks',
-  BROWSER: 'browser-checks',
-  MULTI_STEP: 'multistep-checks',
-  HEARTBEAT: 'heartbeat-checks',
-  TCP: 'tcp-checks',
-  ICMP: 'icmp',
-  DNS: 'dns',
-  URL: 'url-monitors',
-  SSL: 'ssl',
-  PLAYWRIGHT: 'playwright-checks',
-  TRACEROUTE: 'traceroute',
-  GRPC: 'grpc-checks',
-  AGENTIC: 'agentic-checks',
-};
+export const REPORT_SEGMENTS = byType((t) => CHECK_TYPE_FACTS[t].report);
+
+/** Check types as people say them. */
+export const TYPE_LABELS = byType((t) => CHECK_TYPE_FACTS[t].label);
+
+/** A type's label, for any text an answer holds (an unknown type is shown as it is). */
+export const typeLabel = (type: string) => (TYPE_LABELS as Record<string, string>)[type] ?? type;
 
 /** A check's runs over a window as the timeline answers them: in columns, one entry per bucket. */
 export interface TimelineItem {

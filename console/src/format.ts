@@ -13,20 +13,3 @@ export function ago(iso: string | number | null | undefined): string {
   if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86_400)} d ago`;
 }
-
-/** Check types as people say them. */
-export const TYPE_LABELS: Record<string, string> = {
-  API: 'API',
-  BROWSER: 'Browser',
-  MULTI_STEP: 'Multistep',
-  HEARTBEAT: 'Heartbeat',
-  TCP: 'TCP',
-  ICMP: 'ICMP',
-  DNS: 'DNS',
-  URL: 'URL',
-  SSL: 'SSL',
-  PLAYWRIGHT: 'Playwright',
-  TRACEROUTE: 'Traceroute',
-  GRPC: 'gRPC',
-  AGENTIC: 'Agentic',
-};

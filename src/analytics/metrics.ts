@@ -1,4 +1,4 @@
-import { CHECK_TYPES, type CheckType, type CheckTypeFacts } from '../model/checks.js';
+import { CHECK_TYPE_FACTS, CHECK_TYPES, type CheckType, type CheckTypeFacts } from '../model/checks.js';
 
 /** The anchor API's metric units. */
 export const UNITS = ['milliseconds', 'score', 'count', 'percentage'] as const;
@@ -177,22 +177,12 @@ const CATALOG_DEFS = {
 } satisfies Record<string, Omit<Catalog, 'segment' | 'checkTypes'>>;
 export type CatalogSegment = keyof typeof CATALOG_DEFS;
 
-/** The report of each check type: a type without one does not compile. */
-export const REPORT_OF = {
-  MULTI_STEP: 'multistep-checks',
-  ICMP: 'icmp',
-  API: 'api-checks',
-  URL: 'url-monitors',
-  BROWSER: 'browser-checks',
-  PLAYWRIGHT: 'playwright-checks',
-  TCP: 'tcp-checks',
-  DNS: 'dns',
-  HEARTBEAT: 'heartbeat-checks',
-  AGENTIC: 'agentic-checks',
-  TRACEROUTE: 'traceroute',
-  SSL: 'ssl',
-  GRPC: 'grpc-checks',
-} as const satisfies Record<CheckType, CatalogSegment>;
+/** The report of each check type, from its facts (model/checks.ts): one that names no report here does not compile. */
+export const REPORT_OF = Object.fromEntries(CHECK_TYPES.map((t) => [t, CHECK_TYPE_FACTS[t].report])) as {
+  [T in CheckType]: (typeof CHECK_TYPE_FACTS)[T]['report'];
+};
+const _reportsExist: Record<CheckType, CatalogSegment> = REPORT_OF;
+void _reportsExist;
 
 /** The one table the compiler, the OpenAPI enums and GET /v1/analytics/metrics are built from. */
 export const CATALOGS: Catalog[] = (Object.keys(CATALOG_DEFS) as CatalogSegment[]).map((segment) => ({

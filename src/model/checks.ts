@@ -18,10 +18,19 @@ export type CheckType = (typeof CHECK_TYPES)[number];
 
 /** What every feature needs to know of a check type, one row per type: a type missing here does not compile. */
 export interface CheckTypeFacts {
+  /** As people say it (the console, messages). */
+  label: string;
   /** Its create route under /v1/checks/{segment}. */
   segment: string;
-  /** The key of its type-specific object in the anchor's check result (null: the anchor defines none). */
-  resultKey: string | null;
+  /**
+   * The key of its type-specific object in a run's result (`apiCheckResult`, …), the one statement of it: runners report
+   * under it, ingest keeps it, error groups read it. Null: its runs carry none (heartbeats).
+   */
+  resultKey: `${string}CheckResult` | null;
+  /** Whether the anchor's document defines that object (TCP, DNS and ICMP results are this service's own). */
+  anchorResult: boolean;
+  /** Its report under /v1/analytics/{report} (analytics/metrics.ts has each report's metrics). */
+  report: string;
   /** Who produces its runs: the runners, a browser runner, or pings from the monitored job. */
   runsOn: 'runner' | 'browser' | 'pings';
   /** What code it runs: a Playwright spec (it may import the account's snippets as modules), a suite's bundle, or none. */
@@ -31,20 +40,125 @@ export interface CheckTypeFacts {
 }
 
 export const CHECK_TYPE_FACTS = {
-  AGENTIC: { segment: 'agentic', resultKey: 'agenticCheckResult', runsOn: 'browser', script: 'none', headline: 'responseTime' },
-  API: { segment: 'api', resultKey: 'apiCheckResult', runsOn: 'runner', script: 'none', headline: 'responseTime' },
-  BROWSER: { segment: 'browser', resultKey: 'browserCheckResult', runsOn: 'browser', script: 'spec', headline: 'responseTime' },
-  HEARTBEAT: { segment: 'heartbeat', resultKey: null, runsOn: 'pings', script: 'none', headline: null },
-  ICMP: { segment: 'icmp', resultKey: null, runsOn: 'runner', script: 'none', headline: 'latency' },
-  MULTI_STEP: { segment: 'multistep', resultKey: 'multiStepCheckResult', runsOn: 'browser', script: 'spec', headline: 'responseTime' },
-  TCP: { segment: 'tcp', resultKey: null, runsOn: 'runner', script: 'none', headline: null },
-  PLAYWRIGHT: { segment: 'playwright', resultKey: 'playwrightCheckResult', runsOn: 'browser', script: 'suite', headline: 'responseTime' },
-  TRACEROUTE: { segment: 'traceroute', resultKey: 'tracerouteCheckResult', runsOn: 'runner', script: 'none', headline: 'hopCount' },
-  URL: { segment: 'url', resultKey: 'apiCheckResult', runsOn: 'runner', script: 'none', headline: 'responseTime' },
-  DNS: { segment: 'dns', resultKey: null, runsOn: 'runner', script: 'none', headline: null },
-  SSL: { segment: 'ssl', resultKey: 'sslCheckResult', runsOn: 'runner', script: 'none', headline: null },
-  GRPC: { segment: 'grpc', resultKey: 'grpcCheckResult', runsOn: 'runner', script: 'none', headline: 'responseTime' },
+  AGENTIC: {
+    label: 'Agentic',
+    segment: 'agentic',
+    resultKey: 'agenticCheckResult',
+    anchorResult: true,
+    report: 'agentic-checks',
+    runsOn: 'browser',
+    script: 'none',
+    headline: 'responseTime',
+  },
+  API: {
+    label: 'API',
+    segment: 'api',
+    resultKey: 'apiCheckResult',
+    anchorResult: true,
+    report: 'api-checks',
+    runsOn: 'runner',
+    script: 'none',
+    headline: 'responseTime',
+  },
+  BROWSER: {
+    label: 'Browser',
+    segment: 'browser',
+    resultKey: 'browserCheckResult',
+    anchorResult: true,
+    report: 'browser-checks',
+    runsOn: 'browser',
+    script: 'spec',
+    headline: 'responseTime',
+  },
+  HEARTBEAT: {
+    label: 'Heartbeat',
+    segment: 'heartbeat',
+    resultKey: null,
+    anchorResult: false,
+    report: 'heartbeat-checks',
+    runsOn: 'pings',
+    script: 'none',
+    headline: null,
+  },
+  ICMP: {
+    label: 'ICMP',
+    segment: 'icmp',
+    resultKey: 'icmpCheckResult',
+    anchorResult: false,
+    report: 'icmp',
+    runsOn: 'runner',
+    script: 'none',
+    headline: 'latency',
+  },
+  MULTI_STEP: {
+    label: 'Multistep',
+    segment: 'multistep',
+    resultKey: 'multiStepCheckResult',
+    anchorResult: true,
+    report: 'multistep-checks',
+    runsOn: 'browser',
+    script: 'spec',
+    headline: 'responseTime',
+  },
+  TCP: {
+    label: 'TCP',
+    segment: 'tcp',
+    resultKey: 'tcpCheckResult',
+    anchorResult: false,
+    report: 'tcp-checks',
+    runsOn: 'runner',
+    script: 'none',
+    headline: null,
+  },
+  PLAYWRIGHT: {
+    label: 'Playwright',
+    segment: 'playwright',
+    resultKey: 'playwrightCheckResult',
+    anchorResult: true,
+    report: 'playwright-checks',
+    runsOn: 'browser',
+    script: 'suite',
+    headline: 'responseTime',
+  },
+  TRACEROUTE: {
+    label: 'Traceroute',
+    segment: 'traceroute',
+    resultKey: 'tracerouteCheckResult',
+    anchorResult: true,
+    report: 'traceroute',
+    runsOn: 'runner',
+    script: 'none',
+    headline: 'hopCount',
+  },
+  URL: {
+    label: 'URL',
+    segment: 'url',
+    resultKey: 'apiCheckResult',
+    anchorResult: true,
+    report: 'url-monitors',
+    runsOn: 'runner',
+    script: 'none',
+    headline: 'responseTime',
+  },
+  DNS: { label: 'DNS', segment: 'dns', resultKey: 'dnsCheckResult', anchorResult: false, report: 'dns', runsOn: 'runner', script: 'none', headline: null },
+  SSL: { label: 'SSL', segment: 'ssl', resultKey: 'sslCheckResult', anchorResult: true, report: 'ssl', runsOn: 'runner', script: 'none', headline: null },
+  GRPC: {
+    label: 'gRPC',
+    segment: 'grpc',
+    resultKey: 'grpcCheckResult',
+    anchorResult: true,
+    report: 'grpc-checks',
+    runsOn: 'runner',
+    script: 'none',
+    headline: 'responseTime',
+  },
 } as const satisfies Record<CheckType, CheckTypeFacts>;
+
+/** Every key a run's type-specific object may have, from the facts: `apiCheckResult`, …, each once. */
+export type ResultDetailKey = NonNullable<(typeof CHECK_TYPE_FACTS)[CheckType]['resultKey']>;
+export const RESULT_DETAIL_KEYS: readonly ResultDetailKey[] = [
+  ...new Set(CHECK_TYPES.map((t) => CHECK_TYPE_FACTS[t].resultKey).filter((k): k is ResultDetailKey => k !== null)),
+];
 
 /** The types whose facts say `key` is `value`, in CHECK_TYPES order. */
 export function typesWhere<K extends keyof CheckTypeFacts>(key: K, value: CheckTypeFacts[K]): CheckType[] {

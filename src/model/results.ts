@@ -42,24 +42,8 @@ export const METRIC_COLUMN_NAMES = METRIC_COLUMNS.map(([, , column]) => column);
 /** The column holding a run's per-type result objects as JSON ('' when it reported none). */
 export const DETAIL_COLUMN = 'detail';
 
-/**
- * The anchor's per-type result objects a run may carry (`apiCheckResult`, …): stored together in DETAIL_COLUMN.
- * TCP, DNS and ICMP have no object in the anchor's document; runners report theirs under these names.
- */
-export const RESULT_DETAIL_KEYS = [
-  'apiCheckResult',
-  'browserCheckResult',
-  'multiStepCheckResult',
-  'playwrightCheckResult',
-  'agenticCheckResult',
-  'tcpCheckResult',
-  'dnsCheckResult',
-  'icmpCheckResult',
-  'sslCheckResult',
-  'grpcCheckResult',
-  'tracerouteCheckResult',
-] as const;
-export type ResultDetailKey = (typeof RESULT_DETAIL_KEYS)[number];
+/** The per-type result objects a run may carry (`apiCheckResult`, …), stored together in DETAIL_COLUMN: one key per type, in CHECK_TYPE_FACTS. */
+export { RESULT_DETAIL_KEYS, type ResultDetailKey } from './checks.js';
 
 /** The most JSON a run's detail may hold; a larger one is cut (boundDetail) by whoever made it. */
 export const MAX_DETAIL_BYTES = 64 * 1024;

@@ -1,6 +1,5 @@
 import type { ResultItem } from '../ingest/index.js';
-import type { CheckType } from '../model/checks.js';
-import type { ResultDetailKey } from '../model/results.js';
+import { CHECK_TYPE_FACTS, type CheckType } from '../model/checks.js';
 import { deriveSeed, Random } from './random.js';
 
 export interface SeedCheck {
@@ -34,23 +33,6 @@ const MEDIAN_MS = {
   GRPC: 90,
   HEARTBEAT: 200,
 } satisfies Record<CheckType, number>;
-
-/** Where a failed run of each type says why (the anchor's result object; none for heartbeats). */
-const RESULT_KEY = {
-  API: 'apiCheckResult',
-  URL: 'apiCheckResult',
-  BROWSER: 'browserCheckResult',
-  MULTI_STEP: 'multiStepCheckResult',
-  PLAYWRIGHT: 'playwrightCheckResult',
-  AGENTIC: 'agenticCheckResult',
-  TCP: 'tcpCheckResult',
-  DNS: 'dnsCheckResult',
-  ICMP: 'icmpCheckResult',
-  SSL: 'sslCheckResult',
-  GRPC: 'grpcCheckResult',
-  TRACEROUTE: 'tracerouteCheckResult',
-  HEARTBEAT: undefined,
-} as const satisfies Record<CheckType, ResultDetailKey | undefined>;
 
 /**
  * Why a failed run failed, as a runner words it: three kinds of failure, each with the parts that vary between
@@ -207,7 +189,7 @@ function makeRun(rnd: Random, check: SeedCheck, location: string, startedAt: num
       throw new Error(`no synthetic runs for ${String(unhandled)} checks`);
     }
   }
-  const key = RESULT_KEY[check.checkType];
+  const key = CHECK_TYPE_FACTS[check.checkType].resultKey;
   if (failing && key) (item as Record<string, unknown>)[key] = { errors: [{ message: failureMessage(location, startedAt, duration) }] };
   return item;
 }

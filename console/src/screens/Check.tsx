@@ -1,8 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
 import { del, get, post, put, request } from '../api';
 import { LineChart } from '../chart';
-import { bucketsOf, CHECK_SEGMENTS, type CheckResult, RANGES, REPORT_SEGMENTS, resultState, type TimelineItem, windowOf } from '../checks';
-import { ago, ms, pct, shortTime, TYPE_LABELS, time } from '../format';
+import { bucketsOf, CHECK_SEGMENTS, type CheckResult, RANGES, REPORT_SEGMENTS, resultState, type TimelineItem, typeLabel, windowOf } from '../checks';
+import { ago, ms, pct, shortTime, time } from '../format';
 import { Link, navigate, setQuery, useLocation } from '../router';
 import { can, useSession } from '../session';
 import { type Bucket, Button, confirmAction, Empty, ErrorNote, Field, Loading, StateBadge, useData } from '../ui';
@@ -83,7 +83,7 @@ export function Check({ params }: { params: Record<string, string> }) {
   if (!check.data) return <Loading what="Loading the check" />;
   const c = check.data;
   const state = stateOf(c, status.data, timeline.data?.inMaintenance ?? false);
-  const segment = CHECK_SEGMENTS[c.checkType]!;
+  const segment = CHECK_SEGMENTS[c.checkType];
 
   async function act(body: Record<string, unknown>) {
     setActionError(null);
@@ -124,7 +124,7 @@ export function Check({ params }: { params: Record<string, string> }) {
       <div class="card">
         <h1>{c.name}</h1>
         <p>
-          <StateBadge state={state} /> · {TYPE_LABELS[c.checkType] ?? c.checkType} · every {c.frequency} min ·{' '}
+          <StateBadge state={state} /> · {typeLabel(c.checkType)} · every {c.frequency} min ·{' '}
           {[...(c.locations ?? []), ...(c.privateLocations ?? [])].join(', ') || 'no location'}
           {c.muted && ' · muted'}
           {status.data?.updated_at && <> · last run {ago(status.data.updated_at)}</>}

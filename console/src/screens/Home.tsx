@@ -1,14 +1,14 @@
 import { useMemo } from 'preact/hooks';
 import { allPages, get, inSlices, post } from '../api';
-import { bucketsOf, type TimelineItem } from '../checks';
-import { ms, pct, TYPE_LABELS } from '../format';
+import { bucketsOf, type CheckType, type TimelineItem, typeLabel } from '../checks';
+import { ms, pct } from '../format';
 import { Link, setQuery, useLocation } from '../router';
 import { type Bucket, type CheckState, Empty, ErrorNote, Field, Loading, StateBadge, Strip, useData } from '../ui';
 
 export interface Check {
   id: string;
   name: string;
-  checkType: string;
+  checkType: CheckType;
   activated: boolean;
   muted: boolean;
   tags: string[];
@@ -181,7 +181,7 @@ export function Home() {
           ['failing', 'degraded', 'passing', 'nodata', 'paused', 'maintenance'],
           (v) => ({ failing: 'Failing', degraded: 'Degraded', passing: 'Passing', nodata: 'No data', paused: 'Paused', maintenance: 'In maintenance' })[v] ?? v,
         )}
-        {select('type', 'Type', options.types, (v) => TYPE_LABELS[v] ?? v)}
+        {select('type', 'Type', options.types, typeLabel)}
         {select('tag', 'Tag', options.tags)}
         {select('location', 'Location', options.locations)}
         {options.groups.length > 0 && select('group', 'Group', options.groups)}
@@ -245,7 +245,7 @@ export function Home() {
                   <td class="num hide-narrow">{pct(r.week?.availability)}</td>
                   <td class="num">{ms(p95Of(r.day))}</td>
                   <td class="num hide-narrow">{ms(p95Of(r.week))}</td>
-                  <td class="hide-narrow">{TYPE_LABELS[r.check.checkType] ?? r.check.checkType}</td>
+                  <td class="hide-narrow">{typeLabel(r.check.checkType)}</td>
                   <td class="hide-narrow">
                     <span class="tags">
                       {r.check.tags.map((t) => (

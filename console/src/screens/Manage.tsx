@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { CHANNEL_TYPES, type ChannelType } from '../../../src/model/alerts.js';
 import { allPages, del, get, post } from '../api';
 import { ago, time } from '../format';
 import { can, useSession } from '../session';
@@ -29,11 +30,15 @@ interface Notification {
 
 const channelName = (c: Channel) =>
   String(c.config.name ?? c.config.serviceName ?? c.config.address ?? c.config.url ?? c.config.number ?? `${c.type.toLowerCase()} #${c.id}`);
-/** What the add form asks for each kind: the one value it needs, and how it becomes the channel's config. */
-const KINDS: Record<string, { label: string; field: string; error: string; config: (v: string) => Record<string, unknown> }> = {
+/**
+ * What the add form asks for each kind the service delivers to (src/model/alerts.ts): the one value it needs, and how
+ * it becomes the channel's config. A kind the service adds and this table lacks does not compile.
+ */
+const KINDS: Record<ChannelType, { label: string; field: string; error: string; config: (v: string) => Record<string, unknown> }> = {
   EMAIL: { label: 'Email', field: 'Address', error: 'address', config: (v) => ({ address: v }) },
   SLACK: { label: 'Slack', field: 'URL', error: 'url', config: (v) => ({ url: v }) },
   WEBHOOK: { label: 'Webhook', field: 'URL', error: 'url', config: (v) => ({ name: v.replace(/^https?:\/\//, '').slice(0, 60), url: v, method: 'POST' }) },
+  SMS: { label: 'SMS', field: 'Phone number (+ and the country code)', error: 'number', config: (v) => ({ number: v.replace(/[\s()-]/g, ''), name: v }) },
   PAGERDUTY: {
     label: 'PagerDuty',
     field: 'Integration key (Events API v2)',
@@ -47,12 +52,12 @@ export function Alerts() {
   const session = useSession();
   const channels = useData((signal) => allPages<Channel>('/v1/alert-channels', signal), []);
   const log = useData((signal) => get<Notification[]>('/v1/alert-notifications?limit=50', signal), [], 30_000);
-  const [kind, setKind] = useState('EMAIL');
+  const [kind, setKind] = useState<ChannelType>('EMAIL');
   const [target, setTarget] = useState('');
   const [tested, setTested] = useState<Record<number, { ok: boolean; detail: string }>>({});
   const action = useAction();
   const writer = can(session, 'write');
-  const spec = KINDS[kind] ?? KINDS.EMAIL!;
+  const spec = KINDS[kind];
   return (
     <>
       <h1>Alerts</h1>
@@ -71,9 +76,9 @@ export function Alerts() {
             }}
           >
             <Field label="Kind">
-              <select value={kind} onChange={(e) => setKind(inputValue(e))}>
-                {Object.entries(KINDS).map(([value, k]) => (
-                  <option value={value}>{k.label}</option>
+              <select value={kind} onChange={(e) => setKind(inputValue(e) as ChannelType)}>
+                {CHANNEL_TYPES.map((value) => (
+                  <option value={value}>{KINDS[value].label}</option>
                 ))}
               </select>
             </Field>

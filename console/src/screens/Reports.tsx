@@ -1,5 +1,6 @@
 import { get } from '../api';
-import { ms, pct, TYPE_LABELS } from '../format';
+import { typeLabel } from '../checks';
+import { ms, pct } from '../format';
 import { Link, setQuery, useLocation } from '../router';
 import { Button, Empty, ErrorNote, Field, Loading, useData } from '../ui';
 
@@ -143,7 +144,7 @@ export function Reports() {
                     <td>
                       {i === 0 ? (
                         <>
-                          <Link href={`/checks/${r.checkId}`}>{r.name}</Link> <span class="muted">{TYPE_LABELS[r.checkType] ?? r.checkType}</span>
+                          <Link href={`/checks/${r.checkId}`}>{r.name}</Link> <span class="muted">{typeLabel(r.checkType)}</span>
                         </>
                       ) : (
                         ''

@@ -117,7 +117,7 @@ export function isNetworkError(err: unknown): boolean {
  * A run that could not reach or ask its target: failed (not errored: the check worked, the target did not), the
  * reason as the result's error and its type's result section (`detail`, under the type's anchor key).
  */
-export function targetFailure(startedAt: number, detail: Record<string, unknown>, why: string, networkError: boolean): RunOutcome {
+export function targetFailure(startedAt: number, detail: RunOutcome['detail'], why: string, networkError: boolean): RunOutcome {
   return { startedAt, stoppedAt: Date.now(), hasFailures: true, hasErrors: false, isDegraded: false, metrics: {}, detail, networkError, error: why };
 }
 
