@@ -5,7 +5,7 @@ import type { Context, Next } from 'koa';
 import { HttpError } from '../http/errors.js';
 
 /**
- * The kit of the server-rendered pages (dashboards, status pages, the API reference; docs/architecture.md, "Pages"):
+ * The kit of the server-rendered pages (dashboards, status pages, the API reference; docs/architecture.md, the `pages/` row of the folder order):
  * one content security policy, one way to send a page, one template set-up, and pages declared like the API's routes
  * (`definePage`), so the same rules (no SQL in a file that declares them) hold for both.
  */

@@ -8,7 +8,7 @@ import { type AccountTable, deleteAccountRow, getAccountRow, listAccountRows } f
 import type { Sql } from '../storage/postgres.js';
 
 /**
- * The plain resource (docs/architecture.md, "The CRUD wing"): an account's rows of one table, listed a page at a
+ * The plain resource (docs/architecture.md, the `resources/` row of the folder order): an account's rows of one table, listed a page at a
  * time, read, written and deleted by their id, each answered through one view. A resource names what differs: its
  * table (from the fixed ACCOUNT_TABLES), its id, its schemas and view, and how a row is written (its repository's
  * statements, and the rules a body must keep).

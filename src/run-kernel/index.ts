@@ -1,5 +1,5 @@
 /**
- * The run kernel: what the service and the agent both load to make a run (docs/architecture.md, "The run kernel"):
+ * The run kernel: what the service and the agent both load to make a run (docs/architecture.md, the `run-kernel/` row of the folder order):
  * the runner and its port, the per-type runners, the browser sandbox, assertions, templating, the script sandbox,
  * and the vocabulary of a run. It holds no store and reaches the service only through a port. What other folders
  * may use: everything else here is this folder's own.

@@ -1,7 +1,7 @@
 import type { CheckType } from '../model/checks.js';
 
 /**
- * The vocabulary of a run, what the service and the agent both speak (docs/architecture.md, "The run kernel"): the
+ * The vocabulary of a run, what the service and the agent both speak (docs/architecture.md, the `run-kernel/` row of the folder order): the
  * check as it runs and the run job. The service makes them (runners/: definitions from Postgres, jobs on the
  * queues); the kernel and the agent only read them.
  */

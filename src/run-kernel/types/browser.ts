@@ -189,7 +189,7 @@ async function suiteProgram(ctx: RunContext): Promise<Prepared> {
 }
 
 /**
- * A browser run: a spec or a check suite in Chromium, in a sandbox (src/runners/browser/sandbox.ts), the check's
+ * A browser run: a spec or a check suite in Chromium, in a sandbox (src/run-kernel/browser/sandbox.ts), the check's
  * variables as process.env. Failed: a failed expectation or error, a run over maxResponseTime (the test's timeout).
  * Errored: the sandbox could not run it. Secrets are masked in what is kept (errors, logs, steps).
  */
