@@ -84,7 +84,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...secretScanRoutes(deps),
     ...storageRoutes(deps),
     ...runtimeRoutes(),
-    ...locationRoutes(),
+    ...locationRoutes(deps),
   ];
 }
 
@@ -207,7 +207,7 @@ export function buildRouter(
     }
     if (route.access !== 'public') {
       // Outside authentication: a write its role refused is recorded too (authenticate names the principal first).
-      if (options.audit && route.method !== 'GET') chain.push(auditWrites(route, options.audit.sink, options.audit.logger));
+      if (options.audit && route.method !== 'GET' && !route.reads) chain.push(auditWrites(route, options.audit.sink, options.audit.logger));
       chain.push(authenticate(resolvers, route.access, route.personal ?? false));
       chain.push(rateLimits.middleware(route.operationId, route.rateLimit));
     } else if (route.rateLimit) {
@@ -252,7 +252,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
       inFlight.end();
     }
   });
-  app.use(requestLog(deps.logger));
+  app.use(requestLog(deps.logger, deps.config.requestLogLevel));
   // Answers of 1 KiB or more go out compressed to clients that take it (gzip, deflate or br): dashboard
   // pages and data, reports, lists. Error bodies are compressed like any other.
   app.use(compress({ threshold: 1024, br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }, gzip: { level: 6 } }));
@@ -265,7 +265,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   app.use(apiReference(() => document));
   app.use(dashboardPages(deps, rateLimits));
   app.use(statusPages(deps, rateLimits));
-  app.use(consolePages(deps.config.publicUrl));
+  app.use(consolePages(deps.config));
   app.use(jsonBody(deps.config.bodyLimitBytes, largerBodies(routes)));
   app.use(dispatch);
   return { app, router, routes, document, principals, inFlight };

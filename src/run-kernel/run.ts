@@ -32,7 +32,17 @@ export interface RunnableCheck {
 }
 
 /** Why a run happens: the anchor's runSource values. */
-export type RunSource = 'SCHEDULER' | 'SCHEDULE_NOW' | 'TRIGGER_API' | 'LEGACY_TRIGGER' | 'DEPLOYMENT' | 'CLI_DEPLOY' | 'TEST_RECORD' | 'TEST_NO_RECORD';
+/** Who asked for a run; EDITOR: a check's body tried before it is saved (`POST /v1/check-runs/{type}`, the console's "Run"). */
+export type RunSource =
+  | 'SCHEDULER'
+  | 'SCHEDULE_NOW'
+  | 'TRIGGER_API'
+  | 'LEGACY_TRIGGER'
+  | 'DEPLOYMENT'
+  | 'CLI_DEPLOY'
+  | 'TEST_RECORD'
+  | 'TEST_NO_RECORD'
+  | 'EDITOR';
 
 /** One run of one check in one location, as a runner takes it from its location's queue. */
 export interface RunJob {

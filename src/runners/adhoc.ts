@@ -1,4 +1,4 @@
-import type { CheckType } from '../model/checks.js';
+import { type CheckType, RESULT_DETAIL_KEYS } from '../model/checks.js';
 import { type KeptAsset, keptAssetsOf } from '../model/results.js';
 import type { EnvVar } from '../model/variables.js';
 import type { RunJob, RunnableCheck, RunOutcome, RunSource } from '../run-kernel/index.js';
@@ -43,9 +43,14 @@ export interface AdhocRunRow {
   location: string;
   status: 'QUEUED' | 'RUNNING' | 'DONE' | 'CANCELLED';
   result: AdhocResult | null;
+  /** The final result's whole detail: the type's result object (`apiCheckResult`, …) and the run's error line. */
+  detail: AdhocDetail | null;
   created_at: Date;
   finished_at: Date | null;
 }
+
+/** What a run saw, kept with its ad-hoc row for the console and the test-session result (the CLI gets `result`). */
+export type AdhocDetail = Record<string, unknown> & { error?: string | null };
 
 export interface SchedulingRow {
   id: string;
@@ -170,11 +175,25 @@ export async function startAdhocAttempt(sql: Sql, id: string): Promise<boolean> 
   return rows.length > 0;
 }
 
-/** Stores a run's final result; false when it had already ended (cancelled meanwhile). */
-export async function finishAdhocRun(sql: Sql, id: string, result: AdhocResult): Promise<boolean> {
-  const rows = await sql`update adhoc_runs set status = 'DONE', result = ${sql.json(result as never)}, finished_at = now()
-    where id = ${id} and status in ('QUEUED', 'RUNNING') returning id`;
+/** Stores a run's final result and what it saw; false when it had already ended (cancelled meanwhile). */
+export async function finishAdhocRun(sql: Sql, id: string, result: AdhocResult, detail: AdhocDetail | null = null): Promise<boolean> {
+  const rows = await sql`update adhoc_runs set status = 'DONE', result = ${sql.json(result as never)}, detail = ${detail ? sql.json(detail as never) : null},
+    finished_at = now() where id = ${id} and status in ('QUEUED', 'RUNNING') returning id`;
   return rows.length > 0;
+}
+
+/** An ad-hoc run of the account, by its id (a trial run the console follows). */
+export async function findAccountAdhocRun(sql: Sql, accountId: string, id: string): Promise<AdhocRunRow | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  const [row] = await sql<AdhocRunRow[]>`select * from adhoc_runs where id = ${id} and account_id = ${accountId}`;
+  return row;
+}
+
+/** What a run saw, as kept: each result object of its type, and its error line (kept files are listed in the result). */
+export function adhocDetail(outcome: RunOutcome): AdhocDetail {
+  const detail: AdhocDetail = { error: outcome.error ?? null };
+  for (const key of RESULT_DETAIL_KEYS) if (outcome.detail[key]) detail[key] = outcome.detail[key];
+  return detail;
 }
 
 /** Cancels the unfinished runs of a test session; returns them. */

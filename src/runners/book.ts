@@ -10,7 +10,7 @@ import { bounded, messageOf, nameUuid, type RunJob, type RunnableCheck, type Run
 import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { isRedisUnavailable } from '../storage/redis.js';
-import { type AdhocRecorder, adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt } from './adhoc.js';
+import { type AdhocRecorder, adhocDetail, adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt } from './adhoc.js';
 import { isTerminal, recordSessionResult, sessionStatus } from './check-sessions.js';
 import { loadRunnable, locationQueues } from './definitions.js';
 import { enqueueRuns } from './jobs.js';
@@ -296,7 +296,7 @@ export class RunBook {
     }
     // The final result keeps the id the session announced for this check.
     const result = { ...adhocResult(row, row.test_result_id, outcome, run.attempt) };
-    if (!(await finishAdhocRun(this.opts.sql, row.id, result))) return this.skip(run, 'cancelled') as unknown as Record<string, unknown>;
+    if (!(await finishAdhocRun(this.opts.sql, row.id, result, adhocDetail(outcome)))) return this.skip(run, 'cancelled') as unknown as Record<string, unknown>;
     this.count(run.location, verdict(outcome));
     await this.opts.recordAdhoc?.(row, result);
     await this.publish(adhocTopic(row, 'result'), { result, resultType: 'FINAL', ...(row.test_session_id ? { testResultId: row.test_result_id } : {}) });

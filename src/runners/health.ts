@@ -11,7 +11,10 @@ const runnerKey = (prefix: string, id: string) => `${prefix}runner:${id}`;
 /** Keeps `{prefix}runner:<id>` (its locations) alive while the runner runs; resolves the stop function. */
 export function registerRunner(redis: Redis, prefix: string, id: string, locations: readonly string[]): () => Promise<void> {
   const beat = () => redis.set(runnerKey(prefix, id), JSON.stringify({ locations, seenAt: Date.now() }), 'EX', SEEN_TTL_SECONDS).catch(() => {});
-  void beat();
+  // A connection without an offline queue refuses commands until it is ready: the first beat waits for it, else the
+  // runner would be unseen (its locations "without a runner") for a whole beat after it starts.
+  if (redis.status === 'ready') void beat();
+  else redis.once('ready', () => void beat());
   const timer = setInterval(() => void beat(), BEAT_MS);
   timer.unref();
   return async () => {

@@ -1,12 +1,14 @@
 /** The service's side of runs: scheduler, run queues, the run book, definitions from Postgres, ad-hoc runs, check sessions (the run kernel makes the runs). What other folders may use: everything else here is this folder's own. */
 export {
   type AdhocCheck,
+  type AdhocDetail,
   type AdhocRecorder,
   type AdhocResult,
   type AdhocRunRow,
   adhocTopic,
   cancelAdhocRuns,
   cancelledResult,
+  findAccountAdhocRun,
   findAdhocRunOfResult,
   findScheduling,
   queueAdhoc,
@@ -17,8 +19,8 @@ export {
 } from './adhoc.js';
 export { RunBook, SkipLog, verdict } from './book.js';
 export { checkSessionRoutes, runnerResourceRoutes } from './check-session-routes.js';
-export { loadRunnable, privateLocationOfKey } from './definitions.js';
-export { type LocationHealth, locationHealth, locationRunCounts } from './health.js';
+export { DEFAULT_LOCATION, loadRunnable, locationQueues, privateLocationOfKey } from './definitions.js';
+export { type LocationHealth, locationHealth, locationRunCounts, runnersSeen } from './health.js';
 export { privateRunQueueName } from './jobs.js';
 export { localPort } from './local-port.js';
 export { matchChecks, matchesTags, startSessions } from './on-demand.js';

@@ -5,7 +5,6 @@ import {
   applyGroupSettings,
   checkTargetRules,
   cliCheckBody,
-  createBodySchema,
   GroupBody,
   GroupBodyV2,
   type GroupData,
@@ -19,7 +18,7 @@ import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { compileValidator } from '../http/validation.js';
 import type { LivePublisher } from '../live/index.js';
-import { CHECK_TYPES, type CheckType, SEGMENT_OF } from '../model/checks.js';
+import { CHECK_TYPES, type CheckType } from '../model/checks.js';
 import { iso } from '../model/time.js';
 import type { EnvVar } from '../model/variables.js';
 import type { RunSource } from '../run-kernel/index.js';
@@ -46,6 +45,7 @@ import { inTransaction, type Sql, transaction } from '../storage/postgres.js';
 import type { TestSessions } from './lifecycle.js';
 import { endSession, findResult, findSession, insertSession, type SessionProvider, type StoredResult, upsertResult } from './repository.js';
 import { RunBody, TestSession } from './schemas.js';
+import { validatorOf } from './validators.js';
 
 /**
  * Live runs (docs/live-runs.md): `checkly test` and `pw-test` send checks to run (`POST /v1/test-sessions/run`),
@@ -160,13 +160,6 @@ function locationOf(runLocation: Static<typeof RunLocation> | undefined): string
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const segmentValidators = new Map<string, (v: unknown) => unknown>();
-function validatorOf(type: CheckType) {
-  const segment = SEGMENT_OF[type];
-  let v = segmentValidators.get(segment);
-  if (!v) segmentValidators.set(segment, (v = compileValidator('body', createBodySchema(segment))));
-  return v;
-}
 const groupValidators = { v1: compileValidator('body', GroupBody), v2: compileValidator('body', GroupBodyV2) };
 
 /** A CLI job refused: the message names the job, its logicalId and the field, as the CLI prints it. */

@@ -6,7 +6,9 @@ import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { parseWindow } from '../http/time.js';
 import { LivePublisher } from '../live/index.js';
+import { RESULT_DETAIL_KEYS } from '../model/checks.js';
 import { iso } from '../model/time.js';
+import { findAdhocRunOfResult } from '../runners/index.js';
 import type { Deps } from '../storage/deps.js';
 import { transaction } from '../storage/postgres.js';
 import { type TestSessions, testSessions } from './lifecycle.js';
@@ -14,6 +16,7 @@ import { cancelRuns, liveRoutes } from './live.js';
 import { reporterRoutes } from './reporter.js';
 import { deleteSession, findResult, findSession, listSessions, maxResponseTimeOf, touchSession } from './repository.js';
 import { CancelBody, CreateSession, ListQuery, Result, ResultInput, SessionEntry, TestSession } from './schemas.js';
+import { trialRoutes } from './trials.js';
 
 const tag = 'Test sessions';
 
@@ -25,6 +28,19 @@ const ResultDetail = Type.Object({
   attempts: Type.Integer(),
   traceId: Type.Null(),
   created_at: Type.String({ format: 'date-time' }),
+  ...Object.fromEntries(
+    RESULT_DETAIL_KEYS.map((k) => [
+      k,
+      Type.Optional(
+        Type.Object(
+          {},
+          { additionalProperties: true, description: 'What the run saw, as a check result has it (a run this service made; none for a reported result)' },
+        ),
+      ),
+    ]),
+  ),
+  errorMessage: Type.Optional(Nullable(Type.String({ description: 'Why the run failed, in a line' }))),
+  logs: Type.Optional(Type.Array(Type.Object({ time: Type.Number(), msg: Type.String(), level: Type.String() }), { description: "A browser run's console" })),
 });
 
 const SessionParams = Type.Object({ testSessionId: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
@@ -32,7 +48,7 @@ const SessionParams = Type.Object({ testSessionId: Type.String({ format: 'uuid' 
 export function testSessionRoutes(deps: Deps): AnyRoute[] {
   const sessions = testSessions(deps.sql, deps.config);
   // The live routes first: /v1/test-sessions/run and /trigger before /v1/test-sessions/{testSessionId}.
-  return [...liveRoutes(deps, sessions), ...reporterRoutes(deps), ...readRoutes(deps, sessions), ...writeRoutes(deps, sessions)];
+  return [...liveRoutes(deps, sessions), ...trialRoutes(deps), ...reporterRoutes(deps), ...readRoutes(deps, sessions), ...writeRoutes(deps, sessions)];
 }
 
 /** Listing and reading sessions and their results. */
@@ -97,7 +113,13 @@ function readRoutes({ sql }: Deps, { toResult, toEntry, loadResults, read }: Tes
         const row = await findResult(sql, principal.account.id, params.testSessionId, params.testSessionResultId);
         if (!row) throw notFound();
         const result = toResult(params.testSessionId, row.id, row.data);
-        const max = await maxResponseTimeOf(sql, principal.account.id, result.checkId);
+        const [max, run] = await Promise.all([
+          maxResponseTimeOf(sql, principal.account.id, result.checkId),
+          findAdhocRunOfResult(sql, principal.account.id, params.testSessionId, params.testSessionResultId),
+        ]);
+        // A run this service made (`checkly test --record`, `trigger --record`): what it saw, as `checkly test` printed it and more.
+        const detail = run?.detail ?? {};
+        const seen = Object.fromEntries(RESULT_DETAIL_KEYS.filter((k) => detail[k]).map((k) => [k, detail[k] as Record<string, unknown>]));
         // The anchor answers this route with a check result: its fields beside the session result's own.
         return {
           status: 200,
@@ -106,7 +128,10 @@ function readRoutes({ sql }: Deps, { toResult, toEntry, loadResults, read }: Tes
             id: row.id,
             isCancelled: result.aborted,
             overMaxResponseTime: typeof max === 'number' && result.responseTime !== null && result.responseTime > max,
-            attempts: 1,
+            attempts: run?.result?.attempts ?? 1,
+            ...seen,
+            ...(run ? { errorMessage: (typeof detail.error === 'string' ? detail.error : null) ?? run.result?.runError ?? null } : {}),
+            ...(run?.result?.logs?.length ? { logs: run.result.logs } : {}),
             traceId: null,
             created_at: iso(row.created_at),
           },

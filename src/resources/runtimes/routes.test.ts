@@ -26,6 +26,8 @@ describe('runtimes and locations', () => {
     const res = await svc.call('GET', '/v1/locations');
     expect(res.status).toBe(200);
     expect(res.body).toHaveLength(22);
-    expect(res.body).toContainEqual({ region: 'eu-central-1', name: 'Frankfurt' });
+    expect(res.body).toContainEqual({ region: 'eu-central-1', name: 'Frankfurt', runners: 0 });
+    // Our addition beside the anchor's fields: how many of this service's runners serve each location (none here).
+    expect(res.body.every((l: { runners: unknown }) => l.runners === 0)).toBe(true);
   });
 });

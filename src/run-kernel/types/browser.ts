@@ -89,8 +89,10 @@ async function keepAssets(
     const kind = ASSET_KINDS[a.contentType];
     const file = a.path ? hostPath(a.path) : null;
     if (!kind || !file) continue;
-    let name = path.basename(file);
-    for (let i = 2; names.has(name); i++) name = `${path.parse(file).name}-${i}${path.extname(file)}`;
+    // Named as the script named it (`shop.png`), not as the host stored it (its outputs are file-0, file-1…).
+    const own = path.posix.basename(a.path!);
+    let name = own;
+    for (let i = 2; names.has(name); i++) name = `${path.posix.parse(own).name}-${i}${path.posix.extname(own)}`;
     names.add(name);
     try {
       const stored = await ctx.blobs.put(ctx.check.accountId, kind.kind, createReadStream(file), ASSET_LIMIT_BYTES);
