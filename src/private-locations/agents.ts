@@ -126,6 +126,37 @@ export async function fleetsOf(sql: Sql, locationIds: string[], settings: { seen
   return out;
 }
 
+/** One agent of a location as the fleet view shows it: online (seen within `seenSeconds`) or not, and since when. */
+export interface FleetAgent {
+  id: string;
+  version: string;
+  isOutdated: boolean;
+  online: boolean;
+  lastSeenAt: string;
+  startedAt: string;
+  concurrency: number;
+}
+
+/** Every agent of the location seen in the last `keepSeconds` (the offline ones too), newest first. */
+export async function fleetAgents(
+  sql: Sql,
+  locationId: string,
+  settings: { seenSeconds: number; minVersion: string },
+  keepSeconds = 7 * 86_400,
+): Promise<FleetAgent[]> {
+  const agents = (await agentsOf(sql, [locationId], keepSeconds)).get(locationId) ?? [];
+  const onlineAfter = Date.now() - settings.seenSeconds * 1000;
+  return agents.map((a) => ({
+    id: a.id,
+    version: a.version,
+    isOutdated: compareVersions(a.version, settings.minVersion) < 0,
+    online: a.last_seen_at.getTime() > onlineAfter,
+    lastSeenAt: a.last_seen_at.toISOString(),
+    startedAt: a.started_at.toISOString(),
+    concurrency: a.concurrency,
+  }));
+}
+
 /** A private location whose availability changed, as an alert names it. */
 export interface AvailabilityChange {
   id: string;

@@ -5,6 +5,8 @@ export {
   type AvailabilityChange,
   agentEgress,
   availabilityChanges,
+  type FleetAgent,
+  fleetAgents,
   locationOfKey,
   markAvailability,
   registerAgent,

@@ -4,9 +4,10 @@ import { type AnyRoute, defineRoute } from '../http/route.js';
 import { Rules } from '../http/rules.js';
 import { Nullable, StringEnum } from '../http/schemas.js';
 import { CHECK_TYPES, LOCATIONS } from '../model/checks.js';
+import { fleetAgents } from '../private-locations/index.js';
 import type { Deps } from '../storage/deps.js';
 import { cancelSession, findSession, isTerminal, type SessionRow } from './check-sessions.js';
-import { locationHealth } from './health.js';
+import { locationHealth, locationRunCounts } from './health.js';
 import { matchChecks, startSessions } from './on-demand.js';
 import { deploymentTargetExists, listDeploymentTriggers, privateLocationExists, upsertDeploymentTrigger } from './repository.js';
 
@@ -186,6 +187,58 @@ export function runnerResourceRoutes({ sql, queues, redis, config }: Deps): AnyR
         if (!(await deploymentTargetExists(sql, accountId, target.checkId ?? null, target.groupId ?? null))) throw notFound();
         const { row, created } = await upsertDeploymentTrigger(sql, accountId, target);
         return { status: created ? 201 : 200, body: toTrigger(row) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/private-locations/{id}/fleet',
+      operationId: 'getPrivateLocationFleet',
+      summary: "A private location's fleet now (our addition): each agent seen this week, online or not, and the location's runs queued and in flight",
+      description: `An agent is online when it called within AGENT_SEEN_SECONDS; outdated below AGENT_MIN_VERSION. The console's private-locations screen reads this.`,
+      tag: 'Private locations',
+      access: 'read',
+      errors: [404],
+      schema: {
+        params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
+        responses: {
+          200: Type.Object({
+            agents: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                version: Type.String(),
+                isOutdated: Type.Boolean(),
+                online: Type.Boolean(),
+                lastSeenAt: Type.String({ format: 'date-time' }),
+                startedAt: Type.String({ format: 'date-time' }),
+                concurrency: Type.Integer(),
+              }),
+            ),
+            runs: Type.Object({
+              queued: Type.Integer({ description: 'Due and waiting for an agent' }),
+              delayed: Type.Integer({ description: 'Scheduled for later (a slot ahead, a retry)' }),
+              inFlight: Type.Integer({ description: 'Taken by an agent, not finished' }),
+              oldestWaitingSeconds: Type.Number({ description: 'How long the oldest due run has waited' }),
+            }),
+            checkedAt: Type.String({ format: 'date-time' }),
+          }),
+        },
+      },
+      handler: async ({ principal, params }) => {
+        if (!(await privateLocationExists(sql, principal.account.id, params.id))) throw notFound();
+        const queue = `private-${params.id.toLowerCase()}`;
+        const [agents, [health], [counts]] = await Promise.all([
+          fleetAgents(sql, params.id.toLowerCase(), config.agents),
+          locationHealth(queues, redis, config.redisPrefix, [queue]),
+          locationRunCounts(queues, [{ location: queue, slug: queue }]),
+        ]);
+        return {
+          status: 200,
+          body: {
+            agents,
+            runs: { queued: counts!.queued, delayed: counts!.delayed, inFlight: counts!.inFlight, oldestWaitingSeconds: health!.lagSeconds },
+            checkedAt: new Date().toISOString(),
+          },
+        };
       },
     }),
     defineRoute({
