@@ -380,8 +380,9 @@ export function authRoutes(deps: Deps): AnyRoute[] {
       errors: [400, 401, 429, 503],
       summary: 'Sign in with email and password (and the second factor when it is on): sets the session cookie',
       description:
-        'A wrong email or password is the same 401 (`attributes.reason: "credentials"`); with the second factor on and no or a wrong `code`, a 401 ' +
-        'with `reason: "second-factor"`. Attempts are limited per email and per client address (a 429 with Retry-After, before any password is ' +
+        'A wrong email or password is the same 401 (`attributes.reason: "credentials"`). With the second factor on, no `code` is a 401 with ' +
+        '`reason: "second-factor"` that asks for it (a step, not a failed sign-in: neither logged nor counted); a wrong `code` is a counted, ' +
+        'logged failure with the same reason and the field error at `body.code`. Attempts are limited per email and per client address (a 429 with Retry-After, before any password is ' +
         'checked); a browser that signed in as the person before is limited on its own, so failures by others do not lock the person out. ' +
         'Past the hashes the service runs at once, a 503 with Retry-After.',
       schema: { body: Type.Object({ email: Email, password: Password, code: Type.Optional(Code) }, { additionalProperties: false }), responses: { 200: Me } },
@@ -392,17 +393,23 @@ export function authRoutes(deps: Deps): AnyRoute[] {
         const ok = await hashingOrRefund(attempt, async () =>
           user?.password_hash ? passwordMatches(user.password_hash, body.password) : (await passwordMatches(await decoyHash(), body.password), false),
         );
-        const failed = async (reason: 'credentials' | 'second-factor') => {
+        const failed = async (reason: 'credentials' | 'code') => {
           if (user) await auditUser(user.id, 'signInFailed', context, user.email, 401);
           else await audit(null, 'signInFailed', context, null, 401);
-          return new HttpError(
-            401,
-            reason === 'credentials' ? 'Wrong email or password' : 'The second factor is on: send the code of your authenticator app (or a recovery code)',
-            { reason },
-          );
+          return reason === 'credentials'
+            ? new HttpError(401, 'Wrong email or password', { reason })
+            : new HttpError(401, 'That code is not right: enter the code your authenticator app shows now, or a recovery code', {
+                reason: 'second-factor',
+                errors: [{ field: 'body.code', rule: 'code', message: 'is not the code your app shows now, nor an unused recovery code' }],
+              });
         };
         if (!user || !ok) throw await failed('credentials');
-        if (user.totp_enabled_at && !(body.code && (await secondFactorHolds(sql, user, body.code)))) throw await failed('second-factor');
+        if (user.totp_enabled_at && !body.code) {
+          // The right password, and the second factor still to come: a step of the sign-in, not a failed one (not logged, not counted).
+          await attempt.refund();
+          throw new HttpError(401, 'The second factor is on: send the code of your authenticator app (or a recovery code)', { reason: 'second-factor' });
+        }
+        if (user.totp_enabled_at && !(await secondFactorHolds(sql, user, body.code!))) throw await failed('code');
         await attempt.succeeded();
         const signedIn = await signIn(user, context, 'signIn');
         return { ...signedIn, cookies: [...signedIn.cookies, await deviceCookie(email)] };

@@ -29,7 +29,7 @@ import {
 } from './members.js';
 import { hashPassword, passwordMatches, passwordProblem } from './passwords.js';
 import { attemptLimit, secondFactorHolds } from './proofs.js';
-import { accountsOf, createUserKey, listUserKeys, revokeUserKey, type UserKeyRow } from './repository.js';
+import { accountsOf, createUserKey, findAccount, listUserKeys, revokeUserKey, type UserKeyRow } from './repository.js';
 import { ensureUser, findUser, findUserByEmail, setName, setPassword } from './users.js';
 
 /**
@@ -291,9 +291,18 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       access: 'admin',
       errors: [409],
       summary: 'Invite a person by email with a role (our addition): they get a single-use link, valid INVITATION_TTL_HOURS',
+      description:
+        'With mail set up (SMTP_URL) the person gets the link by mail (`mailSent: true`). Without it no mail can go: the answer carries ' +
+        '`acceptUrl`, the link to hand over yourself (`mailSent: false`). The link works once.',
       schema: {
         body: Type.Object({ email: Type.String({ format: 'email', maxLength: 320 }), role: InviteRole }, { additionalProperties: false }),
-        responses: { 201: Invite },
+        responses: {
+          201: Type.Object({
+            ...Invite.properties,
+            mailSent: Type.Boolean({ description: 'Whether a mail with the link is on its way (false: this service sends no mail)' }),
+            acceptUrl: Type.Optional(Type.String({ description: 'The invitation link, when no mail carries it' })),
+          }),
+        },
       },
       handler: async ({ principal, body }) => {
         const accountId = principal.account.id;
@@ -308,6 +317,9 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
             inviterEmail,
             ttlMs: config.people.invitationTtlMs,
           });
+          const acceptUrl = `${publicUrl()}/invitations/accept?token=${token}`;
+          // No mail server: nothing would ever carry the link, so the inviter gets it to hand over.
+          if (!config.alerts.smtpUrl) return { row, acceptUrl };
           await queueMail(tx, {
             to: body.email,
             kind: 'invitation',
@@ -315,12 +327,12 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
             body:
               `${inviterEmail} invites you to the monitoring account ${principal.account.name} as ${body.role}.\n\n` +
               `Accept within ${Math.round(config.people.invitationTtlMs / 3_600_000)} hours (the link works once):\n\n` +
-              `${publicUrl()}/invitations/accept?token=${token}\n\nor with the API: POST ${publicUrl()}/v1/invitations/accept and this token:\n\n${token}\n\n` +
+              `${acceptUrl}\n\nor with the API: POST ${publicUrl()}/v1/invitations/accept and this token:\n\n${token}\n\n` +
               'If you did not expect this, ignore this mail.',
           });
-          return row;
+          return { row, acceptUrl: undefined };
         });
-        return { status: 201, body: toInvite(row) };
+        return { status: 201, body: { ...toInvite(row.row), mailSent: row.acceptUrl === undefined, ...(row.acceptUrl ? { acceptUrl: row.acceptUrl } : {}) } };
       },
     }),
     defineRoute({
@@ -335,6 +347,50 @@ export function memberRoutes(deps: Deps): AnyRoute[] {
       handler: async ({ principal, params }) => {
         if (!(await revokeInvitation(sql, principal.account.id, params.invitationId.toLowerCase()))) throw notFound();
         return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/v1/invitations/preview',
+      operationId: 'previewInvitation',
+      tag,
+      access: 'public',
+      errors: [400, 404, 410, 429],
+      summary: "What an invitation's link is for (our addition): the account, who invited, the address and role, until when",
+      description: 'The token goes in the body, never in a URL (addresses end up in logs). Used, revoked or expired links answer 410.',
+      rateLimit: { points: 30, windowSeconds: 60 },
+      schema: {
+        body: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }) }, { additionalProperties: false }),
+        responses: {
+          200: Type.Object({
+            accountName: Type.String(),
+            inviter: Type.String({ description: 'Who invited: their email, or the key that did' }),
+            email: Type.String(),
+            role: Role,
+            expiresAt: Type.String({ format: 'date-time' }),
+          }),
+        },
+      },
+      handler: async ({ body }) => {
+        const invite = await invitationByToken(sql, body.token);
+        if (!invite) throw notFound();
+        if (invite.accepted_at || invite.revoked_at || invite.expires_at.getTime() <= Date.now()) {
+          throw new HttpError(
+            410,
+            `This invitation was ${invite.accepted_at ? 'used already' : invite.revoked_at ? 'revoked' : 'not accepted in time'}: ask for a new one`,
+          );
+        }
+        const account = (await findAccount(sql, invite.account_id))?.name;
+        return {
+          status: 200,
+          body: {
+            accountName: account ?? 'an account',
+            inviter: invite.inviter_email,
+            email: invite.email,
+            role: invite.role,
+            expiresAt: invite.expires_at.toISOString(),
+          },
+        };
       },
     }),
     defineRoute({

@@ -79,6 +79,7 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       method: 'POST',
       path: '/v1/analytics/checks',
       operationId: 'getChecksSummary',
+      reads: true,
       summary: 'Summary of several checks',
       description:
         'One item per requested check of the account, in request order; ids that name no check of the account are left out. ' +
@@ -99,6 +100,7 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       method: 'POST',
       path: '/v1/analytics/checks/timeline',
       operationId: 'getChecksTimeline',
+      reads: true,
       summary: "Each check's runs over the last hours in equal buckets (runs, failed, degraded), and whether a maintenance window is on for it now",
       description:
         'One item per requested check of the account, in request order; ids that name no check of the account are left out. A bucket ' +

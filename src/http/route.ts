@@ -84,6 +84,8 @@ export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObje
    * the keys it keeps once it has answered (docs/people.md, "Keys kept a few seconds").
    */
   changesAccess?: boolean;
+  /** A POST that only reads (a query too long for a URL): kept out of the audit log, which records writes. */
+  reads?: boolean;
   /** A route's own limit; otherwise the account's or the service default applies. */
   rateLimit?: RateLimitRule;
   /** Error statuses this route can answer besides the ones every authenticated route has. */
