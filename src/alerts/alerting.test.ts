@@ -301,17 +301,18 @@ describe('alerts delivered through the alert channels', () => {
     const [closed] = await svc.deps.sql`select resolved_at from incidents where id = ${failure.incidentId}`;
     expect(closed.resolved_at).not.toBeNull();
 
-    // An operator tailing the log at the default level reads each of these, with its ids and an ISO time.
+    // An operator tailing the log at the default level reads each of these, with its ids and an ISO time; what went
+    // wrong at warn, so LOG_LEVEL=warn is the list of it.
     const lines = svc.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.checkId === check.id);
-    const said = lines.map((l) => [l.event, l.msg]);
+    const said = lines.map((l) => [l.event, l.msg, l.level]);
     expect(said).toEqual([
-      ['check.state', 'check failing'],
-      ['incident.opened', 'incident opened'],
-      ['check.state', 'check recovered'],
-      ['incident.resolved', 'incident resolved'],
+      ['check.state', 'check failing', 40],
+      ['incident.opened', 'incident opened', 40],
+      ['check.state', 'check recovered', 30],
+      ['incident.resolved', 'incident resolved', 30],
     ]);
     expect(lines[0]).toMatchObject({
-      level: 30,
+      level: 40,
       check: 'Incident',
       alertType: 'ALERT_FAILURE',
       alertId: failure.id,

@@ -52,6 +52,22 @@ export async function undeliveredNotifications(sql: Sql, now: number): Promise<s
   return stale.map((r) => r.id);
 }
 
+/**
+ * A delivery's check and channel as an operator's log names them: the channel's own name where it has one (never its
+ * URL or address: a Slack or webhook URL is a secret).
+ */
+function named(n: NotificationRow) {
+  const config = (n.config ?? {}) as { name?: unknown; serviceName?: unknown };
+  const name = typeof config.name === 'string' ? config.name : typeof config.serviceName === 'string' ? config.serviceName : undefined;
+  return {
+    checkId: n.check_id,
+    check: n.check_name,
+    channelId: n.alert_channel_id,
+    channel: n.channel_type,
+    ...(name ? { channelName: name } : {}),
+  };
+}
+
 interface NotificationRow {
   id: string;
   status: string;
@@ -169,12 +185,15 @@ export function startDeliveryWorker(
       const message = messageOf(n, await variablesOf(opts.sql, n), opts.publicUrl());
       const detail = await sendThrough(n.channel_type, n.config, message, { settings: opts.config, signingSecret: n.signing_secret, dispatcher });
       await recordAttempt(opts.sql, n.id, { ok: true, detail }, 'SUCCESS');
-      opts.logger.info({ notificationId: n.id, channel: n.channel_type, alertType: n.alert_type }, 'alert delivered');
+      opts.logger.info({ notificationId: n.id, ...named(n), alertType: n.alert_type }, 'alert delivered');
       return { delivered: true };
     } catch (err) {
       const detail = (err as Error).message || String(err);
       await recordAttempt(opts.sql, n.id, { ok: false, detail }, last ? 'FAILURE' : 'IN_PROGRESS');
-      opts.logger.warn({ notificationId: n.id, channel: n.channel_type, attempt: job.attemptsMade + 1, final: last, err: detail }, 'alert delivery failed');
+      opts.logger[last ? 'error' : 'warn'](
+        { notificationId: n.id, ...named(n), alertType: n.alert_type, attempt: job.attemptsMade + 1, final: last, err: detail },
+        'alert delivery failed',
+      );
       throw err;
     }
   }

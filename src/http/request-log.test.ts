@@ -4,7 +4,7 @@ import { startTestService, type TestService } from '../../test/support/service.j
 describe('request log', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService({ LOG_REQUESTS: 'info' });
   });
   afterAll(() => svc?.stop());
 
@@ -16,6 +16,19 @@ describe('request log', () => {
     expect(all).not.toContain(svc.adminKey);
     expect(all).not.toContain(created.body.key);
     expect(all.toLowerCase()).not.toContain('bearer');
+  });
+
+  it('writes request lines at LOG_REQUESTS (debug by default, so that at info the events stand out)', async () => {
+    await svc.call('GET', '/v1/account');
+    const lines = svc.logs.map((l) => JSON.parse(l) as { msg: string; level: number; path?: string });
+    expect(lines.find((l) => l.msg === 'request' && l.path === '/v1/account')?.level).toBe(30);
+    const quiet = await startTestService();
+    try {
+      await quiet.call('GET', '/v1/account');
+      expect(quiet.logs.map((l) => JSON.parse(l) as { msg: string }).filter((l) => l.msg === 'request')).toEqual([]);
+    } finally {
+      await quiet.stop();
+    }
   });
 
   it('echoes a caller request id and makes one when absent', async () => {

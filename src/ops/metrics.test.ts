@@ -88,7 +88,7 @@ describe('/metrics', () => {
 describe('/metrics without METRICS_TOKEN', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService({ LOG_REQUESTS: 'info' });
   }, 60_000);
   afterAll(async () => {
     await svc?.stop();

@@ -62,6 +62,8 @@ export interface Config {
   /** The key secrets are sealed with at rest (docs/platform.md, "Secrets at rest"). */
   secrets: SecretsSettings;
   logLevel: LogLevel;
+  /** LOG_REQUESTS: the level of the line each request writes (debug by default: the events an operator follows stand out at info). */
+  requestLogLevel: 'info' | 'debug';
   rateLimit: { points: number; windowSeconds: number };
   bodyLimitBytes: number;
   /** Projects (`checkly deploy`): the largest deploy body (after gzip is undone) and uploaded blob, docs/projects.md. */
@@ -516,6 +518,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const requestLogLevel = str(env, 'LOG_REQUESTS', 'debug');
+  if (requestLogLevel !== 'info' && requestLogLevel !== 'debug') throw new ConfigError('LOG_REQUESTS', `expected info or debug, got "${requestLogLevel}"`);
   const redisPrefix = str(env, 'REDIS_PREFIX', 'mon:');
   if (!/^[A-Za-z0-9:_-]{1,64}$/.test(redisPrefix)) {
     throw new ConfigError('REDIS_PREFIX', 'use 1-64 letters, digits, ":", "_" or "-"');
@@ -563,6 +567,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
     secrets: secretsSettings(env, path.resolve(str(env, 'DATA_DIR', './data'))),
     logLevel: logLevel as LogLevel,
+    requestLogLevel,
     rateLimit: {
       points: int(env, 'RATE_LIMIT_POINTS', 600, 1, 10_000_000),
       windowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),

@@ -14,13 +14,16 @@ const WHAT: Record<AlertType, string> = {
   ALERT_DEGRADED_RECOVERY: 'check recovered from degraded',
 };
 
+/** Changes an operator acts on: written at `warn`, so `LOG_LEVEL=warn` is the list of what went wrong. */
+const FAILING = new Set<AlertType>(['ALERT_FAILURE', 'ALERT_FAILURE_REMAIN', 'ALERT_DEGRADED_FAILURE']);
+
 /**
- * One `info` line per state change, once its transaction committed: what changed (`msg`), the check, the alert,
+ * One line per state change (`warn` when a check fails, `info` otherwise), once its transaction committed: what changed (`msg`), the check, the alert,
  * how many notifications it made (none while muted or in maintenance), and the incident it opened or resolved.
  */
 export function logStateEvents(logger: Logger, events: readonly StateEvent[]): void {
   for (const e of events) {
-    logger.info(
+    logger[FAILING.has(e.alertType) ? 'warn' : 'info'](
       {
         event: 'check.state',
         accountId: e.accountId,
@@ -36,7 +39,7 @@ export function logStateEvents(logger: Logger, events: readonly StateEvent[]): v
       WHAT[e.alertType] ?? e.alertType,
     );
     if (e.incident) {
-      logger.info(
+      logger[e.incident.change === 'opened' ? 'warn' : 'info'](
         { event: `incident.${e.incident.change}`, accountId: e.accountId, incidentId: e.incident.id, checkId: e.checkId, check: e.checkName },
         `incident ${e.incident.change}`,
       );
