@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
-import { consoleHost, LINKS, PAGES } from './serve.js';
+import { consoleHost, consolePages, LINKS, PAGES } from './serve.js';
 
 const screens = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/src/screens/index.ts'), 'utf8');
 /** Every path the console's router answers, with a sample value for each parameter. */
@@ -19,6 +21,8 @@ describe('console pages', () => {
       '/v1/checks',
       '/status/shop',
       '/dashboards/board',
+      '/dashboards/board/extra',
+      '/edit/dashboards',
       '/settings/keys/extra',
       '/health',
       '/docs',
@@ -34,5 +38,30 @@ describe('console pages', () => {
     for (const h of ['status.shop.test', 'monitor.corp.test.evil.test', 'corp.test', '']) expect(own(h), h).toBe(false);
     expect(consoleHost(undefined)('status.shop.test')).toBe(false);
     expect(consoleHost(undefined)('127.0.0.1')).toBe(true);
+  });
+
+  it('moves a screen asked for by another loopback spelling to the one the service names itself by, keeping the port', async () => {
+    const config = { publicUrl: 'http://localhost:1', publicUrlGiven: false };
+    const app = new Koa();
+    app.use(consolePages(config));
+    app.use((ctx) => {
+      ctx.body = 'api';
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const page = await fetch(`http://127.0.0.1:${port}/checks/abc?range=1h`, { redirect: 'manual', headers: { accept: 'text/html' } });
+      expect(page.status).toBe(302);
+      expect(page.headers.get('location')).toBe(`http://localhost:${port}/checks/abc?range=1h`);
+      // The API is never moved: a client keeps the address it was pointed at.
+      const api = await fetch(`http://127.0.0.1:${port}/v1/checks`, { redirect: 'manual' });
+      expect(api.status).toBe(200);
+      // Named by PUBLIC_URL: nothing moves on a loopback address (the operator chose the name).
+      config.publicUrlGiven = true;
+      expect((await fetch(`http://127.0.0.1:${port}/checks/abc`, { redirect: 'manual' })).status).not.toBe(302);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
@@ -15,6 +16,12 @@ export const CONSOLE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; media-src 'self' blob:; connect-src 'self'; " +
   "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
+/**
+ * The policy of one answer: the code editor (CodeMirror) writes its styles into a `<style>` element, allowed by a
+ * nonce made for this answer alone and handed to the page in `<meta name="style-nonce">`. Scripts stay own-origin only.
+ */
+export const consoleCsp = (nonce: string) => CONSOLE_CSP.replace("style-src 'self'", `style-src 'self' 'nonce-${nonce}'`);
+
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -29,9 +36,11 @@ const TYPES: Record<string, string> = {
  * never taken for a screen.
  */
 export const PAGES =
-  /^\/(|sign-in|reset-password|invitations\/accept|checks\/[^/]+(\/results\/[^/]+)?|reports|alerts|maintenance|status-pages|dashboards|private-locations|settings(\/(profile|keys|members|audit|account))?|test-sessions\/[^/]+(\/results\/[^/]+)?|accounts\/[^/]+\/test-sessions\/[^/]+)$/;
+  /^\/(|sign-in|reset-password|invitations\/accept|checks\/[^/]+(\/results\/[^/]+|\/edit)?|reports|alerts(\/[^/]+)?|maintenance(\/[^/]+)?|groups(\/[^/]+)?|variables(\/[^/]+)?|status-pages(\/[^/]+|\/incidents\/new)?|dashboards|edit\/dashboards\/[^/]+|private-locations|settings(\/(profile|keys|members|audit|account))?|test-sessions\/[^/]+(\/results\/[^/]+)?|accounts\/[^/]+\/test-sessions\/[^/]+)$/;
 /** API paths the anchor CLI prints as links: a browser asking for HTML gets the console's screen, API clients keep getting JSON. */
 export const LINKS = /^\/(v1\/test-sessions\/[^/]+(\/results\/[^/]+)?|v[12]\/check-sessions\/[^/]+)$/;
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1']);
 
 const wantsHtml = (accept: string) => /text\/html/.test(accept) && !/^application\/json/.test(accept);
 
@@ -48,10 +57,11 @@ export function consoleHost(publicUrl: string | undefined): (hostname: string) =
   };
 }
 
-export function consolePages(publicUrl: string | undefined, dist = CONSOLE_DIST): Middleware {
-  const onConsoleHost = consoleHost(publicUrl);
+export function consolePages(config: { publicUrl: string | undefined; publicUrlGiven: boolean }, dist = CONSOLE_DIST): Middleware {
+  const onConsoleHost = consoleHost(config.publicUrlGiven ? config.publicUrl : undefined);
   const built = existsSync(path.join(dist, 'index.html'));
   const index = built ? readFileSync(path.join(dist, 'index.html')) : undefined;
+  const indexText = index?.toString('utf8');
   // Read once: a fixed set of files, so no path from a request reaches the file system.
   const assets = new Map<string, { body: Buffer; type: string }>();
   if (built && existsSync(path.join(dist, 'assets'))) {
@@ -75,6 +85,19 @@ export function consolePages(publicUrl: string | undefined, dist = CONSOLE_DIST)
     if (!onConsoleHost(ctx.hostname)) return next();
     const page = PAGES.test(ctx.path) || (LINKS.test(ctx.path) && !ctx.get('authorization') && wantsHtml(ctx.get('accept')));
     if (!page) return next();
+    // One address for people. Without PUBLIC_URL the service names itself by the address it listens on
+    // (`localhost` for all interfaces): its sign-in links, mails and provider callbacks use it, and a browser keeps
+    // `127.0.0.1`'s cookies apart from `localhost`'s. A screen asked for by another loopback spelling (the CLI
+    // prints its links with the address it was pointed at) moves to that one, where the person is signed in.
+    const own = !config.publicUrlGiven && config.publicUrl ? new URL(config.publicUrl) : undefined;
+    const asked = ctx.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    if (own && LOOPBACK_NAMES.has(asked) && LOOPBACK_NAMES.has(own.hostname.replace(/^\[|\]$/g, '')) && asked !== own.hostname.replace(/^\[|\]$/g, '')) {
+      // The port the browser used (a forwarded port stays as it is), under the service's own name.
+      const port = /:(\d+)$/.exec(ctx.host)?.[1];
+      ctx.status = 302;
+      ctx.redirect(`${ctx.protocol}://${own.hostname}${port ? `:${port}` : ''}${ctx.url}`);
+      return;
+    }
     ctx.state.pageRoute = '/(console)';
     ctx.set('Cache-Control', 'no-cache');
     ctx.set('X-Content-Type-Options', 'nosniff');
@@ -87,7 +110,8 @@ export function consolePages(publicUrl: string | undefined, dist = CONSOLE_DIST)
       return;
     }
     ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', CONSOLE_CSP);
-    ctx.body = index;
+    const nonce = randomBytes(16).toString('base64');
+    ctx.set('Content-Security-Policy', consoleCsp(nonce));
+    ctx.body = indexText!.replace('<head>', `<head>\n<meta name="style-nonce" content="${nonce}">`);
   };
 }
