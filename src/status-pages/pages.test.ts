@@ -105,6 +105,11 @@ describe('status pages (public)', () => {
       check.id,
       [0, 1].map((i) => ({ at: today - DAY + 3_600_000 * (i + 1), failed: false, ms: 100 })),
     );
+    // Every run landed (the state alone passes already after the first batch, before the second has landed).
+    await waitFor(
+      () => svc.call('GET', `/v1/check-results/${check.id}?limit=100&from=${Math.floor((today - 3 * DAY) / 1000)}`),
+      (r) => r.status === 200 && r.body.length === 6,
+    );
     await waitFor(
       () => svc.call('GET', `/v1/check-statuses/${check.id}`),
       (r) => r.status === 200 && r.body.hasFailures === false,
