@@ -17,6 +17,8 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
     reportCompressedSize: false,
+    // The code editor (CodeMirror, about 500 kB) is its own chunk, loaded when a script field is first shown.
+    chunkSizeWarningLimit: 600,
   },
   logLevel: 'warn',
 });

@@ -87,11 +87,17 @@ export const RANGES: Record<string, { label: string; ms: number }> = {
   '30d': { label: '30 days', ms: 30 * 86_400_000 },
 };
 
-export function windowOf(query: URLSearchParams, now = Date.now()): { from: number; to: number; key: string } {
+/**
+ * The window a screen shows: the address's own, else a range by name, else 24 hours; a check younger than that
+ * (`since`, its creation) gets the smallest range that covers its life, so its first runs are not one bar at the edge.
+ */
+export function windowOf(query: URLSearchParams, now = Date.now(), since?: string | null): { from: number; to: number; key: string } {
   const from = Date.parse(query.get('from') ?? '');
   const to = Date.parse(query.get('to') ?? '');
   if (!Number.isNaN(from) && !Number.isNaN(to) && from < to) return { from, to, key: 'custom' };
-  const key = query.get('range') && RANGES[query.get('range')!] ? query.get('range')! : '24h';
+  const age = since ? now - Date.parse(since) : Number.NaN;
+  const young = Number.isNaN(age) ? undefined : Object.entries(RANGES).find(([, r]) => r.ms >= age && r.ms <= RANGES['24h']!.ms)?.[0];
+  const key = query.get('range') && RANGES[query.get('range')!] ? query.get('range')! : (young ?? '24h');
   // Rounded to the minute, so a window stays the same across renders within it.
   const end = Math.ceil(now / 60_000) * 60_000;
   return { from: end - RANGES[key]!.ms, to: end, key };

@@ -3,6 +3,7 @@ import './styles.css';
 import { type ComponentChildren, render } from 'preact';
 import { useEffect, useErrorBoundary } from 'preact/hooks';
 import { onUnauthorized } from './api';
+import { valueLabel } from './forms/words';
 import { Link, match, navigate, useLocation } from './router';
 import { SCREENS } from './screens';
 import { loadSession, signOut, switchAccount, useSession } from './session';
@@ -78,7 +79,7 @@ function App() {
         <Link href="/settings/profile" title={session.user.email}>
           {session.user.name || session.user.email}
         </Link>
-        <span class="muted hide-narrow">{session.account?.role.replace('_', ' ').toLowerCase()}</span>
+        <span class="muted hide-narrow">{session.account ? valueLabel(session.account.role) : ''}</span>
         <button class="btn" type="button" onClick={() => void signOut().then(() => navigate('/sign-in'))}>
           Sign out
         </button>

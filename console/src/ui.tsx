@@ -90,7 +90,7 @@ export function Loading({ what = 'Loading' }: { what?: string }) {
 
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
-  const message = error instanceof ApiError ? `${error.message} (${error.status})` : error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
   return (
     <p class="error" role="alert">
       {message}

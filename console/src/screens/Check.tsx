@@ -1,12 +1,13 @@
 import { useMemo, useState } from 'preact/hooks';
-import { del, get, post, put, request } from '../api';
+import { allPages, del, get, post, put, request } from '../api';
 import { LineChart } from '../chart';
+import { channelName } from '../check-form/common';
 import { bucketsOf, CHECK_SEGMENTS, type CheckResult, RANGES, REPORT_SEGMENTS, resultState, type TimelineItem, typeLabel, windowOf } from '../checks';
 import { ago, ms, pct, shortTime, time } from '../format';
+import { valueLabel } from '../forms/words';
 import { Link, navigate, setQuery, useLocation } from '../router';
 import { can, useSession } from '../session';
-import { type Bucket, Button, confirmAction, Empty, ErrorNote, Field, Loading, StateBadge, useData } from '../ui';
-import { EditCheck } from './EditCheck';
+import { type Bucket, Button, CopyBox, confirmAction, Empty, ErrorNote, Field, Loading, StateBadge, useData } from '../ui';
 import { type Check as CheckRow, type CheckStatus, stateOf } from './Home';
 import { RunNow } from './RunNow';
 
@@ -54,11 +55,10 @@ export function Check({ params }: { params: Record<string, string> }) {
   const id = params.id!;
   const session = useSession();
   const { query } = useLocation();
-  const win = windowOf(query);
-  const [editing, setEditing] = useState(false);
   const [actionError, setActionError] = useState<unknown>(null);
 
   const check = useData((signal) => get<FullCheck>(`/v1/checks/${id}`, signal), [id]);
+  const win = windowOf(query, Date.now(), check.data?.created_at as string | undefined);
   const status = useData((signal) => get<CheckStatus>(`/v1/check-statuses/${id}`, signal).catch(() => undefined), [id], 15_000);
   const timeline = useData(
     async () => {
@@ -157,7 +157,9 @@ export function Check({ params }: { params: Record<string, string> }) {
             <>
               <Button onClick={() => void act({ activated: !c.activated })}>{c.activated ? 'Pause' : 'Resume'}</Button>
               <Button onClick={() => void act({ muted: !c.muted })}>{c.muted ? 'Unmute' : 'Mute'}</Button>
-              <Button onClick={() => setEditing(true)}>Edit</Button>
+              <Link class="btn" href={`/checks/${id}/edit`}>
+                Edit
+              </Link>
               <Button onClick={() => void clone()}>Clone</Button>
               <Button kind="danger" onClick={() => void remove()}>
                 Delete
@@ -167,16 +169,7 @@ export function Check({ params }: { params: Record<string, string> }) {
         </div>
         <ErrorNote error={actionError} />
       </div>
-      {editing && (
-        <EditCheck
-          check={c}
-          segment={segment}
-          onClose={(saved) => {
-            setEditing(false);
-            if (saved) check.reload();
-          }}
-        />
-      )}
+      {c.checkType === 'HEARTBEAT' && <PingUrl check={c} />}
 
       <WindowPicker current={win.key} from={win.from} to={win.to} />
       <Results checkId={id} timeline={timeline.data} error={timeline.error} />
@@ -184,6 +177,32 @@ export function Check({ params }: { params: Record<string, string> }) {
       <ErrorGroups checkId={id} />
       <Notifications checkId={id} from={win.from} to={win.to} />
     </>
+  );
+}
+
+/** A heartbeat's ping URL, to copy, with the lines that call it from a shell or a crontab. */
+function PingUrl({ check }: { check: FullCheck }) {
+  const { query } = useLocation();
+  const hb = (check.heartbeat ?? {}) as { pingUrl?: string; period?: number; periodUnit?: string };
+  if (!hb.pingUrl) return null;
+  const url = hb.pingUrl.startsWith('/') ? `${location.origin}${hb.pingUrl}` : hb.pingUrl;
+  return (
+    <section class="card" aria-labelledby="ping-title">
+      <h2 id="ping-title">Ping URL</h2>
+      {query.get('created') && (
+        <p role="status" class="state-passing">
+          The monitor is saved. Call this URL each time your job runs:
+        </p>
+      )}
+      <CopyBox value={url} label="The ping URL" />
+      <h3>From a shell</h3>
+      <CopyBox value={`curl -fsS -m 10 --retry 3 ${url}`} label="curl command" />
+      <h3>From a crontab</h3>
+      <CopyBox value={`0 * * * * /path/to/your-job && curl -fsS -m 10 --retry 3 ${url}`} label="crontab line" />
+      <p class="muted">
+        Expected every {hb.period} {hb.periodUnit}; a GET or POST counts.
+      </p>
+    </section>
   );
 }
 
@@ -484,6 +503,8 @@ function Notifications({ checkId, from, to }: { checkId: string; from: number; t
         .data,
     [checkId, from, to],
   );
+  const channels = useData((signal) => allPages<{ id: number; type: string; config?: Record<string, unknown> }>('/v1/alert-channels', signal), []);
+  const byId = new Map((channels.data ?? []).map((c) => [c.id, c]));
   return (
     <section class="card" aria-labelledby="alerts-title">
       <h2 id="alerts-title">Alerts sent</h2>
@@ -507,9 +528,10 @@ function Notifications({ checkId, from, to }: { checkId: string; from: number; t
                 <tr>
                   <td>{time(n.timestamp ?? n.created_at)}</td>
                   <td>
-                    {n.type} #{n.alertChannelId}
+                    {byId.get(n.alertChannelId) ? channelName(byId.get(n.alertChannelId)!) : 'A deleted channel'}{' '}
+                    <span class="muted">{valueLabel(n.type)}</span>
                   </td>
-                  <td>{n.status}</td>
+                  <td>{valueLabel(n.status)}</td>
                   <td class="hide-narrow">{n.attempts.length}</td>
                 </tr>
               ))}

@@ -3,6 +3,7 @@ import { allPages, get, inSlices, post } from '../api';
 import { bucketsOf, type CheckType, type TimelineItem, typeLabel } from '../checks';
 import { ms, pct } from '../format';
 import { Link, setQuery, useLocation } from '../router';
+import { can, useSession } from '../session';
 import { type Bucket, type CheckState, Empty, ErrorNote, Field, Loading, StateBadge, Strip, useData } from '../ui';
 
 export interface Check {
@@ -109,6 +110,7 @@ const SORTS: Record<string, { label: string; compare: (a: Row, b: Row) => number
 
 /** Every check and its state at a glance, refreshed as runs land (every 15 s), filtered and sorted in the address. */
 export function Home() {
+  const session = useSession();
   const { query } = useLocation();
   const { data, error, loading } = useData(loadHome, [], 15_000);
   const filters = {
@@ -163,7 +165,14 @@ export function Home() {
 
   return (
     <>
-      <h1>Checks</h1>
+      <div class="title-row">
+        <h1>Checks</h1>
+        {can(session, 'write') && (
+          <Link class="btn btn-primary" href="/checks/new">
+            New check
+          </Link>
+        )}
+      </div>
       {data && (
         <p class="muted" aria-live="polite">
           {data.length} checks · <span class="state-failing">{counts.failing ?? 0} failing</span> ·{' '}
@@ -197,7 +206,15 @@ export function Home() {
       {!data && loading && <Loading what="Loading checks" />}
       {data && data.length === 0 && (
         <Empty>
-          No checks yet. Create them with the API, or deploy a project with the CLI (<code>npx checkly deploy</code>).
+          No checks yet.{' '}
+          {can(session, 'write') ? (
+            <>
+              <Link href="/checks/new">Make the first one</Link>: an API call, a page in a browser, a heartbeat from a cron job…
+            </>
+          ) : (
+            'A member who may change checks makes them.'
+          )}{' '}
+          Teams with checks in code deploy them with this service's copy of the CLI, <code>npm run checkly -- deploy</code> (README, “Monitoring as code”).
         </Empty>
       )}
       {data && data.length > 0 && rows.length === 0 && <Empty>No check matches these filters.</Empty>}

@@ -1,12 +1,26 @@
 import { useState } from 'preact/hooks';
 import { ApiError, post } from '../api';
+import { time } from '../format';
+import { valueLabel } from '../forms/words';
 import { Link, navigate } from '../router';
 import { loadSession } from '../session';
-import { Button, ErrorNote, Field } from '../ui';
+import { Button, ErrorNote, Field, useData } from '../ui';
 
 /** Pages a mail links to, reached without a session: accepting an invitation, setting a new password. */
+interface InvitationPreview {
+  accountName: string;
+  inviter: string;
+  email: string;
+  role: string;
+  expiresAt: string;
+}
+
 export function AcceptInvitation() {
   const token = new URLSearchParams(location.search).get('token') ?? '';
+  const preview = useData(
+    () => (token ? post<InvitationPreview>('/v1/invitations/preview', { token }) : Promise.reject(new Error('This link has no invitation in it.'))),
+    [token],
+  );
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -14,7 +28,14 @@ export function AcceptInvitation() {
   const fieldError = (k: string) => (error instanceof ApiError ? error.fields[k] : undefined);
   return (
     <main id="content" class="signin">
-      <h1>Join the account</h1>
+      <h1>{preview.data ? `Join ${preview.data.accountName}` : 'Join the account'}</h1>
+      {preview.data && (
+        <p>
+          {preview.data.inviter} invites you ({preview.data.email}) to {preview.data.accountName} as {valueLabel(preview.data.role)}. The link works once, until{' '}
+          {time(preview.data.expiresAt)}.
+        </p>
+      )}
+      <ErrorNote error={preview.error} />
       <form
         class="card"
         onSubmit={(e) => {
@@ -37,7 +58,7 @@ export function AcceptInvitation() {
           <input type="password" autoComplete="new-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
         </Field>
         <ErrorNote error={error} />
-        <Button kind="primary" type="submit" disabled={busy || !token}>
+        <Button kind="primary" type="submit" disabled={busy || !token || Boolean(preview.error)}>
           Join
         </Button>
       </form>

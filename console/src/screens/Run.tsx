@@ -2,10 +2,23 @@ import { useEffect, useState } from 'preact/hooks';
 import { fetchBlob, get } from '../api';
 import { type CheckResult, resultState } from '../checks';
 import { ms, time } from '../format';
+import { humanize, valueLabel } from '../forms/words';
+
+/** A response's timing phases, as people name them. */
+const PHASES: Record<string, string> = {
+  dns: 'DNS lookup',
+  tcp: 'Connect',
+  tls: 'TLS handshake',
+  wait: 'Wait',
+  firstByte: 'First byte',
+  download: 'Download',
+  total: 'Total',
+};
+
 import { Link } from '../router';
 import { Empty, ErrorNote, Loading, StateBadge, useData } from '../ui';
 
-interface Asset {
+export interface Asset {
   type: 'log' | 'trace' | 'video' | 'screenshot' | 'pcap' | 'report' | 'file';
   name: string;
   url: string;
@@ -46,14 +59,49 @@ export function Run({ params }: { params: Record<string, string> }) {
       </div>
       {api && <ApiResult result={api} />}
       {browser && <BrowserResult result={browser} playwright={Boolean(r.playwrightCheckResult)} />}
-      {other && (
-        <section class="card">
-          <h2>Details</h2>
-          <pre tabIndex={0}>{JSON.stringify(other, null, 2)}</pre>
-        </section>
-      )}
-      <Assets checkId={checkId} resultId={resultId} />
+      {other && <Details detail={other} />}
+      <Assets listUrl={`/v1/check-results/${checkId}/${resultId}/assets`} />
     </>
+  );
+}
+
+/** A result's own figures (a certificate, hops, a gRPC answer) as named values, nested lists as lists. */
+export function Details({ detail }: { detail: Json }) {
+  return (
+    <section class="card" aria-labelledby="details-title">
+      <h2 id="details-title">Details</h2>
+      <Values value={detail} depth={0} />
+    </section>
+  );
+}
+
+function Values({ value, depth }: { value: unknown; depth: number }) {
+  if (value === null || value === undefined || value === '') return <span class="muted">—</span>;
+  if (typeof value !== 'object') return <code>{String(value)}</code>;
+  if (depth > 4) return <code>{JSON.stringify(value)}</code>;
+  if (Array.isArray(value))
+    return value.length === 0 ? (
+      <span class="muted">none</span>
+    ) : (
+      <ol class="values">
+        {value.slice(0, 200).map((v) => (
+          <li>
+            <Values value={v} depth={depth + 1} />
+          </li>
+        ))}
+      </ol>
+    );
+  return (
+    <dl class="kv">
+      {Object.entries(value as Json).map(([k, v]) => (
+        <>
+          <dt>{humanize(k)}</dt>
+          <dd>
+            <Values value={v} depth={depth + 1} />
+          </dd>
+        </>
+      ))}
+    </dl>
   );
 }
 
@@ -91,7 +139,7 @@ function JobLog({ log }: { log: unknown }) {
   );
 }
 
-function ApiResult({ result }: { result: Json }) {
+export function ApiResult({ result }: { result: Json }) {
   const req = (result.request ?? {}) as Json;
   const res = (result.response ?? {}) as Json;
   const assertions = (result.assertions ?? []) as { source: string; property?: string; comparison: string; target: string; actual?: unknown; error?: string }[];
@@ -128,7 +176,7 @@ function ApiResult({ result }: { result: Json }) {
           <dl class="phases">
             {Object.entries(phases).map(([k, v]) => (
               <>
-                <dt>{k}</dt>
+                <dt>{PHASES[k] ?? humanize(k)}</dt>
                 <dd>{ms(v)}</dd>
               </>
             ))}
@@ -163,11 +211,11 @@ function ApiResult({ result }: { result: Json }) {
               <tbody>
                 {assertions.map((a) => (
                   <tr>
-                    <td>{a.source}</td>
+                    <td>{valueLabel(a.source)}</td>
                     <td>
                       <code>{a.property ?? ''}</code>
                     </td>
-                    <td>{a.comparison}</td>
+                    <td>{valueLabel(a.comparison)}</td>
                     <td>
                       <code>{a.target}</code>
                     </td>
@@ -214,7 +262,7 @@ function Steps({ steps }: { steps: Step[] }) {
   );
 }
 
-function BrowserResult({ result, playwright }: { result: Json; playwright: boolean }) {
+export function BrowserResult({ result, playwright }: { result: Json; playwright: boolean }) {
   const errors = (result.errors ?? []) as { title?: string; message: string; stack?: string; location?: { line: number; column: number } }[];
   return (
     <section class="card" aria-labelledby="steps-title">
@@ -245,10 +293,13 @@ function BrowserResult({ result, playwright }: { result: Json; playwright: boole
 }
 
 /** The run's files: screenshots and video shown here (fetched with the session, for the account in use), the trace and the rest to download. */
-function Assets({ checkId, resultId }: { checkId: string; resultId: string }) {
-  const list = useData((signal) => get<{ assets: Asset[] }>(`/v1/check-results/${checkId}/${resultId}/assets`, signal), [checkId, resultId]);
+export function Assets({ listUrl }: { listUrl: string }) {
+  const list = useData((signal) => get<{ assets: Asset[] }>(listUrl, signal), [listUrl]);
   if (list.error) return <ErrorNote error={list.error} />;
-  const assets = list.data?.assets ?? [];
+  return <Files assets={list.data?.assets ?? []} />;
+}
+
+export function Files({ assets }: { assets: Asset[] }) {
   if (!assets.length) return null;
   return (
     <section class="card" aria-labelledby="files-title">

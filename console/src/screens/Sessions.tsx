@@ -1,8 +1,9 @@
 import { get } from '../api';
-import { resultState } from '../checks';
+import { resultState, typeLabel } from '../checks';
 import { ms, time } from '../format';
 import { Link } from '../router';
 import { Empty, ErrorNote, Loading, StateBadge, useData } from '../ui';
+import { ApiResult, Assets, BrowserResult, Details } from './Run';
 import { type CheckSession as CheckSessionData, SessionProgress } from './RunNow';
 
 /** Where the anchor CLI's links land: a test session (`checkly test`, `trigger`), one of its results, a check session. */
@@ -97,7 +98,17 @@ export function TestSessionResultScreen({ params }: { params: Record<string, str
     );
   if (!r.data) return <Loading what="Loading the result" />;
   const d = r.data;
-  const detail = Object.entries(d).find(([k, v]) => k.endsWith('CheckResult') && v && typeof v === 'object')?.[1];
+  const api = d.apiCheckResult as Record<string, unknown> | undefined;
+  const browser = (d.browserCheckResult ?? d.multiStepCheckResult ?? d.playwrightCheckResult) as Record<string, unknown> | undefined;
+  const other = Object.entries(d).find(
+    ([k, v]) =>
+      k.endsWith('CheckResult') &&
+      v &&
+      typeof v === 'object' &&
+      !['apiCheckResult', 'browserCheckResult', 'multiStepCheckResult', 'playwrightCheckResult'].includes(k),
+  )?.[1] as Record<string, unknown> | undefined;
+  const logs = (d.logs ?? []) as { msg: string; level: string }[];
+  const stopped = d.stoppedAt as string | null | undefined;
   return (
     <>
       <p>
@@ -106,15 +117,28 @@ export function TestSessionResultScreen({ params }: { params: Record<string, str
       <div class="card">
         <h1>{d.name}</h1>
         <p>
-          <StateBadge state={resultState(d)} /> · {d.runLocation} · {ms(d.responseTime)} · {time(d.startedAt)}
+          <StateBadge state={resultState(d)} /> · {typeLabel(d.checkType)} · {d.runLocation} · {ms(d.responseTime)} · {time(d.startedAt)}
+          {d.startedAt && stopped ? ` · ran ${ms(Date.parse(stopped) - Date.parse(d.startedAt))}` : ''}
+          {typeof d.attempts === 'number' && d.attempts > 1 ? ` · ${d.attempts} attempts` : ''}
         </p>
+        {typeof d.errorMessage === 'string' && d.errorMessage && <p class="error">{d.errorMessage}</p>}
+        {d.checkId && (
+          <p>
+            <Link href={`/checks/${d.checkId}`}>The check</Link>
+          </p>
+        )}
       </div>
-      {detail ? (
-        <section class="card">
-          <h2>Details</h2>
-          <pre tabIndex={0}>{JSON.stringify(detail, null, 2)}</pre>
+      {api && <ApiResult result={api} />}
+      {browser && <BrowserResult result={browser} playwright={Boolean(d.playwrightCheckResult)} />}
+      {other && <Details detail={other} />}
+      {logs.length > 0 && (
+        <section class="card" aria-labelledby="logs-title">
+          <h2 id="logs-title">Console</h2>
+          <pre tabIndex={0}>{logs.map((l) => `${l.level} ${l.msg}`).join('\n')}</pre>
         </section>
-      ) : null}
+      )}
+      {!api && !browser && !other && <p class="muted">This result was reported by a client: the run's details stayed with it.</p>}
+      <Assets listUrl={`/v1/test-sessions/${id}/results/${resultId}/assets`} />
     </>
   );
 }

@@ -1,6 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, del, get, patch, post, put, request } from '../api';
 import { ago, time } from '../format';
+import { valueLabel } from '../forms/words';
 import { Link, setQuery, useLocation } from '../router';
 import { can, loadSession, type Role, useSession } from '../session';
 import { Button, CopyBox, confirmAction, Empty, ErrorNote, Field, Loading, useAction, useData } from '../ui';
@@ -128,10 +129,11 @@ export function Profile() {
               });
             }}
           >
-            <p>Add this key to your authenticator app (or open the link on your phone), then enter the code it shows.</p>
+            <p>Scan this code with your authenticator app (or type the key into it), then enter the code it shows.</p>
+            <QrCode text={setup.uri} />
             <CopyBox label="Secret key" value={setup.secret} />
             <p>
-              <a href={setup.uri}>Open in an authenticator app</a>
+              <a href={setup.uri}>Open in an authenticator app on this device</a>
             </p>
             <Field label="Code from the app" error={tf.fieldError('code')}>
               <input inputMode="numeric" autoComplete="one-time-code" required {...tf.bind('code')} />
@@ -148,6 +150,10 @@ export function Profile() {
               The second factor is on. Keep these recovery codes somewhere safe: each signs you in once if you lose the app. They are shown only now.
             </p>
             <pre tabIndex={0}>{codes.join('\n')}</pre>
+            <div class="actions">
+              <Button onClick={() => void navigator.clipboard?.writeText(codes.join('\n'))}>Copy the codes</Button>
+              <Button onClick={() => download('recovery-codes.txt', `Recovery codes for ${session.user.email}\n\n${codes.join('\n')}\n`)}>Download them</Button>
+            </div>
             <Button
               onClick={() => {
                 setCodes(null);
@@ -164,6 +170,33 @@ export function Profile() {
       <UserKeys />
     </>
   );
+}
+
+/** A file the browser saves, made here (nothing leaves the page). */
+function download(name: string, text: string) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** The otpauth:// link as a QR code for an authenticator app to scan, drawn here (nothing is sent anywhere to draw it). */
+function QrCode({ text }: { text: string }) {
+  const [src, setSrc] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    void import('qrcode').then((qr) =>
+      qr
+        .toString(text, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' })
+        .then((svg) => live && setSrc(`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [text]);
+  return src ? <img class="qr" src={src} width={200} height={200} alt="QR code of your second factor's key, for an authenticator app to scan" /> : null;
 }
 
 interface Identity {
@@ -362,7 +395,7 @@ function KeyTable({
                 <td>
                   <code>{k.maskedKey}</code>
                 </td>
-                {extra && <td>{k.role}</td>}
+                {extra && <td>{k.role ? valueLabel(k.role.toUpperCase().replace(/-/g, '_')) : ''}</td>}
                 {extra && <td class="hide-narrow">{k.createdBy ?? '—'}</td>}
                 <td>{k.lastUsedAt ? ago(k.lastUsedAt) : 'never'}</td>
                 <td class="hide-narrow">{k.revoked_at ? `revoked ${ago(k.revoked_at)}` : k.expiresAt ? time(k.expiresAt) : 'never'}</td>
@@ -388,6 +421,21 @@ function KeyTable({
 }
 
 export function Keys() {
+  const session = useSession();
+  if (!can(session, 'admin'))
+    return (
+      <>
+        <h1>Settings</h1>
+        <Tabs />
+        <p class="error" role="alert">
+          The account's service keys are for its admins. Your own keys are under Your profile.
+        </p>
+      </>
+    );
+  return <ServiceKeys />;
+}
+
+function ServiceKeys() {
   const keys = useData(
     async (signal) => (await request<(UserKey & { role: string; createdBy: string | null })[]>('GET', '/v1/api-keys?limit=100', undefined, { signal })).data,
     [],
@@ -470,6 +518,7 @@ export function Members() {
     [search],
   );
   const invite = useForm({ email: '', role: 'READ_WRITE' });
+  const [sent, setSent] = useState<{ email: string; mailSent: boolean; acceptUrl?: string } | null>(null);
   const [failed, setFailed] = useState<unknown>(null);
   const admin = can(session, 'admin');
   const owner = can(session, 'owner');
@@ -491,7 +540,8 @@ export function Members() {
             onSubmit={(e) => {
               e.preventDefault();
               void invite.run(async () => {
-                await post('/v1/accounts/me/invitations', invite.values);
+                const made = await post<{ mailSent?: boolean; acceptUrl?: string }>('/v1/accounts/me/invitations', invite.values);
+                setSent({ email: invite.values.email, mailSent: made.mailSent !== false, acceptUrl: made.acceptUrl });
                 invite.setValues({ email: '', role: 'READ_WRITE' });
                 list.reload();
               });
@@ -513,6 +563,20 @@ export function Members() {
           </form>
         )}
         <ErrorNote error={invite.error ?? failed} />
+        {sent && (
+          <div class="card notice" role="status">
+            {sent.mailSent ? (
+              <p>An invitation mail to {sent.email} is on its way.</p>
+            ) : (
+              <>
+                <p>
+                  <strong>This service sends no mail</strong> (it has no <code>SMTP_URL</code>): give {sent.email} this link yourself. It works once.
+                </p>
+                {sent.acceptUrl && <CopyBox value={sent.acceptUrl} label="Invitation link" />}
+              </>
+            )}
+          </div>
+        )}
         {list.error && <ErrorNote error={list.error} />}
         {!list.data && !list.error && <Loading />}
         {list.data && (
@@ -693,7 +757,10 @@ export function Account() {
   const oidc = useData(
     (signal) =>
       can(session, 'admin')
-        ? get<Oidc>('/v1/account/oidc', signal).catch((e) => (e instanceof ApiError && e.status === 404 ? null : Promise.reject(e)))
+        ? // The sign-in options say whether a provider is set, so the page never asks for one that is not there.
+          get<{ oidc: unknown }>(`/v1/auth/sign-in/options?account=${session.account?.id ?? 0}`, signal).then((options) =>
+            options.oidc ? get<Oidc>('/v1/account/oidc', signal).catch((e) => (e instanceof ApiError && e.status === 404 ? null : Promise.reject(e))) : null,
+          )
         : Promise.resolve(null),
     [],
   );

@@ -66,7 +66,11 @@ export function SignIn() {
         <h1>One more step</h1>
         <form onSubmit={submit} class="card" aria-describedby="signin-error">
           <p>Your organisation's provider signed you in. Your own second factor is on: enter the code your authenticator app shows.</p>
-          <Field label="Authenticator code" hint="The 6 digits your app shows, or a recovery code">
+          <Field
+            label="Authenticator code"
+            hint="The 6 digits your app shows, or a recovery code"
+            error={error instanceof ApiError ? error.fields.code : undefined}
+          >
             <input
               name="code"
               autoComplete="one-time-code"
@@ -117,7 +121,11 @@ export function SignIn() {
           />
         </Field>
         {needsCode && (
-          <Field label="Authenticator code" hint="The 6 digits your app shows, or a recovery code">
+          <Field
+            label="Authenticator code"
+            hint="The 6 digits your app shows, or a recovery code"
+            error={error instanceof ApiError ? error.fields.code : undefined}
+          >
             <input
               name="code"
               autoComplete="one-time-code"
