@@ -41,7 +41,8 @@ describe('checks run by the service', () => {
       SCHEDULER: 'on',
       SCHEDULER_TICK_MS: '100',
       SCHEDULER_RECONCILE_MS: '200',
-      CHECK_SESSION_TIMEOUT_SECONDS: '15',
+      // Long enough for a browser run on a busy 2-core machine (a 15 s limit timed one out once), short enough to wait for.
+      CHECK_SESSION_TIMEOUT_SECONDS: '25',
     });
   }, 60_000);
   afterAll(async () => {
@@ -64,7 +65,7 @@ describe('checks run by the service', () => {
     const done = await waitFor(
       () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
       (r) => r.status !== 408,
-      30_000,
+      45_000,
     );
     expect(done.status).toBe(200);
     const resultId = done.body.results[0].checkResultId as string;
@@ -626,7 +627,7 @@ describe('checks run by the service', () => {
       const ended = await waitFor(
         () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
         (r) => r.status === 200,
-        30_000,
+        40_000,
       );
       expect(ended.body).toMatchObject({ status: 'TIMED_OUT', results: [] });
       const again = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.id] } } });
@@ -635,7 +636,7 @@ describe('checks run by the service', () => {
       expect((await svc.call('GET', `/v1/check-sessions/${other}`)).body.status).toBe('CANCELLED');
       const wait = await svc.call('GET', `/v2/check-sessions/${other}/completion?maxWaitSeconds=1`);
       expect(wait.body.status).toBe('CANCELLED');
-    }, 45_000);
+    }, 60_000);
 
     it('a test session run is queued only once its records have committed: a slow commit still gets its result', async () => {
       const check = await create('api', { name: 'slow commit', request: { url: `${http.url}/ok` } });
