@@ -1,5 +1,5 @@
 import type { CheckType } from '../model/checks.js';
-import { RESULT_DETAIL_KEYS } from '../model/results.js';
+import { RESULT_DETAIL_KEYS, traceIdOfRun } from '../model/results.js';
 import type { StoredItem } from './repository.js';
 
 export interface ResultCheck {
@@ -107,7 +107,7 @@ function withoutDetail(view: Record<string, object>): Record<string, object> {
  * A stored run with the anchor's result fields beside this service's own. `listed`: read without its detail (a
  * list): the fields only the detail holds are left out, never shown empty.
  */
-export function anchorResult(item: StoredItem, check: ResultCheck, listed = false) {
+export function anchorResult(item: StoredItem, check: ResultCheck, listed = false, traceLink?: string) {
   const view = typeResult(item, check);
   const max = check.data.maxResponseTime;
   const rt = item.responseTime as number | undefined;
@@ -118,7 +118,8 @@ export function anchorResult(item: StoredItem, check: ResultCheck, listed = fals
     overMaxResponseTime: typeof max === 'number' && rt !== undefined ? rt > max : null,
     resultType: 'FINAL' as const,
     sequenceId: null,
-    traceId: null,
+    traceId: traceIdOfRun(item),
+    traceUrl: traceLink && traceIdOfRun(item) ? traceLink.replace('{traceId}', traceIdOfRun(item)!) : null,
     errorGroupIds: [] as string[],
     ...(listed ? withoutDetail(view) : view),
   };

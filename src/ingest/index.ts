@@ -1,7 +1,7 @@
 /** Results in: the check-results routes, the queue, the worker that lands batches in ClickHouse. What other folders may use: everything else here is this folder's own. */
 export { GroupCommit } from './group-commit.js';
 export { IngestQueue } from './queue.js';
-export { readResult, type StoredItem } from './repository.js';
+export { readResult, readResults, type StoredItem } from './repository.js';
 export { toRow } from './result-rows.js';
 export { ingestRoutes } from './routes.js';
 export type { ResultItem } from './schemas.js';

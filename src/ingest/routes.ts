@@ -170,7 +170,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         const none = (query.checkType !== undefined && query.checkType !== check.check_type) || query.resultType === 'ATTEMPT';
         const { items, total } = none ? { items: [], total: 0 } : await readResults(store, filter, query.limit, pageOffset(query));
         return listReply(
-          items.map((item) => anchorResult(item, check, true)),
+          items.map((item) => anchorResult(item, check, true, config.traceLinkTemplate)),
           total,
           query,
         );
@@ -208,7 +208,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         const filter = { accountId, checkId: check.id, ...window, hasFailures: query.hasFailures, location: query.location };
         const none = (query.checkType !== undefined && query.checkType !== check.check_type) || query.resultType === 'ATTEMPT';
         const { items, next } = none ? { items: [], next: undefined } : await readResultsAfter(store, filter, query.limit, cursor);
-        const entries = items.map((item) => project(anchorResult(item, check, true), query.fields));
+        const entries = items.map((item) => project(anchorResult(item, check, true, config.traceLinkTemplate), query.fields));
         return { status: 200, body: { length: entries.length, entries, nextId: next ? encodeCursor(next) : null } };
       },
     }),
@@ -232,7 +232,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
         if (!check || !UUID.test(params.checkResultId)) throw notFound();
         const item = await readResult(store, principal.account.id, check.id, params.checkResultId.toLowerCase());
         if (!item) throw notFound();
-        return { status: 200, body: anchorResult(item, check) };
+        return { status: 200, body: anchorResult(item, check, false, config.traceLinkTemplate) };
       },
     }),
     defineRoute({

@@ -97,7 +97,10 @@ export const AnchorResultFields = {
   created_at: Type.String({ format: 'date-time', description: 'When the run landed' }),
   resultType: StringEnum(['FINAL', 'ATTEMPT', 'ALL'] as const, { description: 'Always FINAL: the final result of each run is stored' }),
   sequenceId: Type.Null(),
-  traceId: Type.Null(),
+  traceId: Nullable(Type.String({ description: 'The W3C trace id the run’s requests carried in `traceparent` (docs/traces.md); null when it sent none' })),
+  traceUrl: Nullable(
+    Type.String({ description: 'The run’s trace in the team’s tracing tool (TRACE_LINK_TEMPLATE with its trace id; our addition); null without either' }),
+  ),
   errorGroupIds: Type.Array(Type.String({ format: 'uuid' })),
   apiCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
   browserCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),

@@ -37,6 +37,8 @@ export interface IngestWorkerOptions {
   afterInsert?: (job: Job<IngestJob>) => Promise<void> | void;
   /** Whether landed batches mark their days for the report cache (REPORT_CACHE; asked per batch). Default: yes. */
   markDays?: () => boolean;
+  /** Told each batch's rows this worker stored (not the repeats it dropped): run spans are made from them. Must not throw or wait. */
+  onStored?: (accountId: string, columns: readonly string[], rows: readonly unknown[][]) => void;
 }
 
 const KNOWN_COLUMNS = new Set<string>(ROW_COLUMNS);
@@ -179,6 +181,15 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     const paused = pausedRuns ? await pausedRuns(job.data.accountId, claimed) : new Set<string>();
     const pending: Pending = { job, columns, runs, fresh, claimed, paused, written: 0 };
     await commitFor(columns).add(pending);
+    if (opts.onStored && claimed.length) {
+      const kept = new Set(claimed.map((r) => r.resultId));
+      const idAt = columns.indexOf('result_id');
+      opts.onStored(
+        job.data.accountId,
+        columns,
+        job.data.rows.filter((row) => kept.has(String(row[idAt]))),
+      );
+    }
     // Landed: from now on a repeat of these ids is found in ClickHouse (landedIds), so the claims can go. Live
     // claim keys are the results between claim and insert, not every result of the last claim window.
     if (!fresh)

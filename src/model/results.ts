@@ -1,3 +1,4 @@
+import { RESULT_DETAIL_KEYS } from './checks.js';
 /**
  * What a result is on its way into ClickHouse, shared by everything that makes or reads results (ingest, the
  * runners, heartbeats, seeding, analytics): the stored columns, the positional row, the queued batch.
@@ -259,4 +260,13 @@ export function keptAssetsOf(item: Record<string, unknown>): KeptAsset[] {
     if (detail && Array.isArray(detail.assets)) return detail.assets as KeptAsset[];
   }
   return [];
+}
+
+/** The trace id a run's requests carried (docs/traces.md), kept in its per-type result object; null without one. */
+export function traceIdOfRun(run: Record<string, unknown>): string | null {
+  for (const key of RESULT_DETAIL_KEYS) {
+    const detail = run[key] as { traceId?: unknown } | null | undefined;
+    if (detail && typeof detail.traceId === 'string' && /^[0-9a-f]{32}$/.test(detail.traceId)) return detail.traceId;
+  }
+  return null;
 }

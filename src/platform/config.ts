@@ -121,6 +121,10 @@ export interface Config {
   };
   /** Agents of private locations (docs/agent.md). */
   agents: AgentServiceSettings;
+  /** Runs exported as OpenTelemetry spans (docs/traces.md): unset endpoint, none. */
+  otel: OtelSettings;
+  /** TRACE_LINK_TEMPLATE: a link to a run's trace in the team's tracing tool, `{traceId}` replaced (docs/traces.md). */
+  traceLinkTemplate: string | undefined;
   /** Bearer token for /metrics; unset: /metrics is not served. */
   metricsToken: string | undefined;
   shutdownTimeoutMs: number;
@@ -187,6 +191,45 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+export interface OtelSettings {
+  /** Where spans go (OTLP over HTTP, protobuf): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  tracesUrl: string | undefined;
+  /** OTEL_EXPORTER_OTLP_HEADERS (`key=value,key2=value2`, values URL-encoded as the specification says): sent with each export. */
+  headers: Record<string, string>;
+  serviceName: string;
+}
+
+function traceLinkTemplate(env: Env): string | undefined {
+  const template = env.TRACE_LINK_TEMPLATE?.trim();
+  if (!template) return undefined;
+  if (!template.includes('{traceId}'))
+    throw new ConfigError('TRACE_LINK_TEMPLATE', 'put {traceId} where the trace id goes, for example https://tracing.example/trace/{traceId}');
+  const sample = template.replace('{traceId}', '0af7651916cd43dd8448eb211c80319c');
+  if (!/^https?:\/\//.test(sample) || !URL.canParse(sample)) throw new ConfigError('TRACE_LINK_TEMPLATE', 'expected an http(s) URL with {traceId} in it');
+  return template;
+}
+
+function otelSettings(env: Env): OtelSettings {
+  const traces = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', undefined, ['http:', 'https:']);
+  const base = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', undefined, ['http:', 'https:']);
+  const headers: Record<string, string> = {};
+  for (const pair of (env.OTEL_EXPORTER_OTLP_HEADERS ?? '').split(',')) {
+    if (!pair.trim()) continue;
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS', 'expected key=value pairs separated by commas');
+    try {
+      headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS', 'a key or value is not valid URL encoding');
+    }
+  }
+  return {
+    tracesUrl: traces ?? (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined),
+    headers,
+    serviceName: str(env, 'OTEL_SERVICE_NAME', 'monitoring-service'),
+  };
+}
 
 /** The service's side of agents (docs/agent.md). */
 export interface AgentServiceSettings {
@@ -589,6 +632,8 @@ export function loadConfig(env: Env = process.env): Config {
     outbound: { allowPublic: bool(env, 'OUTBOUND_PUBLIC', true), allow: allowList(env, 'OUTBOUND_ALLOW'), dnsServers: dnsServers(env, 'DNS_SERVERS') },
     runner: runnerSettings(env),
     agents: agentServiceSettings(env),
+    otel: otelSettings(env),
+    traceLinkTemplate: traceLinkTemplate(env),
     dashboardCacheSeconds: int(env, 'DASHBOARD_CACHE_SECONDS', 600, 1, 600),
     statusPageCacheSeconds: int(env, 'STATUS_PAGE_CACHE_SECONDS', 30, 0, 600),
     domainDnsServers: dnsServers(env, 'DOMAIN_DNS_SERVERS'),

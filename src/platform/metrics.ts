@@ -20,6 +20,12 @@ export class Metrics {
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+  readonly runSpansExported = new Counter({
+    name: 'otel_run_spans_total',
+    help: 'Runs exported as OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT, by outcome (exported, failed: the endpoint refused or could not be reached; dropped: the queue was full)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly ingestLanded = new Counter({
     name: 'ingest_results_landed_total',
     help: 'Check results this process inserted into ClickHouse (the in-process worker; a separate worker process counts its own)',

@@ -7,6 +7,7 @@ import { Nullable, StringEnum } from '../http/schemas.js';
 import { parseWindow } from '../http/time.js';
 import { LivePublisher } from '../live/index.js';
 import { RESULT_DETAIL_KEYS } from '../model/checks.js';
+import { traceIdOfRun } from '../model/results.js';
 import { iso } from '../model/time.js';
 import { findAdhocRunOfResult } from '../runners/index.js';
 import type { Deps } from '../storage/deps.js';
@@ -26,7 +27,7 @@ const ResultDetail = Type.Object({
   isCancelled: Type.Boolean(),
   overMaxResponseTime: Type.Boolean({ description: "responseTime above the check's maxResponseTime (false when either is unknown)" }),
   attempts: Type.Integer(),
-  traceId: Type.Null(),
+  traceId: Nullable(Type.String({ description: 'The W3C trace id the run’s requests carried (docs/traces.md)' })),
   created_at: Type.String({ format: 'date-time' }),
   ...Object.fromEntries(
     RESULT_DETAIL_KEYS.map((k) => [
@@ -132,7 +133,7 @@ function readRoutes({ sql }: Deps, { toResult, toEntry, loadResults, read }: Tes
             ...seen,
             ...(run ? { errorMessage: (typeof detail.error === 'string' ? detail.error : null) ?? run.result?.runError ?? null } : {}),
             ...(run?.result?.logs?.length ? { logs: run.result.logs } : {}),
-            traceId: null,
+            traceId: traceIdOfRun(seen),
             created_at: iso(row.created_at),
           },
         };

@@ -4,6 +4,7 @@ import { type ConnectTimings, runDispatcher } from '../../platform/outbound.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
 import { interpolate, maskSecretValues, runVariables } from '../interpolate.js';
 import { type LogLine, runScript, type ScriptRequest, type ScriptResponse } from '../scripts.js';
+import { newTraceContext, traceIdOf } from '../trace.js';
 import { type CheckRunner, isNetworkError, judge, limitsOf, messageOf, type RunContext, type RunOutcome } from './common.js';
 
 /** Why a run's connections are closed when it ends (one error for every run: never shown, never thrown at a caller). */
@@ -95,6 +96,14 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return failed(ctx, startedAt, `${url.protocol} URLs are not requested`, request, logs);
   const headers: Record<string, string> = { 'user-agent': 'monitoring-service-runner/1', ...request.headers };
   const lower = lowerKeys(headers);
+  // Trace context: a new trace per run, unless the check sends its own traceparent (then its trace id is kept).
+  const own = traceIdOf(lower.traceparent);
+  const trace = own ? undefined : newTraceContext();
+  if (trace) {
+    headers.traceparent = trace.traceparent;
+    if (!lower.tracestate) headers.tracestate = trace.tracestate;
+  }
+  const traceId = own ?? trace!.traceId;
   if (kind === 'API' && def.bodyType && CONTENT_TYPES[def.bodyType] && request.body && !lower['content-type'])
     headers['content-type'] = CONTENT_TYPES[def.bodyType];
   if (kind === 'API' && def.basicAuth?.username) {
@@ -201,6 +210,9 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
           },
       assertions,
       requestError: requestError ?? null,
+      traceId,
+      // The span id the request named as its parent: the run's own span when runs are exported (docs/traces.md).
+      ...(trace ? { spanId: trace.spanId } : {}),
       jobLog: logs,
     },
     check.secrets,
