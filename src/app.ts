@@ -22,12 +22,14 @@ import { requestLog } from './http/request-log.js';
 import { type AnyRoute, koaPath, type Reply } from './http/route.js';
 import { compileResponseValidator } from './http/validation.js';
 import { ingestRoutes } from './ingest/index.js';
+import { mcpEndpoint } from './mcp/index.js';
 import { apiReference } from './ops/docs.js';
 import { httpMetrics, metricsEndpoint } from './ops/metrics-http.js';
 import { opsRoutes } from './ops/routes.js';
 import type { Logger } from './platform/logger.js';
 import { privateLocationRoutes } from './private-locations/index.js';
 import { projectRoutes, storageRoutes } from './projects/index.js';
+import { rcaRoutes, withRootCauseAnalyses } from './rca/index.js';
 import { clientCertificateRoutes, customDomainRoutes, locationRoutes, runtimeRoutes, snippetRoutes, triggerRoutes, variableRoutes } from './resources/index.js';
 import { checkSessionRoutes, runnerResourceRoutes } from './runners/index.js';
 import { secretScanRoutes } from './secret-scans/index.js';
@@ -61,13 +63,14 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...dashboardIncidentRoutes(deps),
     ...badgeRoutes(deps),
     ...testSessionRoutes(deps),
-    ...testSessionErrorGroupRoutes(deps),
+    ...withRootCauseAnalyses(deps, testSessionErrorGroupRoutes(deps)),
     ...dashboardRoutes(deps),
     ...checkRoutes(deps),
     ...checkGroupRoutes(deps),
     ...alertChannelRoutes(deps),
     ...ingestRoutes(deps),
-    ...analyticsRoutes(deps),
+    ...withRootCauseAnalyses(deps, analyticsRoutes(deps)),
+    ...rcaRoutes(deps),
     ...checkStatusRoutes(deps),
     ...snippetRoutes(deps),
     ...privateLocationRoutes(deps),
@@ -267,6 +270,8 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   app.use(statusPages(deps, rateLimits));
   app.use(consolePages(deps.config));
   app.use(jsonBody(deps.config.bodyLimitBytes, largerBodies(routes)));
+  // AI tools: an MCP server whose tools call the routes below with the caller's key (docs/mcp.md).
+  app.use(mcpEndpoint({ resolveKey: resolvers.key, logger: deps.logger, version: API_INFO.version }));
   app.use(dispatch);
   return { app, router, routes, document, principals, inFlight };
 }

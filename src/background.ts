@@ -10,11 +10,13 @@ import {
 import { sweepHeartbeats } from './heartbeats/index.js';
 import { type IngestHooks, type IngestWorkerOptions, startIngestWorker } from './ingest/index.js';
 import type { ResultQueue } from './model/results.js';
+import { runSpans } from './ops/run-spans.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
 import type { Metrics } from './platform/metrics.js';
 import type { OutboundPolicy } from './platform/outbound.js';
 import { availabilityChanges, markAvailability } from './private-locations/index.js';
+import { startRcaWorker } from './rca/index.js';
 import { startRunner } from './run-kernel/index.js';
 import { localPort, startScheduler } from './runners/index.js';
 import { applyBatch, logStateEvents, pausedRunIds, tickStates } from './state/index.js';
@@ -77,7 +79,10 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         },
       }
     : undefined;
+  // Landed runs as OpenTelemetry spans, when an endpoint is set (docs/traces.md).
+  const spans = runSpans(config.otel, logger, opts.metrics);
   const ingestWorker = startIngestWorker(queues, config.redisUrl, {
+    onStored: spans && ((accountId, columns, rows) => spans.export(accountId, columns, rows)),
     redisPrefix: config.redisPrefix,
     store: opts.store,
     logger,
@@ -118,6 +123,8 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         { policy: opts.outbound, logger, browser: { concurrency: config.runner.browserConcurrency, memoryBytes: config.runner.browserMemoryBytes } },
       )
     : undefined;
+  // Root-cause analyses asked for error groups (docs/rca.md); closed with the queues.
+  await startRcaWorker({ sql, store: opts.store, config, queues }, logger);
   const deliveryWorker = startDeliveryWorker(queues, { sql, logger, config: config.alerts, outbound: opts.outbound, publicUrl: () => config.publicUrl });
   const sweep = !config.alerts.stateEvaluation
     ? undefined
@@ -191,6 +198,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         ingestWorker.close(),
         deliveryWorker.close(),
       ]);
+      await spans?.close();
     },
   };
 }

@@ -338,6 +338,51 @@ describe('the console, as a new team works in it', { timeout: 240_000 }, () => {
     await fresh.close();
   });
 
+  it('explains a failed run from its page: what changed since the last passing run, and what to do', async () => {
+    const check = await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'Cart API', request: { url: `${site.url}/ok` } } });
+    const start = Date.now() - 10 * 60_000;
+    const run = (i: number, status: number) => ({
+      id: crypto.randomUUID(),
+      checkId: check.body.id,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: new Date(start + i * 60_000).toISOString(),
+      stoppedAt: new Date(start + i * 60_000 + 40).toISOString(),
+      hasFailures: status !== 200,
+      responseTime: 40,
+      apiCheckResult: {
+        request: { method: 'GET', url: `${site.url}/ok` },
+        response: {
+          status,
+          statusText: status === 200 ? 'OK' : 'Service Unavailable',
+          headers: {},
+          body: status === 200 ? '{"status":"ok"}' : '{"error":"down"}',
+        },
+        assertions: [],
+        requestError: null,
+        ...(status === 200 ? {} : { errors: [{ message: 'Status code 503' }] }),
+      },
+    });
+    const runs = [run(0, 200), run(1, 503)];
+    expect((await svc.call('POST', '/v1/check-results', { body: { results: runs } })).status).toBe(202);
+    await waitFor(
+      () => svc.call('GET', `/v1/error-groups/checks/${check.body.id}`),
+      (r) => r.body.length === 1,
+    );
+    const { context, page } = await signedIn();
+    await page.goto(`${svc.url}/checks/${check.body.id}/results/${runs[1]!.id}`);
+    await page.getByRole('button', { name: 'Explain this failure' }).click();
+    await page.getByText('What to do:').waitFor();
+    expect(
+      await page
+        .getByText(/answered 503 Service Unavailable where it answered 200 at the last passing run/)
+        .first()
+        .isVisible(),
+    ).toBe(true);
+    await expectAccessible(page, 'a failed run, explained');
+    await context.close();
+  });
+
   it('a Read & Run member sees no control that creates or changes anything, and may still run a check', async () => {
     const owner = await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
       body: { name: 'Catalog', locations: ['eu-west-1'], request: { url: `${site.url}/ok` } },

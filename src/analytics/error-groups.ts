@@ -23,7 +23,9 @@ export const ErrorGroup = Type.Object({
   archivedUntilNextEvent: Type.Boolean({ description: 'Archived: for good, or until a run fails with it again' }),
   occurrences: Type.Integer({ description: 'Failed runs with this error' }),
   locations: Type.Array(Type.String(), { description: 'Where they ran' }),
-  rootCauseAnalyses: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'Always empty: this service makes no root cause analyses' }),
+  rootCauseAnalyses: Type.Array(Type.Object({}, { additionalProperties: true }), {
+    description: 'The root-cause analyses asked for this group, newest first (POST /v1/root-cause-analyses/error-groups/{id})',
+  }),
 });
 
 interface GroupRow {

@@ -1,7 +1,7 @@
 /** Reports, the summary, /v1/reporting, error groups, rollups, the report cache. What other folders may use: everything else here is this folder's own. */
 export { backfillRollups } from './backfill.js';
 export { budgetSettings } from './budget.js';
-export { archiveErrorGroup, cleanErrorMessage, compileErrorGroups, errorGroupStates } from './error-groups.js';
+export { archiveErrorGroup, cleanErrorMessage, compileErrorGroups, errorGroupStates, errorGroups } from './error-groups.js';
 export { CATALOGS } from './metrics.js';
 export { prometheusRoutes } from './prometheus.js';
 export { planReport, type ReportQuery, reportCache } from './report.js';

@@ -32,7 +32,9 @@ const Group = Type.Object({
     Type.Null(),
   ]),
   occurrences: Type.Integer(),
-  rootCauseAnalyses: Type.Array(Type.Object({}, { additionalProperties: true })),
+  rootCauseAnalyses: Type.Array(Type.Object({}, { additionalProperties: true }), {
+    description: 'The root-cause analyses asked for this group, newest first (POST /v1/root-cause-analyses/test-session-error-groups/{id})',
+  }),
 });
 
 const hashOf = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
@@ -40,6 +42,27 @@ const hashOf = (text: string) => createHash('sha256').update(text).digest('hex')
 function idOf(accountId: string, hash: string): string {
   const h = createHash('sha256').update(`${accountId}:test-session:${hash}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+export type TestSessionErrorGroup = typeof Group.static;
+
+/**
+ * One test-session error group of the account with its failed results, newest first (what a root-cause analysis
+ * reads): undefined when the account has no such group.
+ */
+export async function testSessionErrorGroup(
+  sql: Sql,
+  accountId: string,
+  id: string,
+): Promise<{ group: TestSessionErrorGroup; results: { data: Record<string, unknown>; created_at: Date }[] } | undefined> {
+  const group = (await groupsOf(sql, accountId)).find((g) => g.id === id.toLowerCase());
+  if (!group) return undefined;
+  const results = (await resultsWithErrors(sql, accountId, SCAN_LIMIT)).filter((r) => {
+    const errors = Array.isArray(r.data.errors) ? r.data.errors : [];
+    const raw = typeof errors[0] === 'string' ? errors[0] : typeof r.data.runError === 'string' ? r.data.runError : '';
+    return raw && hashOf(cleanErrorMessage(raw)) === group.errorHash;
+  });
+  return { group, results: results.slice(0, 50) as { data: Record<string, unknown>; created_at: Date }[] };
 }
 
 async function groupsOf(sql: Sql, accountId: string): Promise<(typeof Group.static)[]> {

@@ -8,6 +8,7 @@ import { valueLabel } from '../forms/words';
 import { Link, navigate, setQuery, useLocation } from '../router';
 import { can, useSession } from '../session';
 import { type Bucket, Button, CopyBox, confirmAction, Empty, ErrorNote, Field, Loading, StateBadge, useData } from '../ui';
+import { Explain, type Rca } from './Explain';
 import { type Check as CheckRow, type CheckStatus, stateOf } from './Home';
 import { RunNow } from './RunNow';
 
@@ -36,6 +37,7 @@ interface ErrorGroup {
   occurrences: number;
   locations: string[];
   archivedUntilNextEvent?: boolean;
+  rootCauseAnalyses?: Rca[];
 }
 interface Notification {
   id: string;
@@ -488,6 +490,7 @@ function ErrorGroups({ checkId }: { checkId: string }) {
                 · {g.occurrences} {g.occurrences === 1 ? 'time' : 'times'} in {g.locations.length} {g.locations.length === 1 ? 'location' : 'locations'} · last{' '}
                 {ago(g.lastSeen)}
               </span>
+              <Explain errorGroupId={g.id} latest={g.rootCauseAnalyses?.[0]} />
             </li>
           ))}
         </ul>

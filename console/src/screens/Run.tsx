@@ -17,6 +17,7 @@ const PHASES: Record<string, string> = {
 
 import { Link } from '../router';
 import { Empty, ErrorNote, Loading, StateBadge, useData } from '../ui';
+import { Explain, type Rca } from './Explain';
 
 export interface Asset {
   type: 'log' | 'trace' | 'video' | 'screenshot' | 'pcap' | 'report' | 'file';
@@ -56,7 +57,20 @@ export function Run({ params }: { params: Record<string, string> }) {
           {r.resultType ? ` · ${r.resultType.toLowerCase()}` : ''}
         </p>
         {typeof r.statusCode === 'number' && <p>Status code {r.statusCode}</p>}
+        {typeof r.traceId === 'string' && (
+          <p>
+            Trace{' '}
+            {typeof r.traceUrl === 'string' && /^https?:\/\//.test(r.traceUrl) ? (
+              <a href={r.traceUrl} target="_blank" rel="noreferrer">
+                {r.traceId}
+              </a>
+            ) : (
+              <code>{r.traceId}</code>
+            )}
+          </p>
+        )}
       </div>
+      {(r.hasFailures || r.hasErrors) && <ExplainRun checkId={checkId} run={r} />}
       {api && <ApiResult result={api} />}
       {browser && <BrowserResult result={browser} playwright={Boolean(r.playwrightCheckResult)} />}
       {other && <Details detail={other} />}
@@ -373,5 +387,39 @@ function Download({ asset }: { asset: Asset }) {
     >
       {asset.name}
     </a>
+  );
+}
+
+/** A failed run's error group (the one with this run's message, else the one whose last failure is this run), explained. */
+function ExplainRun({ checkId, run }: { checkId: string; run: CheckResult & Json }) {
+  const groups = useData(
+    (signal) =>
+      get<{ id: string; rawErrorMessage: string | null; lastSeen: string; rootCauseAnalyses?: Rca[] }[]>(
+        `/v1/error-groups/checks/${checkId}?limit=100`,
+        signal,
+      ),
+    [checkId],
+  );
+  if (!groups.data) return null;
+  const detail = [
+    run.apiCheckResult,
+    run.browserCheckResult,
+    run.multiStepCheckResult,
+    run.playwrightCheckResult,
+    run.tcpCheckResult,
+    run.dnsCheckResult,
+    run.sslCheckResult,
+  ]
+    .map((d) => d as { errors?: { message?: string }[]; requestError?: string } | null | undefined)
+    .find((d) => d && (d.errors?.length || d.requestError));
+  const message = detail?.errors?.[0]?.message ?? detail?.requestError;
+  const group =
+    groups.data.find((g) => message && g.rawErrorMessage === message) ?? groups.data.find((g) => Date.parse(g.lastSeen) === Date.parse(String(run.startedAt)));
+  if (!group) return null;
+  return (
+    <section class="card" aria-labelledby="explain-title">
+      <h2 id="explain-title">Why it failed</h2>
+      <Explain errorGroupId={group.id} latest={group.rootCauseAnalyses?.[0]} />
+    </section>
   );
 }
