@@ -124,7 +124,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
       )
     : undefined;
   // Root-cause analyses asked for error groups (docs/rca.md); closed with the queues.
-  await startRcaWorker({ sql, store: opts.store, config, queues }, logger);
+  await startRcaWorker({ sql, store: opts.store, config, queues, outbound: opts.outbound, logger });
   const deliveryWorker = startDeliveryWorker(queues, { sql, logger, config: config.alerts, outbound: opts.outbound, publicUrl: () => config.publicUrl });
   const sweep = !config.alerts.stateEvaluation
     ? undefined

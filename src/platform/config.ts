@@ -125,6 +125,8 @@ export interface Config {
   otel: OtelSettings;
   /** TRACE_LINK_TEMPLATE: a link to a run's trace in the team's tracing tool, `{traceId}` replaced (docs/traces.md). */
   traceLinkTemplate: string | undefined;
+  /** RCA_MODEL_*: an OpenAI-compatible chat endpoint that rewrites root-cause analyses' prose (docs/rca.md); unset, none. */
+  rcaModel: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined;
   /** Bearer token for /metrics; unset: /metrics is not served. */
   metricsToken: string | undefined;
   shutdownTimeoutMs: number;
@@ -634,6 +636,14 @@ export function loadConfig(env: Env = process.env): Config {
     agents: agentServiceSettings(env),
     otel: otelSettings(env),
     traceLinkTemplate: traceLinkTemplate(env),
+    rcaModel: env.RCA_MODEL_URL
+      ? {
+          url: url(env, 'RCA_MODEL_URL', undefined, ['http:', 'https:'])!.replace(/\/+$/, ''),
+          model: str(env, 'RCA_MODEL', 'default'),
+          apiKey: env.RCA_MODEL_API_KEY || undefined,
+          timeoutMs: int(env, 'RCA_MODEL_TIMEOUT_SECONDS', 60, 1, 600) * 1000,
+        }
+      : undefined,
     dashboardCacheSeconds: int(env, 'DASHBOARD_CACHE_SECONDS', 600, 1, 600),
     statusPageCacheSeconds: int(env, 'STATUS_PAGE_CACHE_SECONDS', 30, 0, 600),
     domainDnsServers: dnsServers(env, 'DOMAIN_DNS_SERVERS'),

@@ -263,6 +263,25 @@ describe('root-cause analyses', { timeout: 180_000 }, () => {
     expect(said(r)).toMatch(/The check was changed before it began to fail: updateCheck|The check was changed before it began to fail: \w+ at/);
   });
 
+  it('names a deploy made between the last passing run and the first failure', async () => {
+    const check = await post('/v1/checks/api?autoAssignAlerts=false', { name: 'Deployed one', request: { url: 'https://deployed.example.test/' } });
+    await post('/v1/check-results', { results: [run(check.id, 'API', false, api(200, { ok: true }), 'eu-west-1', Date.now() - 60_000)] });
+    const deployed = await svc.call('POST', '/v1/projects/deploy?dryRun=false&scheduleOnDeploy=false', {
+      body: { project: { logicalId: 'rca-project', name: 'rca' }, resources: [] },
+    });
+    expect(deployed.status, deployed.text).toBeLessThan(300);
+    await waitFor(
+      () => svc.call('GET', `/v1/projects/rca-project/deployments/${deployed.body.id}`),
+      (r) => r.body?.status === 'SUCCEEDED',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    await post('/v1/check-results', {
+      results: [run(check.id, 'API', true, api(200, { ok: false }, { errors: [{ message: 'Deployed and broken' }] }), 'eu-west-1', Date.now())],
+    });
+    const r = await analyse((await groupOf(check.id)).id);
+    expect(said(r)).toMatch(/The check was changed before it began to fail: deployProject at/);
+  });
+
   it('says so when nothing in the evidence explains the failure, and keeps what the person said', async () => {
     const check = await post('/v1/checks/api?autoAssignAlerts=false', { name: 'Quiet one', request: { url: 'https://quiet.example.test/' } });
     const same = api(200, { ok: true });
@@ -298,5 +317,101 @@ describe('root-cause analyses', { timeout: 180_000 }, () => {
     expect((await svc.call('POST', '/v1/root-cause-analyses/error-groups/not-a-uuid')).status).toBe(400);
     expect((await svc.call('GET', `/v1/root-cause-analyses/${randomUUID()}`)).status).toBe(404);
     expect((await svc.call('POST', `/v1/root-cause-analyses/test-session-error-groups/${randomUUID()}`)).status).toBe(404);
+  });
+});
+
+/** RCA_MODEL_URL: a model the team runs rewrites the prose from the same evidence, secrets masked; when it fails, the rules stand. */
+describe('root-cause analyses with a model', { timeout: 120_000 }, () => {
+  let svc: TestService;
+  let model: Server;
+  const asked: { auth?: string; body: { model: string; messages: { role: string; content: string }[] } }[] = [];
+  let failing = false;
+
+  beforeAll(async () => {
+    model = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c));
+      req.on('end', () => {
+        asked.push({ auth: req.headers.authorization, body: JSON.parse(text) });
+        if (failing) return void res.writeHead(500).end('{"error":"overloaded"}');
+        const content = JSON.stringify({
+          rootCause: 'The cart service started answering 503 (model).',
+          userImpact: 'Shoppers could not check out.',
+          codeFix: 'Restart the cart database.',
+        });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
+      });
+    });
+    await new Promise<void>((r) => model.listen(0, '127.0.0.1', r));
+    svc = await startTestService({
+      RCA_MODEL_URL: `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`,
+      RCA_MODEL: 'tiny-model',
+      RCA_MODEL_API_KEY: 'model-key-123',
+    });
+  }, 90_000);
+  afterAll(async () => {
+    await svc?.stop();
+    await new Promise((r) => model?.close(r));
+  });
+
+  const failure = async (name: string) => {
+    const check = (await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name, request: { url: 'https://cart.example.test/' } } })).body;
+    const at = Date.now() - 60_000;
+    const result = (failed: boolean, i: number) => ({
+      id: randomUUID(),
+      checkId: check.id,
+      checkType: 'API',
+      runLocation: 'eu-west-1',
+      startedAt: new Date(at + i * 1000).toISOString(),
+      stoppedAt: new Date(at + i * 1000 + 50).toISOString(),
+      hasFailures: failed,
+      responseTime: 50,
+      apiCheckResult: {
+        request: { method: 'GET', url: 'https://cart.example.test/' },
+        response: { status: failed ? 503 : 200, headers: { 'set-cookie': 'session=very-secret-cookie' }, body: '{}' },
+        assertions: [],
+        ...(failed ? { errors: [{ message: 'Status code 503' }] } : {}),
+      },
+    });
+    expect((await svc.call('POST', '/v1/check-results', { body: { results: [result(false, 0), result(true, 1)] } })).status).toBe(202);
+    const group = (
+      await waitFor(
+        () => svc.call('GET', `/v1/error-groups/checks/${check.id}`),
+        (r) => r.body?.length === 1,
+      )
+    ).body[0];
+    const id = (await svc.call('POST', `/v1/root-cause-analyses/error-groups/${group.id}`)).body.id;
+    return (
+      await waitFor(
+        () => svc.call('GET', `/v1/root-cause-analyses/${id}`),
+        (r) => r.status === 200,
+      )
+    ).body;
+  };
+
+  it('lets the model write the prose; the class and the evidence stay the rules’, and no secret reaches it', async () => {
+    const rca = await failure('with a model');
+    expect(rca).toMatchObject({ provider: 'local+model', model: 'evidence-rules/1 + tiny-model' });
+    expect(rca.analysis.rootCause).toBe('The cart service started answering 503 (model).');
+    expect(rca.analysis.codeFix).toBe('Restart the cart database.');
+    expect(rca.analysis.classification).toBe('APPLICATION ERROR');
+    expect(rca.analysis.evidence.length).toBeGreaterThan(0);
+    const sent = asked.at(-1)!;
+    expect(sent.auth).toBe('Bearer model-key-123');
+    expect(sent.body.model).toBe('tiny-model');
+    const prompt = sent.body.messages.map((m) => m.content).join('\n');
+    expect(prompt).toContain('503');
+    expect(prompt).not.toContain('very-secret-cookie');
+  });
+
+  it('keeps the rules’ analysis when the model fails', async () => {
+    failing = true;
+    try {
+      const rca = await failure('model down');
+      expect(rca.provider).toBe('local');
+      expect(rca.analysis.rootCause).toContain('answered 503');
+    } finally {
+      failing = false;
+    }
   });
 });

@@ -42,8 +42,9 @@ export async function insertRca(
   return row!;
 }
 
-export async function completeRca(sql: Sql, id: string, analysis: Analysis, durationMs: number): Promise<void> {
-  await sql`update root_cause_analyses set status = 'COMPLETED', analysis = ${sql.json(analysis as never)}, duration_ms = ${durationMs}, completed_at = now()
+export async function completeRca(sql: Sql, id: string, analysis: Analysis, durationMs: number, madeBy?: { provider: string; model: string }): Promise<void> {
+  await sql`update root_cause_analyses set status = 'COMPLETED', analysis = ${sql.json(analysis as never)}, duration_ms = ${durationMs}, completed_at = now(),
+      provider = coalesce(${madeBy?.provider ?? null}, provider), model = coalesce(${madeBy?.model ?? null}, model)
     where id = ${id} and status = 'PENDING'`;
 }
 

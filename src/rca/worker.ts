@@ -4,6 +4,7 @@ import type { Queues } from '../storage/queues.js';
 import type { Evidence } from './evidence.js';
 import { type Analysis, explain } from './explain.js';
 import { checkGroupEvidence, testSessionGroupEvidence } from './gather.js';
+import { improveWithModel } from './model.js';
 import { completeRca, findRca, pendingRcas } from './repository.js';
 
 /** The queue analyses are made on (by the API process in embedded mode, by `npm run worker` with servers). */
@@ -11,6 +12,8 @@ export const RCA_QUEUE = 'root-cause-analyses';
 /** What makes the analyses, as `provider` and `model` name it. */
 export const RCA_PROVIDER = 'local';
 export const RCA_MODEL = 'evidence-rules/1';
+/** The provider an analysis names when RCA_MODEL_URL's model wrote its prose. */
+export const RCA_MODEL_PROVIDER = 'local+model';
 
 interface RcaJob {
   id: string;
@@ -36,7 +39,7 @@ function unavailable(why: string): Analysis {
   };
 }
 
-type RcaDeps = Pick<Deps, 'sql' | 'store' | 'config' | 'queues'>;
+type RcaDeps = Pick<Deps, 'sql' | 'store' | 'config' | 'queues' | 'outbound'> & { logger: Logger };
 
 async function analyse(deps: RcaDeps, job: RcaJob): Promise<void> {
   const row = await findRca(deps.sql, job.accountId, job.id);
@@ -46,17 +49,25 @@ async function analyse(deps: RcaDeps, job: RcaJob): Promise<void> {
   const evidence: Evidence | undefined = row.error_group_id
     ? await checkGroupEvidence(deps as Deps, job.accountId, row.error_group_id, publicUrl)
     : await testSessionGroupEvidence(deps as Deps, job.accountId, row.test_session_error_group_id!);
-  const analysis = evidence
-    ? explain(evidence, row.user_context)
-    : unavailable('the error group has no failed runs left (they may have passed their retention)');
-  await completeRca(deps.sql, row.id, analysis, Math.round(performance.now() - started));
+  let analysis = evidence ? explain(evidence, row.user_context) : unavailable('the error group has no failed runs left (they may have passed their retention)');
+  let madeBy: { provider: string; model: string } | undefined;
+  if (evidence && deps.config.rcaModel) {
+    // The team's model rewrites the prose from the same evidence; the rules' analysis stands when it cannot.
+    const improved = await improveWithModel(deps.config.rcaModel, deps.outbound, analysis, evidence);
+    if (improved.model) {
+      analysis = improved.analysis;
+      madeBy = { provider: RCA_MODEL_PROVIDER, model: `${RCA_MODEL} + ${improved.model}` };
+    } else deps.logger.warn({ rcaId: row.id, problem: improved.problem }, 'root-cause analysis: the model was not used; the rules’ analysis stands');
+  }
+  await completeRca(deps.sql, row.id, analysis, Math.round(performance.now() - started), madeBy);
 }
 
 /**
  * Makes the analyses asked for. A job that fails three times completes its analysis as "could not be made" (the
  * CLI's watch ends, the log says why); analyses left PENDING by a lost job are asked again at start.
  */
-export async function startRcaWorker(deps: RcaDeps, logger: Logger) {
+export async function startRcaWorker(deps: RcaDeps) {
+  const { logger } = deps;
   const worker = deps.queues.worker<RcaJob>(RCA_QUEUE, (job) => analyse(deps, job.data), {
     label: 'root-cause analysis',
     concurrency: 1,
