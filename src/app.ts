@@ -26,6 +26,7 @@ import { mcpEndpoint } from './mcp/index.js';
 import { apiReference } from './ops/docs.js';
 import { httpMetrics, metricsEndpoint } from './ops/metrics-http.js';
 import { opsRoutes } from './ops/routes.js';
+import { requestSpans } from './ops/run-spans.js';
 import type { Logger } from './platform/logger.js';
 import { privateLocationRoutes } from './private-locations/index.js';
 import { projectRoutes, storageRoutes } from './projects/index.js';
@@ -256,6 +257,9 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
     }
   });
   app.use(requestLog(deps.logger, deps.config.requestLogLevel));
+  // The service's own requests as spans, when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/traces.md).
+  const spans = requestSpans(deps.config.otel, deps.logger, deps.metrics);
+  if (spans) app.use(spans.middleware);
   // Answers of 1 KiB or more go out compressed to clients that take it (gzip, deflate or br): dashboard
   // pages and data, reports, lists. Error bodies are compressed like any other.
   app.use(compress({ threshold: 1024, br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }, gzip: { level: 6 } }));
@@ -273,7 +277,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   // AI tools: an MCP server whose tools call the routes below with the caller's key (docs/mcp.md).
   app.use(mcpEndpoint({ resolveKey: resolvers.key, logger: deps.logger, version: API_INFO.version }));
   app.use(dispatch);
-  return { app, router, routes, document, principals, inFlight };
+  return { app, router, routes, document, principals, inFlight, spans };
 }
 
 /** A count of requests being handled, and a wait for it to reach zero. */

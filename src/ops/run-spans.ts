@@ -1,7 +1,9 @@
-import { context, type SpanAttributes, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, type SpanAttributes, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type IdGenerator, RandomIdGenerator, type ReadableSpan, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { Middleware } from 'koa';
 import { DETAIL_COLUMN, RESULT_DETAIL_KEYS } from '../model/results.js';
 import { clickHouseTimeMs } from '../model/time.js';
 import type { OtelSettings } from '../platform/config.js';
@@ -149,6 +151,48 @@ export function runSpans(settings: OtelSettings, logger: Logger, metrics?: Metri
       } catch (err) {
         metrics?.runSpansExported.inc({ outcome: 'dropped' }, rows.length);
         logger.warn({ err: (err as Error).message }, 'runs could not be made into spans');
+      }
+    },
+    async close() {
+      await provider.shutdown().catch(() => {});
+    },
+  };
+}
+
+/**
+ * The service's own requests as SERVER spans (docs/traces.md), when an endpoint is set: one per request, named by its
+ * route template (never the raw path), continuing the trace of a `traceparent` the caller sent. Only the method,
+ * route and status are recorded: never headers, query strings or bodies.
+ */
+export function requestSpans(settings: OtelSettings, logger: Logger, metrics?: Metrics): { middleware: Middleware; close(): Promise<void> } | undefined {
+  if (!settings.tracesUrl) return undefined;
+  const exporter = new CountingExporter(new OTLPTraceExporter({ url: settings.tracesUrl, headers: settings.headers, timeoutMillis: 10_000 }), metrics, logger);
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
+    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: 20_000, maxExportBatchSize: 512, scheduledDelayMillis: 1000 })],
+  });
+  const tracer = provider.getTracer('monitoring-service/http');
+  const propagator = new W3CTraceContextPropagator();
+  const getter = {
+    keys: (h: Record<string, unknown>) => Object.keys(h),
+    get: (h: Record<string, unknown>, k: string) => h[k] as string | string[] | undefined,
+  };
+  return {
+    async middleware(ctx, next) {
+      const parent = propagator.extract(ROOT_CONTEXT, ctx.headers, getter);
+      const span = tracer.startSpan(`${ctx.method} request`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method } }, parent);
+      try {
+        await next();
+      } finally {
+        const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.state.pageRoute as string | undefined);
+        if (route) {
+          span.updateName(`${ctx.method} ${route}`);
+          span.setAttribute('http.route', route);
+        }
+        span.setAttribute('http.response.status_code', ctx.status);
+        if (ctx.state.requestId) span.setAttribute('request.id', String(ctx.state.requestId));
+        if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
       }
     },
     async close() {

@@ -154,6 +154,22 @@ describe('trace context and run spans', { timeout: 120_000 }, () => {
     expect(result.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
   });
 
+  it("traces the service's own requests, continuing a caller's trace, named by route, never by raw path", async () => {
+    const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const check = await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', { body: { name: 'Traced request', request: { url: targetUrl } } });
+    const res = await svc.call('GET', `/v1/checks/${check.body.id}`, { headers: { traceparent: parent } });
+    expect(res.status).toBe(200);
+    const span = (
+      await waitFor(
+        async () => spans.filter((s) => s.traceId === '0af7651916cd43dd8448eb211c80319c'),
+        (found) => found.length === 1,
+      )
+    )[0]!;
+    expect(span).toMatchObject({ name: 'GET /v1/checks/:id', parentSpanId: 'b7ad6b7169203331', kind: 2 });
+    expect(span.attributes).toMatchObject({ 'http.route': '/v1/checks/:id', 'http.response.status_code': '200', 'http.request.method': 'GET' });
+    expect(JSON.stringify(span)).not.toContain(check.body.id);
+  });
+
   it('counts the spans it could not export on /metrics, and the runs go on', async () => {
     receiverDown = true;
     try {
