@@ -41,8 +41,9 @@ describe('checks run by the service', () => {
       SCHEDULER: 'on',
       SCHEDULER_TICK_MS: '100',
       SCHEDULER_RECONCILE_MS: '200',
-      // Long enough for a browser run on a busy 2-core machine (a 15 s limit timed one out once), short enough to wait for.
-      CHECK_SESSION_TIMEOUT_SECONDS: '25',
+      // Long enough for the first browser run of the process (it warms the sandbox's compile cache first) on a busy
+      // 2-core machine: 15 s and 25 s each timed one out under load; short enough for the time-out test to wait for.
+      CHECK_SESSION_TIMEOUT_SECONDS: '45',
     });
   }, 60_000);
   afterAll(async () => {
@@ -65,7 +66,7 @@ describe('checks run by the service', () => {
     const done = await waitFor(
       () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
       (r) => r.status !== 408,
-      45_000,
+      60_000,
     );
     expect(done.status).toBe(200);
     const resultId = done.body.results[0].checkResultId as string;
@@ -355,7 +356,7 @@ describe('checks run by the service', () => {
       expect(session.status).toBe('FAILED');
       expect(result).toMatchObject({ hasFailures: true, hasErrors: false });
       expect(result.browserCheckResult.errors[0].message).toMatch(/defines no test/);
-    });
+    }, 70_000);
   });
 
   describe('scheduling and sessions', () => {
@@ -627,7 +628,7 @@ describe('checks run by the service', () => {
       const ended = await waitFor(
         () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
         (r) => r.status === 200,
-        40_000,
+        60_000,
       );
       expect(ended.body).toMatchObject({ status: 'TIMED_OUT', results: [] });
       const again = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [check.id] } } });
@@ -636,7 +637,7 @@ describe('checks run by the service', () => {
       expect((await svc.call('GET', `/v1/check-sessions/${other}`)).body.status).toBe('CANCELLED');
       const wait = await svc.call('GET', `/v2/check-sessions/${other}/completion?maxWaitSeconds=1`);
       expect(wait.body.status).toBe('CANCELLED');
-    }, 60_000);
+    }, 80_000);
 
     it('a test session run is queued only once its records have committed: a slow commit still gets its result', async () => {
       const check = await create('api', { name: 'slow commit', request: { url: `${http.url}/ok` } });
