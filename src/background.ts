@@ -124,7 +124,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
       )
     : undefined;
   // Root-cause analyses asked for error groups (docs/rca.md); closed with the queues.
-  await startRcaWorker({ sql, store: opts.store, config, queues, outbound: opts.outbound, logger });
+  const rcaWorker = await startRcaWorker({ sql, store: opts.store, config, queues, outbound: opts.outbound, logger });
   const deliveryWorker = startDeliveryWorker(queues, { sql, logger, config: config.alerts, outbound: opts.outbound, publicUrl: () => config.publicUrl });
   const sweep = !config.alerts.stateEvaluation
     ? undefined
@@ -197,6 +197,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         queues.closeWorker(locationAlerts),
         ingestWorker.close(),
         deliveryWorker.close(),
+        queues.closeWorker(rcaWorker),
       ]);
       await spans?.close();
     },

@@ -1,7 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Middleware } from 'koa';
+import { Agent, fetch } from 'undici';
 import { HttpError, unauthorized } from '../http/errors.js';
+import { UUID } from '../http/ids.js';
 import { type AccountRole, may } from '../model/accounts.js';
 import type { Logger } from '../platform/logger.js';
 import { type Api, TOOLS, ToolError } from './tools.js';
@@ -13,6 +15,8 @@ import { type Api, TOOLS, ToolError } from './tools.js';
  */
 
 const BEARER = /^Bearer\s+(\S+)$/i;
+/** The tools' calls to this process: a direct connection, whatever proxy the environment sets. */
+const SELF = new Agent({ keepAliveTimeout: 5_000 });
 export const MCP_PATH = '/mcp';
 
 interface KeyPrincipal {
@@ -40,18 +44,28 @@ export function mcpEndpoint(opts: McpOptions): Middleware {
       ctx.set('WWW-Authenticate', 'Bearer');
       throw unauthorized(ctx.get('authorization') ? 'not-bearer' : 'missing-credentials');
     }
-    const account = ctx.get('x-checkly-account') || ctx.get('x-service-account') || undefined;
-    const principal = await opts.resolveKey(match[1]!, account);
+    // The account asked for, as the API reads it: one header or two that agree; a malformed id is no account of the key's.
+    const service = ctx.get('x-service-account');
+    const checkly = ctx.get('x-checkly-account');
+    if (service && checkly && service !== checkly) throw new HttpError(400, 'x-service-account and x-checkly-account name different accounts; send one');
+    const account = service || checkly || undefined;
+    const wellFormed = account === undefined || UUID.test(account);
+    const principal = await opts.resolveKey(match[1]!, wellFormed ? account : undefined);
     if (principal === undefined) throw unauthorized('invalid-key');
-    if (principal === 'forbidden') throw new HttpError(403);
+    if (principal === 'forbidden' || !wellFormed) throw new HttpError(403);
 
-    // The service's own API, as this caller: the address this request came in on, so it reaches this process.
+    // The service's own API, as this caller: the address this request came in on, so it reaches this process, over
+    // a connection of its own (never a proxy the environment names: the key goes nowhere else).
     const socket = ctx.req.socket;
     const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : (socket.localAddress ?? '127.0.0.1');
     const base = `http://${host}:${socket.localPort}`;
+    const gone = new AbortController();
+    ctx.req.on('close', () => gone.abort());
     const api: Api = async (method, path, body) => {
       const res = await fetch(base + path, {
         method,
+        dispatcher: SELF,
+        signal: gone.signal,
         headers: {
           authorization: `Bearer ${match[1]}`,
           'x-checkly-account': principal.account.id,
@@ -95,14 +109,11 @@ export function mcpEndpoint(opts: McpOptions): Middleware {
       );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
+    ctx.res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
     ctx.respond = false;
-    try {
-      await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
-    } finally {
-      ctx.res.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
-    }
+    await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
   };
 }

@@ -174,5 +174,12 @@ describe('the MCP server', { timeout: 180_000 }, () => {
     });
     expect(wrong.status).toBe(401);
     expect((await fetch(`${svc.url}/mcp`)).status).toBe(405);
+    // An account header that is no id is no account of the key's: a 403, never a 500.
+    const odd = await fetch(`${svc.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${svc.adminKey}`, 'x-checkly-account': 'abc', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(odd.status).toBe(403);
   });
 });

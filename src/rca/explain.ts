@@ -196,7 +196,8 @@ const PHASE_WORDS: Record<string, string> = {
   download: 'the download of the body',
 };
 
-function assertionFindings(pass: RunView | null, fail: RunView): Finding[] {
+/** `said`: the sources another finding already explains (the status one, the timing one), not repeated here. */
+function assertionFindings(pass: RunView | null, fail: RunView, said: ReadonlySet<string>): Finding[] {
   const out: Finding[] = [];
   const failed = (fail.assertions ?? []).filter((a) => a.error);
   for (const a of failed) {
@@ -204,8 +205,7 @@ function assertionFindings(pass: RunView | null, fail: RunView): Finding[] {
     const what = describeAssertion(a);
     const was = before ? `; at the last passing run it was ${quote(before.actual)}` : '';
     const artifacts = [runArtifact(fail, 'failing run'), ...(pass ? [runArtifact(pass, 'passing run')] : []), { name: 'ASSERTIONS', type: 'ASSERTION' }];
-    if (a.source === 'STATUS_CODE') continue; // said by the status finding, with the response beside it
-    if (a.source === 'RESPONSE_TIME') continue; // said by the timing finding
+    if (said.has(a.source)) continue;
     if (a.source === 'JSON_BODY' && (a.actual === undefined || a.actual === null) && before && before.actual !== undefined && before.actual !== null) {
       // The field the assertion reads is gone: is it somewhere else now?
       const moved = movedField(pass?.body, fail.body, before.actual);
@@ -316,6 +316,7 @@ export function findings(e: Evidence): Finding[] {
         });
     }
 
+    let statusSaid = false;
     if (typeof fail.status === 'number' && fail.status > 0) {
       const before = pass?.status;
       const changedHeaders = pass?.headers && fail.headers ? headerChanges(pass.headers, fail.headers) : [];
@@ -325,6 +326,7 @@ export function findings(e: Evidence): Finding[] {
         ...(changedHeaders.length ? [`Headers that changed: ${changedHeaders.join('; ')}.`] : []),
         ...(diff.length ? [`The body changed: ${diff.join('; ')}.`] : []),
       ].join(' ');
+      statusSaid = (fail.status >= 500 && (before === undefined || before === null || before < 500)) || (fail.status >= 400 && before !== fail.status);
       if (fail.status >= 500 && (before === undefined || before === null || before < 500))
         out.push({
           weight: 3,
@@ -355,9 +357,10 @@ export function findings(e: Evidence): Finding[] {
         out.push({ weight: 1, classification: 'APPLICATION ERROR', statement: `The answer differs from the last passing run's. ${detail}`, artifacts });
     }
 
-    out.push(...assertionFindings(pass, fail));
-
     const grown = pass ? grownPhase(pass, fail) : undefined;
+    const said = new Set<string>([...(statusSaid ? ['STATUS_CODE'] : []), ...(grown ? ['RESPONSE_TIME'] : [])]);
+    out.push(...assertionFindings(pass, fail, said));
+
     if (grown)
       out.push({
         weight: fail.requestError ? 1 : 2,
@@ -429,11 +432,14 @@ export function findings(e: Evidence): Finding[] {
       weight: 2,
       // The check itself (its request, assertions or script) is what changed.
       classification: 'TEST SCRIPT ERROR',
-      statement: `The check was changed before it began to fail: ${e.changes
+      statement: `Changed after the last passing run, before this failure: ${e.changes
         .slice(0, 3)
-        .map((c) => `${c.operation} at ${when(c.at)}${c.actor ? ` by ${c.actor}` : ''}`)
-        .join('; ')}. The first failure came at ${when(e.group.firstSeen)}.`,
-      fix: 'Compare the check as it is with what it was before that change (the audit log names the fields sent), and undo the part that broke it.',
+        .map(
+          (c) =>
+            `${/^deployProject/.test(c.operation) ? 'a deploy of the account’s checks' : 'the check'} (${c.operation}) at ${when(c.at)}${c.actor ? ` by ${c.actor}` : ''}`,
+        )
+        .join('; ')}.`,
+      fix: 'Compare the check as it is with what it was before that change (the audit log names the fields sent, a deploy its project), and undo the part that broke it.',
       artifacts: e.changes.slice(0, 3).map((c) => ({ name: `${c.operation} at ${c.at}`, type: 'AUDIT_LOG' })),
     });
   }

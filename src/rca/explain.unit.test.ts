@@ -70,6 +70,20 @@ describe('the analysis rules', () => {
     expect(a.rootCause).toContain('maintenance window was on');
   });
 
+  it('names a failed status assertion when the status is no error (a redirect where a 200 was asked)', () => {
+    const a = explain(
+      evidence({
+        failing: run({
+          status: 301,
+          assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200', actual: 301, error: 'expected 301 to equal 200' }],
+        }),
+        passing: run({ id: 'r0', failed: false, status: 200, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200', actual: 200 }] }),
+      }),
+    );
+    expect(a.classification).toBe('APPLICATION ERROR');
+    expect(a.rootCause).toContain('the actual value is 301; at the last passing run it was 200');
+  });
+
   it('does not guess: no difference, no cause', () => {
     const same = { status: 200, body: '{}', headers: { 'content-type': 'application/json' } };
     const a = explain(evidence({ failing: run(same), passing: run({ ...same, id: 'r0', failed: false }) }));

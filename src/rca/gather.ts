@@ -156,7 +156,10 @@ export async function checkGroupEvidence(deps: Deps, accountId: string, groupId:
     : undefined;
   const passing = await runOf(deps, accountId, group.checkId, lastPass, null);
 
-  const from = firstSeen - BEFORE_MS;
+  // The current streak: a group keeps its id for as long as the check fails with that error, so what explains this
+  // failure is looked for from the last passing run on, not over the group's whole life.
+  const streak = passing ? Math.max(firstSeen, Date.parse(passing.startedAt)) : firstSeen;
+  const from = streak - BEFORE_MS;
   const privateSlugs = new Set(((check?.data as { privateLocations?: string[] } | undefined)?.privateLocations ?? []).map(String));
   const privates = await privateLocationsBySlug(deps.sql, accountId, [...privateSlugs]);
   const agentsOnline = new Map<string, number>();
@@ -183,7 +186,7 @@ export async function checkGroupEvidence(deps: Deps, accountId: string, groupId:
     deps.store,
     accountId,
     peers.map((p) => p.id),
-    firstSeen,
+    streak,
     lastSeen,
   );
   const sameHost = peerRuns.map((r) => ({ checkId: r.checkId, name: nameOf.get(r.checkId) ?? r.checkId, runs: Number(r.runs), failed: Number(r.failed) }));
@@ -193,9 +196,9 @@ export async function checkGroupEvidence(deps: Deps, accountId: string, groupId:
     occurrences: Number(r.occurrences),
   }));
   // Changes that can explain it: made after the last passing run (a run that passed after a change says the change
-  // did not break it), and not the check's creation.
-  const since = Math.max(firstSeen - CHANGES_MS, passing && Date.parse(passing.startedAt) < firstSeen ? Date.parse(passing.startedAt) : 0);
-  const changes = (await changesBefore(deps.sql, accountId, group.checkId, new Date(since), new Date(firstSeen)))
+  // did not break it) and before the failing run, within a day of the streak's start; not the check's creation.
+  const since = passing ? Date.parse(passing.startedAt) : streak - CHANGES_MS;
+  const changes = (await changesBefore(deps.sql, accountId, group.checkId, new Date(since), new Date(failing ? Date.parse(failing.startedAt) : lastSeen)))
     .filter((c) => !/^create/i.test(c.operation))
     .map((c) => ({
       at: c.at.toISOString(),
@@ -207,7 +210,7 @@ export async function checkGroupEvidence(deps: Deps, accountId: string, groupId:
   const maintenance = (await maintenanceWindowsOf(deps.sql, accountId)).flatMap((w) => {
     const data = w.data as unknown as WindowData & { name?: string };
     if (data.tags?.length && !data.tags.some((t) => tags.has(t))) return [];
-    return occurrences(data, firstSeen, lastSeen + 1, 3).map((o) => ({
+    return occurrences(data, streak, lastSeen + 1, 3).map((o) => ({
       id: w.id,
       name: data.name ?? `window ${w.id}`,
       startsAt: new Date(o.start).toISOString(),

@@ -13,9 +13,46 @@ import type { Analysis } from './explain.js';
 
 const SENSITIVE_HEADERS = /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key|x-auth-token|api-key)$/i;
 
+/** Keys whose values look like credentials, in a JSON body. */
+const SENSITIVE_KEYS = /(token|secret|passw|session|api[-_]?key|auth|cookie|credential|private[-_]?key|signature)/i;
+
+function maskJson(value: unknown, depth = 0): unknown {
+  if (depth > 20) return '…';
+  if (Array.isArray(value)) return value.map((v) => maskJson(v, depth + 1));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SENSITIVE_KEYS.test(k) ? '********' : maskJson(v, depth + 1)]));
+  return value;
+}
+
+/** A body as the model may read it: JSON with credential-like keys masked; other text only its first 2,000 characters, tokens masked. */
+function maskBody(body: string | null | undefined): string | null | undefined {
+  if (!body) return body;
+  try {
+    return JSON.stringify(maskJson(JSON.parse(body)));
+  } catch {
+    return body.slice(0, 2000).replace(/\b(eyJ[\w-]+\.[\w-]+\.[\w-]+|[A-Za-z0-9_-]{32,})\b/g, '********');
+  }
+}
+
+/** A URL without its query string or credentials (they may carry tokens). */
+function maskUrl(url: string | null | undefined): string | null | undefined {
+  if (!url) return url;
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}${u.search ? '?…' : ''}`;
+  } catch {
+    return url.split('?')[0];
+  }
+}
+
 function masked(run: RunView | null): RunView | null {
-  if (!run?.headers) return run;
-  return { ...run, headers: Object.fromEntries(Object.entries(run.headers).map(([k, v]) => [k, SENSITIVE_HEADERS.test(k) ? '********' : v])) };
+  if (!run) return run;
+  return {
+    ...run,
+    url: maskUrl(run.url) ?? undefined,
+    body: maskBody(run.body),
+    ...(run.headers ? { headers: Object.fromEntries(Object.entries(run.headers).map(([k, v]) => [k, SENSITIVE_HEADERS.test(k) ? '********' : v])) } : {}),
+  };
 }
 
 const SYSTEM = [
@@ -39,7 +76,17 @@ export async function improveWithModel(
   analysis: Analysis,
   evidence: Evidence,
 ): Promise<ModelOutcome> {
-  const input = { analysis, evidence: { ...evidence, failing: masked(evidence.failing), passing: masked(evidence.passing) } };
+  const input = {
+    analysis,
+    evidence: {
+      ...evidence,
+      check: { ...evidence.check, url: maskUrl(evidence.check.url) ?? null },
+      failing: masked(evidence.failing),
+      passing: masked(evidence.passing),
+      // Who made a change is not sent: the model needs only that it changed.
+      changes: evidence.changes.map((c) => ({ ...c, actor: null })),
+    },
+  };
   const url = `${settings.url}/chat/completions`;
   const refused = policy.urlRefusal(url);
   if (refused) return { analysis, problem: `the outbound policy refuses ${settings.url}: ${refused}` };

@@ -260,7 +260,7 @@ describe('root-cause analyses', { timeout: 180_000 }, () => {
     await post('/v1/check-results', { results: [failing(a.id, now + 10), failing(b.id, now + 20), failing(a.id, now + 30)] });
     const r = await analyse((await groupOf(a.id)).id);
     expect(said(r)).toMatch(/Another check against billing\.example\.test failed over the same time \("payments": 1 of 1 runs\)/);
-    expect(said(r)).toMatch(/The check was changed before it began to fail: updateCheck|The check was changed before it began to fail: \w+ at/);
+    expect(said(r)).toMatch(/Changed after the last passing run, before this failure: the check \(\w+\) at/);
   });
 
   it('names a deploy made between the last passing run and the first failure', async () => {
@@ -279,7 +279,7 @@ describe('root-cause analyses', { timeout: 180_000 }, () => {
       results: [run(check.id, 'API', true, api(200, { ok: false }, { errors: [{ message: 'Deployed and broken' }] }), 'eu-west-1', Date.now())],
     });
     const r = await analyse((await groupOf(check.id)).id);
-    expect(said(r)).toMatch(/The check was changed before it began to fail: deployProject at/);
+    expect(said(r)).toMatch(/Changed after the last passing run, before this failure: a deploy of the account’s checks \(deployProject\) at/);
   });
 
   it('says so when nothing in the evidence explains the failure, and keeps what the person said', async () => {
@@ -316,6 +316,7 @@ describe('root-cause analyses', { timeout: 180_000 }, () => {
     expect(tooLong.status).toBe(400);
     expect((await svc.call('POST', '/v1/root-cause-analyses/error-groups/not-a-uuid')).status).toBe(400);
     expect((await svc.call('GET', `/v1/root-cause-analyses/${randomUUID()}`)).status).toBe(404);
+    expect([400, 404]).toContain((await svc.call('GET', `/v1/root-cause-analyses/urn:uuid:${randomUUID()}`)).status);
     expect((await svc.call('POST', `/v1/root-cause-analyses/test-session-error-groups/${randomUUID()}`)).status).toBe(404);
   });
 });

@@ -1,3 +1,4 @@
+import { UUID } from '../http/ids.js';
 import { toClickHouseTime } from '../model/time.js';
 import type { Store } from '../storage/clickhouse/store.js';
 import type { Sql } from '../storage/postgres.js';
@@ -49,15 +50,19 @@ export async function completeRca(sql: Sql, id: string, analysis: Analysis, dura
 }
 
 export async function findRca(sql: Sql, accountId: string, id: string): Promise<RcaRow | undefined> {
+  if (!UUID.test(id)) return undefined;
   const [row] = await sql<RcaRow[]>`select * from root_cause_analyses where id = ${id} and account_id = ${accountId}`;
   return row;
 }
 
-/** The analyses of these groups (check or test-session error groups), newest first per group. */
-export async function rcasOfGroups(sql: Sql, accountId: string, groupIds: readonly string[]): Promise<RcaRow[]> {
+/** The newest completed analyses of these groups (check or test-session error groups): at most `perGroup` each, newest first. */
+export async function rcasOfGroups(sql: Sql, accountId: string, groupIds: readonly string[], perGroup = 5): Promise<RcaRow[]> {
   if (!groupIds.length) return [];
-  return sql<RcaRow[]>`select * from root_cause_analyses where account_id = ${accountId}
-    and (error_group_id = any(${groupIds as string[]}::uuid[]) or test_session_error_group_id = any(${groupIds as string[]}::uuid[]))
+  return sql<RcaRow[]>`select * from (
+      select *, row_number() over (partition by coalesce(error_group_id, test_session_error_group_id) order by created_at desc, id) as nth
+      from root_cause_analyses where account_id = ${accountId} and status = 'COMPLETED'
+        and (error_group_id = any(${groupIds as string[]}::uuid[]) or test_session_error_group_id = any(${groupIds as string[]}::uuid[]))
+    ) ranked where nth <= ${perGroup}
     order by created_at desc, id`;
 }
 

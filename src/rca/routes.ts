@@ -82,7 +82,7 @@ export function rcaRoutes(deps: Deps): AnyRoute[] {
       description:
         'Answers 202 with the analysis id at once; the analysis is made by a queue job from the failing runs, the last passing run of the ' +
         'same check and location, where and since when it fails, other checks on the same host, the check’s recent changes and maintenance. ' +
-        'Read it with GET /v1/root-cause-analyses/{id} (202 until it is made). Nothing leaves this machine.',
+        'Read it with GET /v1/root-cause-analyses/{id} (202 until it is made). Nothing leaves this machine unless RCA_MODEL_URL names a model to write its prose.',
       tag,
       access: 'run',
       errors: [404],
@@ -153,6 +153,8 @@ export function rcaRoutes(deps: Deps): AnyRoute[] {
 }
 
 const GROUP_OPERATIONS = new Set([
+  'archiveErrorGroup',
+  'archiveTestSessionErrorGroup',
   'listErrorGroups',
   'listCheckErrorGroups',
   'getErrorGroup',

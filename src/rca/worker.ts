@@ -72,13 +72,25 @@ export async function startRcaWorker(deps: RcaDeps) {
     label: 'root-cause analysis',
     concurrency: 1,
     describe: (d) => ({ rcaId: d.id, accountId: d.accountId }),
-    onFailed: (job, err, final) => {
+    onFailed: (job, _err, final) => {
+      // The cause is in the log (the queue's failure line); the analysis says only that it could not be made.
       if (final)
-        void completeRca(deps.sql, job.data.id, unavailable(`reading its evidence failed (${err.message.slice(0, 200)})`), 0).catch((e: Error) =>
+        void completeRca(deps.sql, job.data.id, unavailable('reading its evidence failed'), 0).catch((e: Error) =>
           logger.error({ err: e.message, rcaId: job.data.id }, 'root-cause analysis could not be closed'),
         );
     },
   });
-  for (const row of await pendingRcas(deps.sql, 60)) await enqueueRca(deps.queues, { id: row.id, accountId: row.account_id });
+  // Analyses a lost job left PENDING, asked again (a failure here is logged: the worker still runs).
+  try {
+    for (const row of await pendingRcas(deps.sql, 60)) {
+      await deps.queues
+        .queue<RcaJob>(RCA_QUEUE)
+        .remove(row.id)
+        .catch(() => 0);
+      await enqueueRca(deps.queues, { id: row.id, accountId: row.account_id });
+    }
+  } catch (err) {
+    logger.warn({ err: (err as Error).message }, 'root-cause analyses left pending could not be asked again');
+  }
   return worker;
 }

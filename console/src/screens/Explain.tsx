@@ -61,7 +61,7 @@ export function Explain({ errorGroupId, latest }: { errorGroupId: string; latest
       )}
       <span id={`explain-${errorGroupId}`} class="muted">
         {' '}
-        Made on this service from its own evidence; nothing is sent elsewhere.
+        Made by this service from the runs and changes it holds.
       </span>
       <ErrorNote error={failed} />
       {rca && <Analysis rca={rca} />}

@@ -100,6 +100,8 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   const own = traceIdOf(lower.traceparent);
   const trace = own ? undefined : newTraceContext();
   if (trace) {
+    // One traceparent header: a check's own that is not valid (in any letter case) gives way to the run's.
+    for (const k of Object.keys(headers)) if (k.toLowerCase() === 'traceparent') delete headers[k];
     headers.traceparent = trace.traceparent;
     if (!lower.tracestate) headers.tracestate = trace.tracestate;
   }
