@@ -73,6 +73,16 @@ const pending = (row: RcaRow): Reply => ({ status: 202, body: { id: row.id, stat
 export function rcaRoutes(deps: Deps): AnyRoute[] {
   const tag = 'Root-cause analyses';
   const rateLimit = { points: 30, windowSeconds: 60 };
+  /** Files an analysis of a group (a check's or a test session's) and queues the job that makes it: 202 at once. */
+  const ask = async (
+    accountId: string,
+    group: { errorGroupId?: string; testSessionErrorGroupId?: string; checkId: string | null; checkType: string },
+    userContext: string | null | undefined,
+  ): Promise<Reply> => {
+    const row = await insertRca(deps.sql, { accountId, ...group, userContext: userContext ?? '', provider: RCA_PROVIDER, model: RCA_MODEL });
+    await enqueueRca(deps.queues, { id: row.id, accountId });
+    return pending(row);
+  };
   return [
     defineRoute({
       method: 'POST',
@@ -89,20 +99,9 @@ export function rcaRoutes(deps: Deps): AnyRoute[] {
       rateLimit,
       schema: { params: Type.Object({ errorGroupId: Type.String({ format: 'uuid' }) }), body: Body, responses: { 202: Pending } },
       handler: async ({ principal, params, body }) => {
-        const accountId = principal.account.id;
-        const group = await checkGroupOf(deps, accountId, params.errorGroupId);
+        const group = await checkGroupOf(deps, principal.account.id, params.errorGroupId);
         if (!group) throw notFound();
-        const row = await insertRca(deps.sql, {
-          accountId,
-          errorGroupId: group.id,
-          checkId: group.checkId,
-          checkType: group.checkType,
-          userContext: body?.userContext ?? '',
-          provider: RCA_PROVIDER,
-          model: RCA_MODEL,
-        });
-        await enqueueRca(deps.queues, { id: row.id, accountId });
-        return pending(row);
+        return ask(principal.account.id, { errorGroupId: group.id, checkId: group.checkId, checkType: group.checkType }, body?.userContext);
       },
     }),
     defineRoute({
@@ -117,20 +116,9 @@ export function rcaRoutes(deps: Deps): AnyRoute[] {
       rateLimit,
       schema: { params: Type.Object({ testSessionErrorGroupId: Type.String({ format: 'uuid' }) }), body: Body, responses: { 202: Pending } },
       handler: async ({ principal, params, body }) => {
-        const accountId = principal.account.id;
-        const group = await testSessionGroupOf(deps, accountId, params.testSessionErrorGroupId);
+        const group = await testSessionGroupOf(deps, principal.account.id, params.testSessionErrorGroupId);
         if (!group) throw notFound();
-        const row = await insertRca(deps.sql, {
-          accountId,
-          testSessionErrorGroupId: group.id,
-          checkId: null,
-          checkType: group.checkType,
-          userContext: body?.userContext ?? '',
-          provider: RCA_PROVIDER,
-          model: RCA_MODEL,
-        });
-        await enqueueRca(deps.queues, { id: row.id, accountId });
-        return pending(row);
+        return ask(principal.account.id, { testSessionErrorGroupId: group.id, checkId: null, checkType: group.checkType }, body?.userContext);
       },
     }),
     defineRoute({
