@@ -19,7 +19,7 @@ import { availabilityChanges, markAvailability } from './private-locations/index
 import { startRcaWorker } from './rca/index.js';
 import { startRunner } from './run-kernel/index.js';
 import { localPort, startScheduler } from './runners/index.js';
-import { applyBatch, logStateEvents, pausedRunIds, tickStates } from './state/index.js';
+import { applyBatch, logStateEvents, pausedRunIds, sweepGaps, tickStates } from './state/index.js';
 import { checkIncidentHooks, sendDueMail } from './status-pages/index.js';
 import { type BlobStore, RUN_ASSET_KINDS } from './storage/blobs.js';
 import type { Store } from './storage/clickhouse/store.js';
@@ -40,6 +40,8 @@ export const PEOPLE_MAIL_QUEUE = 'people-mail';
 export const AUDIT_SWEEP_QUEUE = 'audit-sweeps';
 /** Private locations that lost their agents (or got one back) are looked for every STATE_SWEEP_INTERVAL_MS. */
 export const AGENT_SWEEP_QUEUE = 'agent-sweeps';
+/** Checks that stopped running (or run again) are looked for every NO_DATA_SWEEP_SECONDS (docs/analytics.md, "No data"). */
+export const GAP_SWEEP_QUEUE = 'gap-sweeps';
 
 export interface BackgroundOptions {
   config: Config;
@@ -177,6 +179,19 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
     }
     return { changes: changes.length };
   });
+  const gapSweep = !config.alerts.stateEvaluation
+    ? undefined
+    : await queues.every(GAP_SWEEP_QUEUE, config.alerts.noDataSweepMs, async (now) => {
+        const gaps = await sweepGaps(
+          sql,
+          now,
+          { afterPeriods: config.alerts.noDataAfterPeriods, graceMs: config.alerts.noDataGraceMs, alerts: config.alerts.noDataAlerts },
+          checkIncidentHooks,
+        );
+        logStateEvents(logger, gaps.events);
+        await deliveries.enqueue(gaps.notifications);
+        return { opened: gaps.opened, closed: gaps.closed, notRunning: gaps.notRunning };
+      });
   const auditSweep = await queues.every(AUDIT_SWEEP_QUEUE, ASSET_SWEEP_INTERVAL_MS, async () => {
     const removed = await sweepAudit(sql, config.people.auditRetentionDays);
     if (removed) logger.info({ removed, retentionDays: config.people.auditRetentionDays }, 'audit entries past their retention removed');
@@ -194,6 +209,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         queues.closeWorker(peopleMail),
         queues.closeWorker(auditSweep),
         queues.closeWorker(agentSweep),
+        gapSweep && queues.closeWorker(gapSweep),
         queues.closeWorker(locationAlerts),
         ingestWorker.close(),
         deliveryWorker.close(),

@@ -4,6 +4,7 @@ import { bootstrap, resolvePrincipal } from './accounts/index.js';
 import { forgetRollupHorizon, storeWithRollupTicks } from './analytics/index.js';
 import { type AppOptions, createApp } from './app.js';
 import { startBackgroundWork } from './background.js';
+import { countGaps } from './coverage/index.js';
 import { answerClientError } from './http/errors.js';
 import { IngestQueue, type IngestWorkerOptions } from './ingest/index.js';
 import { attachLiveBroker } from './live/index.js';
@@ -101,6 +102,7 @@ export async function openDependencies(config: Config, logger: Logger): Promise<
   metrics.countLocationRuns(async () =>
     locationRunCounts(queues, [...LOCATIONS.map((l) => ({ location: l, slug: l })), ...(await privateLocationQueues(runSql))]),
   );
+  metrics.countChecksNotRunning(() => countGaps(runSql));
   const sessionSecret = await serviceSecret(sql, 'dashboard-sessions');
   const blobs = openBlobStore(config.projects);
   return { config, sql, asideSql: asideSql!, redis, store, logger, queues, ingest, metrics, outbound, sessionSecret, blobs };

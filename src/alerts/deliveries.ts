@@ -140,7 +140,7 @@ function messageOf(n: NotificationRow, variables: Record<string, string>, public
   return {
     alertId: n.alert_id,
     alertType: n.alert_type,
-    title: titleOf(n.alert_type, n.check_name),
+    title: titleOf(n.alert_type, n.check_name, n.started_at, n.check_result_id ? null : n.run_location),
     check: { id: n.check_id, name: n.check_name, checkType: n.check_type, tags: n.tags, groupName: n.group_name },
     run: { id: n.check_result_id, location: n.run_location, responseTime: n.response_time, statusCode: n.status_code },
     startedAt: n.started_at.toISOString(),

@@ -27,9 +27,13 @@ const VERB: Record<AlertType, string> = {
   ALERT_DEGRADED_REMAIN: 'is still degraded',
   ALERT_DEGRADED_FAILURE: 'is failing (was degraded)',
   ALERT_DEGRADED_RECOVERY: 'has recovered (was degraded)',
+  ALERT_NO_DATA: 'is not running',
+  ALERT_NO_DATA_RECOVERY: 'is running again',
 };
 
-export function titleOf(type: AlertType, checkName: string): string {
+/** The alert's title; a check that stopped running says since when, and where when only some locations stopped. */
+export function titleOf(type: AlertType, checkName: string, at?: Date, locations?: string | null): string {
+  if (type === 'ALERT_NO_DATA' && at) return `${checkName} is not running${locations ? ` in ${locations}` : ''}: no results since ${at.toISOString()}`;
   return `${checkName} ${VERB[type]}`;
 }
 

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { Redis } from 'ioredis';
+import { expectationsOf, noDataRatio } from '../coverage/index.js';
 import type { RequestContext } from '../http/route.js';
 import { Rules } from '../http/rules.js';
 import { StringEnum } from '../http/schemas.js';
@@ -79,11 +80,25 @@ export const ReportingQuery = Type.Object(
 );
 type Query = Static<typeof ReportingQuery>;
 
+/** Ours beside the anchor's figures (docs/analytics.md, "No data"); absent for heartbeat checks, whose missed pings are failed runs. */
+const NoData = {
+  expectedRuns: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: 'Ours: the runs the check should have made (activated, not paused by maintenance; a run per location with runParallel)',
+    }),
+  ),
+  runs: Type.Optional(Type.Integer({ minimum: 0, description: 'Ours: the runs it made, which successRatio is over' })),
+  noDataRatio: Type.Optional(
+    Type.Number({ minimum: 0, maximum: 100, description: 'Ours: the percentage of expected runs that did not happen: no data, never up' }),
+  ),
+};
 const Figures = {
-  successRatio: Type.Number({ minimum: 0 }),
+  successRatio: Type.Number({ minimum: 0, description: 'The percentage of the runs made that passed (runs that did not happen are in noDataRatio)' }),
   avg: Type.Number({ minimum: 0 }),
   p95: Type.Number({ minimum: 0 }),
   p99: Type.Number({ minimum: 0 }),
+  ...NoData,
 };
 export const ReportingItem = Type.Object({
   name: Type.String(),
@@ -91,6 +106,7 @@ export const ReportingItem = Type.Object({
   checkType: Type.String(),
   deactivated: Type.Boolean(),
   tags: Type.Array(Type.String()),
+  ...NoData,
   aggregate: Type.Optional(Type.Object(Figures, { description: 'The whole window; absent with granularity, or without runs' })),
   aggregates: Type.Optional(Type.Array(Type.Object({ ...Figures, from: Type.String({ format: 'date-time' }), to: Type.String({ format: 'date-time' }) }))),
 });
@@ -252,7 +268,12 @@ export async function reporting(
     sql: Sql;
     store: Store;
     redis?: Redis;
-    config: { analytics: QueryBudget; redisPrefix?: string; reportCache?: { enabled: boolean; maxBytes: number } };
+    config: {
+      analytics: QueryBudget;
+      redisPrefix?: string;
+      reportCache?: { enabled: boolean; maxBytes: number };
+      alerts?: { noDataGraceMs: number };
+    };
   },
   accountId: string,
   query: Query,
@@ -296,6 +317,18 @@ export async function reporting(
     read,
     options.noCache,
   );
+  const expected = await expectationsOf(
+    deps.sql,
+    accountId,
+    checks.map((c) => c.id),
+    { graceMs: deps.config.alerts?.noDataGraceMs ?? 60_000 },
+    options.now,
+  );
+  /** expectedRuns, runs and noDataRatio of a check over [from, to) holding `runs` runs; nothing for checks that are not run. */
+  const noData = (checkId: string, from: number, to: number, runs: number) => {
+    const n = expected.of(checkId, from, to);
+    return n === null ? {} : { expectedRuns: n, runs, noDataRatio: percentage(noDataRatio(n, runs)) ?? 0 };
+  };
   const figures = (r: Row) => ({
     successRatio: percentage((100 * Number(r.passed)) / Number(r.runs)) ?? 0,
     avg: figure(r.avg ?? 0) ?? 0,
@@ -303,15 +336,23 @@ export async function reporting(
     p99: figure(r.q[1] ?? 0) ?? 0,
   });
   const items = checks.map((c) => {
-    const item: Item = { name: c.name, checkId: c.id, checkType: c.check_type, deactivated: !c.activated, tags: c.tags };
     const mine = byCheck.get(c.id) ?? [];
+    const runs = mine.reduce((n, r) => n + Number(r.runs), 0);
+    const item: Item = {
+      name: c.name,
+      checkId: c.id,
+      checkType: c.check_type,
+      deactivated: !c.activated,
+      tags: c.tags,
+      ...noData(c.id, window.from, window.to, runs),
+    };
     if (window.granularity) {
-      item.aggregates = mine.map((r) => ({
-        ...figures(r),
-        from: new Date(Math.max(window.from, Number(r.bucket))).toISOString(),
-        to: new Date(Math.min(window.to, Number(r.next))).toISOString(),
-      }));
-    } else if (mine[0]) item.aggregate = figures(mine[0]);
+      item.aggregates = mine.map((r) => {
+        const from = Math.max(window.from, Number(r.bucket));
+        const to = Math.min(window.to, Number(r.next));
+        return { ...figures(r), ...noData(c.id, from, to, Number(r.runs)), from: new Date(from).toISOString(), to: new Date(to).toISOString() };
+      });
+    } else if (mine[0]) item.aggregate = { ...figures(mine[0]), ...noData(c.id, window.from, window.to, runs) };
     return item;
   });
   return { items, tiers: plan.rollups.length ? ['day'] : [], ...(cache ? { cache } : {}) };

@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { checkTagsOf } from '../checks/index.js';
+import { expectationsOf } from '../coverage/index.js';
 import type { RequestContext } from '../http/route.js';
 import { TimeParam } from '../http/time.js';
-import { figure } from '../model/figures.js';
+import { figure, percentage } from '../model/figures.js';
 import { inMaintenance, type WindowData } from '../model/maintenance.js';
 import { toClickHouseTime } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
@@ -45,6 +46,12 @@ export const TimelineItem = Type.Object(
         degraded: Type.Integer({ minimum: 0 }),
         responseTimeP95: { ...Percentile, description: "p95 of the runs' response time (ms) over the window, exact; null without runs" },
         latencyP95: { ...Percentile, description: "p95 of the runs' average latency (ms; ICMP checks); null without any" },
+        expectedRuns: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+          description: 'The runs the check should have made in the window (docs/analytics.md, "No data"); null for heartbeat checks',
+        }),
+        noDataRatio: Type.Union([Type.Number({ minimum: 0, maximum: 100 }), Type.Null()], {
+          description: 'The percentage of expected runs that did not happen; null for heartbeat checks',
+        }),
       },
       { description: 'The whole window: the sums of the buckets, and percentiles over its runs' },
     ),
@@ -55,6 +62,11 @@ export const TimelineItem = Type.Object(
     }),
     failed: Type.Array(Type.Integer({ minimum: 0 }), { description: 'Runs that failed or errored, per bucket' }),
     degraded: Type.Array(Type.Integer({ minimum: 0 }), { description: 'Runs that passed degraded, per bucket' }),
+    expected: Type.Union([Type.Array(Type.Integer({ minimum: 0 })), Type.Null()], {
+      description:
+        'The runs the check should have made in each bucket (0: none were: deactivated, paused by maintenance, not yet created, or ' +
+        'the bucket is still running); fewer runs than expected is no data. Null for heartbeat checks',
+    }),
     maintenanceBuckets: Type.Array(Type.Integer({ minimum: 0 }), {
       description: 'The buckets in which a maintenance window that applies to the check was on (at the start, middle or end)',
     }),
@@ -91,9 +103,10 @@ export async function timeline(
   const size = Math.ceil(span / buckets / 1000) * 1000;
   const from = window.from ?? Math.ceil(now / size) * size - size * buckets;
   const end = from + size * buckets;
-  const [tags, windows] = await Promise.all([
+  const [tags, windows, expectations] = await Promise.all([
     checkTagsOf(deps.sql, accountId, checkIds),
     deps.sql<{ data: WindowData }[]>`select data from maintenance_windows where account_id = ${accountId}`,
+    expectationsOf(deps.sql, accountId, checkIds, { graceMs: deps.config.alerts.noDataGraceMs }, now),
   ]);
   const ids = [...new Set(checkIds.map((id) => id.toLowerCase()))].filter((id) => tags.has(id));
   if (!ids.length) return [];
@@ -134,15 +147,31 @@ export async function timeline(
       : [];
     const p = percentiles.get(checkId);
     const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);
+    const expected =
+      expectations.of(checkId, from, from + 1) === null
+        ? null
+        : Array.from({ length: buckets }, (_, b) => expectations.of(checkId, from + b * size, from + (b + 1) * size)!);
+    // Gaps per bucket: a bucket's extra runs (a triggered one) do not fill another bucket's gap.
+    const missing = expected ? sum(expected.map((e, b) => Math.max(0, e - runs[b]))) : 0;
+    const expectedRuns = expected ? sum(expected) : null;
     return {
       checkId,
       inMaintenance: inMaintenance(data, tags.get(checkId)!, now),
-      total: { runs: sum(runs), failed: sum(failed), degraded: sum(degraded), responseTimeP95: figure(p?.rt), latencyP95: figure(p?.latency) },
+      total: {
+        runs: sum(runs),
+        failed: sum(failed),
+        degraded: sum(degraded),
+        responseTimeP95: figure(p?.rt),
+        latencyP95: figure(p?.latency),
+        expectedRuns,
+        noDataRatio: expectedRuns === null ? null : (percentage(expectedRuns ? (100 * missing) / expectedRuns : 0) ?? 0),
+      },
       from: new Date(from).toISOString(),
       bucketSeconds: size / 1000,
       runs,
       failed,
       degraded,
+      expected,
       maintenanceBuckets,
     };
   });

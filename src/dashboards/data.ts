@@ -1,4 +1,5 @@
-import { budgetSettings, summarize } from '../analytics/index.js';
+import { budgetSettings, summarize, timeline } from '../analytics/index.js';
+import { coverageNow } from '../coverage/index.js';
 import { fromClickHouseTime, toClickHouseTime } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
 import type { PublishedDashboard } from './lookup.js';
@@ -20,6 +21,8 @@ export type Status = 'passing' | 'degraded' | 'failing' | 'unknown';
 
 export interface WindowFigures {
   availability: number | null;
+  /** Per cent of the runs the check should have made in the window that did not happen (docs/analytics.md); null when none were expected. */
+  noData: number | null;
   p95: number | null;
   p99: number | null;
 }
@@ -100,8 +103,21 @@ async function selectChecks(deps: Deps, d: PublishedDashboard): Promise<CheckRow
 
 async function windowFigures(deps: Deps, accountId: string, ids: string[], now: number): Promise<Map<string, Record<WindowId, WindowFigures>>> {
   const out = new Map<string, Record<WindowId, WindowFigures>>(
-    ids.map((id) => [id, Object.fromEntries(WINDOWS.map((w) => [w.id, { availability: null, p95: null, p99: null }])) as Record<WindowId, WindowFigures>]),
+    ids.map((id) => [
+      id,
+      Object.fromEntries(WINDOWS.map((w) => [w.id, { availability: null, noData: null, p95: null, p99: null }])) as Record<WindowId, WindowFigures>,
+    ]),
   );
+  // The share of expected runs that did not happen, as the console's strips count it (one bucket per window).
+  if (ids.length) {
+    await Promise.all(
+      WINDOWS.map(async (w) => {
+        for (const item of await timeline(deps, accountId, ids, { hours: 1, buckets: 1, from: now - w.ms, to: now }, undefined, now)) {
+          if (item.total.expectedRuns) out.get(item.checkId)![w.id].noData = item.total.noDataRatio;
+        }
+      }),
+    );
+  }
   const chunks: string[][] = [];
   for (let i = 0; i < ids.length; i += 100) chunks.push(ids.slice(i, i + 100));
   await Promise.all(
@@ -110,6 +126,7 @@ async function windowFigures(deps: Deps, accountId: string, ids: string[], now: 
         const { items } = await summarize(deps, accountId, chunk, { from: now - w.ms, to: now }, { now, purpose: 'dashboard' });
         for (const item of items) {
           out.get(item.checkId)![w.id] = {
+            ...out.get(item.checkId)![w.id],
             availability: item.availability,
             p95: item.responseTime_p95 ?? item.latency_p95 ?? null,
             p99: item.responseTime_p99 ?? item.latency_p99 ?? null,
@@ -192,10 +209,16 @@ async function incidentsOf(deps: Deps, d: PublishedDashboard, ids: string[], now
 export async function buildDashboardView(deps: Deps, d: PublishedDashboard, now = Date.now()): Promise<DashboardView> {
   const rows = await selectChecks(deps, d);
   const ids = rows.map((r) => r.id);
-  const [figures, runs, incidents] = await Promise.all([
+  const [figures, runs, incidents, coverage] = await Promise.all([
     windowFigures(deps, d.accountId, ids, now),
     recentRuns(deps, d.accountId, ids, now),
     d.data.enableIncidents ? incidentsOf(deps, d, ids, now) : Promise.resolve(null),
+    coverageNow(
+      deps.sql,
+      d.accountId,
+      { afterPeriods: deps.config.alerts.noDataAfterPeriods, graceMs: deps.config.alerts.noDataGraceMs },
+      { checkIds: ids, now },
+    ),
   ]);
   let checks: CheckView[] = rows.map((r) => ({
     id: r.id,
@@ -203,7 +226,8 @@ export async function buildDashboardView(deps: Deps, d: PublishedDashboard, now 
     checkType: r.check_type,
     group: d.data.showGroupNames === false ? null : r.group_name,
     tags: d.data.hideTags ? [] : r.tags,
-    status: statusOf(r.has_failures, r.has_errors, r.is_degraded),
+    // A check that stopped running says no data, whatever its last run said.
+    status: coverage.get(r.id)?.state === 'NO_DATA' ? 'unknown' : statusOf(r.has_failures, r.has_errors, r.is_degraded),
     lastRunAt: r.last_run_at?.toISOString() ?? null,
     windows: figures.get(r.id)!,
     recentRuns: runs.get(r.id)!,

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { countGaps } from '../coverage/index.js';
 import { type AnyRoute, defineRoute } from '../http/route.js';
 import { LOCATIONS } from '../model/checks.js';
 import { type LocationHealth as LocationHealthValue, locationHealth } from '../runners/index.js';
@@ -24,6 +25,12 @@ const ReadyBody = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]),
   dependencies: Type.Record(Type.String(), DependencyStatus),
   ingest: IngestDetails,
+  checksNotRunning: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: 'Activated checks past their periods without a run in a location (docs/analytics.md, "No data"); they do not make the service unready',
+    }),
+  ),
 });
 
 const LocationHealth = Type.Object({
@@ -84,9 +91,16 @@ export function opsRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
       access: 'public',
       schema: { responses: { 200: ReadyBody, 503: ReadyBody } },
       handler: async () => {
-        const [dependencies, ingest] = await Promise.all([checkReadiness(deps), ingestDetails(deps)]);
+        const [dependencies, ingest, notRunning] = await Promise.all([
+          checkReadiness(deps),
+          ingestDetails(deps),
+          withTimeout(countGaps(deps.sql)).catch(() => undefined),
+        ]);
         const ok = Object.values(dependencies).every((d) => d.status === 'ok');
-        return { status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'unavailable', dependencies, ingest } };
+        return {
+          status: ok ? 200 : 503,
+          body: { status: ok ? 'ready' : 'unavailable', dependencies, ingest, ...(notRunning === undefined ? {} : { checksNotRunning: notRunning }) },
+        };
       },
     }),
     defineRoute({

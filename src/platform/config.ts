@@ -189,6 +189,16 @@ export interface Config {
     pagerdutyEventsUrl: string;
     /** Opsgenie's API for both regions (OPSGENIE_API_URL: a proxy); unset: each channel's region picks api.opsgenie.com or api.eu.opsgenie.com. */
     opsgenieApiUrl: string | undefined;
+    /**
+     * No data (docs/analytics.md): an activated check past this many of its periods (per location, turns and
+     * retries counted) without a run is NO_DATA, and its channels get one "not running" message (and one when
+     * runs resume) unless noDataAlerts is off; graceMs is added to the periods.
+     */
+    noDataAfterPeriods: number;
+    noDataGraceMs: number;
+    noDataAlerts: boolean;
+    /** How often silences are looked for. */
+    noDataSweepMs: number;
   };
 }
 
@@ -677,6 +687,10 @@ export function loadConfig(env: Env = process.env): Config {
       smsToken: env.SMS_PROVIDER_TOKEN || undefined,
       pagerdutyEventsUrl: url(env, 'PAGERDUTY_EVENTS_URL', 'https://events.pagerduty.com/v2/enqueue', ['http:', 'https:'])!,
       opsgenieApiUrl: url(env, 'OPSGENIE_API_URL', undefined, ['http:', 'https:']),
+      noDataAfterPeriods: int(env, 'NO_DATA_AFTER_PERIODS', 2, 1, 1000),
+      noDataGraceMs: int(env, 'NO_DATA_GRACE_SECONDS', 60, 0, 86_400) * 1000,
+      noDataAlerts: bool(env, 'NO_DATA_ALERTS', true),
+      noDataSweepMs: int(env, 'NO_DATA_SWEEP_SECONDS', 30, 1, 3600) * 1000,
     },
   };
 }

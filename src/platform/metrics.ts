@@ -121,6 +121,19 @@ export class Metrics {
     });
   }
 
+  /** Activated checks whose runs stopped (docs/analytics.md, "No data"), read at scrape time through `source`. */
+  countChecksNotRunning(source: () => Promise<number>): void {
+    new Gauge({
+      name: 'checks_not_running',
+      help: 'Activated checks past their periods without a run in a location (the gaps the no-data sweep keeps), read at scrape time',
+      registers: [this.registry],
+      async collect() {
+        const n = await source().catch(() => undefined);
+        if (n !== undefined) this.set(n);
+      },
+    });
+  }
+
   /**
    * Runs per location read at scrape time: `location_runs{location, name, state}` (location: the queue's
    * location, a public name or `private-<id>`; name: the public name or the private location's slug) with state

@@ -1,6 +1,6 @@
 import { applyGroupSettings, type GroupData } from '../checks/index.js';
+import { DEFAULT_LOCATION } from '../coverage/index.js';
 import { CHECK_TYPE_FACTS, type CheckType, LOCATIONS } from '../model/checks.js';
-import type { WindowData } from '../model/maintenance.js';
 import { hashSecret } from '../model/secrets.js';
 import type { EnvVar } from '../model/variables.js';
 import type { RunnableCheck } from '../run-kernel/index.js';
@@ -10,8 +10,7 @@ import { privateRunQueueName, runQueueName } from './jobs.js';
 
 const PUBLIC_LOCATIONS: ReadonlySet<string> = new Set(LOCATIONS);
 
-/** Where a check without locations runs (the anchor asks for at least one; older checks may have none). */
-export const DEFAULT_LOCATION = 'eu-west-1';
+export { DEFAULT_LOCATION, maintenanceWindows } from '../coverage/index.js';
 
 /** The account's checks of `ids` as they run; missing ids are simply absent. */
 export async function loadRunnable(sql: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, RunnableCheck>> {
@@ -112,17 +111,6 @@ export async function locationQueues(sql: Sql, accountId: string, locations: Ite
 }
 
 /** The account's maintenance windows (to skip slots a window pauses). */
-export async function maintenanceWindows(sql: Sql, accountIds: readonly string[]): Promise<Map<string, WindowData[]>> {
-  const out = new Map<string, WindowData[]>();
-  if (!accountIds.length) return out;
-  for (const r of await sql<
-    { account_id: string; data: WindowData }[]
-  >`select account_id, data from maintenance_windows where account_id = any(${[...accountIds]}::uuid[])`) {
-    out.set(r.account_id, [...(out.get(r.account_id) ?? []), r.data]);
-  }
-  return out;
-}
-
 function scriptOf(local: unknown, snippetId: unknown, snippets: Map<number, string>): string | undefined {
   if (typeof local === 'string' && local.trim()) return local;
   return typeof snippetId === 'number' ? snippets.get(snippetId) : undefined;

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { effectiveSchedule } from '../checks/index.js';
-import { CHECK_TYPE_FACTS, type CheckType, periodOf } from '../model/checks.js';
+import { periodOf } from '../model/checks.js';
 
 export { periodOf };
 
+import { phaseOf, RUNNABLE_TYPES, slotAtOrAfter } from '../model/schedule.js';
 import type { Sql } from '../storage/postgres.js';
 
 /**
@@ -13,28 +13,7 @@ import type { Sql } from '../storage/postgres.js';
  * process computes the same slots, and a slot is claimed once (check_schedules, FOR UPDATE SKIP LOCKED).
  */
 
-/** Where in its period a check runs: a stable spread from its id (whole seconds, so slots read well). */
-export function phaseOf(checkId: string, periodMs: number): number {
-  const n = createHash('sha256').update(checkId).digest().readUInt32BE(0);
-  const seconds = Math.max(1, Math.floor(periodMs / 1000));
-  return (n % seconds) * 1000;
-}
-
-/** The first slot at or after `t`. */
-export function slotAtOrAfter(t: number, periodMs: number, phaseMs: number): number {
-  return Math.ceil((t - phaseMs) / periodMs) * periodMs + phaseMs;
-}
-
-/** Which of a check's locations run a slot: all of them with runParallel, else one, in turn slot by slot. */
-export function locationsForSlot(locations: readonly string[], runParallel: boolean, slot: number, periodMs: number): string[] {
-  if (!locations.length) return [];
-  if (runParallel) return [...locations];
-  const n = Math.floor(slot / periodMs);
-  return [locations[((n % locations.length) + locations.length) % locations.length]];
-}
-
-/** Types the runners execute (heartbeats are pinged, not run). */
-export const RUNNABLE_TYPES = (Object.keys(CHECK_TYPE_FACTS) as CheckType[]).filter((t) => CHECK_TYPE_FACTS[t].runsOn !== 'pings');
+export { locationsForSlot, phaseOf, RUNNABLE_TYPES, slotAtOrAfter } from '../model/schedule.js';
 
 export interface DesiredSchedule {
   checkId: string;

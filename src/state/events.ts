@@ -12,10 +12,12 @@ const WHAT: Record<AlertType, string> = {
   ALERT_DEGRADED_REMAIN: 'check still degraded',
   ALERT_DEGRADED_FAILURE: 'check failing after degraded',
   ALERT_DEGRADED_RECOVERY: 'check recovered from degraded',
+  ALERT_NO_DATA: 'check not running',
+  ALERT_NO_DATA_RECOVERY: 'check running again',
 };
 
 /** Changes an operator acts on: written at `warn`, so `LOG_LEVEL=warn` is the list of what went wrong. */
-const FAILING = new Set<AlertType>(['ALERT_FAILURE', 'ALERT_FAILURE_REMAIN', 'ALERT_DEGRADED_FAILURE']);
+const FAILING = new Set<AlertType>(['ALERT_FAILURE', 'ALERT_FAILURE_REMAIN', 'ALERT_DEGRADED_FAILURE', 'ALERT_NO_DATA']);
 
 /**
  * One line per state change (`warn` when a check fails, `info` otherwise), once its transaction committed: what changed (`msg`), the check, the alert,

@@ -34,6 +34,8 @@ export interface RaisedAlert {
   type: AlertType;
   /** The run that moved the state; a reminder has none. */
   run?: Pick<Run, 'resultId' | 'location' | 'durationMs' | 'statusCode'>;
+  /** Without a run: the locations it is about (a check not running in some of its locations). */
+  locations?: string[];
   at: number;
   /** A maintenance window silences it: recorded, not sent. */
   silenced: boolean;
@@ -86,7 +88,7 @@ export async function raiseAlerts(tx: Sql, accountId: string, alerts: readonly R
     check_id: alert.check.id,
     alert_type: alert.type,
     check_result_id: alert.run?.resultId ?? null,
-    run_location: alert.run?.location ?? null,
+    run_location: alert.run?.location ?? (alert.locations?.length ? alert.locations.join(', ') : null),
     response_time: alert.run?.durationMs ?? null,
     status_code: alert.run?.statusCode ?? null,
     started_at: new Date(alert.at),
@@ -137,7 +139,8 @@ async function trackIncident(
   hooks: CheckIncidentHooks,
 ): Promise<{ id: string; change?: 'opened' | 'resolved' } | null> {
   const incident = alert.check.triggerIncident;
-  if (!incident) return null;
+  // A check that stopped running, or runs again, says nothing of the service it watches.
+  if (!incident || alert.type === 'ALERT_NO_DATA' || alert.type === 'ALERT_NO_DATA_RECOVERY') return null;
   const kind = alertKind(alert.type);
   if (kind === 'recovery') {
     const [row] = await tx<{ id: string }[]>`update incidents set resolved_at = ${new Date(alert.at)}

@@ -30,6 +30,8 @@ export interface StatusRow {
   reminders_sent: number;
   next_reminder_at: Date | null;
   name: string;
+  /** The check's own switch (not its group's). */
+  activated: boolean;
   has_failures: boolean;
   has_errors: boolean;
   is_degraded: boolean;
@@ -90,7 +92,7 @@ export function runsByCheck(runs: readonly Run[]): Map<string, Run[]> {
 
 /** The statuses of an account's checks (optionally some), with the check's name, in check creation order. */
 export async function readStatuses(sql: Sql, accountId: string, checkIds?: string[]): Promise<StatusRow[]> {
-  return sql<StatusRow[]>`select s.*, c.name from check_statuses s join checks c on c.id = s.check_id
+  return sql<StatusRow[]>`select s.*, c.name, c.activated from check_statuses s join checks c on c.id = s.check_id
     where s.account_id = ${accountId} ${checkIds ? sql`and s.check_id = any(${checkIds}::uuid[])` : sql``}
     order by c.created_at, c.id`;
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { makeBadge } from 'badge-maker';
+import { type Coverage, coverageNow } from '../coverage/index.js';
 import { notFound } from '../http/errors.js';
 import { PositiveId, UUID } from '../http/ids.js';
 import { type AnyRoute, defineRoute } from '../http/route.js';
@@ -9,7 +10,8 @@ import { badgeOfCheck, badgeOfGroup, type BadgeRow as StatusRow } from './reposi
 
 /**
  * Status badges for READMEs and wikis (the anchor's `/v1/badges/…`): an SVG drawn by shields.io's own
- * `badge-maker`, naming the check or group and its state (passing, degraded, failing; "no data" before a run),
+ * `badge-maker`, naming the check or group and its state (passing, degraded, failing; "no data" before a run and when its runs stopped,
+ * docs/analytics.md; "paused" when deactivated),
  * optionally with the latest response time. Public like the anchor's, and like the anchor's only for an account that
  * turned them on (`PATCH /v1/account {"badgesEnabled": true}`): group ids are sequential, so badges on by default
  * would let anyone count through every account's group names and states. Any other id is a 404. Cacheable for 60 s.
@@ -23,13 +25,22 @@ const Query = Type.Object(
   },
   { additionalProperties: false },
 );
-type State = 'passing' | 'degraded' | 'failing' | 'no data';
-const COLOUR: Record<State, string> = { passing: '#2da44e', degraded: '#d4a72c', failing: '#cf222e', 'no data': '#8c959f' };
+type State = 'passing' | 'degraded' | 'failing' | 'no data' | 'paused';
+const COLOUR: Record<State, string> = { passing: '#2da44e', degraded: '#d4a72c', failing: '#cf222e', 'no data': '#8c959f', paused: '#8c959f' };
 const LABEL_COLOUR = { light: '#eaeef2', dark: '#24292f', default: '#555' } as const;
-const RANK: Record<State, number> = { failing: 0, degraded: 1, passing: 2, 'no data': 3 };
+// A group is as bad as its worst check: one that is not reporting outranks passing.
+const RANK: Record<State, number> = { failing: 0, degraded: 1, 'no data': 2, passing: 3, paused: 4 };
 
-const stateOf = (r: StatusRow): State =>
-  r.has_failures === null ? 'no data' : r.has_failures || r.has_errors ? 'failing' : r.is_degraded ? 'degraded' : 'passing';
+const stateOf = (r: StatusRow, coverage: Coverage | undefined): State =>
+  coverage?.state === 'PAUSED'
+    ? 'paused'
+    : r.has_failures === null || coverage?.state === 'NO_DATA'
+      ? 'no data'
+      : r.has_failures || r.has_errors
+        ? 'failing'
+        : r.is_degraded
+          ? 'degraded'
+          : 'passing';
 
 /** The mean of the latest run's duration in each location, in ms; null before any. */
 function latestMs(rows: StatusRow[]): number | null {
@@ -37,9 +48,13 @@ function latestMs(rows: StatusRow[]): number | null {
   return values.length ? Math.round(values.reduce((a, b) => a + b, 0) / values.length) : null;
 }
 
-function svg(label: string, rows: StatusRow[], query: { style: string; theme: keyof typeof LABEL_COLOUR; responseTime: boolean }): string {
-  // A group is as bad as its worst check.
-  const state = rows.length ? rows.map(stateOf).sort((a, b) => RANK[a] - RANK[b])[0]! : 'no data';
+function svg(
+  label: string,
+  rows: StatusRow[],
+  coverage: Map<string, Coverage>,
+  query: { style: string; theme: keyof typeof LABEL_COLOUR; responseTime: boolean },
+): string {
+  const state = rows.length ? rows.map((r) => stateOf(r, coverage.get(r.id))).sort((a, b) => RANK[a] - RANK[b])[0]! : 'no data';
   const ms = query.responseTime ? latestMs(rows) : null;
   return makeBadge({
     label: label.slice(0, 80),
@@ -50,7 +65,16 @@ function svg(label: string, rows: StatusRow[], query: { style: string; theme: ke
   });
 }
 
-export function badgeRoutes({ sql }: Deps): AnyRoute[] {
+export function badgeRoutes({ sql, config }: Deps): AnyRoute[] {
+  const coverageOf = async (rows: StatusRow[]) =>
+    rows.length
+      ? coverageNow(
+          sql,
+          rows[0]!.account_id,
+          { afterPeriods: config.alerts.noDataAfterPeriods, graceMs: config.alerts.noDataGraceMs },
+          { checkIds: rows.map((r) => r.id) },
+        )
+      : new Map<string, Coverage>();
   const tag = 'Badges';
   const reply = (body: string) => ({
     status: 200,
@@ -82,7 +106,7 @@ export function badgeRoutes({ sql }: Deps): AnyRoute[] {
         if (!UUID.test(params.checkId)) throw notFound();
         const rows = await badgeOfCheck(sql, params.checkId);
         if (!rows.length) throw notFound();
-        return reply(svg(rows[0]!.name, rows, query));
+        return reply(svg(rows[0]!.name, rows, await coverageOf(rows), query));
       },
     }),
     defineRoute({
@@ -103,7 +127,7 @@ export function badgeRoutes({ sql }: Deps): AnyRoute[] {
       handler: async ({ params, query }) => {
         const badge = await badgeOfGroup(sql, params.groupId);
         if (!badge) throw notFound();
-        return reply(svg(badge.name ?? 'group', badge.rows, query));
+        return reply(svg(badge.name ?? 'group', badge.rows, await coverageOf(badge.rows), query));
       },
     }),
   ];

@@ -1,4 +1,5 @@
 import { budgetSettings, rollupHorizon } from '../analytics/index.js';
+import { coverageNow, expectationsOf } from '../coverage/index.js';
 import type { WindowData } from '../model/maintenance.js';
 import { toClickHouseTime } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
@@ -9,16 +10,17 @@ import { type PageRow, type PageView, pageViews } from './repository.js';
 /**
  * What a public status page shows (docs/status-pages.md), built from the page's account only:
  * - each service's state now: an open incident on it (its severity), a maintenance in progress, or the state
- *   of the checks linked to it (`triggerIncident.serviceId`): failing is an outage, degraded is degraded;
- * - 90 daily bars of those checks' uptime (runs that passed / runs, from the daily rollup) and their mean
- *   response time per day;
+ *   of the checks linked to it (`triggerIncident.serviceId`): failing is an outage, degraded is degraded, a check
+ *   that stopped running is no data (docs/analytics.md);
+ * - 90 daily bars of those checks' uptime (runs that passed / runs, from the daily rollup), the share of their
+ *   expected runs that did not happen (no data, never up) and their mean response time per day;
  * - open incidents, incidents of the last 90 days with their updates, maintenance in progress and coming.
  */
 
 const DAY = 86_400_000;
 export const HISTORY_DAYS = 90;
 
-export type ServiceStatus = 'operational' | 'degraded' | 'partial-outage' | 'major-outage' | 'maintenance';
+export type ServiceStatus = 'operational' | 'degraded' | 'partial-outage' | 'major-outage' | 'no-data' | 'maintenance';
 
 export interface DayBar {
   /** YYYY-MM-DD (UTC). */
@@ -27,6 +29,10 @@ export interface DayBar {
   failed: number;
   /** Per cent of runs that passed; null without runs. */
   uptime: number | null;
+  /** Runs the linked checks should have made that day. */
+  expected: number;
+  /** Per cent of those that did not happen (no data); null when none were expected. */
+  noData: number | null;
   /** Mean response time that day, ms. */
   responseTime: number | null;
 }
@@ -38,6 +44,8 @@ export interface ServiceView {
   days: DayBar[];
   /** Over the 90 days; null without runs. */
   uptime: number | null;
+  /** Per cent of the 90 days' expected runs that did not happen; null when none were expected. */
+  noData: number | null;
   checks: number;
 }
 
@@ -60,7 +68,7 @@ export interface StatusPageView {
   generatedAt: string;
 }
 
-const RANK: Record<ServiceStatus, number> = { 'major-outage': 0, 'partial-outage': 1, degraded: 2, maintenance: 3, operational: 4 };
+const RANK: Record<ServiceStatus, number> = { 'major-outage': 0, 'partial-outage': 1, degraded: 2, 'no-data': 3, maintenance: 4, operational: 5 };
 const worst = (a: ServiceStatus, b: ServiceStatus) => (RANK[a] <= RANK[b] ? a : b);
 const BY_SEVERITY: Record<string, ServiceStatus> = { CRITICAL: 'major-outage', MAJOR: 'partial-outage', MEDIUM: 'degraded', MINOR: 'degraded' };
 
@@ -96,6 +104,12 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
   // the one its horizon is in from the runs themselves (the rollup holds that day only up to the horizon, and a tick
   // between reading the horizon and this query adds only to days read from the runs).
   const checkIds = checks.map((c) => c.id);
+  const days = Array.from({ length: HISTORY_DAYS }, (_, i) => new Date(startOfDay(now) - (HISTORY_DAYS - 1 - i) * DAY).toISOString().slice(0, 10));
+  const noDataSettings = { afterPeriods: deps.config.alerts.noDataAfterPeriods, graceMs: deps.config.alerts.noDataGraceMs };
+  const [coverage, expectations] = await Promise.all([
+    coverageNow(sql, accountId, noDataSettings, { checkIds, now }),
+    expectationsOf(sql, accountId, checkIds, noDataSettings, now),
+  ]);
   const horizon = rollupHorizon();
   const rawFrom = Number.isFinite(horizon) ? startOfDay(horizon) : undefined;
   const tail =
@@ -125,19 +139,36 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
       )
     : [];
   const serviceOfCheck = new Map(checks.map((c) => [c.id, c.service_id]));
-  const days = Array.from({ length: HISTORY_DAYS }, (_, i) => new Date(startOfDay(now) - (HISTORY_DAYS - 1 - i) * DAY).toISOString().slice(0, 10));
-  const tally = new Map<string, Map<string, { runs: number; failed: number; rtSum: number; rtN: number }>>();
+  type Tally = { runs: number; failed: number; rtSum: number; rtN: number; expected: number; missing: number };
+  const tally = new Map<string, Map<string, Tally>>();
+  const tallyOf = (service: string, day: string): Tally => {
+    const perDay = tally.get(service) ?? new Map<string, Tally>();
+    tally.set(service, perDay);
+    const t = perDay.get(day) ?? { runs: 0, failed: 0, rtSum: 0, rtN: 0, expected: 0, missing: 0 };
+    perDay.set(day, t);
+    return t;
+  };
+  const runsOfCheckDay = new Map<string, number>();
   for (const d of daily) {
     const service = serviceOfCheck.get(d.checkId);
     if (!service) continue;
-    const perDay = tally.get(service) ?? new Map();
-    tally.set(service, perDay);
-    const t = perDay.get(d.day) ?? { runs: 0, failed: 0, rtSum: 0, rtN: 0 };
+    const t = tallyOf(service, d.day);
     t.runs += Number(d.total);
     t.failed += Number(d.failed);
     t.rtSum += Number(d.rtSum);
     t.rtN += Number(d.rtN);
-    perDay.set(d.day, t);
+    runsOfCheckDay.set(`${d.checkId}|${d.day}`, Number(d.total));
+  }
+  // The runs each check should have made each day, and the part of them that did not happen (check by check).
+  for (const c of checks) {
+    for (const day of days) {
+      const start = Date.parse(`${day}T00:00:00Z`);
+      const expected = expectations.of(c.id, start, start + DAY);
+      if (!expected) continue;
+      const t = tallyOf(c.service_id, day);
+      t.expected += expected;
+      t.missing += Math.max(0, expected - (runsOfCheckDay.get(`${c.id}|${day}`) ?? 0));
+    }
   }
 
   // Maintenance of the windows shown on this page: in progress, or starting in the next 14 days.
@@ -170,7 +201,8 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
   const view = (s: PageView['cards'][number]['services'][number]): ServiceView => {
     let status: ServiceStatus = 'operational';
     for (const c of checks.filter((c) => c.service_id === s.id)) {
-      if (c.has_failures || c.has_errors) status = worst(status, 'partial-outage');
+      if (coverage.get(c.id)?.state === 'NO_DATA') status = worst(status, 'no-data');
+      else if (c.has_failures || c.has_errors) status = worst(status, 'partial-outage');
       else if (c.is_degraded) status = worst(status, 'degraded');
     }
     for (const i of open) if (i.services.some((x) => x.id === s.id)) status = worst(status, BY_SEVERITY[i.severity] ?? 'degraded');
@@ -178,15 +210,21 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
     const perDay = tally.get(s.id);
     let runs = 0;
     let failed = 0;
+    let expected = 0;
+    let missing = 0;
     const bars = days.map((date) => {
       const t = perDay?.get(date);
       runs += t?.runs ?? 0;
       failed += t?.failed ?? 0;
+      expected += t?.expected ?? 0;
+      missing += t?.missing ?? 0;
       return {
         date,
         runs: t?.runs ?? 0,
         failed: t?.failed ?? 0,
         uptime: t?.runs ? (100 * (t.runs - t.failed)) / t.runs : null,
+        expected: t?.expected ?? 0,
+        noData: t?.expected ? (100 * t.missing) / t.expected : null,
         responseTime: t?.rtN ? t.rtSum / t.rtN : null,
       };
     });
@@ -196,6 +234,7 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
       status,
       days: bars,
       uptime: runs ? (100 * (runs - failed)) / runs : null,
+      noData: expected ? (100 * missing) / expected : null,
       checks: checks.filter((c) => c.service_id === s.id).length,
     };
   };

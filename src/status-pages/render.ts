@@ -12,6 +12,7 @@ const LABELS: Record<ServiceStatus, string> = {
   degraded: 'Degraded performance',
   'partial-outage': 'Partial outage',
   'major-outage': 'Major outage',
+  'no-data': 'No data: not monitored right now',
   maintenance: 'Under maintenance',
 };
 const OVERALL: Record<ServiceStatus, string> = {
@@ -19,6 +20,7 @@ const OVERALL: Record<ServiceStatus, string> = {
   degraded: 'Some systems are degraded',
   'partial-outage': 'Partial outage',
   'major-outage': 'Major outage',
+  'no-data': 'Some systems are not monitored right now',
   maintenance: 'Maintenance in progress',
 };
 const PROGRESS: Record<string, string> = { INVESTIGATING: 'Investigating', IDENTIFIED: 'Identified', MONITORING: 'Monitoring', RESOLVED: 'Resolved' };
@@ -98,6 +100,7 @@ a{color:var(--linkFontColor)}
 .status-maintenance .dot{background:#0969da}
 .status-partial-outage .dot{background:#d1242f}
 .status-major-outage .dot{background:#82071e}
+.status-no-data .dot{background:#8c959f}
 .bars svg{width:100%;height:34px;display:block;margin-top:8px}
 .bar-legend{display:flex;justify-content:space-between;font-size:.8rem}
 .chart{color:var(--bodyFontColorMuted);margin-top:6px}
@@ -126,8 +129,14 @@ function bars(s: ServiceView): string {
   const rects = s.days
     .map((d, i) => {
       const colour = d.uptime === null ? '#8c959f' : d.uptime >= 99.9 ? '#2da44e' : d.uptime >= 99 ? '#8cc265' : d.uptime >= 95 ? '#d4a72c' : '#cf222e';
-      const title = escapeHtml(`${d.date}: ${d.uptime === null ? 'no runs' : `${pct(d.uptime)} of ${d.runs} runs passed`}`);
-      return `<rect x="${(i * (width + gap)).toFixed(1)}" y="0" width="${width}" height="34" rx="1" fill="${colour}"><title>${title}</title></rect>`;
+      const missing = d.noData ? `; no data for ${pct(d.noData)} of the expected runs` : '';
+      const title = escapeHtml(
+        `${d.date}: ${d.uptime === null ? (d.expected ? 'no data: no runs' : 'no runs') : `${pct(d.uptime)} of ${d.runs} runs passed${missing}`}`,
+      );
+      // A day with part of its runs missing shows that part in grey at the top of its bar.
+      const grey = d.uptime !== null && d.noData ? Math.min(34, Math.max(2, (34 * d.noData) / 100)) : 0;
+      const top = grey ? `<rect x="${(i * (width + gap)).toFixed(1)}" y="0" width="${width}" height="${grey.toFixed(1)}" fill="#8c959f"/>` : '';
+      return `<g><rect x="${(i * (width + gap)).toFixed(1)}" y="0" width="${width}" height="34" rx="1" fill="${colour}"/>${top}<title>${title}</title></g>`;
     })
     .join('');
   return `<svg viewBox="0 0 ${total} 34" preserveAspectRatio="none" aria-hidden="true">${rects}</svg>`;

@@ -278,6 +278,8 @@ export async function replaceWindow(db: Sql, accountId: string, id: number, body
 
 /** A check's state as a badge shows it. */
 export interface BadgeRow {
+  id: string;
+  account_id: string;
   name: string;
   has_failures: boolean | null;
   has_errors: boolean | null;
@@ -287,7 +289,7 @@ export interface BadgeRow {
 
 /** The check's badge rows (one, or none: no such check, or its account serves no badges). */
 export async function badgeOfCheck(db: Sql, checkId: string): Promise<BadgeRow[]> {
-  return db<BadgeRow[]>`select c.name, s.has_failures, s.has_errors, s.is_degraded, s.latest_by_location
+  return db<BadgeRow[]>`select c.id, c.account_id, c.name, s.has_failures, s.has_errors, s.is_degraded, s.latest_by_location
     from checks c join accounts a on a.id = c.account_id and a.badges_enabled
     left join check_statuses s on s.check_id = c.id where c.id = ${checkId}`;
 }
@@ -297,7 +299,7 @@ export async function badgeOfGroup(db: Sql, groupId: number): Promise<{ name: st
   const [group] = await db<{ name: string }[]>`select g.name from check_groups g join accounts a on a.id = g.account_id and a.badges_enabled
     where g.id = ${groupId}`;
   if (!group) return undefined;
-  const rows = await db<BadgeRow[]>`select c.name, s.has_failures, s.has_errors, s.is_degraded, s.latest_by_location
+  const rows = await db<BadgeRow[]>`select c.id, c.account_id, c.name, s.has_failures, s.has_errors, s.is_degraded, s.latest_by_location
     from checks c left join check_statuses s on s.check_id = c.id where c.group_id = ${groupId} and c.activated`;
   return { name: group.name, rows };
 }

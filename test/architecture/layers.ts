@@ -20,6 +20,7 @@ export const LAYERS = [
   'checks',
   'run-kernel',
   'ingest',
+  'coverage',
   'state',
   'heartbeats',
   'runners',

@@ -37,7 +37,7 @@
       c.tags.length ? el('span', { class: 'tags' }, c.tags.map(function (t) { return el('span', { class: 'tag', text: t }); })) : null,
       el('span', { class: 'headline', text: pct(c.windows['24h'].availability) }),
     ]);
-    var rows = [figureRow('Availability', c, function (w) { return w.availability; }, pct)];
+    var rows = [figureRow('Availability', c, function (w) { return w.availability; }, pct), figureRow('No data', c, function (w) { return w.noData; }, pct)];
     if (cfg.showP95 === 'true') rows.push(figureRow('p95', c, function (w) { return w.p95; }, ms));
     if (cfg.showP99 === 'true') rows.push(figureRow('p99', c, function (w) { return w.p99; }, ms));
     var table = el('table', { class: 'figures' }, [

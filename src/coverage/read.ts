@@ -1,0 +1,54 @@
+import type { Sql } from '../storage/postgres.js';
+import { type CheckPlan, type Coverage, coverageOf, expectedRuns } from './expected.js';
+import { loadPlans, maintenanceWindows } from './repository.js';
+
+/** The settings of no data (docs/analytics.md): how many periods make a silence, and the grace past them. */
+export interface NoDataSettings {
+  afterPeriods: number;
+  graceMs: number;
+}
+
+/** What each of an account's runnable checks (or some) is doing now, by check id. */
+export async function coverageNow(
+  sql: Sql,
+  accountId: string,
+  settings: NoDataSettings,
+  options: { checkIds?: readonly string[]; now?: number } = {},
+): Promise<Map<string, Coverage & { plan: CheckPlan }>> {
+  const now = options.now ?? Date.now();
+  const [plans, windows] = await Promise.all([
+    loadPlans(sql, { accountId, checkIds: options.checkIds }, settings.graceMs),
+    maintenanceWindows(sql, [accountId]),
+  ]);
+  const mine = windows.get(accountId) ?? [];
+  return new Map(plans.map((p) => [p.checkId, { ...coverageOf(p, mine, now, settings.afterPeriods), plan: p }]));
+}
+
+/** Counts the runs an account's checks were expected to make: `of(checkId, from, to)` is null for a check that is not run (heartbeats). */
+export interface Expectations {
+  of(checkId: string, from: number, to: number): number | null;
+}
+
+/** The expectations of some of an account's checks, as of `now` (slots after it, or within the grace before it, are not expected yet). */
+export async function expectationsOf(
+  sql: Sql,
+  accountId: string,
+  checkIds: readonly string[],
+  settings: Pick<NoDataSettings, 'graceMs'>,
+  now = Date.now(),
+): Promise<Expectations> {
+  const [plans, windows] = await Promise.all([loadPlans(sql, { accountId, checkIds }, settings.graceMs), maintenanceWindows(sql, [accountId])]);
+  const mine = windows.get(accountId) ?? [];
+  const byId = new Map(plans.map((p) => [p.checkId, p]));
+  return {
+    of(checkId, from, to) {
+      const plan = byId.get(checkId);
+      return plan ? expectedRuns(plan, mine, from, to, now) : null;
+    },
+  };
+}
+
+/** The share of expected runs that did not happen, as a percentage (0 when none were expected). */
+export function noDataRatio(expected: number, runs: number): number {
+  return expected > 0 ? (100 * Math.max(0, expected - runs)) / expected : 0;
+}

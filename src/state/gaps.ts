@@ -1,0 +1,78 @@
+import { type CheckPlan, type Coverage, coverageOf, dropGap, loadPlans, maintenanceWindows, openGaps, saveGap, updateGapLocations } from '../coverage/index.js';
+import { maintenanceEffect } from '../model/maintenance.js';
+import { type Sql, transaction } from '../storage/postgres.js';
+import { type CheckIncidentHooks, type Raised, type RaisedAlert, raiseAlerts, type StateEvent } from './records.js';
+
+export interface GapSettings {
+  afterPeriods: number;
+  graceMs: number;
+  /** Off: gaps are still kept (/ready, /metrics count them), but no alert is raised. */
+  alerts: boolean;
+}
+
+export interface GapSweep extends Raised {
+  opened: number;
+  closed: number;
+  /** Activated checks not running now (open gaps). */
+  notRunning: number;
+}
+
+const silent = (c: Coverage) => c.state === 'NO_DATA' || (c.state === 'RUNNING' && c.silentLocations.length > 0);
+
+/**
+ * Monitoring that stopped (docs/analytics.md, "No data"): every activated runnable check whose runs stopped in a
+ * location, past `afterPeriods` of its turns there, gets a gap and one ALERT_NO_DATA ("not running since …",
+ * naming the locations when only some stopped), whatever stopped it (the scheduler, a runner, a location without an
+ * agent, a queue). When each location runs again the gap closes with one ALERT_NO_DATA_RECOVERY. A check that is
+ * deactivated or deleted meanwhile loses its gap silently; maintenance neither opens nor closes one. The alerts are
+ * recorded and delivered like any other (check alerts, notifications per subscribed channel, maintenance silences).
+ */
+export async function sweepGaps(sql: Sql, now: number, settings: GapSettings, hooks: CheckIncidentHooks): Promise<GapSweep> {
+  const [plans, gaps] = await Promise.all([loadPlans(sql, { activatedOnly: true }, settings.graceMs), openGaps(sql)]);
+  const windows = await maintenanceWindows(sql, [...new Set(plans.map((p) => p.accountId))]);
+  const open = new Map(gaps.map((g) => [g.check_id, g]));
+  const byAccount = new Map<string, { plan: CheckPlan; coverage: Coverage }[]>();
+  let notRunning = 0;
+  for (const plan of plans) {
+    const coverage = coverageOf(plan, windows.get(plan.accountId) ?? [], now, settings.afterPeriods);
+    const gap = open.get(plan.checkId);
+    open.delete(plan.checkId);
+    if (silent(coverage) || (gap && (coverage.state === 'MAINTENANCE' || coverage.state === 'PAUSED'))) notRunning++;
+    // Changes only: a silence without a gap, a gap whose check runs everywhere again, or other locations now.
+    const changed = silent(coverage)
+      ? !gap || gap.locations.join('\n') !== coverage.silentLocations.join('\n')
+      : gap !== undefined && coverage.state === 'RUNNING';
+    if (!changed) continue;
+    byAccount.set(plan.accountId, [...(byAccount.get(plan.accountId) ?? []), { plan, coverage }]);
+  }
+  // Gaps of checks deactivated or gone: no longer expected to run.
+  for (const gone of open.values()) await dropGap(sql, gone.check_id);
+  let opened = 0;
+  let closed = 0;
+  const notifications: string[] = [];
+  const events: StateEvent[] = [];
+  for (const [accountId, items] of byAccount) {
+    const raised = await transaction(sql, async (tx) => {
+      const alerts: RaisedAlert[] = [];
+      for (const { plan, coverage } of items) {
+        const check = { id: plan.checkId, name: plan.name, groupId: plan.groupId, muted: plan.muted, triggerIncident: null };
+        const silenced = maintenanceEffect(windows.get(accountId) ?? [], plan.tags, now).silenced;
+        if (silent(coverage)) {
+          const since = coverage.since ?? now;
+          if (await saveGap(tx, { checkId: plan.checkId, accountId, since, locations: coverage.silentLocations })) {
+            opened++;
+            const partial = coverage.silentLocations.length < plan.locations.length;
+            alerts.push({ check, type: 'ALERT_NO_DATA', at: since, silenced, ...(partial ? { locations: coverage.silentLocations } : {}) });
+          } else await updateGapLocations(tx, plan.checkId, coverage.silentLocations);
+        } else if (await dropGap(tx, plan.checkId)) {
+          closed++;
+          alerts.push({ check, type: 'ALERT_NO_DATA_RECOVERY', at: coverage.lastRunAt ?? now, silenced });
+        }
+      }
+      return settings.alerts ? raiseAlerts(tx, accountId, alerts, hooks) : { notifications: [], events: [] };
+    });
+    notifications.push(...raised.notifications);
+    events.push(...raised.events);
+  }
+  return { notifications, events, opened, closed, notRunning };
+}
