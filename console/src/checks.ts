@@ -21,12 +21,23 @@ export const typeLabel = (type: string) => (TYPE_LABELS as Record<string, string
 export interface TimelineItem {
   checkId: string;
   inMaintenance: boolean;
-  total: { runs: number; failed: number; degraded: number; responseTimeP95: number | null; latencyP95: number | null };
+  total: {
+    runs: number;
+    failed: number;
+    degraded: number;
+    responseTimeP95: number | null;
+    latencyP95: number | null;
+    /** The runs it should have made, and the share of them that did not happen (null for heartbeats). */
+    expectedRuns?: number | null;
+    noDataRatio?: number | null;
+  };
   from: string;
   bucketSeconds: number;
   runs: number[];
   failed: number[];
   degraded: number[];
+  /** Runs expected per bucket (null for heartbeats): fewer runs than that is no data. */
+  expected?: number[] | null;
   maintenanceBuckets: number[];
 }
 
@@ -36,6 +47,8 @@ export interface Bucket {
   runs: number;
   failed: number;
   degraded: number;
+  /** Runs expected in it (null: not counted, heartbeats). */
+  expected: number | null;
   inMaintenance: boolean;
 }
 
@@ -48,6 +61,7 @@ export function bucketsOf(t: TimelineItem): Bucket[] {
     runs,
     failed: t.failed[i] ?? 0,
     degraded: t.degraded[i] ?? 0,
+    expected: t.expected?.[i] ?? null,
     inMaintenance: maintained.has(i),
   }));
 }

@@ -37,6 +37,8 @@ const cellOf = (b: Bucket) => (b.runs === 0 ? 'none' : b.failed > 0 ? 'fail' : b
 export function Strip({ buckets, label }: { buckets: Bucket[]; label: string }) {
   const failing = buckets.filter((b) => b.failed > 0).length;
   const empty = buckets.filter((b) => b.runs === 0).length;
+  // Periods that expected runs and got fewer: no data, never up.
+  const missing = buckets.filter((b) => b.expected !== null && b.runs < b.expected).length;
   const n = Math.max(1, buckets.length);
   const stops: string[] = [];
   for (let i = 0; i < buckets.length; ) {
@@ -52,7 +54,7 @@ export function Strip({ buckets, label }: { buckets: Bucket[]; label: string }) 
       class="strip"
       role="img"
       data-cells={buckets.map(cellOf).join(' ')}
-      aria-label={`${label}: ${failing} of ${buckets.length} periods with failures, ${empty} without runs`}
+      aria-label={`${label}: ${failing} of ${buckets.length} periods with failures, ${empty} without runs${missing ? `, ${missing} with missing runs (no data)` : ''}`}
       style={{ '--n': String(n), '--cells': cells }}
     />
   );

@@ -3,6 +3,7 @@ import { aggregate, expectRowsClose, fieldValue, metricOverWith, type OracleRequ
 import { startTestService, type TestService } from '../../test/support/service.js';
 import type { ResultItem } from '../ingest/schemas.js';
 import { CREATABLE_TYPES, LOCATIONS, type TypeSegment } from '../model/checks.js';
+import { phaseOf } from '../model/schedule.js';
 import { generateRuns, type SeedCheck } from '../seed/generator.js';
 import { createSeedChecks, seedBulk } from '../seed/seeder.js';
 import { compileSummary } from './compiler.js';
@@ -620,6 +621,43 @@ describe('reporting', () => {
           });
         }
       }
+    }
+  });
+
+  it('counts the runs each check should have made and the part that did not happen, as a slot-by-slot walk does (no data)', async () => {
+    // Activated a day before its runs begin: the window's first day expected runs and got none.
+    const activated = seedTo - 36 * DAY;
+    const ids = [...checkOf.values()].map((c) => c.id);
+    await svc.deps.sql`update check_activity set from_at = ${new Date(activated)} where check_id = any(${ids}::uuid[])`;
+    try {
+      const w = { from: seedTo - 36 * DAY + 12_345_000, to: seedTo - 20 * DAY };
+      const res = await svc.call('GET', `/v1/reporting?${query({ from: seconds(w.from), to: seconds(w.to), precision: 'exact' })}`);
+      expect(res.status, res.text).toBe(200);
+      const grace = 60_000;
+      for (const check of checkOf.values()) {
+        const item = (res.body as { checkId: string; expectedRuns?: number; runs?: number; noDataRatio?: number }[]).find((i) => i.checkId === check.id)!;
+        if (check.checkType === 'HEARTBEAT') {
+          expect(item.expectedRuns, 'heartbeats are not counted').toBeUndefined();
+          continue;
+        }
+        // Every slot of the check (k × period + phase), one by one, from the grace after its activation.
+        const period = check.frequency * 60_000;
+        const phase = phaseOf(check.id, period);
+        let slots = 0;
+        for (let t = Math.ceil((w.from - phase) / period) * period + phase; t < w.to; t += period) if (t >= activated + grace) slots++;
+        const expected = slots * check.locations.length;
+        const made = runs.get(check.id)!.filter((r) => Date.parse(r.startedAt) >= w.from && Date.parse(r.startedAt) < w.to).length;
+        expect(item, check.checkType).toMatchObject({
+          expectedRuns: expected,
+          runs: made,
+          noDataRatio: round((100 * Math.max(0, expected - made)) / expected, 4),
+        });
+        // About one of the window's sixteen days.
+        expect(item.noDataRatio!, check.checkType).toBeGreaterThan(4);
+        expect(item.noDataRatio!, check.checkType).toBeLessThan(9);
+      }
+    } finally {
+      await svc.deps.sql`update check_activity a set from_at = c.created_at from checks c where c.id = a.check_id and a.check_id = any(${ids}::uuid[])`;
     }
   });
 

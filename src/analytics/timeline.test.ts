@@ -74,13 +74,23 @@ describe('POST /v1/analytics/checks/timeline', () => {
       const times = inWindow.map((r) => r.responseTime).sort((x, y) => x - y);
       const rank = 0.95 * (times.length - 1);
       const p95 = times[Math.floor(rank)]! + (times[Math.ceil(rank)]! - times[Math.floor(rank)]!) * (rank - Math.floor(rank));
-      const total = (item as unknown as { total: { responseTimeP95: number } }).total;
+      const total = (item as unknown as { total: { responseTimeP95: number; expectedRuns: number } }).total;
+      // The checks were activated when the suite began: the runs posted before that were never expected (no data
+      // is counted from an activation, docs/analytics.md); only the last bucket may expect a run.
+      const expectedRuns = (item as unknown as { expected: number[] }).expected;
+      expect(expectedRuns).toHaveLength(48);
+      expect(expectedRuns.slice(0, 46).every((n) => n === 0)).toBe(true);
       expect(total).toEqual({
         runs: inWindow.length,
         failed: expected.reduce((n, x) => n + x.failed, 0),
         degraded: expected.reduce((n, x) => n + x.degraded, 0),
         responseTimeP95: expect.any(Number),
         latencyP95: null,
+        expectedRuns: expectedRuns.reduce((n, x) => n + x, 0),
+        // Gaps per bucket: the expected runs each bucket did not get.
+        noDataRatio: expectedRuns.some((n) => n > 0)
+          ? Math.round((1e6 * expectedRuns.reduce((n, x, i) => n + Math.max(0, x - item.runs[i]!), 0)) / expectedRuns.reduce((n, x) => n + x, 0)) / 1e4
+          : 0,
       });
       // Rounded to 2 decimals on both sides: the engine's float and this one may round a …5 apart (430.125 → .12 or .13).
       expect(Math.abs(total.responseTimeP95 - p95)).toBeLessThanOrEqual(0.0051);

@@ -110,6 +110,19 @@ export function expectedRuns(plan: CheckPlan, windows: readonly WindowData[], fr
   return slots * runsPerSlot(plan);
 }
 
+/** The runs expected in each of `n` buckets of `size` ms from `from`, with one pass over the expected ranges. */
+export function expectedPerBucket(plan: CheckPlan, windows: readonly WindowData[], from: number, size: number, n: number, now: number): number[] {
+  const out = new Array<number>(n).fill(0);
+  const per = runsPerSlot(plan);
+  for (const r of expectedRanges(plan, windows, from, from + size * n, now)) {
+    for (let b = Math.max(0, Math.floor((r.from - from) / size)); b < n && from + b * size < r.to; b++) {
+      const start = from + b * size;
+      out[b] += slotsIn(plan.periodMs, plan.phaseMs, { from: Math.max(r.from, start), to: Math.min(r.to, start + size) }) * per;
+    }
+  }
+  return out;
+}
+
 /**
  * What the check's monitoring is doing at `now`. PAUSED when it (or its group) is deactivated, MAINTENANCE while
  * a window pauses it; else each location is silent when its last run (or the activation, the end of the last

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpReceiver } from '../../test/support/receivers.js';
 import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { type HttpTarget, startHttpTarget } from '../../test/support/targets.js';
 import { phaseOf } from '../model/schedule.js';
 
 const MINUTE = 60_000;
@@ -237,4 +238,64 @@ describe('no data', () => {
     );
     expect((await svc.call('GET', `/v1/check-alerts/${check.id}`)).body).toHaveLength(1);
   }, 90_000);
+});
+
+/** A queue that stops moving: the scheduler and runner run for real, then the location's run queue is paused. */
+describe('no data: a paused queue', () => {
+  let svc: TestService;
+  let target: HttpTarget;
+  let receiver: Awaited<ReturnType<typeof startHttpReceiver>>;
+  beforeAll(async () => {
+    target = await startHttpTarget();
+    receiver = await startHttpReceiver();
+    svc = await startTestService({
+      RUNNER: 'on',
+      RUNNER_LOCATIONS: 'eu-west-1',
+      SCHEDULER: 'on',
+      SCHEDULER_TICK_MS: '100',
+      SCHEDULER_RECONCILE_MS: '200',
+      NO_DATA_ALERTS: 'true',
+      NO_DATA_SWEEP_SECONDS: '1',
+      NO_DATA_GRACE_SECONDS: '2',
+      STATE_SWEEP_INTERVAL_MS: '200',
+      ALERT_RETRY_BASE_MS: '50',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.stop();
+    await Promise.all([target?.close(), receiver?.close()]);
+  });
+
+  it('alerts within its periods when its runs stop coming, and again when the queue moves', async () => {
+    const check = (
+      await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
+        body: { name: 'Every 10 s', frequency: 0, frequencyOffset: 10, locations: ['eu-west-1'], request: { url: `${target.url}/ok` } },
+      })
+    ).body;
+    const channel = (await svc.call('POST', '/v1/alert-channels', { body: { type: 'WEBHOOK', config: { name: 'ops', url: `${receiver.url}/ops` } } })).body;
+    await svc.call('PUT', `/v1/alert-channels/${channel.id}/subscriptions`, { body: { checkId: check.id, activated: true } });
+    await waitFor(
+      () => svc.call('GET', `/v1/check-statuses/${check.id}`),
+      (r) => r.status === 200 && r.body.runState === 'RUNNING',
+      40_000,
+    );
+    const queue = svc.deps.queues.queue('runs-eu-west-1');
+    await queue.pause();
+    await waitFor(
+      async () => receiver.to('/ops'),
+      (r) => r.length >= 1,
+      45_000,
+    );
+    // Two periods (20 s) and the grace (2 s) after the last run, found by a sweep of every second: well within the wait.
+    expect(JSON.parse(receiver.to('/ops')[0]!.body)).toMatchObject({ alertType: 'ALERT_NO_DATA', check: { id: check.id } });
+    expect((await svc.call('GET', `/v1/check-statuses/${check.id}`)).body.runState).toBe('NO_DATA');
+    await queue.resume();
+    await waitFor(
+      async () => receiver.to('/ops'),
+      (r) => r.length >= 2,
+      45_000,
+    );
+    expect(JSON.parse(receiver.to('/ops')[1]!.body)).toMatchObject({ alertType: 'ALERT_NO_DATA_RECOVERY' });
+    expect((await svc.call('GET', `/v1/check-statuses/${check.id}`)).body.runState).toBe('RUNNING');
+  }, 120_000);
 });

@@ -1,5 +1,5 @@
 import type { Sql } from '../storage/postgres.js';
-import { type CheckPlan, type Coverage, coverageOf, expectedRuns } from './expected.js';
+import { type CheckPlan, type Coverage, coverageOf, expectedPerBucket, expectedRuns } from './expected.js';
 import { loadPlans, maintenanceWindows } from './repository.js';
 
 /** The settings of no data (docs/analytics.md): how many periods make a silence, and the grace past them. */
@@ -27,6 +27,8 @@ export async function coverageNow(
 /** Counts the runs an account's checks were expected to make: `of(checkId, from, to)` is null for a check that is not run (heartbeats). */
 export interface Expectations {
   of(checkId: string, from: number, to: number): number | null;
+  /** Per bucket: `n` buckets of `size` ms from `from`. */
+  buckets(checkId: string, from: number, size: number, n: number): number[] | null;
 }
 
 /** The expectations of some of an account's checks, as of `now` (slots after it, or within the grace before it, are not expected yet). */
@@ -44,6 +46,10 @@ export async function expectationsOf(
     of(checkId, from, to) {
       const plan = byId.get(checkId);
       return plan ? expectedRuns(plan, mine, from, to, now) : null;
+    },
+    buckets(checkId, from, size, n) {
+      const plan = byId.get(checkId);
+      return plan ? expectedPerBucket(plan, mine, from, size, n, now) : null;
     },
   };
 }

@@ -73,14 +73,27 @@ export const TOOLS: ToolDef[] = [
         isDegraded: boolean;
         lastRunLocation?: string;
         updated_at?: string;
+        runState?: string;
+        lastRunAt?: string | null;
       }[];
       const byId = new Map(statuses.map((s) => [s.checkId, s]));
       const search = typeof args.search === 'string' ? args.search.toLowerCase() : '';
       return checks
         .map((c) => {
           const s = byId.get(c.id);
-          const state = !s ? 'no-data' : s.hasFailures ? 'failing' : s.isDegraded ? 'degraded' : 'passing';
-          return { id: c.id, name: c.name, type: c.checkType, activated: c.activated, muted: c.muted, tags: c.tags, state, lastUpdate: s?.updated_at ?? null };
+          // A check whose runs stopped is no data, whatever its last run said (docs/analytics.md).
+          const state = !s || s.runState === 'NO_DATA' ? 'no-data' : s.hasFailures ? 'failing' : s.isDegraded ? 'degraded' : 'passing';
+          return {
+            id: c.id,
+            name: c.name,
+            type: c.checkType,
+            activated: c.activated,
+            muted: c.muted,
+            tags: c.tags,
+            state,
+            lastUpdate: s?.updated_at ?? null,
+            lastRunAt: s?.lastRunAt ?? null,
+          };
         })
         .filter((c) => (!search || c.name.toLowerCase().includes(search)) && (!args.state || c.state === args.state));
     },

@@ -36,8 +36,10 @@ export async function sweepGaps(sql: Sql, now: number, settings: GapSettings, ho
   for (const plan of plans) {
     const coverage = coverageOf(plan, windows.get(plan.accountId) ?? [], now, settings.afterPeriods);
     const gap = open.get(plan.checkId);
+    // A check of a deactivated group is not expected to run: its gap goes too (left in `open`).
+    if (coverage.state === 'PAUSED') continue;
     open.delete(plan.checkId);
-    if (silent(coverage) || (gap && (coverage.state === 'MAINTENANCE' || coverage.state === 'PAUSED'))) notRunning++;
+    if (silent(coverage) || (gap && coverage.state === 'MAINTENANCE')) notRunning++;
     // Changes only: a silence without a gap, a gap whose check runs everywhere again, or other locations now.
     const changed = silent(coverage)
       ? !gap || gap.locations.join('\n') !== coverage.silentLocations.join('\n')

@@ -161,14 +161,14 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
   }
   // The runs each check should have made each day, and the part of them that did not happen (check by check).
   for (const c of checks) {
-    for (const day of days) {
-      const start = Date.parse(`${day}T00:00:00Z`);
-      const expected = expectations.of(c.id, start, start + DAY);
-      if (!expected) continue;
+    const perDay = expectations.buckets(c.id, Date.parse(`${days[0]}T00:00:00Z`), DAY, days.length) ?? [];
+    days.forEach((day, i) => {
+      const expected = perDay[i] ?? 0;
+      if (!expected) return;
       const t = tallyOf(c.service_id, day);
       t.expected += expected;
       t.missing += Math.max(0, expected - (runsOfCheckDay.get(`${c.id}|${day}`) ?? 0));
-    }
+    });
   }
 
   // Maintenance of the windows shown on this page: in progress, or starting in the next 14 days.

@@ -131,6 +131,17 @@ export function Check({ params }: { params: Record<string, string> }) {
           {c.muted && ' · muted'}
           {status.data?.updated_at && <> · last run {ago(status.data.updated_at)}</>}
         </p>
+        {status.data?.runState === 'NO_DATA' && status.data.noDataSince && (
+          <p class="gap-note" role="status">
+            Not running: no results since {time(status.data.noDataSince)} ({ago(status.data.noDataSince)}). What it last showed is not its state now.
+          </p>
+        )}
+        {status.data?.runState === 'RUNNING' && status.data.noDataLocations?.length ? (
+          <p class="gap-note" role="status">
+            Not running in {status.data.noDataLocations.join(', ')}
+            {status.data.noDataSince ? ` since ${time(status.data.noDataSince)}` : ''}.
+          </p>
+        ) : null}
         {c.request?.url && (
           <p class="muted">
             <code>
@@ -245,20 +256,24 @@ function Results({ checkId, timeline, error }: { checkId: string; timeline?: Tim
   const chosen = query.get('bucket');
   if (error) return <ErrorNote error={error} />;
   if (!timeline) return <Loading what="Loading runs" />;
-  const max = Math.max(1, ...timeline.buckets.map((b) => b.runs));
+  const max = Math.max(1, ...timeline.buckets.map((b) => Math.max(b.runs, b.expected ?? 0)));
   const size = timeline.buckets.length > 1 ? Date.parse(timeline.buckets[1]!.from) - Date.parse(timeline.buckets[0]!.from) : 60_000;
   const total = timeline.buckets.reduce((n, b) => n + b.runs, 0);
   const failed = timeline.buckets.reduce((n, b) => n + b.failed, 0);
+  const expected = timeline.buckets.reduce((n, b) => n + (b.expected ?? 0), 0);
+  const missing = timeline.buckets.reduce((n, b) => n + Math.max(0, (b.expected ?? 0) - b.runs), 0);
   return (
     <section class="card" aria-labelledby="results-title">
       <h2 id="results-title">Results</h2>
       <p class="muted">
-        {total} runs, {failed} failed{total ? ` (${pct((100 * (total - failed)) / total)} passed)` : ''}. Choose a bar to list its runs. Shaded: maintenance. An
-        empty slot had no runs (no data).
+        {total} runs, {failed} failed{total ? ` (${pct((100 * (total - failed)) / total)} passed)` : ''}
+        {missing ? `; ${missing} of ${expected} expected runs did not happen (${pct((100 * missing) / expected)} no data)` : ''}. Choose a bar to list its runs.
+        Shaded: maintenance. Grey: expected runs that did not happen (no data).
       </p>
       <div class="bars">
         {timeline.buckets.map((b) => {
-          const label = `${time(b.from)}: ${b.runs} runs, ${b.failed} failed, ${b.degraded} degraded${b.inMaintenance ? ', in maintenance' : ''}`;
+          const gap = b.expected !== null && b.runs < b.expected ? `, ${b.expected - b.runs} of ${b.expected} expected runs missing` : '';
+          const label = `${time(b.from)}: ${b.runs} runs, ${b.failed} failed, ${b.degraded} degraded${gap}${b.inMaintenance ? ', in maintenance' : ''}`;
           return (
             <button
               type="button"
@@ -273,6 +288,7 @@ function Results({ checkId, timeline, error }: { checkId: string; timeline?: Tim
               <span class="fail" style={{ height: `${(100 * b.failed) / max}%` }} />
               <span class="degraded" style={{ height: `${(100 * b.degraded) / max}%` }} />
               <span class="pass" style={{ height: `${(100 * (b.runs - b.failed - b.degraded)) / max}%` }} />
+              <span class="nodata" style={{ height: `${(100 * Math.max(0, (b.expected ?? 0) - b.runs)) / max}%` }} />
             </button>
           );
         })}

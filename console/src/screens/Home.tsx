@@ -27,30 +27,47 @@ export interface CheckStatus {
   hasFailures: boolean;
   hasErrors: boolean;
   isDegraded: boolean;
+  /** RUNNING, or NO_DATA when its runs stopped (its other fields are then as old as lastRunAt). */
+  runState?: 'RUNNING' | 'NO_DATA' | 'PAUSED' | 'MAINTENANCE';
+  lastRunAt?: string | null;
+  noDataSince?: string | null;
+  noDataLocations?: string[];
   updated_at: string | null;
   created_at: string;
 }
-/** What Home shows of a window: its success ratio and p95. */
+/** What Home shows of a window: its success ratio, the share of expected runs that did not happen, and p95. */
 interface Summary {
   availability: number | null;
+  noData: number | null;
   p95: number | null;
 }
 
 /** A window's runs as Home shows them: passed (degraded included) over all runs, and the p95 of the check's headline figure. */
 function summaryOf(check: Check, t: TimelineItem | undefined): Summary | undefined {
   if (!t) return undefined;
-  const { runs, failed, responseTimeP95, latencyP95 } = t.total;
-  return { availability: runs ? (100 * (runs - failed)) / runs : null, p95: check.checkType === 'ICMP' ? latencyP95 : responseTimeP95 };
+  const { runs, failed, responseTimeP95, latencyP95, noDataRatio } = t.total;
+  return {
+    availability: runs ? (100 * (runs - failed)) / runs : null,
+    noData: noDataRatio ?? null,
+    p95: check.checkType === 'ICMP' ? latencyP95 : responseTimeP95,
+  };
 }
 
 /** A check's state as the console shows it: paused and maintenance first, then its latest runs, else no data. */
 export function stateOf(check: Check, status: CheckStatus | undefined, inMaintenance: boolean): CheckState {
   if (!check.activated) return 'paused';
   if (inMaintenance) return 'maintenance';
-  if (!status) return 'nodata';
+  // Never ran, or its runs stopped: its last result is not its state now.
+  if (!status || status.runState === 'NO_DATA') return 'nodata';
   if (status.hasFailures || status.hasErrors) return 'failing';
   if (status.isDegraded) return 'degraded';
   return 'passing';
+}
+
+/** The share of a window's expected runs that did not happen, under its success ratio: said only when some are missing. */
+function NoData({ value }: { value: number | null | undefined }) {
+  if (!value) return null;
+  return <div class="muted no-data">{pct(value)} no data</div>;
 }
 
 const ORDER: Record<CheckState, number> = { failing: 0, degraded: 1, nodata: 2, maintenance: 3, passing: 4, paused: 5 };
@@ -258,8 +275,14 @@ export function Home() {
                     <StateBadge state={r.state} />
                   </td>
                   <td>{r.strip.length ? <Strip buckets={r.strip} label={`${r.check.name}, last 24 hours`} /> : <span class="muted">—</span>}</td>
-                  <td class="num">{pct(r.day?.availability)}</td>
-                  <td class="num hide-narrow">{pct(r.week?.availability)}</td>
+                  <td class="num">
+                    {pct(r.day?.availability)}
+                    <NoData value={r.day?.noData} />
+                  </td>
+                  <td class="num hide-narrow">
+                    {pct(r.week?.availability)}
+                    <NoData value={r.week?.noData} />
+                  </td>
                   <td class="num">{ms(p95Of(r.day))}</td>
                   <td class="num hide-narrow">{ms(p95Of(r.week))}</td>
                   <td class="hide-narrow">{typeLabel(r.check.checkType)}</td>
