@@ -291,6 +291,7 @@ function compileFromRollups(req: ReportRequest, parsed: Parsed, plan: SourcePlan
 const SUMMARY_SQL = `SELECT
   toString(check_id) AS checkId,
   ${RUN_METRICS.availability.sql} AS availability,
+  count() AS run_count,
 ${SUMMARY_METRICS.map((m, i) => {
   const levels = summaryQuantiles(i).map((suffix) => QUANTILE_LEVELS[suffix]);
   const quantiles = levels.length ? `,\n  quantilesExactInclusive(${levels.join(', ')})(${m.column}) AS s${i}_q` : '';
@@ -306,7 +307,10 @@ export function summaryQuantiles(i: number): QuantileSuffix[] {
 }
 
 /** `s{i}_avg` is a number or null, `s{i}_q` the quantiles of metric i. */
-export type SummaryRow = { checkId: string; availability: number | null } & Record<string, number | null | (number | null)[]>;
+export type SummaryRow = { checkId: string; availability: number | null; run_count: number | string } & Record<
+  string,
+  number | string | null | (number | null)[]
+>;
 
 export function compileSummary(
   accountId: string,
@@ -341,6 +345,7 @@ export function compileSummary(
     'SELECT',
     '  checkId,',
     `  if(sum(runs) = 0, NULL, 100 * sum(passed) / sum(runs)) AS availability,`,
+    '  sum(runs) AS run_count,',
     values.join(',\n'),
     `FROM ${union.sql}`,
     'GROUP BY checkId',

@@ -10,5 +10,4 @@ export { rollupDdl, rollupHorizon, rollupMigration, TIERS } from './rollups.js';
 export { analyticsRoutes } from './routes.js';
 export { reportQuery } from './schemas.js';
 export { planSummary, summarize } from './summary.js';
-export { timeline } from './timeline.js';
 export type { QuickRange } from './windows.js';

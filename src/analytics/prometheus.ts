@@ -5,7 +5,6 @@ import { coverageNow } from '../coverage/index.js';
 import { type AnyRoute, defineRoute } from '../http/route.js';
 import type { Deps } from '../storage/deps.js';
 import { summarize } from './summary.js';
-import { timeline } from './timeline.js';
 
 const DAY = 86_400_000;
 /** Every check of the account is exported; the summary reads them 100 at a time. */
@@ -50,12 +49,10 @@ export async function checkMetrics(deps: Deps, accountId: string, now = Date.now
   const ids = rows.map((r) => r.id);
   for (let i = 0; i < ids.length; i += CHUNK) {
     const { items } = await summarize(deps, accountId, ids.slice(i, i + CHUNK), { from: now - DAY, to: now }, { now });
-    for (const item of await timeline(deps, accountId, ids.slice(i, i + CHUNK), { hours: 24, buckets: 1, from: now - DAY, to: now }, undefined, now)) {
-      if (item.total.noDataRatio !== null && item.total.expectedRuns) noDataRatio.set(labelsOf.get(item.checkId)!, item.total.noDataRatio / 100);
-    }
     for (const item of items) {
       const labels = labelsOf.get(item.checkId)!;
       if (item.availability !== null) availability.set(labels, item.availability / 100);
+      if (item.expectedRuns) noDataRatio.set(labels, (item.noDataRatio ?? 0) / 100);
       const latency = item.responseTime_p95 ?? item.latency_p95;
       if (latency !== null && latency !== undefined) p95.set(labels, latency / 1000);
     }

@@ -338,7 +338,32 @@ describe('reports against the oracle', () => {
 });
 
 describe('summary against the oracle', () => {
-  function expectedItem(checkId: string, checkType: string, items: ResultItem[], sketch?: number) {
+  /**
+   * The runs a check should have made in [from, to), walked slot by slot (k × period + phase): from the grace (60 s)
+   * after its activation, to the grace before `now`, one per location (the seeded checks run in parallel).
+   */
+  const activations = new Map<string, number>();
+  const expectedRunsOf = async (checkId: string, w: { from: number; to: number }, now: number) => {
+    if (!activations.has(checkId)) {
+      const [row] = await svc.deps.sql<{ from_at: Date }[]>`select from_at from check_activity where check_id = ${checkId} order by from_at desc limit 1`;
+      activations.set(checkId, row!.from_at.getTime());
+    }
+    const check = [...checkOf.values()].find((c) => c.id === checkId)!;
+    const period = check.frequency * 60_000;
+    const phase = phaseOf(checkId, period);
+    let slots = 0;
+    for (let t = Math.ceil((w.from - phase) / period) * period + phase; t < w.to; t += period) {
+      if (t >= activations.get(checkId)! + 60_000 && t < now - 60_000) slots++;
+    }
+    return slots * check.locations.length;
+  };
+  /** What no data adds to an item: absent for heartbeats, which are not run. */
+  const noDataOf = (checkType: string, expected: number, made: number) =>
+    checkType === 'HEARTBEAT'
+      ? {}
+      : { expectedRuns: expected, runs: made, noDataRatio: expected ? Math.round((1e6 * Math.max(0, expected - made)) / expected) / 1e4 : 0 };
+
+  function expectedItem(checkId: string, checkType: string, items: ResultItem[], sketch?: number, expected = 0) {
     const http = ['API', 'URL', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'AGENTIC', 'GRPC'].includes(checkType);
     const icmp = checkType === 'ICMP';
     const m = (name: string, applies: boolean) => (applies ? metricOverWith(items, name, sketch) : null);
@@ -346,6 +371,7 @@ describe('summary against the oracle', () => {
       checkId,
       checkType,
       availability: metricOverWith(items, 'availability'),
+      ...noDataOf(checkType, expected, items.length),
       responseTime_avg: m('responseTime_avg', http),
       responseTime_p50: m('responseTime_p50', http),
       responseTime_p95: m('responseTime_p95', http),
@@ -390,6 +416,8 @@ describe('summary against the oracle', () => {
     if (how === 'held') expect(res.headers.get('x-analytics-cache')).toMatch(/^hits=[1-9]/);
     expect(res.status, res.text).toBe(200);
     expect(res.body.map((i: { checkId: string }) => i.checkId)).toEqual(ids);
+    const expectations = new Map<string, number>();
+    for (const now of [before, after]) for (const id of ids) expectations.set(`${now}|${id}`, await expectedRunsOf(id, resolveQuickRange(range, now), now));
     const matches = [before, after].some((now) => {
       const w = resolveQuickRange(range, now);
       return ids.every((id, i) => {
@@ -398,7 +426,7 @@ describe('summary against the oracle', () => {
         try {
           expectRowsClose(
             [res.body[i]],
-            [expectedItem(id, check.checkType, items, precision === 'auto' ? SKETCH_ACCURACY : undefined)],
+            [expectedItem(id, check.checkType, items, precision === 'auto' ? SKETCH_ACCURACY : undefined, expectations.get(`${now}|${id}`))],
             `${range} ${check.checkType}`,
           );
           return true;
@@ -414,13 +442,15 @@ describe('summary against the oracle', () => {
   it('a summary over more than a month reads the daily sketches: exact counts and averages, percentiles within the bound', async () => {
     const ids = [...checkOf.values()].map((c) => c.id);
     const w = { from: seedTo - 35 * DAY + 12_345, to: seedTo };
-    const { items, tiers } = await summarize(svc.deps, svc.defaultAccountId, ids, w);
+    const now = Date.now();
+    const { items, tiers } = await summarize(svc.deps, svc.defaultAccountId, ids, w, { now });
     expect(tiers).toEqual(['day']);
     expect(items.map((i) => i.checkId)).toEqual(ids);
     for (const item of items) {
       const check = [...checkOf.values()].find((c) => c.id === item.checkId)!;
       const within = runs.get(item.checkId)!.filter((r) => Date.parse(r.startedAt) >= w.from && Date.parse(r.startedAt) < w.to);
-      expectRowsClose([item], [expectedItem(item.checkId, check.checkType, within, SKETCH_ACCURACY)], `35 days ${check.checkType}`);
+      const expected = await expectedRunsOf(item.checkId, w, now);
+      expectRowsClose([item], [expectedItem(item.checkId, check.checkType, within, SKETCH_ACCURACY, expected)], `35 days ${check.checkType}`);
     }
   });
 

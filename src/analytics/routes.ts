@@ -70,6 +70,11 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
           context,
           noCache: noCacheAsked(headers),
         });
+        // Beside the runs' figures, the runs that did not happen (counted as the summary counts them, read now: the
+        // report's own window is rarely a summary's).
+        const window = { from: Date.parse(report.from), to: Date.parse(report.to) };
+        const [item] = (await summarize(deps, principal.account.id, [report.checkId], window, { context, purpose: 'report', noCache: true })).items;
+        if (item?.expectedRuns !== undefined) report.noData = { expectedRuns: item.expectedRuns, runs: item.runs ?? 0, noDataRatio: item.noDataRatio ?? 0 };
         return { status: 200, body: report, headers: { ...sourcesHeader(tiers, pageTiers), ...cacheHeader(cache) } };
       },
     }),

@@ -85,6 +85,21 @@ export const Report = Type.Object(
     series: Type.Array(Series),
     pagination: Type.Object({ page: Type.Number(), limit: Type.Number() }, { additionalProperties: false }),
     metadata: Type.Record(Type.String(), MetricMetadata),
+    noData: Type.Optional(
+      Type.Object(
+        {
+          expectedRuns: Type.Integer({ minimum: 0 }),
+          runs: Type.Integer({ minimum: 0 }),
+          noDataRatio: Type.Number({ minimum: 0, maximum: 100 }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'Ours (docs/analytics.md, "No data"): over the window, the runs the check should have made, the runs it made (what availability ' +
+            'is over) and the percentage of expected runs that did not happen; absent for heartbeats',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -98,6 +113,16 @@ export const SummaryItem = Type.Object(
     checkId: Type.String(),
     checkType: StringEnum(CHECK_TYPES),
     availability: num(),
+    expectedRuns: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'Ours (docs/analytics.md, "No data"): the runs the check should have made in the window; absent for heartbeats',
+      }),
+    ),
+    runs: Type.Optional(Type.Integer({ minimum: 0, description: 'Ours: the runs it made, which availability is over' })),
+    noDataRatio: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 100, description: 'Ours: the percentage of expected runs that did not happen: no data, never up' }),
+    ),
     ...(Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, num()])) as Record<SummaryField, ReturnType<typeof num>>),
   },
   { additionalProperties: false },

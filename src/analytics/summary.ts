@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { Redis } from 'ioredis';
 import { checkTypesOf } from '../checks/index.js';
+import { expectationsOf, noDataRatio } from '../coverage/index.js';
 import { UUID } from '../http/ids.js';
 import type { RequestContext } from '../http/route.js';
 import { CHECK_TYPE_FACTS, type CheckType } from '../model/checks.js';
@@ -21,8 +22,14 @@ import { type QuickRange, resolveQuickRange, type Window } from './windows.js';
 type Item = Static<typeof SummaryItem>;
 
 /** One item from its row (absent when the window has no runs), reading each field where SUMMARY_METRICS put it. */
-function toItem(checkId: string, checkType: CheckType, row: SummaryRow | undefined): Item {
-  const item: Record<string, unknown> = { checkId, checkType, availability: percentage(row?.availability) };
+function toItem(checkId: string, checkType: CheckType, row: SummaryRow | undefined, expected: number | null): Item {
+  const runs = Number(row?.run_count ?? 0);
+  const item: Record<string, unknown> = {
+    checkId,
+    checkType,
+    availability: percentage(row?.availability),
+    ...(expected === null ? {} : { expectedRuns: expected, runs, noDataRatio: percentage(noDataRatio(expected, runs)) ?? 0 }),
+  };
   SUMMARY_METRICS.forEach((m, i) => {
     const applies = CHECK_TYPE_FACTS[checkType].headline === m.headline;
     const quantiles = summaryQuantiles(i);
@@ -56,7 +63,12 @@ type SummaryDeps = {
   sql: Sql;
   store: Store;
   redis?: Redis;
-  config: { analytics: QueryBudget; redisPrefix?: string; reportCache?: { enabled: boolean; maxBytes: number } };
+  config: {
+    analytics: QueryBudget;
+    redisPrefix?: string;
+    reportCache?: { enabled: boolean; maxBytes: number };
+    alerts?: { noDataGraceMs: number };
+  };
 };
 
 /**
@@ -88,10 +100,12 @@ export async function summarize(
     );
     return new Map(rows.map((r) => [r.checkId, [r]]));
   };
-  const [types, { rows, cache }] = await Promise.all([
+  const [types, { rows, cache }, expectations] = await Promise.all([
     checkTypesOf(deps.sql, accountId, ids),
-    heldPerCheck<SummaryRow>(deps, accountId, ['summary', precision, split], ids, window, read, options.noCache),
+    // Rows with their run count (`run_count`) since no data was counted: a new key, so rows held without it are not read.
+    heldPerCheck<SummaryRow>(deps, accountId, ['summary', 2, precision, split], ids, window, read, options.noCache),
+    expectationsOf(deps.sql, accountId, ids, { graceMs: deps.config.alerts?.noDataGraceMs ?? 60_000 }, options.now),
   ]);
-  const items = ids.filter((id) => types.has(id)).map((id) => toItem(id, types.get(id)!, rows.get(id)?.[0]));
+  const items = ids.filter((id) => types.has(id)).map((id) => toItem(id, types.get(id)!, rows.get(id)?.[0], expectations.of(id, window.from, window.to)));
   return { items, tiers, ...(cache ? { cache } : {}) };
 }

@@ -83,8 +83,8 @@ describe('no data', () => {
     const period = 10 * MINUTE;
     const phase = phaseOf(check.id, period);
     const activated = now - 24 * HOUR;
-    await backdate(check.id, activated);
-    // A run in every slot of the first 12 hours, none since.
+    // A run in every slot of the first 12 hours, none since (landed before the activation is moved back, so that no
+    // sweep sees a day-old check without runs in between).
     const slots: number[] = [];
     for (let t = Math.ceil((activated + MINUTE - phase) / period) * period + phase; t < activated + 12 * HOUR; t += period) slots.push(t);
     await land(
@@ -95,6 +95,7 @@ describe('no data', () => {
       () => svc.call('GET', `/v1/check-statuses/${check.id}`),
       (r) => r.status === 200 && r.body.lastRunAt === new Date(slots[slots.length - 1]!).toISOString(),
     );
+    await backdate(check.id, activated);
 
     // The check's status: no data since its last run, not "passing".
     const status = (await svc.call('GET', `/v1/check-statuses/${check.id}`)).body;
@@ -198,12 +199,17 @@ describe('no data', () => {
       runParallel: true,
       request: { url: 'http://127.0.0.1:9/intranet' },
     });
-    await backdate(check.id, Date.now() - HOUR);
-    // The public location runs; the office has had no agent for the hour.
+    // The public location runs; the office has had no agent for the hour (the runs land before the activation is
+    // moved back an hour, so that no sweep sees the check without runs in between).
     await land(
       check.id,
       [5, 4, 3, 2, 1].map((m) => ({ at: Date.now() - m * MINUTE })),
     );
+    await waitFor(
+      () => svc.call('GET', `/v1/check-statuses/${check.id}`),
+      (r) => r.status === 200,
+    );
+    await backdate(check.id, Date.now() - HOUR);
     const status = await waitFor(
       () => svc.call('GET', `/v1/check-statuses/${check.id}`),
       (r) => r.status === 200 && r.body.noDataLocations?.length === 1,

@@ -1,4 +1,4 @@
-import { budgetSettings, summarize, timeline } from '../analytics/index.js';
+import { budgetSettings, summarize } from '../analytics/index.js';
 import { coverageNow } from '../coverage/index.js';
 import { fromClickHouseTime, toClickHouseTime } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
@@ -108,16 +108,6 @@ async function windowFigures(deps: Deps, accountId: string, ids: string[], now: 
       Object.fromEntries(WINDOWS.map((w) => [w.id, { availability: null, noData: null, p95: null, p99: null }])) as Record<WindowId, WindowFigures>,
     ]),
   );
-  // The share of expected runs that did not happen, as the console's strips count it (one bucket per window).
-  if (ids.length) {
-    await Promise.all(
-      WINDOWS.map(async (w) => {
-        for (const item of await timeline(deps, accountId, ids, { hours: 1, buckets: 1, from: now - w.ms, to: now }, undefined, now)) {
-          if (item.total.expectedRuns) out.get(item.checkId)![w.id].noData = item.total.noDataRatio;
-        }
-      }),
-    );
-  }
   const chunks: string[][] = [];
   for (let i = 0; i < ids.length; i += 100) chunks.push(ids.slice(i, i + 100));
   await Promise.all(
@@ -126,8 +116,8 @@ async function windowFigures(deps: Deps, accountId: string, ids: string[], now: 
         const { items } = await summarize(deps, accountId, chunk, { from: now - w.ms, to: now }, { now, purpose: 'dashboard' });
         for (const item of items) {
           out.get(item.checkId)![w.id] = {
-            ...out.get(item.checkId)![w.id],
             availability: item.availability,
+            noData: item.expectedRuns ? (item.noDataRatio ?? null) : null,
             p95: item.responseTime_p95 ?? item.latency_p95 ?? null,
             p99: item.responseTime_p99 ?? item.latency_p99 ?? null,
           };
