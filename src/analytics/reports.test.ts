@@ -407,7 +407,7 @@ describe('summary against the oracle', () => {
     const ids = [...checkOf.values()].map((c) => c.id).reverse();
     const unknown = '00000000-0000-4000-8000-00000000abcd';
     const before = Date.now();
-    const res = await svc.call('POST', `/v1/analytics/checks?quickRange=${range}&precision=${precision}`, {
+    const res = await svc.call('POST', `/v1/analytics/checks?quickRange=${range}&precision=${precision}&noData=true`, {
       body: { checkIds: [ids[0], unknown, 'not-a-uuid', ...ids, ids[1]] },
       headers: how === 'no-cache' ? { 'cache-control': 'no-cache' } : {},
     });
@@ -437,6 +437,15 @@ describe('summary against the oracle', () => {
       });
     });
     expect(matches).toBe(true);
+  });
+
+  it("answers the anchor's items exactly unless no data is asked for", async () => {
+    const ids = [...checkOf.values()].map((c) => c.id);
+    const plain = await svc.call('POST', '/v1/analytics/checks?quickRange=last24Hours', { body: { checkIds: ids } });
+    expect(plain.status).toBe(200);
+    for (const item of plain.body) expect(Object.keys(item)).not.toContain('noDataRatio');
+    const asked = await svc.call('POST', '/v1/analytics/checks?quickRange=last24Hours&noData=true', { body: { checkIds: ids } });
+    expect(asked.body.filter((i: { noDataRatio?: number }) => i.noDataRatio !== undefined)).toHaveLength(ids.length - 1);
   });
 
   it('a summary over more than a month reads the daily sketches: exact counts and averages, percentiles within the bound', async () => {

@@ -88,16 +88,23 @@ export function analyticsRoutes(deps: Deps): AnyRoute[] {
       summary: 'Summary of several checks',
       description:
         'One item per requested check of the account, in request order; ids that name no check of the account are left out. ' +
-        'Values that do not apply to a check type, or windows without runs, are null.',
+        'Values that do not apply to a check type, or windows without runs, are null. With noData=true each item also says how many ' +
+        'runs the check should have made, how many it made and the share that did not happen (docs/analytics.md, "No data").',
       tag,
       access: 'read',
       schema: { query: SummaryQuery, body: SummaryBody, headers: CacheControl, responses: { 200: Type.Array(SummaryItem) } },
       handler: async ({ principal, query, body, headers, context }) => {
-        const { items, tiers, cache } = await summarize(deps, principal.account.id, body.checkIds, query.quickRange, {
+        const {
+          items: all,
+          tiers,
+          cache,
+        } = await summarize(deps, principal.account.id, body.checkIds, query.quickRange, {
           precision: query.precision,
           context,
           noCache: noCacheAsked(headers),
         });
+        // The anchor's items allow no other field: no data only when asked for.
+        const items = query.noData ? all : all.map(({ expectedRuns: _e, runs: _r, noDataRatio: _n, ...anchor }) => anchor);
         return { status: 200, body: items, headers: { ...sourcesHeader(tiers), ...cacheHeader(cache) } };
       },
     }),

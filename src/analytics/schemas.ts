@@ -132,6 +132,10 @@ export const SummaryQuery = Type.Object(
   {
     quickRange: StringEnum(SUMMARY_RANGES, { default: 'last24Hours', description: 'Preset window, resolved in UTC; weeks start Monday' }),
     precision: StringEnum(PRECISIONS, { default: 'auto', description: 'As on the reports: exact reads every run; auto reads rollups where it can' }),
+    noData: Type.Boolean({
+      default: false,
+      description: 'Ours: add expectedRuns, runs and noDataRatio to each item (docs/analytics.md, "No data"); off, the items are the anchor\'s exactly',
+    }),
   },
   { additionalProperties: false },
 );
