@@ -65,6 +65,8 @@ export interface Schedule {
   periodMs: number;
   runParallel: boolean;
   locations: number;
+  /** The locations' names, public then private, each once. */
+  names: string[];
 }
 
 /**
@@ -82,9 +84,11 @@ export function effectiveSchedule(
   const frequency = group?.frequency ? group.frequency : check.frequency;
   const groupLocations = (group?.locations?.length ?? 0) + (group?.privateLocations?.length ?? 0);
   const locations = groupLocations || (check.data.locations?.length ?? 0) + (check.data.privateLocations?.length ?? 0);
+  const from = groupLocations ? group! : check.data;
   return {
     periodMs: periodOf(frequency, check.data.frequencyOffset),
     runParallel: group?.runParallel ?? check.data.runParallel ?? false,
     locations,
+    names: [...new Set([...(from.locations ?? []), ...(from.privateLocations ?? [])])],
   };
 }

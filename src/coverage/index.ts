@@ -4,4 +4,4 @@
  */
 export { type CheckPlan, type Coverage, coverageOf, expectedRuns, type Range, type RunState, runsPerSlot, slotsIn } from './expected.js';
 export { coverageNow, type Expectations, expectationsOf, type NoDataSettings, noDataRatio } from './read.js';
-export { countGaps, DEFAULT_LOCATION, dropGap, type GapRow, loadPlans, maintenanceWindows, openGaps, saveGap, updateGapLocations } from './repository.js';
+export { countGaps, DEFAULT_LOCATION, dropGaps, type GapRow, loadPlans, maintenanceWindows, openGaps, saveGaps, updateGapLocations } from './repository.js';

@@ -1,4 +1,14 @@
-import { type CheckPlan, type Coverage, coverageOf, dropGap, loadPlans, maintenanceWindows, openGaps, saveGap, updateGapLocations } from '../coverage/index.js';
+import {
+  type CheckPlan,
+  type Coverage,
+  coverageOf,
+  dropGaps,
+  loadPlans,
+  maintenanceWindows,
+  openGaps,
+  saveGaps,
+  updateGapLocations,
+} from '../coverage/index.js';
 import { maintenanceEffect } from '../model/maintenance.js';
 import { type Sql, transaction } from '../storage/postgres.js';
 import { type CheckIncidentHooks, type Raised, type RaisedAlert, raiseAlerts, type StateEvent } from './records.js';
@@ -45,32 +55,60 @@ export async function sweepGaps(sql: Sql, now: number, settings: GapSettings, ho
       ? !gap || gap.locations.join('\n') !== coverage.silentLocations.join('\n')
       : gap !== undefined && coverage.state === 'RUNNING';
     if (!changed) continue;
-    byAccount.set(plan.accountId, [...(byAccount.get(plan.accountId) ?? []), { plan, coverage }]);
+    const list = byAccount.get(plan.accountId);
+    if (list) list.push({ plan, coverage });
+    else byAccount.set(plan.accountId, [{ plan, coverage }]);
   }
   // Gaps of checks deactivated or gone: no longer expected to run.
-  for (const gone of open.values()) await dropGap(sql, gone.check_id);
+  await dropGaps(sql, [...open.keys()]);
   let opened = 0;
   let closed = 0;
   const notifications: string[] = [];
   const events: StateEvent[] = [];
   for (const [accountId, items] of byAccount) {
     const raised = await transaction(sql, async (tx) => {
-      const alerts: RaisedAlert[] = [];
-      for (const { plan, coverage } of items) {
-        const check = { id: plan.checkId, name: plan.name, groupId: plan.groupId, muted: plan.muted, triggerIncident: null };
-        const silenced = maintenanceEffect(windows.get(accountId) ?? [], plan.tags, now).silenced;
-        if (silent(coverage)) {
-          const since = coverage.since ?? now;
-          if (await saveGap(tx, { checkId: plan.checkId, accountId, since, locations: coverage.silentLocations })) {
-            opened++;
+      const stopped = items.filter((i) => silent(i.coverage));
+      const resumed = items.filter((i) => !silent(i.coverage));
+      const fresh = await saveGaps(
+        tx,
+        stopped.map(({ plan, coverage }) => ({ checkId: plan.checkId, accountId, since: coverage.since ?? now, locations: coverage.silentLocations })),
+      );
+      await updateGapLocations(
+        tx,
+        stopped.filter((i) => !fresh.has(i.plan.checkId)).map(({ plan, coverage }) => ({ checkId: plan.checkId, locations: coverage.silentLocations })),
+      );
+      const ended = await dropGaps(
+        tx,
+        resumed.map((i) => i.plan.checkId),
+      );
+      opened += fresh.size;
+      closed += ended.size;
+      const silenced = (plan: CheckPlan) => maintenanceEffect(windows.get(accountId) ?? [], plan.tags, now).silenced;
+      const check = (plan: CheckPlan) => ({ id: plan.checkId, name: plan.name, groupId: plan.groupId, muted: plan.muted, triggerIncident: null });
+      const alerts: RaisedAlert[] = [
+        ...stopped
+          .filter((i) => fresh.has(i.plan.checkId))
+          .map(({ plan, coverage }): RaisedAlert => {
             const partial = coverage.silentLocations.length < plan.locations.length;
-            alerts.push({ check, type: 'ALERT_NO_DATA', at: since, silenced, ...(partial ? { locations: coverage.silentLocations } : {}) });
-          } else await updateGapLocations(tx, plan.checkId, coverage.silentLocations);
-        } else if (await dropGap(tx, plan.checkId)) {
-          closed++;
-          alerts.push({ check, type: 'ALERT_NO_DATA_RECOVERY', at: coverage.lastRunAt ?? now, silenced });
-        }
-      }
+            return {
+              check: check(plan),
+              type: 'ALERT_NO_DATA',
+              at: coverage.since ?? now,
+              silenced: silenced(plan),
+              ...(partial ? { locations: coverage.silentLocations } : {}),
+            };
+          }),
+        ...resumed
+          .filter((i) => ended.has(i.plan.checkId))
+          .map(
+            ({ plan, coverage }): RaisedAlert => ({
+              check: check(plan),
+              type: 'ALERT_NO_DATA_RECOVERY',
+              at: coverage.lastRunAt ?? now,
+              silenced: silenced(plan),
+            }),
+          ),
+      ];
       return settings.alerts ? raiseAlerts(tx, accountId, alerts, hooks) : { notifications: [], events: [] };
     });
     notifications.push(...raised.notifications);
