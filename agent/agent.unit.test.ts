@@ -92,6 +92,37 @@ describe("the agent's disk buffer", () => {
   });
 });
 
+describe("the agent's disk buffer while it drains", () => {
+  it('does not count the segment being delivered as dropped when new results push it past its limit', async () => {
+    const buffer = new DiskBuffer(tmp(), 3 * 1024 * 1024);
+    // Three 1 MiB segments: at the limit.
+    for (let i = 0; i < 30; i++) buffer.add([made(i, 100 * 1024)]);
+    expect(buffer.stats.dropped).toBe(0);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const got: MadeResult[] = [];
+    let calls = 0;
+    const draining = buffer.drain(async (rs) => {
+      // The first batch waits while results keep coming in, past the limit.
+      if (calls++ === 0) await held;
+      got.push(...rs);
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    for (let i = 30; i < 45; i++) buffer.add([made(i, 100 * 1024)]);
+    release();
+    await draining;
+    // Every result handed to the service was delivered, none of them counted as dropped; what was dropped never left.
+    const delivered = new Set(got.map((r) => r.checkId));
+    expect(buffer.stats.dropped).toBeGreaterThan(0);
+    const left: MadeResult[] = [];
+    await buffer.drain(async (rs) => void left.push(...rs));
+    expect(delivered.size + left.length + buffer.stats.dropped).toBe(45);
+    for (const r of left) expect(delivered.has(r.checkId)).toBe(false);
+  });
+});
+
 describe("the agent's port when the service refuses what it buffered", () => {
   /** A service on 127.0.0.1 that registers the agent, hands out no runs, and answers /made with `made`. */
   async function fakeService(made: number) {

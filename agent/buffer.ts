@@ -30,6 +30,8 @@ export class DiskBuffer {
   private seq = 0;
   /** Results and bytes held, results dropped for space since start, and results the service refused (set aside). */
   readonly stats = { results: 0, bytes: 0, dropped: 0, setAside: 0 };
+  /** The segment a drain is delivering now. */
+  private draining: string | undefined;
   private readonly lines = new Map<string, number>();
   private readonly asideDir: string;
 
@@ -85,10 +87,14 @@ export class DiskBuffer {
     this.current = undefined;
   }
 
-  /** Removes the oldest segments while over the limit, counting what they held. */
+  /**
+   * Removes the oldest segments while over the limit, counting what they held. The segment a drain is delivering is
+   * not one of them: its results are on their way (the buffer may hold one segment more than its limit meanwhile).
+   */
   private trim(): void {
     for (const file of this.segments()) {
       if (this.stats.bytes <= this.maxBytes) return;
+      if (file === this.draining) continue;
       if (this.current?.file === file) this.closeCurrent();
       this.remove(file, true);
     }
@@ -147,7 +153,20 @@ export class DiskBuffer {
   async drain(deliver: (results: MadeResult[]) => Promise<void>, batch = 500): Promise<number> {
     this.closeCurrent();
     let delivered = 0;
+    try {
+      delivered = await this.drainSegments(deliver, batch);
+    } finally {
+      this.draining = undefined;
+    }
+    return delivered;
+  }
+
+  private async drainSegments(deliver: (results: MadeResult[]) => Promise<void>, batch: number): Promise<number> {
+    let delivered = 0;
     for (const file of this.segments()) {
+      // A segment trimmed while an earlier one was delivered is gone (and counted as dropped).
+      if (!this.lines.has(file)) continue;
+      this.draining = file;
       const results: MadeResult[] = [];
       for (const line of readFileSync(path.join(this.dir, file), 'utf8').split('\n')) {
         if (!line) continue;
