@@ -12,7 +12,7 @@ import { dashboardIncidentRoutes, dashboardPages, dashboardRoutes } from './dash
 import { heartbeatRoutes } from './heartbeats/index.js';
 import { type AuditSink, auditWrites } from './http/audit.js';
 import { authenticate, type Resolvers, serviceOrigin } from './http/auth.js';
-import { jsonBody } from './http/body.js';
+import { jsonBody, type LargerBody } from './http/body.js';
 import { dispatchRoutes, type RouteEntry } from './http/dispatch.js';
 import { errorMiddleware, HttpError } from './http/errors.js';
 import { compileRouteInput } from './http/invoke.js';
@@ -183,9 +183,13 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
   };
 }
 
-/** Routes whose JSON bodies may be larger than the service's limit (project deploys), by exact path. */
-function largerBodies(routes: AnyRoute[]): Map<string, number> {
-  return new Map(routes.filter((r) => r.bodyLimitBytes !== undefined && !r.path.includes('{')).map((r) => [r.path, r.bodyLimitBytes!]));
+/** Routes whose JSON bodies may be larger than the service's limit (project deploys, agents), by exact path. */
+function largerBodies(routes: AnyRoute[]): Map<string, LargerBody> {
+  return new Map(
+    routes
+      .filter((r) => r.bodyLimitBytes !== undefined && !r.path.includes('{'))
+      .map((r) => [r.path, { limitBytes: r.bodyLimitBytes!, beforeBody: r.beforeBody }]),
+  );
 }
 
 export function buildRouter(

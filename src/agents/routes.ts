@@ -101,6 +101,12 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
     return location;
   }
 
+  /** A large body's key, checked before it is read (the handler checks it again, as every agent route does). */
+  const keyFirst = async (headers: Readonly<Record<string, string | string[] | undefined>>) => {
+    const auth = headers.authorization;
+    await locationOf({ authorization: typeof auth === 'string' ? auth : undefined });
+  };
+
   /**
    * The agent must have registered with this location (again after the service forgot it, or a key change). Its
    * last-seen stamp is written at most every few seconds per agent and process, not on every call.
@@ -224,6 +230,8 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       summary: 'What leased runs found: each taken once (a repeat is answered `duplicate`, a lapsed lease `lost`)',
       ...AGENT_ROUTE,
       bodyLimitBytes: 32 * 1024 * 1024,
+      // The key first: a body this large is read only for a location's agent.
+      beforeBody: keyFirst,
       errors: [400, 401, 409, 503],
       schema: {
         headers: AuthHeaders,
@@ -292,6 +300,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
       description: 'One result per check, slot and location is kept: a slot the service also ran, or a batch sent twice, lands once.',
       ...AGENT_ROUTE,
       bodyLimitBytes: 64 * 1024 * 1024,
+      beforeBody: keyFirst,
       errors: [400, 401, 409, 503],
       schema: {
         headers: AuthHeaders,

@@ -53,7 +53,13 @@ function followUtf8(req: IncomingMessage): () => boolean {
  * (400 otherwise), at most `limitBytes` (413), or the larger limit `larger` gives a path (project deploys). Other content types are left unparsed; routes that take a
  * body answer them 415.
  */
-export function jsonBody(limitBytes: number, larger: ReadonlyMap<string, number> = new Map()): Middleware {
+/** A path's own body limit, and what is checked before its body is read (route.ts: bodyLimitBytes, beforeBody). */
+export interface LargerBody {
+  limitBytes: number;
+  beforeBody?: (headers: Readonly<Record<string, string | string[] | undefined>>) => Promise<void>;
+}
+
+export function jsonBody(limitBytes: number, larger: ReadonlyMap<string, number | LargerBody> = new Map()): Middleware {
   const parser = (limit: number) =>
     koaBody({
       json: true,
@@ -68,10 +74,17 @@ export function jsonBody(limitBytes: number, larger: ReadonlyMap<string, number>
       },
     });
   const standard = parser(limitBytes);
-  const byPath = new Map([...larger].map(([path, limit]) => [path, parser(limit)]));
+  const byPath = new Map(
+    [...larger].map(([path, l]) => {
+      const own = typeof l === 'number' ? { limitBytes: l } : l;
+      return [path, { parse: parser(own.limitBytes), before: own.beforeBody }] as const;
+    }),
+  );
   return async function jsonBodyMiddleware(ctx, next) {
-    const parse = byPath.get(ctx.path) ?? standard;
+    const own = byPath.get(ctx.path);
+    const parse = own?.parse ?? standard;
     if (!PARSED_METHODS.has(ctx.method) || !ctx.is(JSON_TYPES)) return next();
+    if (own?.before) await own.before(ctx.headers);
     const charset = ctx.request.charset;
     if (charset && !/^utf-?8$/i.test(charset)) throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 JSON`);
     const wellFormed = followUtf8(ctx.req);

@@ -100,6 +100,11 @@ export interface RouteDef<P extends TSchema = TObject, Q extends TSchema = TObje
   rawBody?: { mediaType: string; maxBytes: number };
   /** A JSON body may be this large (after content decoding) instead of the service's BODY_LIMIT_BYTES. */
   bodyLimitBytes?: number;
+  /**
+   * With bodyLimitBytes: checked from the headers before a byte of the body is read (throws an HttpError, such as a
+   * 401 for a key that opens nothing), so nobody makes the service parse a large body it would refuse anyway.
+   */
+  beforeBody?: (headers: Readonly<Record<string, string | string[] | undefined>>) => Promise<void>;
   schema: RouteSchemas<P, Q, B, H>;
   handler: (req: Request<Static<P>, Static<Q>, Static<B>, Static<H>>) => Promise<Reply> | Reply;
 }
