@@ -3,11 +3,12 @@ import { locationRunsPerMinute } from '../analytics/report.js';
 import { effectiveSchedule } from './group-settings.js';
 
 describe("a check's effective schedule", () => {
-  const check = { frequency: 5, data: { runParallel: false, locations: ['eu-west-1', 'us-east-1'], privateLocations: [] } };
+  const CHECK_LOCATIONS = ['eu-west-1', 'us-east-1'];
+  const check = { frequency: 5, data: { runParallel: false, locations: CHECK_LOCATIONS, privateLocations: [] } };
 
   it('is its own without a group', () => {
-    expect(effectiveSchedule(check)).toEqual({ periodMs: 300_000, runParallel: false, locations: 2 });
-    expect(effectiveSchedule({ frequency: 0, data: { frequencyOffset: 20 } })).toEqual({ periodMs: 20_000, runParallel: false, locations: 0 });
+    expect(effectiveSchedule(check)).toEqual({ periodMs: 300_000, runParallel: false, locations: 2, names: CHECK_LOCATIONS });
+    expect(effectiveSchedule({ frequency: 0, data: { frequencyOffset: 20 } })).toEqual({ periodMs: 20_000, runParallel: false, locations: 0, names: [] });
   });
 
   it("takes the group's frequency, runParallel and locations where the group sets them", () => {
@@ -15,6 +16,7 @@ describe("a check's effective schedule", () => {
       periodMs: 60_000,
       runParallel: true,
       locations: 3,
+      names: ['ap-south-1', 'eu-west-1', 'us-west-1'],
     });
     // A group that sets none of them changes nothing.
     expect(effectiveSchedule(check, { frequency: null, runParallel: null, locations: [], privateLocations: [] })).toEqual(effectiveSchedule(check));
