@@ -446,6 +446,10 @@ describe('summary against the oracle', () => {
     for (const item of plain.body) expect(Object.keys(item)).not.toContain('noDataRatio');
     const asked = await svc.call('POST', '/v1/analytics/checks?quickRange=last24Hours&noData=true', { body: { checkIds: ids } });
     expect(asked.body.filter((i: { noDataRatio?: number }) => i.noDataRatio !== undefined)).toHaveLength(ids.length - 1);
+    // A flag that is not a boolean is refused, as every bad query is.
+    const bad = await svc.call('POST', '/v1/analytics/checks?quickRange=last24Hours&noData=maybe', { body: { checkIds: ids } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.attributes.errors.map((e: { field: string }) => e.field)).toContain('query.noData');
   });
 
   it('a summary over more than a month reads the daily sketches: exact counts and averages, percentiles within the bound', async () => {
