@@ -13,6 +13,7 @@ import type { Sql } from '../storage/postgres.js';
 import { budgetSettings, withinBudget } from './budget.js';
 import { PRECISIONS, type Precision } from './plan.js';
 import { type Part, part, rollupHorizon, SKETCH_MIN_WINDOW_MS, type SourcePlan, sketchAt, TIERS } from './rollups.js';
+import { noDataFields } from './schemas.js';
 import { unionOfSources } from './sources.js';
 import { heldPerCheck } from './window-cache.js';
 import { type QuickRange, resolveWindow, type Window } from './windows.js';
@@ -80,19 +81,7 @@ export const ReportingQuery = Type.Object(
 );
 type Query = Static<typeof ReportingQuery>;
 
-/** Ours beside the anchor's figures (docs/analytics.md, "No data"); absent for heartbeat checks, whose missed pings are failed runs. */
-const NoData = {
-  expectedRuns: Type.Optional(
-    Type.Integer({
-      minimum: 0,
-      description: 'Ours: the runs the check should have made (activated, not paused by maintenance; a run per location with runParallel)',
-    }),
-  ),
-  runs: Type.Optional(Type.Integer({ minimum: 0, description: 'Ours: the runs it made, which successRatio is over' })),
-  noDataRatio: Type.Optional(
-    Type.Number({ minimum: 0, maximum: 100, description: 'Ours: the percentage of expected runs that did not happen: no data, never up' }),
-  ),
-};
+const NoData = noDataFields('successRatio');
 const Figures = {
   successRatio: Type.Number({ minimum: 0, description: 'The percentage of the runs made that passed (runs that did not happen are in noDataRatio)' }),
   avg: Type.Number({ minimum: 0 }),

@@ -71,6 +71,26 @@ export const MetricMetadata = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Ours beside the anchor's figures (docs/analytics.md, "No data"): the runs the check should have made, the runs it
+ * made (what `over` is over) and the share of the first that did not happen. Absent for heartbeats, whose missed
+ * pings are failed runs.
+ */
+export function noDataFields(over: string) {
+  return {
+    expectedRuns: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'Ours: the runs the check should have made (activated, not paused by maintenance; a run per location with runParallel)',
+      }),
+    ),
+    runs: Type.Optional(Type.Integer({ minimum: 0, description: `Ours: the runs it made, which ${over} is over` })),
+    noDataRatio: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 100, description: 'Ours: the percentage of expected runs that did not happen: no data, never up' }),
+    ),
+  };
+}
+
 export const Report = Type.Object(
   {
     checkId: Type.String(),
@@ -86,19 +106,12 @@ export const Report = Type.Object(
     pagination: Type.Object({ page: Type.Number(), limit: Type.Number() }, { additionalProperties: false }),
     metadata: Type.Record(Type.String(), MetricMetadata),
     noData: Type.Optional(
-      Type.Object(
-        {
-          expectedRuns: Type.Integer({ minimum: 0 }),
-          runs: Type.Integer({ minimum: 0 }),
-          noDataRatio: Type.Number({ minimum: 0, maximum: 100 }),
-        },
-        {
-          additionalProperties: false,
-          description:
-            'Ours (docs/analytics.md, "No data"): over the window, the runs the check should have made, the runs it made (what availability ' +
-            'is over) and the percentage of expected runs that did not happen; absent for heartbeats',
-        },
-      ),
+      Type.Required(Type.Object(noDataFields('availability')), {
+        additionalProperties: false,
+        description:
+          'Ours (docs/analytics.md, "No data"): over the window, the runs the check should have made, the runs it made (what availability ' +
+          'is over) and the percentage of expected runs that did not happen; absent for heartbeats',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -113,16 +126,7 @@ export const SummaryItem = Type.Object(
     checkId: Type.String(),
     checkType: StringEnum(CHECK_TYPES),
     availability: num(),
-    expectedRuns: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        description: 'Ours (docs/analytics.md, "No data"): the runs the check should have made in the window; absent for heartbeats',
-      }),
-    ),
-    runs: Type.Optional(Type.Integer({ minimum: 0, description: 'Ours: the runs it made, which availability is over' })),
-    noDataRatio: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 100, description: 'Ours: the percentage of expected runs that did not happen: no data, never up' }),
-    ),
+    ...noDataFields('availability'),
     ...(Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, num()])) as Record<SummaryField, ReturnType<typeof num>>),
   },
   { additionalProperties: false },

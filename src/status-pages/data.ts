@@ -1,5 +1,5 @@
 import { budgetSettings, rollupHorizon } from '../analytics/index.js';
-import { coverageNow, expectationsOf } from '../coverage/index.js';
+import { readCoverage } from '../coverage/index.js';
 import type { WindowData } from '../model/maintenance.js';
 import { toClickHouseTime } from '../model/time.js';
 import type { Deps } from '../storage/deps.js';
@@ -106,10 +106,9 @@ export async function buildStatusPage(deps: Deps, row: PageRow, now = Date.now()
   const checkIds = checks.map((c) => c.id);
   const days = Array.from({ length: HISTORY_DAYS }, (_, i) => new Date(startOfDay(now) - (HISTORY_DAYS - 1 - i) * DAY).toISOString().slice(0, 10));
   const noDataSettings = { afterPeriods: deps.config.alerts.noDataAfterPeriods, graceMs: deps.config.alerts.noDataGraceMs };
-  const [coverage, expectations] = await Promise.all([
-    coverageNow(sql, accountId, noDataSettings, { checkIds, now }),
-    expectationsOf(sql, accountId, checkIds, noDataSettings, now),
-  ]);
+  const read = await readCoverage(sql, accountId, noDataSettings, { checkIds, now });
+  const coverage = read.current();
+  const { expectations } = read;
   const horizon = rollupHorizon();
   const rawFrom = Number.isFinite(horizon) ? startOfDay(horizon) : undefined;
   const tail =
