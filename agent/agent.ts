@@ -3,11 +3,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { CHECK_TYPES } from '../src/model/checks.js';
+import { AGENT_VERSION } from '../src/model/agent.js';
+import { CHECK_TYPE_FACTS, CHECK_TYPES, type CheckType } from '../src/model/checks.js';
 import type { AgentConfig } from '../src/platform/config.js';
 import type { Logger } from '../src/platform/logger.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
-import { startRunner } from '../src/run-kernel/index.js';
+import { browserSupport, SANDBOX_NODE, scriptSupport, startRunner } from '../src/run-kernel/index.js';
 import { DiskBuffer } from './buffer.js';
 import { type AgentEvent, HttpPort } from './http-port.js';
 import { ScheduleMemory } from './memory.js';
@@ -24,6 +25,14 @@ function agentIdOf(dataDir: string): string {
   const id = randomUUID();
   writeFileSync(file, `${id}\n`, { mode: 0o600 });
   return id;
+}
+
+/**
+ * The check types this agent can make: every type, but browser types (BROWSER, MULTI_STEP, PLAYWRIGHT, AGENTIC) only
+ * where Playwright, Chromium and bubblewrap are installed, so the service leases them to an agent that can.
+ */
+export function agentCapabilities(browser: { ok: boolean } = browserSupport(SANDBOX_NODE)): CheckType[] {
+  return CHECK_TYPES.filter((type) => CHECK_TYPE_FACTS[type].runsOn !== 'browser' || browser.ok);
 }
 
 export interface RunningAgent {
@@ -50,13 +59,16 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
     labelNames: ['event'] as const,
     registers: [registry],
   });
+  const browser = browserSupport(SANDBOX_NODE);
+  const scripts = await scriptSupport();
+  const capabilities = agentCapabilities(browser);
   const buffer = new DiskBuffer(config.dataDir, config.bufferMaxBytes);
   const memory = new ScheduleMemory();
   const port = new HttpPort({
     apiUrl: config.apiUrl,
     apiKey: config.apiKey,
     agentId,
-    capabilities: [...CHECK_TYPES],
+    capabilities,
     concurrency: config.jobConcurrency,
     egressIps: config.egressIps,
     offlineAfterMs: config.offlineAfterMs,
@@ -159,9 +171,22 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
     healthUrl = `http://${config.healthHost}:${config.healthPort}`;
   }
   logger.info(
-    { agentId, apiUrl: config.apiUrl, concurrency: config.jobConcurrency, dataDir: config.dataDir, healthUrl, bufferedResults: buffer.stats.results },
+    {
+      agentId,
+      version: AGENT_VERSION,
+      apiUrl: config.apiUrl,
+      concurrency: config.jobConcurrency,
+      dataDir: config.dataDir,
+      healthUrl,
+      bufferedResults: buffer.stats.results,
+      checkTypes: capabilities,
+      browserChecks: browser.ok ? true : browser.why,
+      scripts: scripts.ok ? true : scripts.why,
+    },
     'agent started',
   );
+  if (!browser.ok) logger.warn({ why: browser.why }, 'browser checks are not taken by this agent (docs/agent.md, "Browser checks")');
+  if (!scripts.ok) logger.warn({ why: scripts.why }, "API checks' setup and teardown scripts fail on this agent");
   return {
     agentId,
     port,

@@ -4,7 +4,7 @@
  * and the vocabulary of a run. It holds no store and reaches the service only through a port. What other folders
  * may use: everything else here is this folder's own.
  */
-export { CHROMIUM_BINARY, processTree, SANDBOX_NODE, treeMemory } from './browser/sandbox.js';
+export { browserSupport, CHROMIUM_BINARY, processTree, SANDBOX_NODE, treeMemory } from './browser/sandbox.js';
 export { maskSecretValues } from './interpolate.js';
 export type { ExecuteRun, RunnerPort, TakenRun } from './port.js';
 export {
@@ -41,5 +41,6 @@ export {
 export { nameUuid, scheduledResultId } from './result-ids.js';
 export type { RunJob, RunnableCheck, RunSource } from './run.js';
 export { bounded, executeRun, type RunnerOptions, startRunner } from './runner.js';
+export { scriptSupport } from './scripts.js';
 export { configureBrowserRuns, runBrowserCheck } from './types/browser.js';
 export { messageOf, RUN_METRIC_KEYS, RUN_TIMING_KEYS, type RunFiles, type RunOutcome } from './types/common.js';

@@ -1,4 +1,4 @@
-import ivm from 'isolated-vm';
+import type IsolatedVm from 'isolated-vm';
 
 /**
  * Setup and teardown scripts of API checks, run in an isolated-vm isolate: a V8 heap of its own with a memory
@@ -43,6 +43,35 @@ export interface ScriptOutcome {
   error?: string;
 }
 
+/**
+ * isolated-vm, loaded on the first script: it is a native module built for one Node.js ABI, so a runner on another
+ * Node (an agent copied to a machine with another major version) still starts, runs every check without scripts,
+ * and fails a scripted run with what to do (`scriptSupport` says it at start).
+ */
+let isolatedVm: Promise<typeof IsolatedVm> | undefined;
+function loadIsolatedVm(): Promise<typeof IsolatedVm> {
+  isolatedVm ??= import('isolated-vm').then(
+    (m) => (m as { default?: typeof IsolatedVm }).default ?? (m as unknown as typeof IsolatedVm),
+    (err: Error) => {
+      isolatedVm = undefined;
+      throw new Error(
+        `setup and teardown scripts need isolated-vm built for Node.js ${process.versions.node} (${err.message.split('\n')[0]}): run \`npm install isolated-vm@5\` beside the agent`,
+      );
+    },
+  );
+  return isolatedVm;
+}
+
+/** Whether this process can run scripts, and if not, why (an agent says so at start). */
+export async function scriptSupport(): Promise<{ ok: true } | { ok: false; why: string }> {
+  try {
+    await loadIsolatedVm();
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, why: (err as Error).message };
+  }
+}
+
 const MAX_LOG_LINES = 200;
 const MAX_LOG_CHARS = 2000;
 
@@ -53,6 +82,12 @@ export async function runScript(
   limits: { timeoutMs?: number; memoryMb?: number } = {},
 ): Promise<ScriptOutcome> {
   const logs: LogLine[] = [];
+  let ivm: typeof IsolatedVm;
+  try {
+    ivm = await loadIsolatedVm();
+  } catch (err) {
+    return { request: input.request, response: input.response, env: input.env, logs, error: (err as Error).message };
+  }
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb ?? SCRIPT_MEMORY_MB });
   try {
     const context = await isolate.createContext();

@@ -30,7 +30,7 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * An agent as its own process (`node --import tsx agent/main.ts`), as a team would run it on another machine:
+ * An agent as its own process (`node --import tsx agent/main.ts`, or the built package's `node agent.mjs`), as a team would run it on another machine:
  * it gets the service's URL and a location key, nothing of the service's stores. Its checks may reach loopback
  * only, like every suite's.
  */
@@ -40,6 +40,8 @@ export async function startAgentProcess(opts: {
   dataDir?: string;
   concurrency?: number;
   env?: Record<string, string>;
+  /** A folder with the built package (`npm run agent:build`): runs `node agent.mjs` there instead of the sources. */
+  packageDir?: string;
 }): Promise<AgentProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'agent-'));
   const port = await freePort();
@@ -57,8 +59,8 @@ export async function startAgentProcess(opts: {
     OUTBOUND_ALLOW: '127.0.0.0/8',
     ...opts.env,
   };
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts'], {
-    cwd: path.resolve(import.meta.dirname, '../..'),
+  const proc = spawn(process.execPath, opts.packageDir ? ['agent.mjs'] : ['--import', 'tsx', 'agent/main.ts'], {
+    cwd: opts.packageDir ?? path.resolve(import.meta.dirname, '../..'),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

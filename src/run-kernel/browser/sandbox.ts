@@ -136,6 +136,13 @@ export function browserSupport(node = SANDBOX_NODE, chromium = CHROMIUM_BINARY):
   if (!existsSync(chromium)) return { ok: false, why: `Chromium is not installed (${chromium}): apt-get install chromium-headless-shell` };
   if (!existsSync(NICE)) return { ok: false, why: `${NICE} is not installed (coreutils)` };
   if (!existsSync(node)) return { ok: false, why: `The sandbox's Node.js is not there (${node}): run scripts/sandbox-runtime.sh, or set SANDBOX_NODE` };
+  for (const name of PACKAGES) {
+    try {
+      packageDir(name);
+    } catch {
+      return { ok: false, why: `${name} is not installed where the runner can load it: npm install @playwright/test beside it` };
+    }
+  }
   return { ok: true };
 }
 

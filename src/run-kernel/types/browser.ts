@@ -31,7 +31,8 @@ const HARD_TIMEOUT_MS = 240_000;
 /** Check suites: degraded over 5 min, failed over 10 min, at most 30 min (a suite runs many tests). */
 const SUITE_DEFAULTS = { degraded: 300_000, max: 600_000 };
 const SUITE_HARD_TIMEOUT_MS = 1_800_000;
-const PLAYWRIGHT_VERSION = (createRequire(import.meta.url)('@playwright/test/package.json') as { version: string }).version;
+/** The Playwright the runner carries, read when a run needs it (an agent without browser support has none). */
+const playwrightVersion = () => (createRequire(import.meta.url)('@playwright/test/package.json') as { version: string }).version;
 
 /** Browser runs of one runner process at once (each is a Chromium); the rest wait their turn. */
 let active = 0;
@@ -180,7 +181,7 @@ async function suiteProgram(ctx: RunContext): Promise<Prepared> {
   }
   const install = typeof check.data.installCommand === 'string' && check.data.installCommand.trim();
   const notes = install
-    ? [`installCommand "${install}" was not run: @playwright/test ${PLAYWRIGHT_VERSION} comes with the runner; other packages must be in the code bundle`]
+    ? [`installCommand "${install}" was not run: @playwright/test ${playwrightVersion()} comes with the runner; other packages must be in the code bundle`]
     : [];
   const cwd = path.posix.normalize(((check.data.workingDir as string | undefined) ?? '.') || '.');
   return {
