@@ -124,8 +124,12 @@ describe("the agent's disk buffer while it drains", () => {
 });
 
 describe("the agent's port when the service refuses what it buffered", () => {
-  /** A service on 127.0.0.1 that registers the agent, hands out no runs, and answers /made with `made`. */
-  async function fakeService(made: number) {
+  /**
+   * A service on 127.0.0.1 that registers the agent, hands out no runs, and answers /made with `made` ('hang': never).
+   * `leases` answers lease calls instead, when given.
+   */
+  async function fakeService(made: number | 'hang', leases?: (n: number) => { status: number; body: unknown }) {
+    let leaseCalls = 0;
     const calls: string[] = [];
     const server = http.createServer((req, res) => {
       req.resume();
@@ -134,9 +138,14 @@ describe("the agent's port when the service refuses what it buffered", () => {
         const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
         if (req.url === '/v1/agent/register')
           return json(200, { leaseSeconds: 30, location: { slugName: 'office' }, isOutdated: false, minAgentVersion: '0.0.0' });
+        if (req.url === '/v1/agent/made' && made === 'hang') return;
+        if (req.url === '/v1/agent/leases' && leases) {
+          const answer = leases(leaseCalls++);
+          return json(answer.status, answer.body);
+        }
         if (req.url === '/v1/agent/made')
           return json(
-            made,
+            made as number,
             made === 200
               ? { accepted: 0, refused: [] }
               : { statusCode: made, error: 'Bad Request', message: 'body.results/0/outcome must NOT have additional properties' },
@@ -153,7 +162,7 @@ describe("the agent's port when the service refuses what it buffered", () => {
     };
   }
   const quiet = createLogger('silent', new Writable({ write: (_c, _e, done) => done() }));
-  const portFor = (apiUrl: string, buffer: DiskBuffer) =>
+  const portFor = (apiUrl: string, buffer: DiskBuffer, offlineAfterMs = 60_000) =>
     new HttpPort({
       apiUrl,
       apiKey: `pl_${'a'.repeat(48)}`,
@@ -161,11 +170,62 @@ describe("the agent's port when the service refuses what it buffered", () => {
       capabilities: ['API'],
       concurrency: 1,
       egressIps: [],
-      offlineAfterMs: 60_000,
+      offlineAfterMs,
       buffer,
       memory: new ScheduleMemory(),
       logger: quiet,
     });
+
+  it('a buffer the service is slow to take does not hold up leasing: delivery has a loop of its own', async () => {
+    const service = await fakeService('hang');
+    const buffer = new DiskBuffer(tmp(), 1024 * 1024);
+    buffer.add([made(1)]);
+    const port = portFor(service.url, buffer);
+    try {
+      port.serve(async () => expect.unreachable());
+      // Leasing waits for the delivery at most 5 s, then goes on while the delivery hangs.
+      for (let i = 0; i < 200 && service.calls.filter((c) => c === '/v1/agent/leases').length < 5; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(service.calls).toContain('/v1/agent/made');
+      expect(service.calls.filter((c) => c === '/v1/agent/leases').length).toBeGreaterThanOrEqual(5);
+    } finally {
+      await port.close(0);
+      await service.close();
+    }
+  });
+
+  it('a service that answers probes but not lease calls keeps the agent running from memory (no flapping)', async () => {
+    // One scheduled run of a 10-second check, then every lease call fails (503) while register answers.
+    const lease = {
+      leaseId: 'bGVhc2UtMQ',
+      expiresAt: Date.now() + 30_000,
+      resultId: '00000000-0000-4000-8000-000000000001',
+      run: { v: 1, accountId: 'a', checkId: 'c1', location: 'office', slot: Date.now() - 1000, attempt: 1, source: 'SCHEDULER', periodMs: 10_000 },
+      check: { id: 'c1', checkType: 'API', locations: ['office'], runParallel: false },
+    };
+    const service = await fakeService(200, (n) =>
+      n === 0 ? { status: 200, body: { leases: [lease] } } : { status: 503, body: { statusCode: 503, message: 'the queue is unavailable' } },
+    );
+    const port = portFor(service.url, new DiskBuffer(tmp(), 1024 * 1024), 300);
+    try {
+      port.serve(
+        async () =>
+          ({ startedAt: Date.now(), stoppedAt: Date.now(), hasFailures: false, hasErrors: false, isDegraded: false, metrics: {}, detail: {} }) as never,
+      );
+      for (let i = 0; i < 100 && !port.offline; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(port.offline).toBe(true);
+      // Sampled for 5 s: the probes keep answering, the lease calls keep failing; the agent stays offline.
+      let online = 0;
+      for (let i = 0; i < 100; i++) {
+        if (!port.offline) online++;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(service.calls.filter((c) => c === '/v1/agent/register').length).toBeGreaterThanOrEqual(3);
+      expect(online).toBeLessThanOrEqual(5);
+    } finally {
+      await port.close(0);
+      await service.close();
+    }
+  });
 
   it('a batch refused as a whole (a 400: a version skew) is set aside and leasing goes on', async () => {
     const service = await fakeService(400);
@@ -175,8 +235,10 @@ describe("the agent's port when the service refuses what it buffered", () => {
     const port = portFor(service.url, buffer);
     try {
       port.serve(async () => expect.unreachable());
-      for (let i = 0; i < 100 && service.calls.filter((c) => c === '/v1/agent/leases').length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && (service.calls.filter((c) => c === '/v1/agent/leases').length < 2 || buffer.stats.results); i++)
+        await new Promise((r) => setTimeout(r, 50));
       expect(service.calls.filter((c) => c === '/v1/agent/leases').length).toBeGreaterThanOrEqual(2);
+      await new Promise((r) => setTimeout(r, 300));
       expect(service.calls.filter((c) => c === '/v1/agent/made')).toHaveLength(1);
       expect(buffer.stats).toMatchObject({ results: 0, setAside: 2 });
       expect(port.drainFailing).toBe(false);
@@ -193,7 +255,7 @@ describe("the agent's port when the service refuses what it buffered", () => {
     const port = portFor(service.url, buffer);
     try {
       port.serve(async () => expect.unreachable());
-      for (let i = 0; i < 100 && service.calls.filter((c) => c === '/v1/agent/leases').length < 1; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && !port.drainFailing; i++) await new Promise((r) => setTimeout(r, 50));
       expect(port.drainFailing).toBe(true);
       expect(buffer.stats).toMatchObject({ results: 1, setAside: 0 });
     } finally {
@@ -230,6 +292,21 @@ describe("the agent's memory of its schedule", () => {
     // A lease of an older slot never moves it back.
     memory.remember(run(120_000), check, 156_000);
     expect(memory.due(160_100).map((d) => d.run.slot)).toEqual([160_000]);
+  });
+
+  it("runs only the slots that are its location's turn when the check runs its locations in turn", () => {
+    const memory = new ScheduleMemory();
+    const inTurn = { id: 'c1', checkType: 'API', locations: ['eu-west-1', 'lab', 'office'], runParallel: false } as RunnableCheck;
+    memory.remember(run(100_000), inTurn, 100_000);
+    const handed: number[] = [];
+    for (let now = 100_000; now <= 400_000; now += 1000) handed.push(...memory.due(now).map((d) => d.run.slot));
+    // Slot n (n = slot / period) is office's when n % 3 === 2: one slot in three, as the scheduler hands them out.
+    expect(handed).toEqual([110_000, 140_000, 170_000, 200_000, 230_000, 260_000, 290_000, 320_000, 350_000, 380_000]);
+    const parallel = new ScheduleMemory();
+    parallel.remember(run(100_000), { ...inTurn, runParallel: true }, 100_000);
+    const all: number[] = [];
+    for (let now = 100_000; now <= 400_000; now += 1000) all.push(...parallel.due(now).map((d) => d.run.slot));
+    expect(all).toHaveLength(30);
   });
 
   it('forgets a check not leased for three periods', () => {

@@ -58,6 +58,9 @@ export class ServiceRefusal extends Error {
   }
 }
 
+/** How long leasing waits for the buffer's delivery before it goes on regardless (the delivery goes on too). */
+const DELIVERY_FIRST_MS = 5000;
+
 /** How long one file upload may take. */
 const UPLOAD_TIMEOUT_MS = 10 * 60_000;
 
@@ -91,10 +94,15 @@ export class HttpPort implements RunnerPort {
   private running = 0;
   private pending: { leaseId: string; outcome: RunOutcome; taken: TakenRun; expiresAt: number }[] = [];
   private unreachableSince: number | undefined;
+  /**
+   * Set when a probe ends offline mode, cleared by the first call the service takes (a 2xx): a failure meanwhile puts
+   * the agent back offline at once, so a service that answers probes but not leases does not make it flap.
+   */
+  private probation = false;
   private loops: Promise<void>[] = [];
   registered = false;
   leaseMs = 300_000;
-  /** The last try to deliver the buffer failed (not a refusal: the service did not take it): not ready while so. */
+  /** The service answered the last try to deliver the buffer but did not take it (not a refusal of results): not ready while so. */
   drainFailing = false;
   /** Whether the agent is running from memory now. */
   get offline(): boolean {
@@ -159,7 +167,10 @@ export class HttpPort implements RunnerPort {
       this.unreachable();
       throw new Error(`the service answered ${res.status}`);
     }
+    const ending = this.offline;
     this.reachable();
+    // The call that ends offline mode is the probe: only a later call the service takes ends the probation.
+    if (res.ok && !ending) this.probation = false;
     let parsed: { message?: string; attributes?: { reason?: string } } | undefined;
     try {
       parsed = text ? JSON.parse(text) : undefined;
@@ -172,10 +183,15 @@ export class HttpPort implements RunnerPort {
 
   private unreachable(): void {
     this.opts.count?.('api-error');
-    if (this.unreachableSince === undefined) this.unreachableSince = Date.now();
+    if (this.probation) {
+      this.probation = false;
+      this.unreachableSince = Date.now() - this.opts.offlineAfterMs;
+      this.opts.logger.warn('the service answered a probe but not the next call: running from memory again');
+    } else if (this.unreachableSince === undefined) this.unreachableSince = Date.now();
   }
 
   private reachable(): void {
+    if (this.unreachableSince !== undefined && this.offline) this.probation = true;
     if (this.unreachableSince !== undefined && this.offline)
       this.opts.logger.info(
         { offlineSeconds: Math.round((Date.now() - this.unreachableSince) / 1000) },
@@ -216,6 +232,44 @@ export class HttpPort implements RunnerPort {
     this.loop(() => this.renewLoop());
     this.loop(() => this.reportLoop());
     this.loop(() => this.offlineLoop(execute));
+    this.loop(() => this.deliverLoop());
+  }
+
+  /** The delivery under way, and when it began. */
+  private delivering: { done: Promise<void>; since: number } | undefined;
+
+  /** Starts a delivery of the buffer, or answers the one under way. */
+  private deliverOnce(): Promise<void> {
+    if (!this.delivering) {
+      const done = this.deliverBuffer().finally(() => {
+        this.delivering = undefined;
+      });
+      this.delivering = { done, since: Date.now() };
+    }
+    return this.delivering.done;
+  }
+
+  /** Waits for the buffer's delivery, up to DELIVERY_FIRST_MS from when it began. */
+  private async deliveredFirst(): Promise<void> {
+    const done = this.deliverOnce();
+    const left = this.delivering ? this.delivering.since + DELIVERY_FIRST_MS - Date.now() : 0;
+    if (left > 0) await Promise.race([done, sleep(left, this.stop.signal)]);
+  }
+
+  /**
+   * Delivers what was made while cut off, from a loop of its own: a buffer the service is slow to take, or does not
+   * take, never stops leasing (readiness says so instead). Tries again at growing intervals while it fails.
+   */
+  private async deliverLoop(): Promise<void> {
+    let wait = 100;
+    while (!this.stop.signal.aborted) {
+      if (this.registered && !this.offline && this.opts.buffer.stats.results) {
+        await this.deliverOnce();
+        // Still results left: the service did not take them (or is unreachable); try again less often.
+        wait = this.opts.buffer.stats.results ? Math.min(30_000, Math.max(1000, wait * 2)) : 100;
+      }
+      await sleep(wait, this.stop.signal);
+    }
   }
 
   get free(): number {
@@ -232,9 +286,10 @@ export class HttpPort implements RunnerPort {
           if (this.offline) await this.call('POST', '/v1/agent/register', null).catch(() => undefined); // a probe: any answer ends offline
           continue;
         }
-        // What was made while cut off goes first: its slots are older than anything the service hands out now. A buffer
-        // that cannot be delivered does not stop new runs (readiness says so instead).
-        if (this.opts.buffer.stats.results) await this.deliverBuffer();
+        // What was made while cut off goes first: the service's catch-up runs of the same slots would otherwise land
+        // before the results made at the slots' own times. A delivery that takes long (a slow or refusing service) holds
+        // leasing up for at most DELIVERY_FIRST_MS; it goes on in its own loop meanwhile.
+        if (this.opts.buffer.stats.results && !this.drainFailing) await this.deliveredFirst();
         const { leases } = (await this.call(
           'POST',
           '/v1/agent/leases',
@@ -375,7 +430,14 @@ export class HttpPort implements RunnerPort {
       n = await this.opts.buffer.drain(async (results) => {
         let answer: MadeAnswer;
         try {
-          answer = (await this.call('POST', '/v1/agent/made', { agentId: this.opts.agentId, results })) as MadeAnswer;
+          answer = (await this.call(
+            'POST',
+            '/v1/agent/made',
+            { agentId: this.opts.agentId, results },
+            'application/json',
+            60_000,
+            this.stop.signal,
+          )) as MadeAnswer;
         } catch (err) {
           if (err instanceof ServiceRefusal && (err.status === 400 || err.status === 413)) {
             this.opts.count?.('set-aside', results.length);
@@ -397,7 +459,8 @@ export class HttpPort implements RunnerPort {
         }
       });
     } catch (err) {
-      this.drainFailing = true;
+      // The service answered and did not take it: not ready until it does. Unreachable (or a 5xx) is offline's business.
+      if (err instanceof ServiceRefusal) this.drainFailing = true;
       this.opts.logger.warn(
         { err: messageOf(err), buffered: this.opts.buffer.stats.results },
         'could not deliver the results made while cut off; trying again',
