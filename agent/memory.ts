@@ -1,3 +1,4 @@
+import { locationsForSlot } from '../src/model/schedule.js';
 import type { RunJob, RunnableCheck } from '../src/run-kernel/index.js';
 
 /** A scheduled check this agent ran lately: enough to go on running it on schedule while cut off. */
@@ -37,8 +38,9 @@ export class ScheduleMemory {
   }
 
   /**
-   * The runs due by `now` from memory: each check's next slots after the last one run. A slot more than a period
-   * late is skipped (the next is as close), as the service's runners do.
+   * The runs due by `now` from memory: each check's latest slot come due since the last one run, when it is this
+   * location's turn (a check without runParallel runs its locations in turn, slot by slot, as the scheduler hands
+   * them out). Older slots are skipped (the latest is as close), as the service's runners do.
    */
   due(now = Date.now()): { run: RunJob; check: RunnableCheck }[] {
     const out: { run: RunJob; check: RunnableCheck }[] = [];
@@ -47,6 +49,8 @@ export class ScheduleMemory {
       if (next > now) continue;
       while (next + r.periodMs <= now) next += r.periodMs;
       r.lastSlot = next;
+      const turn = r.check.locations?.length ? locationsForSlot(r.check.locations, r.check.runParallel, next, r.periodMs) : [r.run.location];
+      if (!turn.includes(r.run.location)) continue;
       out.push({ run: { ...r.run, slot: next, attempt: 1, firstStartedAt: undefined }, check: r.check });
     }
     return out;

@@ -6,6 +6,7 @@ import { compileValidator } from '../http/validation.js';
 import { toRow } from '../ingest/index.js';
 import { AGENT_PROTOCOL, compareVersions } from '../model/agent.js';
 import { keptAssetsProblems } from '../model/results.js';
+import { locationsForSlot, phaseOf } from '../model/schedule.js';
 import { type AgentLocation, locationOfKey, registerAgent, touchAgent } from '../private-locations/index.js';
 import {
   bounded,
@@ -330,7 +331,11 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
               ? 'the check does not run in this location'
               : r.slot > now || r.slot < now - MADE_MAX_AGE_MS || r.outcome.startedAt < r.slot - 60_000 || !plausibleTimes(r.outcome, r.slot - 60_000)
                 ? 'the slot or its start is not a time this agent could have run it'
-                : keptAssetsProblems(r.outcome.detail).map((p) => `detail.${p.at} ${p.why}`)[0];
+                : r.periodMs !== undefined && (r.slot - phaseOf(r.checkId, r.periodMs)) % r.periodMs !== 0
+                  ? "the slot is not one of the check's slots at that period"
+                  : r.periodMs !== undefined && !locationsForSlot(check.locations, check.runParallel, r.slot, r.periodMs).includes(location.slugName)
+                    ? "the slot is not this location's turn: the check runs its locations in turn"
+                    : keptAssetsProblems(r.outcome.detail).map((p) => `detail.${p.at} ${p.why}`)[0];
           if (reason) {
             refused.push({ index, reason });
             continue;
