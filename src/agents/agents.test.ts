@@ -5,6 +5,7 @@ import { type AgentProcess, startAgentProcess } from '../../test/support/agents.
 import { startHttpReceiver } from '../../test/support/receivers.js';
 import { createOtherTenant, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { type HttpTarget, startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, startTlsTarget } from '../../test/support/targets.js';
+import { phaseOf } from '../model/schedule.js';
 
 /**
  * Agents as separate processes on 127.0.0.1, each with its own data folder, reaching the service only over HTTP
@@ -318,6 +319,24 @@ describe('agents of a private location', () => {
     expect(made).toMatchObject({ accepted: 0 });
     expect(made.refused.map((r: { index: number }) => r.index)).toEqual([4, 5, 6, 0, 1, 2, 3]);
     expect(made.refused.slice(0, 3).every((r: { reason: string }) => /not a result this service takes/.test(r.reason))).toBe(true);
+    // A check run in turn by two locations: only this location's slots, on the check's own grid, are taken.
+    const turns = await create('api', { name: 'in turn', privateLocations: ['office', 'lab'], frequency: 1, request: { url: `${http.url}/ok?turns` } });
+    const slot = Math.floor((Date.now() - 600_000) / 60_000) * 60_000 + phaseOf(turns.id, 60_000);
+    const inTurn = (s: number) => ({
+      checkId: turns.id,
+      location: 'office',
+      slot: s,
+      periodMs: 60_000,
+      outcome: { ...outcome, startedAt: s + 5, stoppedAt: s + 10 },
+    });
+    const turnAnswer = await (
+      await own.call('/v1/agent/made', { agentId: own.agentId, results: [inTurn(slot), inTurn(slot + 60_000), inTurn(slot + 1000)] })
+    ).json();
+    expect(turnAnswer.accepted, JSON.stringify(turnAnswer)).toBe(1);
+    expect(turnAnswer.refused.map((r: { reason: string }) => r.reason).sort()).toEqual([
+      "the slot is not one of the check's slots at that period",
+      "the slot is not this location's turn: the check runs its locations in turn",
+    ]);
     // Reported again (a retry after a lost answer): taken once.
     expect((await (await report()).json()).outcomes[0].state).toBe('duplicate');
     await waitFor(
@@ -343,6 +362,26 @@ describe('agents of a private location', () => {
     });
     expect(withApiKey.status).toBe(401);
     expect((await svc.call('GET', `/v1/check-results/${waiting.id}`)).body).toHaveLength(1);
+    // A run of a type the agent cannot make is passed over before it is started: a browser check tried in the editor
+    // stays QUEUED for an agent that can, not RUNNING on one that never will.
+    const trial = await svc.call('POST', '/v1/check-runs/browser?location=office', {
+      body: { name: 'tried', script: "import { test } from '@playwright/test';\ntest('t', async () => {});" },
+    });
+    expect(trial.status, trial.text).toBe(202);
+    for (let i = 0; i < 3; i++) {
+      const { leases: none } = await (await own.call('/v1/agent/leases', { agentId: own.agentId, max: 5, waitSeconds: 1 })).json();
+      expect(none.filter((l: { check: { checkType: string } }) => l.check.checkType === 'BROWSER')).toEqual([]);
+    }
+    expect((await svc.call('GET', `/v1/check-runs/${trial.body.id}`)).body.status).toBe('QUEUED');
+    // No agent calls any more: the service closes its lease workers once idle for three leases (3 s here).
+    const workers = async () =>
+      Number(
+        /^agent_lease_workers (\d+)$/m.exec(
+          await (await fetch(`${svc.url}/metrics`, { headers: { authorization: 'Bearer agents-suite-metrics' } })).text(),
+        )?.[1],
+      );
+    expect(await workers()).toBeGreaterThan(0);
+    await waitFor(workers, (n) => n === 0, 30_000);
   }, 120_000);
 });
 

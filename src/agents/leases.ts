@@ -48,12 +48,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * that was given to another agent is refused (`lost`), a repeated one answered as already done.
  */
 export class AgentLeases {
-  private readonly workers = new Map<string, Worker<RunJob>>();
+  /** One worker per location queue agents lease from, with when it was last used (take, renew, report). */
+  private readonly workers = new Map<string, { worker: Worker<RunJob>; usedAt: number; busy: number }>();
+  private readonly evictTimer: NodeJS.Timeout;
   /**
    * What this process prepared for each lease it gave, until the report (or the lease's end): the report then
    * needs no second read of the check. A report reaching another process of the service reads it again.
    */
   private readonly prepared = new Map<string, { taken: TakenRun; until: number }>();
+  /** The type of each check this process prepared a run of (a check's type never changes). */
+  private readonly types = new Map<string, string>();
   /** Runs dropped as having waited too long, logged as a count per location (an agent back after an hour finds many). */
   private readonly dropped: SkipLog;
 
@@ -65,25 +69,49 @@ export class AgentLeases {
     private readonly metrics?: Metrics,
   ) {
     this.dropped = new SkipLog(logger, { message: 'runs waited too long for an agent; dropped', seconds: 'waitedSeconds' });
+    this.evictTimer = setInterval(() => void this.evictIdle(), Math.max(1000, Math.min(60_000, settings.leaseMs))).unref();
+  }
+
+  /**
+   * Closes the workers of locations no agent has used for three leases (an agent gone, a location deleted): a process
+   * serving many locations over months keeps only those in use. No lease of theirs is open by then (it would have been
+   * renewed); the next lease call of the location opens a worker again.
+   */
+  private async evictIdle(now = Date.now()): Promise<void> {
+    for (const [name, w] of this.workers) {
+      if (w.busy > 0 || now - w.usedAt <= 3 * this.settings.leaseMs) continue;
+      this.workers.delete(name);
+      await this.queues.closeWorker(w.worker).catch((err: Error) => this.logger.warn({ queue: name, err: err.message }, 'closing an idle lease worker failed'));
+    }
+    this.metrics?.agentLeaseWorkers.set(this.workers.size);
+  }
+
+  /** Marks a location's worker used now (renewals and reports keep it, not only lease calls). */
+  private touch(location: AgentLocation): void {
+    const w = this.workers.get(this.queueName(location));
+    if (w) w.usedAt = Date.now();
   }
 
   private queueName(location: AgentLocation): string {
     return privateRunQueueName(location.id);
   }
 
-  private worker(location: AgentLocation): Worker<RunJob> {
+  private worker(location: AgentLocation): { worker: Worker<RunJob>; usedAt: number; busy: number } {
     const name = this.queueName(location);
-    let worker = this.workers.get(name);
-    if (!worker) {
-      worker = this.queues.leaseWorker<RunJob>(name, {
+    let entry = this.workers.get(name);
+    if (!entry) {
+      const worker = this.queues.leaseWorker<RunJob>(name, {
         lockDuration: this.settings.leaseMs,
         stalledInterval: Math.max(500, Math.min(30_000, Math.floor(this.settings.leaseMs / 2))),
         maxStalledCount: 3,
         label: `agent runs of ${location.slugName}`,
       });
-      this.workers.set(name, worker);
+      entry = { worker, usedAt: Date.now(), busy: 0 };
+      this.workers.set(name, entry);
+      this.metrics?.agentLeaseWorkers.set(this.workers.size);
     }
-    return worker;
+    entry.usedAt = Date.now();
+    return entry;
   }
 
   /**
@@ -91,9 +119,33 @@ export class AgentLeases {
    * (a type it lacks) go back for another agent; runs too late, deleted or cancelled are settled here.
    */
   async take(location: AgentLocation, agentId: string, capabilities: ReadonlySet<string>, max: number, waitMs: number, signal?: AbortSignal): Promise<Lease[]> {
-    const worker = this.worker(location);
+    const entry = this.worker(location);
+    const { worker } = entry;
+    entry.busy++;
     const deadline = Date.now() + waitMs;
     const out: Lease[] = [];
+    try {
+      await this.takeInto(out, location, worker, agentId, capabilities, max, deadline, signal);
+    } finally {
+      entry.busy--;
+      entry.usedAt = Date.now();
+    }
+    this.metrics?.agentLeases.inc({ location: location.slugName }, out.length);
+    const now = Date.now();
+    for (const [token, p] of this.prepared) if (p.until < now) this.prepared.delete(token);
+    return out;
+  }
+
+  private async takeInto(
+    out: Lease[],
+    location: AgentLocation,
+    worker: Worker<RunJob>,
+    agentId: string,
+    capabilities: ReadonlySet<string>,
+    max: number,
+    deadline: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
     while (!out.length && !signal?.aborted) {
       // Every run due now (up to max), then each prepared at once.
       const jobs: { job: Job<RunJob>; token: string }[] = [];
@@ -108,10 +160,6 @@ export class AgentLeases {
       if (out.length || Date.now() >= deadline) break;
       if (!jobs.length) await sleep(Math.min(200, Math.max(0, deadline - Date.now())));
     }
-    this.metrics?.agentLeases.inc({ location: location.slugName }, out.length);
-    const now = Date.now();
-    for (const [token, p] of this.prepared) if (p.until < now) this.prepared.delete(token);
-    return out;
   }
 
   /** One taken job as a lease, or settled here: too late, deleted, cancelled, or of a type the agent lacks. */
@@ -128,13 +176,22 @@ export class AgentLeases {
       await job.moveToCompleted({ expired: true }, token, false);
       return undefined;
     }
+    // A type the agent lacks goes back before anything is read or started (an ad-hoc run is not marked running). Another
+    // agent of the location may make it; none will before it waits too long: then it is dropped.
+    const type = run.checkType ?? this.types.get(run.checkId);
+    if (type && !capabilities.has(type)) {
+      await job.moveToDelayed(Date.now() + 1000, token);
+      return undefined;
+    }
     const taken = await this.book.prepare(run, token);
     if ('skipped' in taken) {
       await job.moveToCompleted(taken, token, false);
       return undefined;
     }
+    // Jobs queued before runs carried their type: known after one read.
+    if (this.types.size >= 10_000) this.types.clear();
+    this.types.set(run.checkId, taken.check.checkType);
     if (!capabilities.has(taken.check.checkType)) {
-      // Another agent of the location may make it; none will before it waits too long: then it is dropped.
       await job.moveToDelayed(Date.now() + 1000, token);
       return undefined;
     }
@@ -164,6 +221,7 @@ export class AgentLeases {
 
   /** Extends each lease that still holds its run; the others are lost (their runs went to another agent). */
   async renew(location: AgentLocation, leaseIds: readonly string[]): Promise<{ renewed: string[]; lost: string[] }> {
+    this.touch(location);
     const renewed: string[] = [];
     const lost: string[] = [];
     await Promise.all(
@@ -182,6 +240,7 @@ export class AgentLeases {
   async complete(location: AgentLocation, leaseId: string, found: Parameters<RunBook['finish']>[1]): Promise<Completion> {
     const lease = decodeLease(leaseId);
     if (!lease) return { state: 'gone' };
+    this.touch(location);
     const job = await this.jobOf(location, lease.jobId);
     if (!job) return { state: 'gone' };
     const mark = digest(lease.token);
@@ -202,7 +261,8 @@ export class AgentLeases {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.workers.values()].map((w) => this.queues.closeWorker(w)));
+    clearInterval(this.evictTimer);
+    await Promise.all([...this.workers.values()].map((w) => this.queues.closeWorker(w.worker)));
     this.workers.clear();
   }
 }

@@ -69,6 +69,11 @@ export class Metrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
     registers: [this.registry],
   });
+  readonly agentLeaseWorkers = new Gauge({
+    name: 'agent_lease_workers',
+    help: 'Queue workers this process keeps for private locations agents lease from (one per location in use lately)',
+    registers: [this.registry],
+  });
   readonly agentLeases = new Counter({
     name: 'agent_runs_leased_total',
     help: 'Runs leased to agents, by private location (slug)',

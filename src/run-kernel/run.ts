@@ -65,4 +65,6 @@ export interface RunJob {
   adhocId?: string;
   /** A retry made in another location: the location the slot's run started in (its result id is that location's). */
   origin?: string;
+  /** The check's type, so an agent that cannot make it is passed over without the check being read (or an ad-hoc run started). */
+  checkType?: CheckType;
 }

@@ -143,7 +143,17 @@ export async function queueAdhoc(sql: Sql, queues: Queues, recorded: RecordedAdh
   if (!queue || !runs.length) return;
   const now = Date.now();
   const jobs = runs.map((r) => ({
-    job: { v: 1, accountId: r.account_id, checkId: r.check_id ?? r.id, location: r.location, slot: now, attempt: 1, adhocId: r.id, source } satisfies RunJob,
+    job: {
+      v: 1,
+      accountId: r.account_id,
+      checkId: r.check_id ?? r.id,
+      location: r.location,
+      slot: now,
+      attempt: 1,
+      adhocId: r.id,
+      source,
+      checkType: r.check_type as CheckType,
+    } satisfies RunJob,
     queue,
     startAt: now,
   }));

@@ -54,6 +54,7 @@ export async function startSessions(
   if (!checks.length) return [];
   const planned = checks.map((c) => ({ id: c.id, name: c.name, checkType: c.checkType, locations: c.runParallel ? c.locations : c.locations.slice(0, 1) }));
   const sessions = await createSessions(sql, accountId, planned, source, timeoutMs);
+  const typeOf = new Map(checks.map((c) => [c.id, c.checkType]));
   const queueOf = await locationQueues(
     sql,
     accountId,
@@ -66,7 +67,11 @@ export async function startSessions(
       const queue = queueOf.get(location);
       // A location that does not exist leaves its session to time out, visibly.
       if (!queue) continue;
-      runs.push({ job: { v: 1, accountId, checkId: s.check_id, location, slot: now, attempt: 1, sessionId: s.id, source }, queue, startAt: now });
+      runs.push({
+        job: { v: 1, accountId, checkId: s.check_id, location, slot: now, attempt: 1, sessionId: s.id, source, checkType: typeOf.get(s.check_id) },
+        queue,
+        startAt: now,
+      });
     }
   }
   await enqueueRuns(queues, runs, now);

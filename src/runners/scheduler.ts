@@ -72,7 +72,17 @@ export function startScheduler(opts: SchedulerOptions) {
               continue;
             }
             runs.push({
-              job: { v: 1, accountId, checkId: check.id, location, slot: slot.slot, attempt: 1, source: 'SCHEDULER', periodMs: slot.periodMs },
+              job: {
+                v: 1,
+                accountId,
+                checkId: check.id,
+                location,
+                slot: slot.slot,
+                attempt: 1,
+                source: 'SCHEDULER',
+                periodMs: slot.periodMs,
+                checkType: check.checkType,
+              },
               queue,
               startAt: slot.slot,
             });
