@@ -461,6 +461,20 @@ describe('a private location without an agent', () => {
     );
     expect(receiver.to('/calm')[0]!.body).toContain('has an agent again');
     expect(svc.logs.some((l) => l.includes('private location has no agent'))).toBe(true);
+    // Recorded like any delivery: in /v1/alert-notifications (the location stands where a check would) and in the
+    // channel's health.
+    const deliveries = await waitFor(
+      () => svc.call('GET', `/v1/alert-notifications?alertChannelId=${channel.id}`),
+      (r) => r.body.length === 2 && r.body.every((n: { status: string }) => n.status === 'SUCCESS'),
+      15_000,
+    );
+    expect(deliveries.body.map((n: Record<string, unknown>) => [n.checkType, n.checkId, n.privateLocationId, n.attempts])).toEqual([
+      ['PRIVATE_LOCATION', location.id, location.id, [expect.objectContaining({ ok: true })]],
+      ['PRIVATE_LOCATION', location.id, location.id, [expect.objectContaining({ ok: true })]],
+    ]);
+    expect((await svc.call('GET', `/v1/alert-notifications?alertChannelId=${calm.id}`)).body).toHaveLength(1);
+    expect((await svc.call('GET', `/v1/alert-notifications?alertChannelId=${quiet.id}`)).body).toHaveLength(0);
+    expect((await svc.call('GET', `/v1/alert-channels/${channel.id}`)).body.health).toMatchObject({ status: 'OK', lastDeliveryAt: expect.any(String) });
   }, 90_000);
 });
 

@@ -173,8 +173,8 @@ export async function rotateChannelSecrets(db: Sql, accountId: string, id: numbe
  * or to its group, that send this kind of alert (`sendFailure` for a location without agents, `sendRecovery` when
  * one is back).
  */
-export async function channelsOfLocation(db: Sql, accountId: string, slug: string, failure: boolean): Promise<number[]> {
-  const rows = await db<{ id: number }[]>`select distinct ch.id from alert_channels ch
+export async function channelsOfLocation(db: Sql, accountId: string, slug: string, failure: boolean): Promise<{ id: number; type: ChannelType }[]> {
+  const rows = await db<{ id: number; type: ChannelType }[]>`select distinct ch.id, ch.type from alert_channels ch
     join alert_subscriptions s on s.alert_channel_id = ch.id and s.activated
     left join checks c on c.id = s.check_id
     left join check_groups g on g.id = s.group_id
@@ -184,7 +184,7 @@ export async function channelsOfLocation(db: Sql, accountId: string, slug: strin
         or (g.id is not null and (g.data->'privateLocations' ? ${slug}
           or exists (select 1 from checks gc where gc.group_id = g.id and gc.data->'privateLocations' ? ${slug}))))
     order by ch.id`;
-  return rows.map((r) => Number(r.id));
+  return rows.map((r) => ({ id: Number(r.id), type: r.type }));
 }
 
 /** Passes every channel's stored secrets (its config's, its signing secret) through `f` (sealing begins, or a key rotation). */

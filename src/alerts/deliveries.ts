@@ -48,7 +48,7 @@ export class DeliveryQueue {
 /** Notifications committed but never queued or finished (a crash between the two): the sweep queues them again. */
 export async function undeliveredNotifications(sql: Sql, now: number): Promise<string[]> {
   const stale = await sql<{ id: string }[]>`select id from alert_notifications
-    where status = 'IN_PROGRESS' and created_at < ${new Date(now - 60_000)} order by created_at limit 500`;
+    where status = 'IN_PROGRESS' and alert_id is not null and created_at < ${new Date(now - 60_000)} order by created_at limit 500`;
   return stale.map((r) => r.id);
 }
 
@@ -151,7 +151,8 @@ function messageOf(n: NotificationRow, variables: Record<string, string>, public
   };
 }
 
-async function recordAttempt(sql: Sql, id: string, attempt: { ok: boolean; detail: string }, status: 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE') {
+/** Records one attempt of a delivery and where it stands (check alerts' and private locations' alike). */
+export async function recordAttempt(sql: Sql, id: string, attempt: { ok: boolean; detail: string }, status: 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE') {
   const at = new Date();
   await sql`update alert_notifications set
       attempts = attempts || ${sql.json([{ at: at.toISOString(), ...attempt }] as never)},

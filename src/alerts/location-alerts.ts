@@ -7,7 +7,9 @@ import type { Sql } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { channelsOfLocation, findChannel } from './channel-repository.js';
 import { sendThrough } from './channels/index.js';
+import { recordAttempt } from './deliveries.js';
 import type { AlertMessage } from './message.js';
+import { recordLocationDeliveries } from './repository.js';
 
 /** Where alerts about private locations' agents wait to be sent, one job per change and channel. */
 export const LOCATION_ALERT_QUEUE = 'location-alerts';
@@ -16,6 +18,8 @@ interface LocationAlertJob {
   accountId: string;
   channelId: number;
   message: AlertMessage;
+  /** Its row in alert_notifications, where each attempt is recorded (absent on jobs queued before it was kept). */
+  notificationId?: string;
 }
 
 /**
@@ -51,10 +55,11 @@ export async function alertLocationChange(
 ): Promise<number> {
   const channels = await channelsOfLocation(sql, change.accountId, change.slugName, change.unavailable);
   if (!channels.length) return 0;
+  const notifications = await recordLocationDeliveries(sql, change, channels);
   await queues.queue<LocationAlertJob>(LOCATION_ALERT_QUEUE).addBulk(
-    channels.map((channelId) => ({
+    channels.map(({ id: channelId }) => ({
       name: 'location-alert',
-      data: { accountId: change.accountId, channelId, message },
+      data: { accountId: change.accountId, channelId, message, notificationId: notifications.get(channelId) },
       opts: {
         // One job per change and channel, however often the change is found before it is marked.
         jobId: `${change.key}-${channelId}`,
@@ -77,11 +82,20 @@ export function startLocationAlertWorker(queues: Queues, deps: { sql: Sql; logge
     async (job: Job<LocationAlertJob>) => {
       const channel = await findChannel(deps.sql, job.data.accountId, job.data.channelId);
       if (!channel) return { skipped: 'channel deleted' };
-      const detail = await sendThrough(channel.type, channel.config, job.data.message, {
-        settings: deps.config,
-        signingSecret: channel.signing_secret,
-        dispatcher,
-      });
+      const id = job.data.notificationId;
+      let detail: string;
+      try {
+        detail = await sendThrough(channel.type, channel.config, job.data.message, {
+          settings: deps.config,
+          signingSecret: channel.signing_secret,
+          dispatcher,
+        });
+      } catch (err) {
+        const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        if (id) await recordAttempt(deps.sql, id, { ok: false, detail: (err as Error).message }, last ? 'FAILURE' : 'IN_PROGRESS');
+        throw err;
+      }
+      if (id) await recordAttempt(deps.sql, id, { ok: true, detail }, 'SUCCESS');
       deps.logger.info({ channelId: channel.id, type: channel.type, title: job.data.message.title }, 'location alert delivered');
       return { detail: detail.slice(0, 500) };
     },

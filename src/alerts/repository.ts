@@ -29,12 +29,37 @@ export interface NotificationRow {
   notification_result: string | null;
   sent_at: Date | null;
   attempts: { at: string; ok: boolean; detail: string }[];
-  check_type: (typeof CHECK_TYPES)[number];
-  check_id: string;
-  alert_id: string;
+  /** Null for a private location's alert (then private_location_id names it). */
+  check_type: (typeof CHECK_TYPES)[number] | null;
+  check_id: string | null;
+  alert_id: string | null;
   alert_channel_id: number;
   check_result_id: string | null;
   created_at: Date;
+  private_location_id: string | null;
+}
+
+/**
+ * The deliveries of a private location's change (docs/agent.md, "A location without agents alerts"), one per channel,
+ * recorded before they are queued; a change found again (a crash before the location was marked) finds its own rows.
+ * Answers each channel's delivery id.
+ */
+export async function recordLocationDeliveries(
+  db: Sql,
+  change: { id: string; accountId: string; key: string },
+  channels: { id: number; type: ChannelType }[],
+): Promise<Map<number, string>> {
+  const rows = channels.map((c) => ({
+    account_id: change.accountId,
+    private_location_id: change.id,
+    location_change: change.key,
+    alert_channel_id: c.id,
+    channel_type: c.type,
+  }));
+  await db`insert into alert_notifications ${db(rows)} on conflict (location_change, alert_channel_id) where location_change is not null do nothing`;
+  const ids = await db<{ id: string; alert_channel_id: string }[]>`select id, alert_channel_id from alert_notifications
+    where location_change = ${change.key} and alert_channel_id = any(${channels.map((c) => c.id)}::bigint[])`;
+  return new Map(ids.map((r) => [Number(r.alert_channel_id), r.id]));
 }
 
 /** Which alerts to list: of one check when `checkId`, created in [from, to) (epoch ms) when given. */
@@ -79,8 +104,8 @@ export async function listNotificationRows(db: Sql, accountId: string, filter: N
     ${filter.to !== undefined ? db`and n.created_at < ${new Date(filter.to)}` : db``}`;
   const [rows, [{ n }]] = await Promise.all([
     db<NotificationRow[]>`select n.id, n.channel_type, n.status, ch.config, n.notification_result, n.sent_at, n.attempts, c.check_type,
-        a.check_id, n.alert_id, n.alert_channel_id, a.check_result_id, n.created_at
-      from alert_notifications n join check_alerts a on a.id = n.alert_id join checks c on c.id = a.check_id
+        a.check_id, n.alert_id, n.alert_channel_id, a.check_result_id, n.created_at, n.private_location_id
+      from alert_notifications n left join check_alerts a on a.id = n.alert_id left join checks c on c.id = a.check_id
       join alert_channels ch on ch.id = n.alert_channel_id
       where ${where} order by n.created_at desc, n.id limit ${limit} offset ${offset}`,
     db<{ n: number }[]>`select count(*)::int as n from alert_notifications n where ${where}`,

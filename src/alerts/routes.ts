@@ -56,9 +56,12 @@ const AlertNotification = Type.Object(
       }),
     ),
     attempts: Type.Array(Attempt),
-    checkType: StringEnum(CHECK_TYPES),
-    checkId: Type.String({ format: 'uuid' }),
-    checkAlertId: Type.String({ format: 'uuid' }),
+    checkType: StringEnum([...CHECK_TYPES, 'PRIVATE_LOCATION'] as const, {
+      description: "PRIVATE_LOCATION: a private location's alert (no agent, or an agent again; docs/agent.md)",
+    }),
+    checkId: Type.String({ format: 'uuid', description: "The check; for a private location's alert, the location's id" }),
+    checkAlertId: Type.String({ format: 'uuid', description: "The check alert; for a private location's alert, the location's id (the message's alertId)" }),
+    privateLocationId: Type.Optional(Type.String({ format: 'uuid', description: "A private location's alert: its location (our addition)" })),
     alertChannelId: Type.Integer(),
     checkResultId: Nullable(Type.String({ format: 'uuid' })),
     created_at: Type.String({ format: 'date-time' }),
@@ -157,9 +160,14 @@ export function alertRoutes({ sql }: Deps): AnyRoute[] {
           notificationResult: r.notification_result,
           timestamp: r.sent_at?.toISOString() ?? r.attempts.at(-1)?.at ?? null,
           attempts: r.attempts,
-          checkType: r.check_type,
-          checkId: r.check_id,
-          checkAlertId: r.alert_id,
+          ...(r.private_location_id
+            ? {
+                checkType: 'PRIVATE_LOCATION' as const,
+                checkId: r.private_location_id,
+                checkAlertId: r.private_location_id,
+                privateLocationId: r.private_location_id,
+              }
+            : { checkType: r.check_type!, checkId: r.check_id!, checkAlertId: r.alert_id! }),
           alertChannelId: r.alert_channel_id,
           checkResultId: r.check_result_id,
           created_at: r.created_at.toISOString(),
