@@ -10,7 +10,7 @@ import { createLogger } from '../src/platform/logger.js';
 import type { RunJob, RunnableCheck } from '../src/run-kernel/run.js';
 import { DiskBuffer, type MadeResult, RefusedBatch } from './buffer.js';
 import { HttpPort } from './http-port.js';
-import { ScheduleMemory } from './memory.js';
+import { ownerOf, ScheduleMemory } from './memory.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -307,6 +307,33 @@ describe("the agent's memory of its schedule", () => {
     const all: number[] = [];
     for (let now = 100_000; now <= 400_000; now += 1000) all.push(...parallel.due(now).map((d) => d.run.slot));
     expect(all).toHaveLength(30);
+  });
+
+  it('agents cut off together share the checks they all held: each check runs on exactly one of them', () => {
+    const agents = ['7f0c7d8e-0000-4000-8000-00000000000a', '7f0c7d8e-0000-4000-8000-00000000000b', '7f0c7d8e-0000-4000-8000-00000000000c'];
+    const memories = agents.map(() => new ScheduleMemory());
+    const checks = Array.from({ length: 60 }, (_, i) => `check-${i}`);
+    for (const id of checks)
+      memories.forEach((m, k) =>
+        // The first agent held every check; the others held each one, and were told the same holders at their last lease.
+        m.remember(run(100_000, { checkId: id }), { ...check, id }, 100_000, k === 0 && id.endsWith('7') ? [agents[0]!] : agents),
+      );
+    const ran = new Map<string, string[]>();
+    memories.forEach((m, k) => {
+      for (const d of m.due(110_500, agents[k])) ran.set(d.run.checkId, [...(ran.get(d.run.checkId) ?? []), agents[k]!]);
+    });
+    for (const id of checks) {
+      const by = ran.get(id) ?? [];
+      // A check one agent believes it holds alone runs there (never less monitoring); the others once.
+      if (id.endsWith('7')) expect(by.length, id).toBeGreaterThanOrEqual(1);
+      else expect(by, id).toEqual([ownerOf(id, agents)]);
+    }
+    // The shares are spread, not all on one agent.
+    expect(new Set([...ran.values()].flat()).size).toBe(3);
+    // Without holders (an older service), every agent runs what it remembers.
+    const alone = new ScheduleMemory();
+    alone.remember(run(100_000), check, 100_000);
+    expect(alone.due(110_500, agents[1])).toHaveLength(1);
   });
 
   it('forgets a check not leased for three periods', () => {

@@ -316,7 +316,7 @@ export class HttpPort implements RunnerPort {
 
   private start(lease: LeaseWire, execute: ExecuteRun): void {
     const taken: TakenRun = { run: lease.run, check: lease.check, resultId: lease.resultId, ...(lease.assetBase ? { assetBase: lease.assetBase } : {}) };
-    this.opts.memory.remember(lease.run, lease.check);
+    this.opts.memory.remember(lease.run, lease.check, Date.now(), lease.holders ?? []);
     this.opts.count?.('leased');
     this.running++;
     const entry = { taken, lost: false };
@@ -490,7 +490,7 @@ export class HttpPort implements RunnerPort {
           'the service is unreachable: running the checks last leased from memory, keeping results on disk',
         );
       }
-      for (const { run, check } of this.opts.memory.due()) {
+      for (const { run, check } of this.opts.memory.due(Date.now(), this.opts.agentId)) {
         if (this.free <= 0) {
           this.opts.count?.('lost');
           this.opts.logger.warn({ checkId: run.checkId }, 'no free slot for a run from memory; skipped');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { locationsForSlot } from '../src/model/schedule.js';
 import type { RunJob, RunnableCheck } from '../src/run-kernel/index.js';
 
@@ -10,6 +11,18 @@ interface Remembered {
   lastSlot: number;
   /** When it was last leased from the service. */
   leasedAt: number;
+  /** The agents that held it at its last lease (the service says), this one included; unknown: empty. */
+  holders: readonly string[];
+}
+
+/** Of the agents holding a check, the one that runs it while they are cut off: the highest hash of (check, agent). */
+export function ownerOf(checkId: string, holders: readonly string[]): string | undefined {
+  let best: { id: string; score: string } | undefined;
+  for (const id of holders) {
+    const score = createHash('sha256').update(`${checkId}|${id}`).digest('hex');
+    if (!best || score > best.score) best = { id, score };
+  }
+  return best?.id;
 }
 
 /**
@@ -21,11 +34,11 @@ interface Remembered {
 export class ScheduleMemory {
   private readonly checks = new Map<string, Remembered>();
 
-  remember(run: RunJob, check: RunnableCheck, now = Date.now()): void {
+  remember(run: RunJob, check: RunnableCheck, now = Date.now(), holders: readonly string[] = []): void {
     if (run.source !== 'SCHEDULER' || !run.periodMs || run.adhocId) return;
     const key = `${run.checkId}|${run.location}`;
     const known = this.checks.get(key);
-    this.checks.set(key, { run, check, periodMs: run.periodMs, lastSlot: Math.max(run.slot, known?.lastSlot ?? 0), leasedAt: now });
+    this.checks.set(key, { run, check, periodMs: run.periodMs, lastSlot: Math.max(run.slot, known?.lastSlot ?? 0), leasedAt: now, holders });
   }
 
   /** Forgets checks not leased for three periods (only while the service answers: its silence is not a change). */
@@ -40,9 +53,11 @@ export class ScheduleMemory {
   /**
    * The runs due by `now` from memory: each check's latest slot come due since the last one run, when it is this
    * location's turn (a check without runParallel runs its locations in turn, slot by slot, as the scheduler hands
-   * them out). Older slots are skipped (the latest is as close), as the service's runners do.
+   * them out). Older slots are skipped (the latest is as close), as the service's runners do. With `self` (this
+   * agent's id), a check other agents held too is run only by its owner among them (`ownerOf`), so agents cut off
+   * together probe each target once.
    */
-  due(now = Date.now()): { run: RunJob; check: RunnableCheck }[] {
+  due(now = Date.now(), self?: string): { run: RunJob; check: RunnableCheck }[] {
     const out: { run: RunJob; check: RunnableCheck }[] = [];
     for (const r of this.checks.values()) {
       let next = r.lastSlot + r.periodMs;
@@ -51,6 +66,7 @@ export class ScheduleMemory {
       r.lastSlot = next;
       const turn = r.check.locations?.length ? locationsForSlot(r.check.locations, r.check.runParallel, next, r.periodMs) : [r.run.location];
       if (!turn.includes(r.run.location)) continue;
+      if (self && r.holders.length > 1 && r.holders.includes(self) && ownerOf(r.run.checkId, r.holders) !== self) continue;
       out.push({ run: { ...r.run, slot: next, attempt: 1, firstStartedAt: undefined }, check: r.check });
     }
     return out;

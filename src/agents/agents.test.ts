@@ -362,6 +362,20 @@ describe('agents of a private location', () => {
     });
     expect(withApiKey.status).toBe(401);
     expect((await svc.call('GET', `/v1/check-results/${waiting.id}`)).body).toHaveLength(1);
+    // A scheduled check leased by two agents in turn: each lease names the agents holding it (who share it while cut off).
+    const other2 = await probe(location.keys[0]!.rawKey);
+    const every10 = await create('api', { name: 'held by two', frequency: 0, frequencyOffset: 10, request: { url: `${http.url}/ok?held` } });
+    const leaseOf = async (who: typeof own) => {
+      for (;;) {
+        const { leases: got } = await (await who.call('/v1/agent/leases', { agentId: who.agentId, max: 1, waitSeconds: 15 })).json();
+        const mine = got.find((l: { check: { id: string } }) => l.check.id === every10.id);
+        for (const l of got) await who.call('/v1/agent/outcomes', { agentId: who.agentId, outcomes: [{ leaseId: l.leaseId, outcome }] });
+        if (mine) return mine as { holders?: string[] };
+      }
+    };
+    expect((await leaseOf(own)).holders).toEqual([own.agentId]);
+    expect((await leaseOf(other2)).holders).toEqual([own.agentId, other2.agentId].sort());
+    expect((await svc.call('DELETE', `/v1/checks/${every10.id}`)).status).toBe(204);
     // A run of a type the agent cannot make is passed over before it is started: a browser check tried in the editor
     // stays QUEUED for an agent that can, not RUNNING on one that never will.
     const trial = await svc.call('POST', '/v1/check-runs/browser?location=office', {

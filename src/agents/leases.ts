@@ -19,6 +19,8 @@ export interface Lease extends TakenRun {
   leaseId: string;
   /** When the lease lapses unless renewed (epoch ms). */
   expiresAt: number;
+  /** Scheduled runs: the agents that leased the check lately (docs/agent.md, "Two agents cut off together"). */
+  holders?: string[];
 }
 
 /** What became of an agent's report. */
@@ -131,6 +133,7 @@ export class AgentLeases {
       entry.usedAt = Date.now();
     }
     this.metrics?.agentLeases.inc({ location: location.slugName }, out.length);
+    if (out.some((l) => l.run.periodMs)) await this.noteHolders(agentId, out);
     const now = Date.now();
     for (const [token, p] of this.prepared) if (p.until < now) this.prepared.delete(token);
     return out;
@@ -198,6 +201,44 @@ export class AgentLeases {
     const expiresAt = Date.now() + this.settings.leaseMs;
     this.prepared.set(token, { taken, until: expiresAt + this.settings.leaseMs });
     return { ...taken, leaseId: encodeLease(job.id!, token), expiresAt };
+  }
+
+  /**
+   * Keeps who leased each scheduled check lately (a Redis hash per check: agent → when) and tells each lease the agents
+   * that hold the check's definition now, so that agents cut off together share the check out instead of each
+   * running it (the agent's ScheduleMemory picks one by hashing).
+   */
+  private async noteHolders(agentId: string, leases: Lease[]): Promise<void> {
+    const redis = this.queues.connection;
+    const scheduled = leases.filter((l) => l.run.periodMs);
+    const key = (checkId: string) => `${this.queues.prefix}:agent-holders:${checkId}`;
+    const now = Date.now();
+    try {
+      const pipeline = redis.pipeline();
+      for (const l of scheduled) {
+        const k = key(l.run.checkId);
+        pipeline.hset(k, agentId, String(now));
+        pipeline.pexpire(k, 3 * l.run.periodMs! + 60_000);
+        pipeline.hgetall(k);
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      scheduled.forEach((l, i) => {
+        const all = (replies[i * 3 + 2]?.[1] ?? {}) as Record<string, string>;
+        const since = now - 3 * l.run.periodMs! - 60_000;
+        const holders = Object.entries(all)
+          .filter(([, at]) => Number(at) >= since)
+          .map(([id]) => id)
+          .sort();
+        if (holders.length) l.holders = holders.slice(0, 50);
+        const stale = Object.entries(all)
+          .filter(([, at]) => Number(at) < since)
+          .map(([id]) => id);
+        if (stale.length) void redis.hdel(key(l.run.checkId), ...stale).catch(() => undefined);
+      });
+    } catch (err) {
+      // Without holders an agent cut off runs every check it remembers (as before): never less monitoring.
+      this.logger.debug({ err: (err as Error).message }, 'could not note the agents holding leased checks');
+    }
   }
 
   private async jobOf(location: AgentLocation, jobId: string): Promise<Job<RunJob> | undefined> {

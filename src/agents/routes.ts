@@ -201,6 +201,7 @@ export function agentRoutes(deps: Deps): AnyRoute[] {
               check: l.check,
               resultId: l.resultId,
               ...(l.assetBase ? { assetBase: l.assetBase } : {}),
+              ...(l.holders ? { holders: l.holders } : {}),
             })),
           },
         };

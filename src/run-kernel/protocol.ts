@@ -61,6 +61,13 @@ export const Lease = Type.Object({
   ),
   resultId: Type.String({ format: 'uuid' }),
   assetBase: Type.Optional(Type.String()),
+  holders: Type.Optional(
+    Type.Array(AgentId, {
+      maxItems: 50,
+      description:
+        'A scheduled run: the agents of the location that leased this check within its last three periods, this one included. While cut off, the one whose hash of (check, agent) is highest runs it.',
+    }),
+  ),
 });
 export const LeasesReply = Type.Object({ leases: Type.Array(Lease) });
 
