@@ -95,6 +95,12 @@ function FleetOf({ location }: { location: PrivateLocation }) {
               </table>
             </div>
           )}
+          {f.agents.some((a) => a.isOutdated) && (
+            <p class="note" data-update-help>
+              To update an outdated agent: stop it (it finishes the runs in flight), replace its folder with the new package, and start it again with the same
+              data folder (<code>AGENT_DATA_DIR</code>): it keeps its identity and delivers anything it made while cut off.
+            </p>
+          )}
           <p class="muted">
             Refreshed every {REFRESH_MS / 1000} s · last answer {ago(f.checkedAt)}
           </p>
@@ -202,8 +208,10 @@ export function PrivateLocations() {
     <>
       <h1>Private locations</h1>
       <p class="muted">
-        A private location runs checks inside your own network: an agent there (<code>npm run agent</code>, see the agent's documentation) takes its runs with
-        one of the location's keys.
+        A private location runs checks inside your own network: an agent there takes its runs with one of the location's keys. The agent is a package of its own
+        that needs only Node.js 20 or later: your administrator makes it with <code>npm run agent:build</code>, which writes{' '}
+        <code>monitoring-agent-&lt;version&gt;.tgz</code>. Unpack it on a machine of that network and start <code>node agent.mjs</code> with the key (the
+        agent's documentation has a systemd unit and a container file).
       </p>
       {writer && (
         <NewLocation
@@ -216,9 +224,12 @@ export function PrivateLocations() {
       {made?.keys[0]?.rawKey && (
         <div class="card notice" role="status">
           <h2>{made.name} is ready</h2>
-          <p>Its key, shown this once. Start an agent with it:</p>
+          <p>Its key, shown this once. Unpack the agent package on a machine of that network and start an agent with it:</p>
           <CopyBox value={made.keys[0].rawKey} label="The location's key" />
-          <CopyBox value={`API_KEY=${made.keys[0].rawKey} API_URL=${location.origin} npm run agent`} label="The command that starts an agent" />
+          <CopyBox
+            value={`API_KEY=${made.keys[0].rawKey} API_URL=${location.origin} AGENT_DATA_DIR=/var/lib/monitoring-agent node agent.mjs`}
+            label="The command that starts an agent (in the unpacked package's folder)"
+          />
         </div>
       )}
       <ErrorNote error={locations.error ?? action.error} />
