@@ -2,7 +2,7 @@ import { Stream } from 'node:stream';
 import zlib from 'node:zlib';
 import Koa, { type Middleware } from 'koa';
 import compress from 'koa-compress';
-import { accountRoutes, authRoutes, memberRoutes, PrincipalCache, recordAudit, resolveSession } from './accounts/index.js';
+import { accountRoutes, authRoutes, memberRoutes, PrincipalCache, recordAudit } from './accounts/index.js';
 import { agentRoutes, staticIpRoutes } from './agents/index.js';
 import { alertChannelRoutes, alertRoutes } from './alerts/index.js';
 import { analyticsRoutes, prometheusRoutes } from './analytics/index.js';
@@ -237,7 +237,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   const principals = new PrincipalCache(sql, config.people.keyCacheMs, deps.logger);
   const resolvers: Resolvers = {
     key: (key, account) => principals.resolve(key, account),
-    session: (token, account) => resolveSession(sql, token, account, sessions),
+    session: (token, account) => principals.resolveSession(token, account, sessions),
     publicUrl: () => config.publicUrl,
   };
   const audit = { sink: (entry: Parameters<AuditSink>[0]) => recordAudit(sql, entry), logger: deps.logger };

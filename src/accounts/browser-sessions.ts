@@ -53,6 +53,22 @@ export async function resolveSession(
   requestedAccountId: string | undefined,
   settings: SessionSettings,
 ): Promise<(Principal & { csrfToken: string }) | 'forbidden' | undefined> {
+  return (await lookupSession(db, token, requestedAccountId, settings))?.principal;
+}
+
+/** A live session found: what it resolves to, and until when it may be believed without a second look (its idle and absolute ends). */
+export interface FoundSession {
+  principal: (Principal & { csrfToken: string }) | 'forbidden';
+  endsAt: number;
+}
+
+/** `resolveSession`, with when the session ends by itself (PrincipalCache keeps it no longer). */
+export async function lookupSession(
+  db: Sql,
+  token: string,
+  requestedAccountId: string | undefined,
+  settings: SessionSettings,
+): Promise<FoundSession | undefined> {
   // One round trip, as a key's: the session, its person, and their membership of the account asked for (or their first).
   const [row] = await db<
     (Partial<AccountRow> & {
@@ -60,6 +76,7 @@ export async function resolveSession(
       user_id: string;
       csrf_token: string;
       last_seen_at: Date;
+      session_expires_at: Date;
       email: string;
       totp_enabled_at: Date | null;
       member_role: AccountRole | null;
@@ -67,7 +84,7 @@ export async function resolveSession(
       second_factor: 'totp' | 'provider' | null;
     })[]
   >`
-    select s.id as session_id, s.user_id, s.csrf_token, s.last_seen_at, s.account_id as only_account_id, s.second_factor, u.email, u.totp_enabled_at, m.role as member_role, a.*
+    select s.id as session_id, s.user_id, s.csrf_token, s.last_seen_at, s.expires_at as session_expires_at, s.account_id as only_account_id, s.second_factor, u.email, u.totp_enabled_at, m.role as member_role, a.*
     from user_sessions s
     join users u on u.id = s.user_id
     left join lateral (
@@ -80,9 +97,15 @@ export async function resolveSession(
     where s.token_hash = ${tokenHash(token)} and s.ended_at is null and s.expires_at > now()
       and s.last_seen_at > ${new Date(Date.now() - settings.idleMs)}`;
   if (!row) return undefined;
-  if (!row.member_role || !row.id) return 'forbidden';
-  if (Date.now() - row.last_seen_at.getTime() > 60_000) db`update user_sessions set last_seen_at = now() where id = ${row.session_id}`.catch(() => undefined);
-  return {
+  // Idle from its last stamp (at most a minute old), absolutely at its expiry.
+  const endsAt = Math.min(row.last_seen_at.getTime() + settings.idleMs, row.session_expires_at.getTime());
+  if (!row.member_role || !row.id) return { principal: 'forbidden', endsAt };
+  let seen = row.last_seen_at.getTime();
+  if (Date.now() - seen > 60_000) {
+    seen = Date.now();
+    db`update user_sessions set last_seen_at = now() where id = ${row.session_id}`.catch(() => undefined);
+  }
+  const principal: Principal & { csrfToken: string } = {
     account: toAccountRow(row as AccountRow),
     role: row.member_role,
     keyId: null,
@@ -93,6 +116,7 @@ export async function resolveSession(
     ...(row.require_two_factor && !row.totp_enabled_at && row.second_factor !== 'provider' ? { secondFactorMissing: true } : {}),
     ...(row.only_account_id ? { onlyAccountId: row.only_account_id } : {}),
   };
+  return { principal, endsAt: Math.min(seen + settings.idleMs, row.session_expires_at.getTime()) };
 }
 
 export async function endSession(db: Sql, id: string): Promise<void> {

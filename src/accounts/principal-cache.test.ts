@@ -1,7 +1,10 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/service.js';
+import { createSession } from './browser-sessions.js';
+import { addMember } from './members.js';
 import { createApiKey } from './repository.js';
+import { ensureUser } from './users.js';
 
 /**
  * What a key resolves to is kept a few seconds per process (KEY_CACHE_SECONDS, 5 by default): a revoke, a role
@@ -14,7 +17,7 @@ describe('keys resolved from the cache', () => {
 
   beforeAll(async () => {
     // Kept a minute here: within these tests only an announcement can make a change show.
-    svc = await startTestService({ KEY_CACHE_SECONDS: '60' });
+    svc = await startTestService({ KEY_CACHE_SECONDS: '60', SESSION_IDLE_MINUTES: '1' });
     elsewhere = postgres(svc.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
   });
   afterAll(async () => {
@@ -81,5 +84,39 @@ describe('keys resolved from the cache', () => {
     expect(await read(key.key)).toBe(200);
     await new Promise((r) => setTimeout(r, 1700));
     expect(await read(key.key)).toBe(401);
+  });
+
+  describe('browser sessions, kept as keys are', () => {
+    const settings = { idleMs: 60_000, absoluteMs: 3_600_000 };
+    const session = async (email: string) => {
+      const user = await ensureUser(svc.deps.sql, email, email);
+      await addMember(svc.deps.sql, svc.defaultAccountId, user.id, 'READ_ONLY');
+      return { ...(await createSession(svc.deps.sql, user.id, settings, {})), userId: user.id };
+    };
+    const readAs = async (token: string) => (await svc.call('GET', '/v1/checks', { key: null, headers: { cookie: `monitoring_session=${token}` } })).status;
+
+    it('ends a session ended elsewhere (a sign-out or a password change in another process) within moments', async () => {
+      const s = await session('kept@shop.test');
+      expect(await readAs(s.token)).toBe(200);
+      expect(await readAs(s.token)).toBe(200);
+      await elsewhere`update user_sessions set ended_at = now() where id = ${s.id}`;
+      await expect.poll(() => readAs(s.token), { timeout: 1500, interval: 50 }).toBe(401);
+    });
+
+    it('hears of a membership removed elsewhere', async () => {
+      const s = await session('removed@shop.test');
+      expect(await readAs(s.token)).toBe(200);
+      await elsewhere`delete from account_members where user_id = ${s.userId}`;
+      await expect.poll(() => readAs(s.token), { timeout: 1500, interval: 50 }).toBe(403);
+    });
+
+    it('keeps a session no longer than its idle end: the idle timer ends it on time', async () => {
+      const s = await session('idle@shop.test');
+      // Last seen 56 s ago, written as the session's own stamp is (no announcement): it ends, idle, in 4 s.
+      await elsewhere`update user_sessions set last_seen_at = now() - interval '56 seconds' where id = ${s.id}`;
+      expect(await readAs(s.token)).toBe(200);
+      await new Promise((r) => setTimeout(r, 4500));
+      expect(await readAs(s.token)).toBe(401);
+    });
   });
 });

@@ -3,6 +3,7 @@ import type { Principal } from '../model/accounts.js';
 import { hashSecret } from '../model/secrets.js';
 import type { Logger } from '../platform/logger.js';
 import type { Sql } from '../storage/postgres.js';
+import { type FoundSession, lookupSession, type SessionSettings } from './browser-sessions.js';
 import { resolveKey } from './repository.js';
 
 /** The channel migration 0018's triggers announce a committed change of keys, members, accounts or users on. */
@@ -17,6 +18,7 @@ interface Entry {
   principal: Principal | 'forbidden';
   until: number;
 }
+type SessionPrincipal = FoundSession['principal'];
 
 /**
  * What API keys resolve to, kept a few seconds in this process (KEY_CACHE_SECONDS): an API read then costs no
@@ -32,6 +34,7 @@ interface Entry {
  */
 export class PrincipalCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly sessions = new Map<string, { principal: SessionPrincipal; until: number }>();
   private generation = 0;
   private listening = false;
   private readonly probeId = randomUUID();
@@ -51,7 +54,30 @@ export class PrincipalCache {
   /** Forgets every kept answer; resolutions under way when this runs are not kept either. */
   forget(): void {
     this.entries.clear();
+    this.sessions.clear();
     this.generation++;
+  }
+
+  /**
+   * What a browser session's cookie resolves to, kept as keys are (KEY_CACHE_SECONDS, forgotten on every announcement:
+   * a sign-out, a password change that ends sessions, a role or membership change; migration 0025 announces the
+   * sessions' own changes), and never past the session's idle or absolute end as last read, so the idle timer still
+   * ends it on time. A session's last-seen stamp is written when it is read from Postgres, at most a minute apart.
+   */
+  async resolveSession(token: string, account: string | undefined, settings: SessionSettings): Promise<SessionPrincipal | undefined> {
+    if (this.ttlMs <= 0) return (await lookupSession(this.sql, token, account, settings))?.principal;
+    const id = `${hashSecret(token).toString('base64')}|${account ?? ''}`;
+    const now = Date.now();
+    const kept = this.sessions.get(id);
+    if (kept && kept.until > now) return kept.principal;
+    if (kept) this.sessions.delete(id);
+    const generation = this.generation;
+    const found = await lookupSession(this.sql, token, account, settings);
+    if (found && this.listening && generation === this.generation) {
+      if (this.sessions.size >= MAX_ENTRIES) this.sessions.clear();
+      this.sessions.set(id, { principal: found.principal, until: Math.min(Date.now() + this.ttlMs, found.endsAt) });
+    }
+    return found?.principal;
   }
 
   async resolve(rawKey: string, account: string | undefined): Promise<Principal | 'forbidden' | undefined> {
