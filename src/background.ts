@@ -27,7 +27,7 @@ import type { Sql } from './storage/postgres.js';
 import type { Queues } from './storage/queues.js';
 import { adhocRecorder } from './test-sessions/index.js';
 
-/** The queue whose job scheduler makes one sweep per interval, however many processes run background work. */
+/** The sweep made once per interval, however many processes run background work (`Queues.every`). */
 export const SWEEP_QUEUE = 'state-sweeps';
 /** Status-page subscriber mail that fell due is sent every STATE_SWEEP_INTERVAL_MS. */
 export const STATUS_MAIL_QUEUE = 'status-page-mail';
@@ -203,13 +203,13 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
       await scheduler?.close();
       await runner?.close();
       await Promise.all([
-        sweep && queues.closeWorker(sweep),
-        assetSweep && queues.closeWorker(assetSweep),
-        queues.closeWorker(statusMail),
-        queues.closeWorker(peopleMail),
-        queues.closeWorker(auditSweep),
-        queues.closeWorker(agentSweep),
-        gapSweep && queues.closeWorker(gapSweep),
+        sweep?.close(),
+        assetSweep?.close(),
+        statusMail.close(),
+        peopleMail.close(),
+        auditSweep.close(),
+        agentSweep.close(),
+        gapSweep?.close(),
         queues.closeWorker(locationAlerts),
         ingestWorker.close(),
         deliveryWorker.close(),

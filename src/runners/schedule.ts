@@ -90,6 +90,12 @@ export interface ClaimedSlot {
  * enqueues the runs before it commits, so a crash in between leaves the slots to claim again (the run's job id
  * makes a second enqueue a no-op).
  */
+/** When the earliest schedule comes due (epoch ms), or null when there is none. */
+export async function nextDueMs(tx: Sql): Promise<number | null> {
+  const [row] = await tx<{ next: string | null }[]>`select min(next_run_ms)::text as next from check_schedules`;
+  return row?.next == null ? null : Number(row.next);
+}
+
 export async function claimDueSlots(tx: Sql, now: number, lookaheadMs: number, limit: number): Promise<ClaimedSlot[]> {
   const rows = await tx<{ check_id: string; account_id: string; slot_from: string; period_ms: number }[]>`
     with due as (

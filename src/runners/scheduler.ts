@@ -7,7 +7,7 @@ import type { Queues } from '../storage/queues.js';
 import { expireSessions } from './check-sessions.js';
 import { loadRunnable, locationQueues, maintenanceWindows } from './definitions.js';
 import { enqueueRuns } from './jobs.js';
-import { claimDueSlots, locationsForSlot, reconcileSchedules } from './schedule.js';
+import { claimDueSlots, locationsForSlot, nextDueMs, reconcileSchedules } from './schedule.js';
 
 export interface SchedulerOptions {
   sql: Sql;
@@ -34,6 +34,8 @@ export function startScheduler(opts: SchedulerOptions) {
   let lastReconcile = 0;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
+  /** When the earliest schedule comes due, as the last tick that claimed nothing found it (null: no schedule at all). */
+  let nextDue: number | null | undefined;
 
   async function tick(): Promise<number> {
     const now = Date.now();
@@ -43,9 +45,13 @@ export function startScheduler(opts: SchedulerOptions) {
       if (changes.added || changes.changed || changes.removed) opts.logger.debug(changes, 'schedules reconciled');
       await expireSessions(opts.sql);
     }
+    nextDue = undefined;
     return transaction(opts.sql, async (tx) => {
       const claimed = await claimDueSlots(tx, now, opts.lookaheadMs, opts.batch ?? 2000);
-      if (!claimed.length) return 0;
+      if (!claimed.length) {
+        nextDue = await nextDueMs(tx);
+        return 0;
+      }
       const byAccount = new Map<string, typeof claimed>();
       for (const c of claimed) byAccount.set(c.accountId, [...(byAccount.get(c.accountId) ?? []), c]);
       const windows = await maintenanceWindows(tx, [...byAccount.keys()]);
@@ -97,6 +103,18 @@ export function startScheduler(opts: SchedulerOptions) {
     });
   }
 
+  /**
+   * How long until the next tick: the tick interval while slots come due, else until the earliest schedule is due
+   * (less the lookahead) or the next reconcile (which adds new checks' schedules), whichever is first. An idle
+   * scheduler asks Postgres once per reconcile instead of every tick (issue 57: a small installation's fixed cost).
+   */
+  const idleWait = (now: number): number => {
+    if (nextDue === undefined) return opts.tickMs;
+    const reconcileIn = lastReconcile + opts.reconcileMs - now;
+    const dueIn = nextDue === null ? Infinity : nextDue - opts.lookaheadMs - now;
+    return Math.max(opts.tickMs, Math.min(reconcileIn, dueIn));
+  };
+
   const loop = () => {
     if (stopped) return;
     current = tick()
@@ -105,7 +123,7 @@ export function startScheduler(opts: SchedulerOptions) {
       })
       .catch((err: Error) => opts.logger.error({ err: err.message }, 'scheduler tick failed; next tick tries again'))
       .finally(() => {
-        if (!stopped) timer = setTimeout(loop, opts.tickMs);
+        if (!stopped) timer = setTimeout(loop, idleWait(Date.now()));
       });
   };
   loop();

@@ -4,6 +4,12 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import { FAIL_FAST } from './redis.js';
 
+/** A task run every so often by one process of many (`Queues.every`); `close` stops it after the run under way. */
+export interface Ticker {
+  readonly name: string;
+  close(): Promise<void>;
+}
+
 /** BullMQ wants its own connection, with no per-command retry limit (it blocks on Redis). */
 export function bullConnection(url: string): Redis {
   const redis = new Redis(url, { maxRetriesPerRequest: null });
@@ -93,7 +99,10 @@ export class Queues {
   worker<T, R = unknown>(name: string, processor: Processor<T, R>, opts: WorkerSettings<T> = {}): Worker<T, R> {
     const connection = bullConnection(this.redisUrl);
     const { label = name, describe, onFailed, ...options } = opts;
-    const worker = new Worker<T, R>(name, processor, { ...options, connection, prefix: this.prefix });
+    // drainDelay: how long an idle worker's blocking wait lasts before it asks again. A job added (or a delayed one
+    // coming due) wakes it at once whatever this is, so a long wait costs no latency; the default 5 s made each of
+    // some thirty idle workers ask every few seconds (issue 57: an idle service's fixed cost).
+    const worker = new Worker<T, R>(name, processor, { drainDelay: 60, ...options, connection, prefix: this.prefix });
     worker.on('error', (err) => this.logger?.error({ err: err.message, queue: name }, `${label} worker error`));
     worker.on('active', (job) => {
       const due = job.timestamp + (job.opts.delay ?? 0);
@@ -136,13 +145,52 @@ export class Queues {
   }
 
   /**
-   * Runs `task` every `intervalMs`, once per tick however many processes call this (one BullMQ job
-   * scheduler per name); a failed tick is logged and the next one runs as usual.
+   * Runs `task` every `intervalMs`, once per tick however many processes call this; a failed tick is logged and the
+   * next one runs as usual. Ticks are aligned to the clock (tick k starts at k × intervalMs) and each process's timer
+   * claims a tick with one Redis command (`SET … NX`) before it runs it: the process that claims it runs it, the
+   * others skip it. A tick a process could not finish (killed) is not run again; the next one is. This costs one
+   * command per tick and process, where a BullMQ job scheduler per sweep cost a worker's connection, its blocking
+   * polls, its stalled checks and some 65 commands a tick (issue 57: most of an idle service's CPU).
    */
-  async every(name: string, intervalMs: number, task: (now: number) => Promise<unknown>): Promise<Worker> {
-    const queue = this.queue(name);
-    await queue.upsertJobScheduler(name, { every: intervalMs }, { name, opts: { removeOnComplete: true, removeOnFail: 100 } });
-    return this.worker(name, () => task(Date.now()), { concurrency: 1, label: `${name} tick` });
+  async every(name: string, intervalMs: number, task: (now: number) => Promise<unknown>): Promise<Ticker> {
+    // A job scheduler an earlier version left in Redis would go on adding jobs nobody takes.
+    await this.queue(name)
+      .removeJobScheduler(name)
+      .catch(() => undefined);
+    const key = (tick: number) => `${this.prefix}:every:${name}:${tick}`;
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    let running: Promise<void> | undefined;
+    const run = async (tick: number) => {
+      try {
+        const claimed = await this.connection.set(key(tick), process.pid.toString(), 'PX', Math.max(2 * intervalMs, 10_000), 'NX');
+        if (claimed === 'OK') await task(Date.now());
+      } catch (err) {
+        this.logger?.error({ tick: name, err: (err as Error).message }, `${name} tick failed; the next one runs as usual`);
+      }
+    };
+    const schedule = () => {
+      if (stopped) return;
+      const now = Date.now();
+      const tick = Math.floor(now / intervalMs) + 1;
+      timer = setTimeout(
+        () => {
+          // A tick still running when the next one is due: that one is skipped here (another process may take it).
+          if (!running) running = run(tick).finally(() => (running = undefined));
+          schedule();
+        },
+        tick * intervalMs - now,
+      );
+    };
+    schedule();
+    return {
+      name,
+      async close() {
+        stopped = true;
+        clearTimeout(timer);
+        await running;
+      },
+    };
   }
 
   /**
