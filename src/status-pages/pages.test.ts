@@ -101,6 +101,12 @@ describe('status pages (public)', () => {
       check.id,
       [0, 1, 2, 3].map((i) => ({ at: today - 2 * DAY + 3_600_000 * (i + 1), failed: i === 0, ms: 200 + i * 10 })),
     );
+    // Its failure opened (and its next run resolved) an incident before the later batch is sent: state follows the
+    // newest run, so a batch of older runs evaluated after a newer one (two ingest batches at once) changes nothing.
+    await waitFor(
+      () => svc.call('GET', '/v1/status-pages/incidents'),
+      (r) => r.status === 200 && r.body.entries.length === 1,
+    );
     await results(
       check.id,
       [0, 1].map((i) => ({ at: today - DAY + 3_600_000 * (i + 1), failed: false, ms: 100 })),
