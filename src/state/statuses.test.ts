@@ -16,16 +16,20 @@ describe('check statuses kept by the ingest worker', () => {
   });
   afterAll(() => svc?.stop());
 
-  const run = (checkId: string, minutesAgo: number, fields: Record<string, unknown> = {}) => ({
-    id: randomUUID(),
-    checkId,
-    checkType: checkId === ssl ? 'SSL' : 'API',
-    runLocation: 'eu-west-1',
-    startedAt: at(minutesAgo),
-    stoppedAt: at(minutesAgo, 500),
-    hasFailures: false,
-    ...fields,
-  });
+  const run = (checkId: string, minutesAgo: number, fields: Record<string, unknown> = {}) => {
+    // One reading of the clock for both ends: two could be a millisecond apart on a loaded machine.
+    const start = Date.now() - minutesAgo * 60_000;
+    return {
+      id: randomUUID(),
+      checkId,
+      checkType: checkId === ssl ? 'SSL' : 'API',
+      runLocation: 'eu-west-1',
+      startedAt: new Date(start).toISOString(),
+      stoppedAt: new Date(start + 500).toISOString(),
+      hasFailures: false,
+      ...fields,
+    };
+  };
 
   const post = async (results: unknown[]) => {
     const res = await svc.call('POST', '/v1/check-results', { body: { results } });
