@@ -65,34 +65,39 @@ export class PrincipalCache {
    * ends it on time. A session's last-seen stamp is written when it is read from Postgres, at most a minute apart.
    */
   async resolveSession(token: string, account: string | undefined, settings: SessionSettings): Promise<SessionPrincipal | undefined> {
-    if (this.ttlMs <= 0) return (await lookupSession(this.sql, token, account, settings))?.principal;
-    const id = `${hashSecret(token).toString('base64')}|${account ?? ''}`;
-    const now = Date.now();
-    const kept = this.sessions.get(id);
-    if (kept && kept.until > now) return kept.principal;
-    if (kept) this.sessions.delete(id);
-    const generation = this.generation;
-    const found = await lookupSession(this.sql, token, account, settings);
-    if (found && this.listening && generation === this.generation) {
-      if (this.sessions.size >= MAX_ENTRIES) this.sessions.clear();
-      this.sessions.set(id, { principal: found.principal, until: Math.min(Date.now() + this.ttlMs, found.endsAt) });
-    }
-    return found?.principal;
+    return this.cached(this.sessions, token, account, async () => {
+      const found = await lookupSession(this.sql, token, account, settings);
+      return found && { principal: found.principal, endsAt: found.endsAt };
+    });
   }
 
   async resolve(rawKey: string, account: string | undefined): Promise<Principal | 'forbidden' | undefined> {
-    if (this.ttlMs <= 0) return (await resolveKey(this.sql, rawKey, account))?.principal;
-    const id = `${hashSecret(rawKey).toString('base64')}|${account ?? ''}`;
-    const now = Date.now();
-    const kept = this.entries.get(id);
-    if (kept && kept.until > now) return kept.principal;
-    if (kept) this.entries.delete(id);
+    return this.cached(this.entries, rawKey, account, async () => {
+      const found = await resolveKey(this.sql, rawKey, account);
+      return found && { principal: found.principal, endsAt: found.expiresAt?.getTime() ?? Infinity };
+    });
+  }
+
+  /**
+   * One secret's answer (a key's or a session's) from `map`, else from `load`, kept until KEY_CACHE_SECONDS or its
+   * own end, whichever is first; only while announcements are heard, and not when something changed during the load.
+   */
+  private async cached<P>(
+    map: Map<string, { principal: P; until: number }>,
+    secret: string,
+    account: string | undefined,
+    load: () => Promise<{ principal: P; endsAt: number } | undefined>,
+  ): Promise<P | undefined> {
+    if (this.ttlMs <= 0) return (await load())?.principal;
+    const id = `${hashSecret(secret).toString('base64')}|${account ?? ''}`;
+    const kept = map.get(id);
+    if (kept && kept.until > Date.now()) return kept.principal;
+    if (kept) map.delete(id);
     const generation = this.generation;
-    const found = await resolveKey(this.sql, rawKey, account);
+    const found = await load();
     if (found && this.listening && generation === this.generation) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-      const until = Math.min(Date.now() + this.ttlMs, found.expiresAt?.getTime() ?? Infinity);
-      this.entries.set(id, { principal: found.principal, until });
+      if (map.size >= MAX_ENTRIES) map.clear();
+      map.set(id, { principal: found.principal, until: Math.min(Date.now() + this.ttlMs, found.endsAt) });
     }
     return found?.principal;
   }
