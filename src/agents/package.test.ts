@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAgent } from '../../scripts/build-agent.js';
 import { type AgentProcess, freePort, startAgentProcess } from '../../test/support/agents.js';
-import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { runNow, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { type HttpTarget, startDnsTarget, startHttpTarget, startTcpTarget } from '../../test/support/targets.js';
 
 /**
@@ -78,24 +78,7 @@ describe('the agent package', () => {
       expect(res.status, res.text).toBe(201);
       return res.body.id as string;
     };
-    const runNow = async (checkId: string) => {
-      const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [checkId] } } });
-      expect(trigger.status, trigger.text).toBe(201);
-      const sessionId = trigger.body.sessions[0].checkSessionId as string;
-      const done = await waitFor(
-        () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
-        (r) => r.status !== 408,
-        60_000,
-      );
-      expect(done.status).toBe(200);
-      const resultId = done.body.results[0].checkResultId as string;
-      return (
-        await waitFor(
-          () => svc.call('GET', `/v1/check-results/${checkId}/${resultId}`),
-          (r) => r.status === 200,
-        )
-      ).body;
-    };
+    const runOnce = async (checkId: string) => (await runNow(svc, checkId)).result;
 
     const api = await create('api', {
       name: 'branch api',
@@ -107,12 +90,12 @@ describe('the agent package', () => {
       name: 'branch dns',
       request: { query: 'svc.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.udpPort },
     });
-    const apiResult = await runNow(api);
+    const apiResult = await runOnce(api);
     expect(apiResult).toMatchObject({ hasFailures: false, runLocation: 'branch' });
     // The setup script ran in the bundled isolated-vm.
     expect(http.hits('/ok').some((h) => h.headers['x-from'] === 'setup')).toBe(true);
-    expect(await runNow(tcpCheck)).toMatchObject({ hasFailures: false, runLocation: 'branch' });
-    expect(await runNow(dnsCheck)).toMatchObject({ hasFailures: false, runLocation: 'branch' });
+    expect(await runOnce(tcpCheck)).toMatchObject({ hasFailures: false, runLocation: 'branch' });
+    expect(await runOnce(dnsCheck)).toMatchObject({ hasFailures: false, runLocation: 'branch' });
 
     // The service restarts (same database and Redis); the same agent process goes on.
     await first.close();
@@ -123,7 +106,7 @@ describe('the agent package', () => {
       BOOTSTRAP_API_KEY: first.env.BOOTSTRAP_API_KEY,
     });
     expect(agent.proc.exitCode).toBe(null);
-    expect(await runNow(api)).toMatchObject({ hasFailures: false, runLocation: 'branch' });
+    expect(await runOnce(api)).toMatchObject({ hasFailures: false, runLocation: 'branch' });
 
     // SIGTERM: a clean stop.
     await agent.stop();

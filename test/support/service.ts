@@ -136,6 +136,25 @@ export async function waitFor<T>(fn: () => Promise<T>, done: (v: T) => boolean, 
   }
 }
 
+/** Runs a check now (`POST /v2/check-sessions/trigger`): its session once ended, and its stored result. */
+export async function runNow(svc: TestService, checkId: string, timeoutMs = 60_000): Promise<{ session: any; result: any }> {
+  const trigger = await svc.call('POST', '/v2/check-sessions/trigger', { body: { target: { checkId: [checkId] } } });
+  if (trigger.status !== 201) throw new Error(`trigger: ${trigger.status} ${trigger.text}`);
+  const sessionId = trigger.body.sessions[0].checkSessionId as string;
+  const done = await waitFor(
+    () => svc.call('GET', `/v2/check-sessions/${sessionId}/completion?maxWaitSeconds=5`),
+    (r) => r.status !== 408,
+    timeoutMs,
+  );
+  if (done.status !== 200) throw new Error(`completion: ${done.status} ${done.text}`);
+  const resultId = done.body.results[0].checkResultId as string;
+  const result = await waitFor(
+    () => svc.call('GET', `/v1/check-results/${checkId}/${resultId}`),
+    (r) => r.status === 200,
+  );
+  return { session: done.body, result: result.body };
+}
+
 /**
  * Proves `domain` for the key's account as an owner would: the claim's token published as the TXT record on `dns`
  * (a local DNS server the service asks: DOMAIN_DNS_SERVERS), then the verify call. Answers the verify response.
