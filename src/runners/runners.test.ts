@@ -403,11 +403,13 @@ describe('checks run by the service', () => {
     }, 90_000);
 
     it("a slot second's scheduled runs travel as one job, enqueued once; each run is made and stored, a deleted check's skipped", async () => {
-      // us-west-1 has no runner in this service: the batch waits for the runner this test starts.
+      // us-west-1 has no runner in this service: the batch waits for the runner this test starts. The checks' own
+      // location, sa-east-1, has no runner either: the service's scheduler's runs of them wait there, out of the way
+      // (in us-west-1, the runner this test starts made them when their minute came during the test).
       const location = 'us-west-1';
       const checks = await Promise.all(
         ['one', 'two', 'gone'].map((name) =>
-          create('api', { name: `batch ${name}`, locations: [location], request: { url: `${http.url}/flaky/batch-${name}/0` } }),
+          create('api', { name: `batch ${name}`, locations: ['sa-east-1'], request: { url: `${http.url}/flaky/batch-${name}/0` } }),
         ),
       );
       const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${checks[0].id}`)[0].account_id;
@@ -464,11 +466,12 @@ describe('checks run by the service', () => {
     }, 60_000);
 
     it('a batch taken again makes only the runs not marked made; a runner marks its runs as it makes them', async () => {
+      // The checks live in sa-east-1 (no runner): the scheduler's own runs of them wait there, not in the runner's queue.
       const location = 'us-west-1';
       const checks = await Promise.all([
-        create('api', { name: 'again made', locations: [location], request: { url: `${http.url}/flaky/again-made/0` } }),
-        create('api', { name: 'again fast', locations: [location], request: { url: `${http.url}/flaky/again-fast/0` } }),
-        create('api', { name: 'again slow', locations: [location], request: { url: `${http.url}/slow?ms=2500` } }),
+        create('api', { name: 'again made', locations: ['sa-east-1'], request: { url: `${http.url}/flaky/again-made/0` } }),
+        create('api', { name: 'again fast', locations: ['sa-east-1'], request: { url: `${http.url}/flaky/again-fast/0` } }),
+        create('api', { name: 'again slow', locations: ['sa-east-1'], request: { url: `${http.url}/slow?ms=2500` } }),
       ]);
       const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${checks[0].id}`)[0].account_id;
       const slot = Math.ceil((Date.now() + 1500) / 1000) * 1000;
