@@ -10,7 +10,10 @@
  * With `--profile` the service's CPU is profiled (its inspector) over the last measured minute, and the self time is
  * summed per owner of the code (bench/harness.ts profileOwners); the profile is kept in the temporary directory.
  *
- *   npm run bench:runners -- [--checks 10000] [--minutes 10] [--peer off] [--profile]
+ * `--warm N` lets the checks run N minutes before the window (V8 optimises code after so many calls: at 3,000 checks the
+ * first minutes are mostly start-up); each minute of the window reports its own CPU a run.
+ *
+ *   npm run bench:runners -- [--checks 10000] [--minutes 10] [--warm 0] [--peer off] [--profile]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,12 +46,15 @@ const { values } = parseArgs({
     locations: { type: 'string', default: '4' },
     peer: { type: 'string', default: 'on' },
     profile: { type: 'boolean', default: false },
+    warm: { type: 'string', default: '0' },
   },
 });
 const CHECKS = Number(values.checks);
 const MINUTES = Number(values.minutes);
 const LOCATION_COUNT = Math.min(LOCATIONS.length, Math.max(1, Number(values.locations)));
 const PERIOD = 60_000;
+/** Minutes the checks run before the measured window: V8 optimises a function after so many calls, not so many seconds. */
+const WARM_MINUTES = Math.max(0, Number(values.warm));
 
 async function main() {
   const target = await startCountingTarget();
@@ -92,7 +98,7 @@ async function main() {
       await sql`insert into checks ${sql(part)}`;
     }
     // Measure whole minutes that start after every schedule exists (reconcile runs every 5 s).
-    const start = Math.ceil((Date.now() + 15_000) / PERIOD) * PERIOD;
+    const start = Math.ceil((Date.now() + 15_000) / PERIOD) * PERIOD + WARM_MINUTES * PERIOD;
     const end = start + MINUTES * PERIOD;
     console.log(`measuring ${new Date(start).toISOString()} to ${new Date(end).toISOString()}`);
     const pid = svc.child.pid!;
@@ -137,6 +143,9 @@ async function main() {
         }
       });
     }, 2000);
+    // The service's CPU in each minute of the window (read at each minute's end), set beside that minute's runs.
+    const cpuAtMinute: number[] = [cpuStart];
+    const minuteReader = setInterval(() => cpuAtMinute.length <= MINUTES && cpuAtMinute.push(cpuSeconds(pid)), PERIOD);
     let profile: ReturnType<typeof profileOwners> | undefined;
     if (values.profile) {
       await new Promise((r) => setTimeout(r, end - PERIOD - Date.now()));
@@ -152,6 +161,8 @@ async function main() {
     const threads = threadCpuDelta(threadsStart, threadCpuSeconds(pid));
     const requests = target.hits() - hitsStart;
     clearInterval(sampler);
+    clearInterval(minuteReader);
+    if (cpuAtMinute.length <= MINUTES) cpuAtMinute.push(cpuSeconds(pid));
     const liveHeapEnd = (await svc.ask({ type: 'memory', gc: true })).heapUsedBytes;
     /** The window's runs found in the store, by check and slot. */
     const count = async () => slotRuns((await svc.ask({ type: 'runs', accountId, from: start - 5000, to: end + 5000 })).runs, ids, start, end, PERIOD);
@@ -172,7 +183,15 @@ async function main() {
       .sort(([a], [b]) => a - b)
       .map(([minute, list]) => {
         list.sort((a, b) => a - b);
-        return { minute: new Date(minute).toISOString().slice(11, 16), runs: list.length, p99: quantile(list, 0.99), max: list[list.length - 1] };
+        const i = Math.round((minute - start) / PERIOD);
+        const cpuMs = i + 1 < cpuAtMinute.length ? (cpuAtMinute[i + 1] - cpuAtMinute[i]) * 1000 : undefined;
+        return {
+          minute: new Date(minute).toISOString().slice(11, 16),
+          runs: list.length,
+          p99: quantile(list, 0.99),
+          max: list[list.length - 1],
+          ...(cpuMs === undefined ? {} : { cpuMsPerRun: +(cpuMs / Math.max(1, list.length)).toFixed(3) }),
+        };
       });
     lateness.sort((a, b) => a - b);
     result = {
@@ -180,6 +199,7 @@ async function main() {
       checks: CHECKS,
       locations: LOCATION_COUNT,
       minutes: MINUTES,
+      warmMinutes: WARM_MINUTES,
       runnerConcurrencyPerLocation: Number(env.RUNNER_CONCURRENCY),
       expectedRuns: expected,
       runs: lateness.length,

@@ -20,6 +20,7 @@ export class GroupCommit<T> {
 
   private rows = 0;
   private lingering?: NodeJS.Timeout;
+  private hurried = false;
 
   /**
    * `lingerMs`: how long an idle group waits for more items before it writes (0: it writes in the next turn of
@@ -32,22 +33,36 @@ export class GroupCommit<T> {
     private readonly lingerMs = 0,
   ) {}
 
-  /** Resolves once the item's group is written; rejects with the group's error. */
-  add(item: T): Promise<void> {
+  /**
+   * Resolves once the item's group is written; rejects with the group's error. `soon`: someone waits for this item
+   * (a check session's result): its group does not linger, and takes the items lingering before it along.
+   */
+  add(item: T, soon = false): Promise<void> {
+    const now = soon || this.hurried;
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
       this.rows += this.rowsOf(item);
       if (this.running) return;
-      if (this.lingering && this.rows >= this.maxRows) {
+      if (this.lingering && (now || this.rows >= this.maxRows)) {
         clearTimeout(this.lingering);
         this.lingering = undefined;
-        this.start();
+        this.start(now);
       } else if (!this.lingering) {
-        if (this.lingerMs > 0 && this.rows < this.maxRows) this.lingering = setTimeout(() => ((this.lingering = undefined), this.start()), this.lingerMs);
+        if (this.lingerMs > 0 && !now && this.rows < this.maxRows)
+          this.lingering = setTimeout(() => ((this.lingering = undefined), this.start()), this.lingerMs);
         // Items handed over in the same turn of the event loop share the first write too.
         else this.start(true);
       }
     });
+  }
+
+  /** From now on nothing lingers (the process is stopping): a lingering group is written at once. */
+  hurry(): void {
+    this.hurried = true;
+    if (!this.lingering || this.running) return;
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
+    this.start(true);
   }
 
   private start(nextTurn = false): void {

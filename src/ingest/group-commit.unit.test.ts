@@ -87,4 +87,28 @@ describe('group commit', () => {
     await c.add({ id: 'c', rows: rows(1, 'c') }); // idle again: lingers again, alone
     expect(inserts.map((i) => i.token)).toEqual([tokenOf(['a', 'b']), 'c']);
   });
+
+  it('an item someone waits for (soon) is written at once, with the items lingering before it', async () => {
+    const { inserts, write } = recorder();
+    const c = new GroupCommit<Batch>(write, (b) => b.rows.length, 100, 60_000);
+    const lingering = c.add({ id: 'a', rows: rows(1, 'a') });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(inserts).toEqual([]);
+    await Promise.all([lingering, c.add({ id: 'b', rows: rows(1, 'b') }, true)]);
+    expect(inserts.map((i) => i.rows.map((r) => r[0]))).toEqual([['a-0', 'b-0']]);
+    await c.add({ id: 'c', rows: rows(1, 'c') }, true); // idle: no linger at all
+    expect(inserts.map((i) => i.token)).toEqual([tokenOf(['a', 'b']), 'c']);
+  });
+
+  it('hurried (the process is stopping), a lingering group is written at once and nothing lingers after', async () => {
+    const { inserts, write } = recorder();
+    const c = new GroupCommit<Batch>(write, (b) => b.rows.length, 100, 60_000);
+    const lingering = c.add({ id: 'a', rows: rows(1, 'a') });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(inserts).toEqual([]);
+    c.hurry();
+    await lingering;
+    await c.add({ id: 'b', rows: rows(1, 'b') });
+    expect(inserts.map((i) => i.token)).toEqual(['a', 'b']);
+  });
 });

@@ -557,7 +557,7 @@ function runnerSettings(env: Env): Config['runner'] {
     inProcess: onOff('RUNNER'),
     locations: locations.length ? locations : [...PUBLIC_LOCATION_NAMES],
     concurrency: int(env, 'RUNNER_CONCURRENCY', 16, 1, 1000),
-    resultLingerMs: int(env, 'RESULT_LINGER_MS', 1000, 0, 5000),
+    resultLingerMs: int(env, 'RESULT_LINGER_MS', 5000, 0, 10_000),
     scheduler: onOff('SCHEDULER'),
     tickMs: int(env, 'SCHEDULER_TICK_MS', 250, 10, 60_000),
     lookaheadMs: int(env, 'SCHEDULER_LOOKAHEAD_MS', 1000, 0, 60_000),

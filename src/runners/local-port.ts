@@ -116,7 +116,9 @@ const MARK_EVERY_MS = 500;
 /**
  * Which runs of a batch are made (their result handed to ingest, their retry enqueued, or skipped), kept in the
  * job's progress (`{ made: [index, …] }`) at most every MARK_EVERY_MS: a runner that takes the batch again after
- * this one died makes only the others, so a target is hit again only for the runs of the last half second. A
+ * this one died makes only the others, so a target is hit again only for the runs whose results were still waiting
+ * to be handed to ingest (RESULT_LINGER_MS) or whose mark was not yet written (half a second): a mark before the
+ * hand-off would lose the result of a runner that died in between. A
  * write that fails is not retried (the result ids still keep a run made twice from being stored twice).
  */
 class MadeMarks {

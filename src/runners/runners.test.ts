@@ -374,6 +374,7 @@ describe('checks run by the service', () => {
           logger: svc.deps.logger,
           locations: ['eu-west-1'],
           concurrency: 4,
+          resultLingerMs: 1000,
         }),
         { policy: svc.deps.outbound, logger: svc.deps.logger },
       );
@@ -529,6 +530,37 @@ describe('checks run by the service', () => {
           );
           expect(stored.body.runLocation).toBe(location);
         }
+      } finally {
+        await runner.close();
+        await queues.close();
+      }
+    }, 60_000);
+
+    it("a check session's result does not wait for the linger of scheduled runs' results", async () => {
+      // us-east-2 has no runner in this service: the session's run waits for the runner this test starts, whose
+      // results linger a minute for others. Someone waits for a session's result: it goes to ingest at once.
+      const location = 'us-east-2';
+      const check = await create('api', { name: 'session no linger', locations: [location], request: { url: `${http.url}/ok` } });
+      const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
+      const runner = startRunner(
+        localPort({
+          sql: svc.deps.sql,
+          queues,
+          redisUrl: svc.env.REDIS_URL,
+          redisPrefix: svc.env.REDIS_PREFIX,
+          ingest: svc.deps.ingest,
+          logger: svc.deps.logger,
+          locations: [location],
+          concurrency: 2,
+          resultLingerMs: 60_000,
+        }),
+        { policy: svc.deps.outbound, logger: svc.deps.logger },
+      );
+      try {
+        const started = Date.now();
+        const { result } = await runNow(check.id);
+        expect(result).toMatchObject({ runLocation: location, hasFailures: false });
+        expect(Date.now() - started).toBeLessThan(30_000);
       } finally {
         await runner.close();
         await queues.close();

@@ -55,6 +55,8 @@ export function newTestEnv(overrides: Record<string, string> = {}): Record<strin
     SCHEDULER: 'off',
     // Nothing runs here, so every check would stop "running": the suites about no data turn its alerts on.
     NO_DATA_ALERTS: 'false',
+    // Scheduled runs' results go to ingest within a second, not the default 5 s: the suites wait for them.
+    RESULT_LINGER_MS: '1000',
     ...overrides,
   };
 }
