@@ -54,6 +54,7 @@ async function main() {
       metrics: new Metrics(),
       locations,
       concurrency: config.runner.concurrency,
+      resultLingerMs: config.runner.resultLingerMs,
       recordAdhoc: adhocRecorder(sql),
       blobs: openBlobStore(config.projects),
     }),

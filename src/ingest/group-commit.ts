@@ -43,11 +43,8 @@ export class GroupCommit<T> {
       this.waiting.push({ item, resolve, reject });
       this.rows += this.rowsOf(item);
       if (this.running) return;
-      if (this.lingering && (now || this.rows >= this.maxRows)) {
-        clearTimeout(this.lingering);
-        this.lingering = undefined;
-        this.start(now);
-      } else if (!this.lingering) {
+      if (this.lingering && (now || this.rows >= this.maxRows)) this.endLinger(now);
+      else if (!this.lingering) {
         if (this.lingerMs > 0 && !now && this.rows < this.maxRows)
           this.lingering = setTimeout(() => ((this.lingering = undefined), this.start()), this.lingerMs);
         // Items handed over in the same turn of the event loop share the first write too.
@@ -59,10 +56,14 @@ export class GroupCommit<T> {
   /** From now on nothing lingers (the process is stopping): a lingering group is written at once. */
   hurry(): void {
     this.hurried = true;
-    if (!this.lingering || this.running) return;
+    if (this.lingering && !this.running) this.endLinger(true);
+  }
+
+  /** The lingering group is written now (`nextTurn`: with what else is handed over in this turn). */
+  private endLinger(nextTurn: boolean): void {
     clearTimeout(this.lingering);
     this.lingering = undefined;
-    this.start(true);
+    this.start(nextTurn);
   }
 
   private start(nextTurn = false): void {

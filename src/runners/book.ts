@@ -25,8 +25,8 @@ export interface RunBookOptions {
   ingest: ResultQueue;
   logger: Logger;
   metrics?: Metrics;
-  /** How long finished runs wait for others to go to ingest with them (default 1000 ms). */
-  resultLingerMs?: number;
+  /** How long finished runs wait for others to go to ingest with them (RESULT_LINGER_MS; the agents' book: 0). */
+  resultLingerMs: number;
   /**
    * How long results wait, retried, for ingest's queue while Redis is away (default 30 s; 0: the first failure is
    * the run's). The agents' book passes 0: an agent's report fails at once and the agent sends it again.
@@ -81,7 +81,7 @@ export class RunBook {
       // them wakes threads, which on a quiet machine costs more than the work: docs/performance.md), so a small
       // installation pays a fifth of it, for up to 5 s more before a result is stored. A busy one fills a batch sooner;
       // a check session's result, waited for, goes at once (`soon`).
-      opts.resultLingerMs ?? 5000,
+      opts.resultLingerMs,
     );
     this.live = new LivePublisher(opts.redis, opts.redisPrefix);
   }

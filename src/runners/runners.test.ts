@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectFieldError, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { type HttpTarget, startDnsTarget, startGrpcTarget, startHttpTarget, startTcpTarget, startTlsTarget } from '../../test/support/targets.js';
-import { createLogger } from '../platform/logger.js';
+import { createLogger, type Logger } from '../platform/logger.js';
 import { Metrics } from '../platform/metrics.js';
 import { scheduledResultId } from '../run-kernel/result-ids.js';
 import type { RunJob } from '../run-kernel/run.js';
@@ -75,6 +75,21 @@ describe('checks run by the service', () => {
       (r) => r.status === 200,
     );
     return { session: done.body, result: result.body };
+  };
+
+  /** A runner of this process's own (another process's, as far as the service knows) for `locations`. */
+  const startLocalRunner = (queues: Queues, opts: { locations: string[]; concurrency: number; resultLingerMs: number; logger?: Logger; metrics?: Metrics }) => {
+    const logger = opts.logger ?? svc.deps.logger;
+    const port = localPort({
+      sql: svc.deps.sql,
+      queues,
+      redisUrl: svc.env.REDIS_URL,
+      redisPrefix: svc.env.REDIS_PREFIX,
+      ingest: svc.deps.ingest,
+      ...opts,
+      logger,
+    });
+    return startRunner(port, { policy: svc.deps.outbound, logger });
   };
 
   describe('API checks', () => {
@@ -364,20 +379,7 @@ describe('checks run by the service', () => {
       // A second process's scheduler and runner, on the same database and Redis: slots are still claimed once.
       const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
       const scheduler = startScheduler({ sql: svc.deps.sql, queues, logger: svc.deps.logger, tickMs: 100, lookaheadMs: 1000, reconcileMs: 200 });
-      const runner = startRunner(
-        localPort({
-          sql: svc.deps.sql,
-          queues,
-          redisUrl: svc.env.REDIS_URL,
-          redisPrefix: svc.env.REDIS_PREFIX,
-          ingest: svc.deps.ingest,
-          logger: svc.deps.logger,
-          locations: ['eu-west-1'],
-          concurrency: 4,
-          resultLingerMs: 1000,
-        }),
-        { policy: svc.deps.outbound, logger: svc.deps.logger },
-      );
+      const runner = startLocalRunner(queues, { locations: ['eu-west-1'], concurrency: 4, resultLingerMs: 1000 });
       const check = await create('api', { name: 'every 10 s', frequency: 0, frequencyOffset: 10, request: { url: `${http.url}/ok` } });
       const served = () => http.hits('/ok').length;
       const before = served();
@@ -429,20 +431,7 @@ describe('checks run by the service', () => {
       expect(isRunBatch(jobs[0].data) && jobs[0].data.runs.map((r) => r.checkId).sort()).toEqual(checks.map((c) => c.id).sort());
       expect(JSON.stringify(jobs[0].data)).not.toContain(http.url); // ids only: definitions are read when the batch runs
       expect((await svc.call('DELETE', `/v1/checks/${checks[2].id}`)).status).toBe(204);
-      const runner = startRunner(
-        localPort({
-          sql: svc.deps.sql,
-          queues,
-          redisUrl: svc.env.REDIS_URL,
-          redisPrefix: svc.env.REDIS_PREFIX,
-          ingest: svc.deps.ingest,
-          logger: svc.deps.logger,
-          locations: [location],
-          concurrency: 2,
-          resultLingerMs: 50,
-        }),
-        { policy: svc.deps.outbound, logger: svc.deps.logger },
-      );
+      const runner = startLocalRunner(queues, { locations: [location], concurrency: 2, resultLingerMs: 50 });
       try {
         for (const check of checks.slice(0, 2)) {
           const stored = await waitFor(
@@ -491,20 +480,7 @@ describe('checks run by the service', () => {
       // What a runner that died after making the first run left in the job.
       await job.updateProgress({ made: [indexOf(checks[0].id)] });
       const slowHits = http.hits('/slow').length;
-      const runner = startRunner(
-        localPort({
-          sql: svc.deps.sql,
-          queues,
-          redisUrl: svc.env.REDIS_URL,
-          redisPrefix: svc.env.REDIS_PREFIX,
-          ingest: svc.deps.ingest,
-          logger: svc.deps.logger,
-          locations: [location],
-          concurrency: 3,
-          resultLingerMs: 50,
-        }),
-        { policy: svc.deps.outbound, logger: svc.deps.logger },
-      );
+      const runner = startLocalRunner(queues, { locations: [location], concurrency: 3, resultLingerMs: 50 });
       try {
         // While the slow run still runs, the fast one is marked made in the job.
         const marked = await waitFor(
@@ -542,20 +518,7 @@ describe('checks run by the service', () => {
       const location = 'us-east-2';
       const check = await create('api', { name: 'session no linger', locations: [location], request: { url: `${http.url}/ok` } });
       const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
-      const runner = startRunner(
-        localPort({
-          sql: svc.deps.sql,
-          queues,
-          redisUrl: svc.env.REDIS_URL,
-          redisPrefix: svc.env.REDIS_PREFIX,
-          ingest: svc.deps.ingest,
-          logger: svc.deps.logger,
-          locations: [location],
-          concurrency: 2,
-          resultLingerMs: 60_000,
-        }),
-        { policy: svc.deps.outbound, logger: svc.deps.logger },
-      );
+      const runner = startLocalRunner(queues, { locations: [location], concurrency: 2, resultLingerMs: 60_000 });
       try {
         const started = Date.now();
         const { result } = await runNow(check.id);
@@ -593,21 +556,7 @@ describe('checks run by the service', () => {
       const lines: Record<string, unknown>[] = [];
       const logger = createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line)) });
       const metrics = new Metrics();
-      const runner = startRunner(
-        localPort({
-          sql: svc.deps.sql,
-          queues,
-          redisUrl: svc.env.REDIS_URL,
-          redisPrefix: svc.env.REDIS_PREFIX,
-          ingest: svc.deps.ingest,
-          logger,
-          metrics,
-          locations: [batched, alone],
-          concurrency: 2,
-          resultLingerMs: 50,
-        }),
-        { policy: svc.deps.outbound, logger },
-      );
+      const runner = startLocalRunner(queues, { locations: [batched, alone], concurrency: 2, resultLingerMs: 50, logger, metrics });
       try {
         const finished = (location: string, id: string) =>
           waitFor(
