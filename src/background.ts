@@ -94,6 +94,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
     afterInsert: opts.afterInsert,
     onLanded: opts.metrics && ((rows) => opts.metrics!.ingestLanded.inc(rows)),
     markDays: () => config.reportCache.enabled && config.reportCache.markDays !== false,
+    held: opts.ingest.handOff?.(),
   });
   const scheduler = config.runner.scheduler
     ? startScheduler({

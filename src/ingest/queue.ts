@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { INGEST_QUEUE, type IngestJob, type ResultQueue, type ResultQueueStats } from '../model/results.js';
+import { INGEST_QUEUE, type IngestJob, type QueuedBatch, type ResultQueue, type ResultQueueStats } from '../model/results.js';
 import type { Queues } from '../storage/queues.js';
 
 /**
@@ -10,34 +10,104 @@ import type { Queues } from '../storage/queues.js';
 const COUNT_ONCE_SCRIPT = `if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then return redis.call('INCRBY', KEYS[1], ARGV[1]) end return 0`;
 const COUNTED_BATCH_SECONDS = 600;
 
+/**
+ * How long a batch's rows stay in Redis when nothing removes them: the worker removes them once the batch's job
+ * completed; a batch that failed for good keeps them (its job is kept in the failed set for inspection, and can be
+ * retried) until then. A job waiting longer than this finds its rows gone and fails for good, saying so.
+ */
+export const PAYLOAD_SECONDS = 7 * 86_400;
+
+/** What this process keeps in memory for an ingest worker of its own: batches younger than this, up to so many rows. */
+const HELD_MS = 60_000;
+const HELD_MAX_ROWS = 50_000;
+
+/** Where a batch's rows wait in Redis while its job is queued. */
+export function payloadKey(redisPrefix: string, batchId: string): string {
+  return `${redisPrefix}ingest:payload:${batchId}`;
+}
+
 /** Producer side of the ingest queue: enqueue batches and report depth and lag. */
 export class IngestQueue implements ResultQueue {
-  readonly queue: Queue<IngestJob>;
+  readonly queue: Queue<QueuedBatch>;
 
   /** Results accepted since the queue's Redis namespace was created: with ClickHouse's count, shows loss. */
   private readonly acceptedKey: string;
 
+  /** Batches enqueued here, for a worker of this process (handOff), oldest first; undefined until one asks. */
+  private held: Map<string, { job: IngestJob; at: number }> | undefined;
+  private heldRows = 0;
+
   constructor(
     private readonly queues: Queues,
-    redisPrefix: string,
+    private readonly redisPrefix: string,
     private readonly attempts = 8,
   ) {
-    this.queue = queues.queue<IngestJob>(INGEST_QUEUE);
+    this.queue = queues.queue<QueuedBatch>(INGEST_QUEUE);
     this.acceptedKey = `${redisPrefix}ingest:accepted-results`;
   }
 
+  /**
+   * The batch's rows are written to Redis first, as one buffer (a string argument costs ioredis a UTF-8 length
+   * pass of its own), then its job, which names them; a job is never queued without its rows.
+   */
   async enqueue(job: IngestJob): Promise<void> {
-    await this.queue.add('batch', job, {
-      // The batch id is the job id: enqueueing the same batch twice is a no-op.
-      jobId: job.batchId,
-      attempts: this.attempts,
-      backoff: { type: 'exponential', delay: 500 },
-      // A completed job still holds its rows in Redis: keep only a few, briefly, for inspection.
-      removeOnComplete: { age: 600, count: 1000 },
-      // Batches that keep failing stay in the failed set for inspection.
-      removeOnFail: false,
-    });
-    await this.queues.connection.eval(COUNT_ONCE_SCRIPT, 2, this.acceptedKey, `${this.acceptedKey}:${job.batchId}`, job.rows.length, COUNTED_BATCH_SECONDS);
+    const key = payloadKey(this.redisPrefix, job.batchId);
+    await this.queues.connection.set(key, Buffer.from(JSON.stringify(job)), 'EX', PAYLOAD_SECONDS);
+    this.hold(job);
+    const queued: QueuedBatch = {
+      batchId: job.batchId,
+      accountId: job.accountId,
+      results: Array.isArray(job.rows) ? job.rows.length : 0,
+      payloadKey: key,
+      ...(job.idsMinted ? { idsMinted: true as const } : {}),
+    };
+    try {
+      await this.queue.add('batch', queued, {
+        // The batch id is the job id: enqueueing the same batch twice is a no-op.
+        jobId: job.batchId,
+        attempts: this.attempts,
+        backoff: { type: 'exponential', delay: 500 },
+        // Completed jobs are a few hundred bytes each (their rows are removed): keep some, briefly, for inspection.
+        removeOnComplete: { age: 600, count: 1000 },
+        // Batches that keep failing stay in the failed set for inspection.
+        removeOnFail: false,
+      });
+    } catch (err) {
+      this.release(job.batchId);
+      throw err;
+    }
+    await this.queues.connection.eval(COUNT_ONCE_SCRIPT, 2, this.acceptedKey, `${this.acceptedKey}:${job.batchId}`, queued.results, COUNTED_BATCH_SECONDS);
+  }
+
+  handOff(): (batchId: string) => IngestJob | undefined {
+    this.held ??= new Map();
+    return (batchId) => {
+      const entry = this.held?.get(batchId);
+      if (!entry) return undefined;
+      this.release(batchId);
+      return entry.job;
+    };
+  }
+
+  private hold(job: IngestJob) {
+    const held = this.held;
+    if (!held || !Array.isArray(job.rows)) return;
+    const now = Date.now();
+    for (const [batchId, { at }] of held) {
+      if (now - at < HELD_MS && this.heldRows + job.rows.length <= HELD_MAX_ROWS) break;
+      this.release(batchId);
+    }
+    if (this.heldRows + job.rows.length > HELD_MAX_ROWS) return;
+    this.release(job.batchId);
+    held.set(job.batchId, { job, at: now });
+    this.heldRows += job.rows.length;
+  }
+
+  private release(batchId: string) {
+    const entry = this.held?.get(batchId);
+    if (!entry) return;
+    this.held!.delete(batchId);
+    this.heldRows -= entry.job.rows.length;
   }
 
   async stats(): Promise<ResultQueueStats> {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherTenant, startTestService, type TestService, waitFor } from '../../test/support/service.js';
-import { INGEST_QUEUE, type IngestJob, ingestJob, ROW_COLUMNS } from '../model/results.js';
+import { INGEST_QUEUE, type IngestJob, ingestJob, type QueuedBatch, ROW_COLUMNS } from '../model/results.js';
+import { IngestQueue, payloadKey } from './queue.js';
 import { toRow } from './result-rows.js';
 
 describe('ingest under faults', () => {
@@ -103,7 +104,7 @@ describe('ingest under faults', () => {
 
 describe('run ids, idempotency keys and job layout', () => {
   let svc: TestService;
-  const ingestQueue = () => svc.deps.queues.queue<IngestJob>(INGEST_QUEUE);
+  const ingestQueue = () => svc.deps.queues.queue<IngestJob | QueuedBatch>(INGEST_QUEUE);
   let checkId: string;
 
   beforeAll(async () => {
@@ -130,6 +131,74 @@ describe('run ids, idempotency keys and job layout', () => {
       () => svc.deps.ingest.stats(),
       (s) => s.waiting === 0 && s.active === 0 && s.delayed === 0,
     );
+
+  it('queues a batch as a job of a few hundred bytes naming its rows in Redis, and removes the rows once they landed', async () => {
+    const before = await stored();
+    const res = await svc.call('POST', '/v1/check-results', { body: { results: results(50, 13) } });
+    expect(res.status).toBe(202);
+    const { batchId } = res.body;
+    const job = await waitFor(
+      () => ingestQueue().getJob(batchId),
+      (j) => j?.finishedOn !== undefined,
+    );
+    const key = payloadKey(svc.env.REDIS_PREFIX!, batchId);
+    expect(job!.data).toEqual({ batchId, accountId: svc.defaultAccountId, results: 50, payloadKey: key });
+    expect(JSON.stringify(job!.data).length).toBeLessThan(300);
+    expect(job!.returnvalue).toEqual({ rows: 50, duplicates: 0 });
+    await waitFor(
+      () => svc.deps.redis.exists(key),
+      (n) => n === 0,
+    );
+    expect(await stored()).toBe(before + 50);
+  });
+
+  it('lands a batch another process queued (its rows read from Redis) and a job of an older producer that carries its rows', async () => {
+    const before = await stored();
+    const rowsOf = (items: ReturnType<typeof results>) => items.map((item) => toRow(svc.defaultAccountId, item.id, item as never));
+    // A runner process: a queue of its own, so this process's worker has nothing of it in memory.
+    const elsewhere = ingestJob(randomUUID(), svc.defaultAccountId, rowsOf(results(30, 14)));
+    await new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!).enqueue(elsewhere);
+    // A job queued before this version: the whole batch is the job's data.
+    const inline = ingestJob(randomUUID(), svc.defaultAccountId, rowsOf(results(20, 15)));
+    await ingestQueue().add('batch', inline, { jobId: inline.batchId, attempts: 2 });
+    await settled();
+    expect(await stored()).toBe(before + 50);
+    expect(await svc.deps.redis.exists(payloadKey(svc.env.REDIS_PREFIX!, elsewhere.batchId))).toBe(0);
+    expect((await ingestQueue().getJob(inline.batchId))!.returnvalue).toEqual({ rows: 20, duplicates: 0 });
+  });
+
+  it('hands a batch to a worker of the same process from memory, once, and only after the worker asked', async () => {
+    const queue = new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!);
+    const before = await stored();
+    const early = ingestJob(randomUUID(), svc.defaultAccountId, [toRow(svc.defaultAccountId, randomUUID(), results(1, 16)[0] as never)]);
+    await queue.enqueue(early);
+    const take = queue.handOff();
+    expect(take(early.batchId)).toBeUndefined();
+    const late = ingestJob(randomUUID(), svc.defaultAccountId, [toRow(svc.defaultAccountId, randomUUID(), results(1, 17)[0] as never)]);
+    await queue.enqueue(late);
+    expect(take(late.batchId)).toBe(late);
+    expect(take(late.batchId)).toBeUndefined();
+    // The service's worker read both from Redis.
+    await settled();
+    expect(await stored()).toBe(before + 2);
+  });
+
+  it('fails a job whose rows are gone from Redis for good, saying so, and stores nothing', async () => {
+    const before = await stored();
+    const batchId = randomUUID();
+    await ingestQueue().add(
+      'batch',
+      { batchId, accountId: svc.defaultAccountId, results: 3, payloadKey: payloadKey(svc.env.REDIS_PREFIX!, batchId) },
+      { jobId: batchId, attempts: 3 },
+    );
+    const failed = await waitFor(
+      () => ingestQueue().getJob(batchId),
+      (j) => Boolean(j?.failedReason),
+    );
+    expect(failed!.failedReason).toMatch(/batch's rows are no longer in Redis/);
+    expect(failed!.attemptsMade).toBe(1);
+    expect(await stored()).toBe(before);
+  });
 
   it('stores a run once when the same results arrive in two batches at once', async () => {
     const before = await stored();

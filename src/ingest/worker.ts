@@ -1,6 +1,6 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { Redis } from 'ioredis';
-import { INGEST_QUEUE, type IngestJob, JOB_VERSION, type ResultRow, ROW_COLUMNS } from '../model/results.js';
+import { INGEST_QUEUE, type IngestJob, JOB_VERSION, type QueuedBatch, type ResultRow, ROW_COLUMNS } from '../model/results.js';
 import { type Run, runsOf } from '../model/runs.js';
 import type { Logger } from '../platform/logger.js';
 import type { Store } from '../storage/clickhouse/store.js';
@@ -8,6 +8,7 @@ import { Generations } from '../storage/generations.js';
 import type { Queues } from '../storage/queues.js';
 import { landedIds, ResultDedup } from './dedup.js';
 import { GroupCommit, tokenOf } from './group-commit.js';
+import { PAYLOAD_SECONDS } from './queue.js';
 
 /**
  * What the process assembly wires around the insert, so ingest knows nothing of check state or alerts.
@@ -34,12 +35,17 @@ export interface IngestWorkerOptions {
   /** Told how many rows each insert stored (the service's metrics). */
   onLanded?: (rows: number) => void;
   /** Runs after ClickHouse accepted a batch and before the job completes (fault-injection point for tests). */
-  afterInsert?: (job: Job<IngestJob>) => Promise<void> | void;
+  afterInsert?: (job: Job<QueuedJob>) => Promise<void> | void;
   /** Whether landed batches mark their days for the report cache (REPORT_CACHE; asked per batch). Default: yes. */
   markDays?: () => boolean;
   /** Told each batch's rows this worker stored (not the repeats it dropped): run spans are made from them. Must not throw or wait. */
   onStored?: (accountId: string, columns: readonly string[], rows: readonly unknown[][]) => void;
+  /** Batches this process enqueued, taken from memory instead of read back from Redis (ResultQueue.handOff). */
+  held?: (batchId: string) => IngestJob | undefined;
 }
+
+/** A job of the ingest queue: the batch named (QueuedBatch), or carried whole by an older producer. */
+export type QueuedJob = QueuedBatch | IngestJob;
 
 const KNOWN_COLUMNS = new Set<string>(ROW_COLUMNS);
 
@@ -59,7 +65,7 @@ export function readableLayout(job: Partial<IngestJob>): { columns: readonly str
 
 /** A batch on its way into ClickHouse: its runs this worker holds the claims of, and the paused ones. */
 interface Pending {
-  job: Job<IngestJob>;
+  batch: IngestJob;
   columns: readonly string[];
   /** Every run of the batch, in row order. */
   runs: readonly Run[];
@@ -93,8 +99,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
 
   async function insertGroup(group: Pending[]) {
     const landed = new Set<string>();
-    for (const accountId of new Set(group.filter((p) => !p.fresh).map((p) => p.job.data.accountId))) {
-      const runs = group.filter((p) => !p.fresh && p.job.data.accountId === accountId).flatMap((p) => p.claimed);
+    for (const accountId of new Set(group.filter((p) => !p.fresh).map((p) => p.batch.accountId))) {
+      const runs = group.filter((p) => !p.fresh && p.batch.accountId === accountId).flatMap((p) => p.claimed);
       for (const id of await landedIds(opts.store, accountId, runs)) landed.add(id);
     }
     const rows: ResultRow[] = [];
@@ -102,7 +108,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       const writable = new Set(p.claimed.map((r) => r.resultId).filter((id) => !landed.has(id)));
       const idAt = p.columns.indexOf('result_id');
       const before = rows.length;
-      for (const row of p.job.data.rows) {
+      for (const row of p.batch.rows) {
         const id = String(row[idAt]);
         if (writable.has(id)) rows.push([...row, p.paused.has(id)]);
       }
@@ -126,7 +132,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     await opts.store.insert('check_results', [...group[0].columns, 'in_maintenance'], rows, {
       purpose: 'ingest',
       settings: {
-        insert_deduplication_token: tokenOf(group.map((p) => p.job.data.batchId)),
+        insert_deduplication_token: tokenOf(group.map((p) => p.batch.batchId)),
         // An insert the table drops as a repeat is dropped by the rollup views too (not counted twice); with
         // ROLLUPS=ticks there are no views, and its late runs are rolled under a token made of the same one.
         deduplicate_blocks_in_dependent_materialized_views: 1,
@@ -168,58 +174,89 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     return commit;
   };
 
-  async function process(job: Job<IngestJob>) {
-    const layout = readableLayout(job.data);
+  /** The batch a job names: from this process's memory when it enqueued it, else from Redis (or inline, older jobs). */
+  async function batchOf(data: QueuedJob): Promise<Partial<IngestJob>> {
+    if (!('payloadKey' in data) || typeof data.payloadKey !== 'string') return data as IngestJob;
+    const held = opts.held?.(data.batchId);
+    if (held) return held;
+    const raw = await claims.getBuffer(data.payloadKey);
+    if (!raw) {
+      throw new UnrecoverableError(
+        `the batch's rows are no longer in Redis (${data.payloadKey}): removed once its job completed, or after ${PAYLOAD_SECONDS / 86_400} days`,
+      );
+    }
+    let batch: Partial<IngestJob>;
+    try {
+      batch = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new UnrecoverableError(`the batch's rows in Redis (${data.payloadKey}) are not JSON`);
+    }
+    if (batch?.batchId !== data.batchId) throw new UnrecoverableError(`the rows in Redis under ${data.payloadKey} are another batch's`);
+    return batch;
+  }
+
+  async function process(job: Job<QueuedJob>) {
+    const batch = await batchOf(job.data);
+    const layout = readableLayout(batch);
     if ('problem' in layout) throw new UnrecoverableError(layout.problem);
+    const data = batch as IngestJob;
     const { columns } = layout;
-    const runs = runsOf(columns, job.data.rows);
-    const spans = job.data.spans;
+    const runs = runsOf(columns, data.rows);
+    const spans = data.spans;
     if (spans) for (const r of runs) if (Array.isArray(spans[r.resultId])) r.span = spans[r.resultId];
     // Ids the service made for this batch cannot be held by another batch, nor stored before its first try.
-    const fresh = job.data.idsMinted === true && job.attemptsStarted <= 1;
-    const claimed = fresh ? runs : await dedup.claim(job.data.batchId, runs);
-    const paused = pausedRuns ? await pausedRuns(job.data.accountId, claimed) : new Set<string>();
-    const pending: Pending = { job, columns, runs, fresh, claimed, paused, written: 0 };
+    const fresh = data.idsMinted === true && job.attemptsStarted <= 1;
+    const claimed = fresh ? runs : await dedup.claim(data.batchId, runs);
+    const paused = pausedRuns ? await pausedRuns(data.accountId, claimed) : new Set<string>();
+    const pending: Pending = { batch: data, columns, runs, fresh, claimed, paused, written: 0 };
     await commitFor(columns).add(pending);
     if (opts.onStored && claimed.length) {
       const kept = new Set(claimed.map((r) => r.resultId));
       const idAt = columns.indexOf('result_id');
       opts.onStored(
-        job.data.accountId,
+        data.accountId,
         columns,
-        job.data.rows.filter((row) => kept.has(String(row[idAt]))),
+        data.rows.filter((row) => kept.has(String(row[idAt]))),
       );
     }
     // Landed: from now on a repeat of these ids is found in ClickHouse (landedIds), so the claims can go. Live
     // claim keys are the results between claim and insert, not every result of the last claim window.
     if (!fresh)
       await dedup.release(
-        job.data.batchId,
+        data.batchId,
         claimed.map((r) => r.resultId),
       );
     await opts.afterInsert?.(job);
     // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
     // this line finds its rows landed, and applying a run twice changes nothing.
-    if (landed) await evaluations.add({ accountId: job.data.accountId, runs });
-    return { rows: pending.written, duplicates: job.data.rows.length - pending.written };
+    if (landed) await evaluations.add({ accountId: data.accountId, runs });
+    return { rows: pending.written, duplicates: data.rows.length - pending.written };
   }
 
-  const worker = queues.worker<IngestJob>(INGEST_QUEUE, process, {
+  const worker = queues.worker<QueuedJob>(INGEST_QUEUE, process, {
     concurrency: opts.concurrency ?? 2,
     label: 'ingest batch',
-    describe: (data) => ({ batchId: data.batchId, rows: data.rows?.length }),
-    // A batch that failed for good gives its run ids back: posting them again lands them.
+    describe: (data) => ({ batchId: data.batchId, rows: 'results' in data ? data.results : data.rows?.length }),
+    // A batch that failed for good gives its run ids back: posting them again lands them. Its rows stay in Redis
+    // (kept with the failed job for inspection and a retry).
     onFailed: (job, _err, final) => {
-      if (!final || !Array.isArray(job.data.rows) || !Array.isArray(job.data.columns)) return;
-      const idAt = job.data.columns.indexOf('result_id');
-      if (idAt >= 0)
-        void dedup
-          .release(
-            job.data.batchId,
-            job.data.rows.map((r) => String(r[idAt])),
-          )
-          .catch(() => {});
+      if (!final) return;
+      void batchOf(job.data)
+        .then((batch) => {
+          if (!Array.isArray(batch.rows) || !Array.isArray(batch.columns) || !batch.batchId) return;
+          const idAt = batch.columns.indexOf('result_id');
+          if (idAt >= 0)
+            return dedup.release(
+              batch.batchId,
+              batch.rows.map((r) => String(r[idAt])),
+            );
+        })
+        .catch(() => {});
     },
+  });
+  // A completed batch's rows are in ClickHouse: its copy in Redis goes.
+  worker.on('completed', (job) => {
+    if ('payloadKey' in job.data && typeof job.data.payloadKey === 'string') void claims.del(job.data.payloadKey).catch(() => {});
   });
   return {
     worker,

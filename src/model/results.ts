@@ -188,6 +188,27 @@ export interface ResultQueueStats {
 export interface ResultQueue {
   enqueue(job: IngestJob): Promise<void>;
   stats(): Promise<ResultQueueStats>;
+  /**
+   * For an ingest worker in the same process: from now on the batches this process enqueues are also kept in
+   * memory for a short while, and the function returned takes one by its batch id (or answers undefined: another
+   * process's batch, an old one, a retry). Redis still holds every batch; this only spares the worker reading back
+   * and parsing what its own process just wrote.
+   */
+  handOff?(): (batchId: string) => IngestJob | undefined;
+}
+
+/**
+ * What the ingest queue's job carries: the batch itself (its columns and rows) is kept beside it in Redis under
+ * `payloadKey`, as one JSON text, so the queue's own scripts move a few hundred bytes instead of the rows. Jobs of
+ * an older producer carry the whole IngestJob instead (`rows` inline); a worker reads both.
+ */
+export interface QueuedBatch {
+  batchId: string;
+  accountId: string;
+  /** How many results the batch holds (for logs and the failed set). */
+  results: number;
+  payloadKey: string;
+  idsMinted?: true;
 }
 
 /** A file a browser or multi-step run kept in the blob store (its result's `assets`). */
