@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { jsonWithRowsBytes } from '../model/json-bytes.js';
 import { INGEST_QUEUE, type IngestJob, type QueuedBatch, type ResultQueue, type ResultQueueStats } from '../model/results.js';
 import type { Queues } from '../storage/queues.js';
 
@@ -48,11 +49,11 @@ export class IngestQueue implements ResultQueue {
 
   /**
    * The batch's rows are written to Redis first, as one buffer (a string argument costs ioredis a UTF-8 length
-   * pass of its own), then its job, which names them; a job is never queued without its rows.
+   * pass of its own: jsonWithRowsBytes), then its job, which names them; a job is never queued without its rows.
    */
   async enqueue(job: IngestJob): Promise<void> {
     const key = payloadKey(this.redisPrefix, job.batchId);
-    await this.queues.connection.set(key, Buffer.from(JSON.stringify(job)), 'EX', PAYLOAD_SECONDS);
+    await this.queues.connection.set(key, jsonWithRowsBytes(job), 'EX', PAYLOAD_SECONDS);
     this.hold(job);
     const queued: QueuedBatch = {
       batchId: job.batchId,

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'chdb';
+import { jsonRowsBytes } from '../../model/json-bytes.js';
 import { storeCall } from './errors.js';
 import { BACKGROUND_NICENESS, enginePriorities, inBackground, MERGE_NICENESS } from './priority.js';
 import {
@@ -99,10 +100,8 @@ export class EmbeddedStore implements Store {
   async insert(table: string, columns: readonly string[], rows: readonly unknown[][], options: InsertOptions = {}) {
     assertIdentifiers(table, columns);
     if (rows.length === 0) return;
-    const lines = new Array<string>(rows.length);
-    for (let i = 0; i < rows.length; i++) lines[i] = JSON.stringify(rows[i]);
-    lines.push('');
-    const values = Buffer.from(lines.join('\n'));
+    // JSONCompactEachRow takes rows separated by commas as well as by lines.
+    const values = jsonRowsBytes(rows);
     await storeCall(
       'insert',
       () => this.session.insert({ table, columns, values, format: 'JSONCompactEachRow', settings: options.settings ?? {} }),
