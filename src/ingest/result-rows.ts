@@ -2,8 +2,11 @@ import { DETAIL_COLUMN, METRIC_COLUMNS, RESULT_DETAIL_KEYS, type ResultRow, ROW_
 import { fromClickHouseTime, isoToClickHouseTime } from '../model/time.js';
 import type { ResultItem } from './schemas.js';
 
-/** A result item as a positional row of ROW_COLUMNS: compact to queue and quick to insert. */
-export function toRow(accountId: string, id: string, item: ResultItem): ResultRow {
+/**
+ * A result item as a positional row of ROW_COLUMNS: compact to queue and quick to insert. `detail` is the detail
+ * column's text when the caller made it already (the ingest route measures it), else it is made here.
+ */
+export function toRow(accountId: string, id: string, item: ResultItem, detail = detailOf(item)): ResultRow {
   const row: ResultRow = [
     accountId,
     item.checkId,
@@ -22,7 +25,7 @@ export function toRow(accountId: string, id: string, item: ResultItem): ResultRo
     const source = (group ? item[group] : item) as Record<string, number | undefined> | undefined;
     row.push(source?.[field] ?? null);
   }
-  row.push(detailOf(item));
+  row.push(detail);
   return row;
 }
 

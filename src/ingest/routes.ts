@@ -94,6 +94,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
           needsPrivate ? privateLocationSlugs(sql, accountId) : new Set<string>(),
         ]);
         const runIds = new Map<string, number>();
+        const detailTexts = new Array<string | undefined>(body.results.length);
         // Field paths are built only for a failed rule: a batch of a thousand good results builds none.
         body.results.forEach((item, i) => {
           const at = () => `body.results[${i}]`;
@@ -113,14 +114,17 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
           if (!(started <= now + MAX_FUTURE_MS)) rules.fail(`${at()}.startedAt`, 'future', 'is in the future');
           if (!(started >= oldest)) rules.fail(`${at()}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
           // Kept files a client lists are held to what a run writes: each names a blob of the account, typed.
-          let detailBytes = 0;
-          const details: Record<string, unknown> = {};
+          let details: Record<string, unknown> | undefined;
           for (const key of RESULT_DETAIL_KEYS) {
-            if (item[key] === undefined) continue;
-            details[key] = item[key];
-            detailBytes += Buffer.byteLength(JSON.stringify(item[key]));
+            if (item[key] !== undefined && item[key] !== null) (details ??= {})[key] = item[key];
           }
+          if (!details) return;
           for (const p of keptAssetsProblems(details)) rules.fail(`${at()}.${p.at}`, p.rule, p.why);
+          // The detail column's text, made once: measured here, stored by toRow. A text of at most a third of the
+          // limit in UTF-16 units cannot exceed it in UTF-8 bytes, so only longer ones are measured.
+          const text = JSON.stringify(details);
+          detailTexts[i] = text;
+          const detailBytes = text.length * 3 <= MAX_DETAIL_BYTES ? text.length : Buffer.byteLength(text);
           if (detailBytes > MAX_DETAIL_BYTES) {
             rules.fail(
               at(),
@@ -140,7 +144,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps)
           }
           if (prior) return { status: 202, body: prior.reply };
         }
-        const rows = body.results.map((item) => toRow(accountId, item.id?.toLowerCase() ?? randomUUID(), item));
+        const rows = body.results.map((item, i) => toRow(accountId, item.id?.toLowerCase() ?? randomUUID(), item, detailTexts[i] ?? ''));
         try {
           await ingest.enqueue(ingestJob(reply.batchId, accountId, rows, undefined, runIds.size === 0));
         } catch (err) {
