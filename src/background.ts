@@ -92,7 +92,12 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
     concurrency: config.ingest.workerConcurrency,
     insertMaxRows: config.ingest.insertMaxRows,
     afterInsert: opts.afterInsert,
-    onLanded: opts.metrics && ((rows) => opts.metrics!.ingestLanded.inc(rows)),
+    onLanded:
+      opts.metrics &&
+      ((rows) => {
+        opts.metrics!.ingestLanded.inc(rows);
+        opts.metrics!.ingestInserts.inc();
+      }),
     markDays: () => config.reportCache.enabled && config.reportCache.markDays !== false,
     held: opts.ingest.handOff?.(),
   });

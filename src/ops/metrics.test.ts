@@ -69,6 +69,10 @@ describe('/metrics', () => {
       (t) => Number(/^ingest_results_landed_total (\d+)/m.exec(t)?.[1]) >= 30,
     );
     expect(Number(/^ingest_results_accepted (\d+)/m.exec(text)?.[1])).toBeGreaterThanOrEqual(30);
+    // Inserts are counted apart: at least one, at most one a result.
+    const inserts = Number(/^ingest_inserts_total (\d+)/m.exec(text)?.[1]);
+    expect(inserts).toBeGreaterThanOrEqual(1);
+    expect(inserts).toBeLessThanOrEqual(Number(/^ingest_results_landed_total (\d+)/m.exec(text)?.[1]));
     expect(text).toMatch(/^ingest_queue_waiting \d+/m);
     expect(text).toMatch(/^ingest_lag_seconds [\d.e-]+/m);
     expect((await svc.call('GET', `/v1/analytics/api-checks/${check.id}?metrics=responseTime_p95&quickRange=last24Hours`)).status).toBe(200);

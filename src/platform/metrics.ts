@@ -31,6 +31,11 @@ export class Metrics {
     help: 'Check results this process inserted into ClickHouse (the in-process worker; a separate worker process counts its own)',
     registers: [this.registry],
   });
+  readonly ingestInserts = new Counter({
+    name: 'ingest_inserts_total',
+    help: 'Inserts of check results this process made (batches waiting together share one): results landed ÷ inserts is the rows an insert',
+    registers: [this.registry],
+  });
   readonly queryDuration = new Histogram({
     name: 'analytics_store_query_duration_seconds',
     help: 'ClickHouse query time as the service saw it, by purpose',
