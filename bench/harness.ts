@@ -260,6 +260,74 @@ export function profileOwners(file: string, top = 18) {
     .map(([owner, us]) => ({ owner, share: +((100 * us) / total).toFixed(1) }));
 }
 
+/**
+ * Where the ingest pipeline's main-thread time goes, from a CPU profile: each sample is given to the nearest frame up
+ * its stack that marks a stage (the specific stages first, the clients' and Koa's generic ones only where no specific
+ * one is on the stack), as a share of the profile and in µs a result of `mainSeconds` over `results`. Async stacks
+ * are cut at their await: a reply read by ioredis or postgres counts under their client, not the caller.
+ */
+const STAGES: [string, (fn: string, url: string) => boolean, boolean?][] = [
+  ['garbage collection', (f) => f === '(garbage collector)'],
+  ['HTTP body: read and JSON.parse (koa-body)', (_f, u) => /co-body|raw-body|koa-body|iconv-lite|src\/http\/body\.ts/.test(u)],
+  ['validation (ajv, text checks)', (f, u) => /src\/http\/validation\.ts|ajv/.test(u) || /^validate\d+$/.test(f)],
+  ['queue: add a batch (its rows to Redis, BullMQ add)', (f, u) => /src\/ingest\/queue\.ts/.test(u) || (f === 'addJob' && /bullmq/.test(u))],
+  [
+    'queue: take a batch (BullMQ, reading the rows back)',
+    (f, u) => /bullmq/.test(u) && /moveToFinished|moveToActive|fromJSON|getNextJob|processJob|retryIfFailed|mainLoop|waitForJob/.test(f),
+  ],
+  ['run-id dedup and maintenance lookups', (_f, u) => /src\/ingest\/dedup\.ts|src\/maintenance/.test(u)],
+  ['day marks for the report cache', (_f, u) => /src\/storage\/generations\.ts/.test(u)],
+  ['insert: rows encoded, the engine called', (_f, u) => /src\/storage\/clickhouse\/|src\/analytics\/rollup-ticks\.ts/.test(u)],
+  ['check state and alerts', (_f, u) => /src\/state\/|src\/alerts\//.test(u)],
+  ['ingest worker (runs, group commit)', (_f, u) => /src\/ingest\/worker\.ts|src\/ingest\/group-commit\.ts|src\/model\/runs\.ts/.test(u)],
+  [
+    'route handler (checks looked up, rules, rows made)',
+    (_f, u) => /src\/ingest\/routes\.ts|src\/ingest\/result-rows\.ts|src\/model\/time\.ts|src\/checks\//.test(u),
+  ],
+  ['HTTP: auth, rate limit, routing, reply (Koa)', (_f, u) => /src\/http\/|src\/app\.ts|koa|node:_http|src\/accounts\//.test(u), true],
+  ['Redis client: replies and writes (ioredis)', (_f, u) => /ioredis/.test(u), true],
+  ['Postgres client: replies and writes', (_f, u) => /node_modules\/postgres/.test(u), true],
+];
+
+export function profileStages(file: string, mainSeconds: number, results: number) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: { id: number; callFrame: { url: string; functionName: string }; children?: number[] }[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const find = (id: number, generic: boolean) => {
+    for (let n: number | undefined = id; n !== undefined; n = parent.get(n)) {
+      const { functionName, url } = byId.get(n)!.callFrame;
+      const stage = STAGES.find(([, marks, isGeneric]) => (generic || !isGeneric) && marks(functionName, url));
+      if (stage) return stage[0];
+    }
+  };
+  const memo = new Map<number, string>();
+  const tally = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    if (byId.get(id)!.callFrame.functionName === '(idle)') return;
+    const us = profile.timeDeltas[i] ?? 0;
+    let stage = memo.get(id);
+    if (stage === undefined) {
+      stage = find(id, false) ?? find(id, true) ?? 'other';
+      memo.set(id, stage);
+    }
+    tally.set(stage, (tally.get(stage) ?? 0) + us);
+    total += us;
+  });
+  return [...tally.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([stage, us]) => ({
+      stage,
+      share: +((100 * us) / total).toFixed(1),
+      usPerResult: +(((us / total) * mainSeconds * 1e6) / Math.max(1, results)).toFixed(1),
+    }));
+}
+
 /** One API check's result as `POST /v1/check-results` takes it: started at `startedAt` (epoch ms), the i-th of its batch. */
 export function apiResultItem(checkId: string, startedAt: number, i: number) {
   return {

@@ -7,11 +7,16 @@
  * Measures: results accepted a second (the service's own counter), results landed a second (ClickHouse's count from
  * the first request until every accepted result is counted and the queue is empty), the lag after the load stops,
  * loss (accepted − landed), failed batches, the service's CPU per landed result (and per kind of thread), peak RSS.
- * With `--profile` the service's CPU is profiled over the load and the self time summed per owner of the code.
+ * With `--profile` the service's CPU is profiled over the load and its main thread's time given by stage of the
+ * pipeline (body, validation, queue, insert, state; `stages` below) and by owner of the code. `--rate N` posts at most
+ * N batches a second (below what the service takes, CPU a result is the pipeline's cost, not a saturated one's).
+ * `--beside-store` lands the same rows with the store alone (`bench:store --flat-out`, the service's table set, one
+ * connection, as many rows an insert as the service's inserts averaged) before and after the service, for the ratio.
  * Writes bench/results/<time>-ingest.json.
  *
- *   npm run bench:ingest -- [--seconds 20] [--connections 4] [--batch 1000] [--checks 500] [--late] [--profile]
+ *   npm run bench:ingest -- [--seconds 20] [--connections 4] [--batch 1000] [--checks 500] [--late] [--profile] [--rate N] [--beside-store]
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +27,7 @@ import {
   benchEnvironment,
   cpuSeconds,
   profileOwners,
+  profileStages,
   ROOT,
   removeBenchEnvironment,
   ServiceUnderTest,
@@ -38,6 +44,8 @@ const { values } = parseArgs({
     checks: { type: 'string', default: '500' },
     late: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    rate: { type: 'string' },
+    'beside-store': { type: 'boolean', default: false },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -129,6 +137,7 @@ async function main() {
       bodies: () => bodies[next++ % BODIES],
       connections: CONNECTIONS,
       durationSeconds: SECONDS,
+      rate: values.rate ? Number(values.rate) : undefined,
     });
     const stopped = Date.now();
     let state = await svc.ask({ type: 'state' });
@@ -146,6 +155,7 @@ async function main() {
     const cpu = cpuSeconds(pid) - cpu0;
     const threads = threadCpuDelta(threads0, threadCpuSeconds(pid));
     const landed = state.rows - before.rows;
+    const inserts = (state.ingestInserts ?? 0) - (before.ingestInserts ?? 0);
     peakRss = Math.max(peakRss, state.peakRssBytes);
     out = {
       at: new Date(started).toISOString(),
@@ -175,21 +185,69 @@ async function main() {
       failedBatches: state.queue.failed - before.queue.failed,
       cpuCores: +(cpu / ((drained - started) / 1000)).toFixed(2),
       cpuUsPerResult: +((cpu * 1e6) / Math.max(1, landed)).toFixed(1),
+      // All threads but the engine's (its pool's and its merges'): the service's own cost of a result.
+      mainThreadUsPerResult: +(((threads.main ?? 0) * 1e6) / Math.max(1, landed)).toFixed(1),
+      rate: values.rate ? Number(values.rate) : undefined,
+      inserts,
+      rowsPerInsert: Math.round(landed / Math.max(1, inserts)),
       threadsSeconds: threads,
       peakRssMB: Math.round(peakRss / 1048576),
       memoryAtPeak: atPeak,
-      ...(profileFile ? { profile: profileOwners(profileFile, 30), profileFile } : {}),
+      ...(profileFile ? { stages: profileStages(profileFile, threads.main ?? 0, landed), profile: profileOwners(profileFile, 30), profileFile } : {}),
     };
     console.log(out);
   } finally {
     await svc.stop();
     await removeBenchEnvironment(env, dataDir);
   }
+  if (values['beside-store']) {
+    // The store alone just before (at the start, before the service) would need the insert size first: so after the
+    // service, twice, and the service between them is compared with their mean.
+    const rows = Number(out.rowsPerInsert) || BATCH;
+    const alone = [storeAlone(rows), storeAlone(rows)];
+    const mean = (alone[0].rowsPerSecond + alone[1].rowsPerSecond) / 2;
+    out.besideStore = {
+      storeAlone: alone,
+      storeRowsPerSecond: Math.round(mean),
+      landedVsStore: +(Number(out.landedPerSecond) / mean).toFixed(2),
+    };
+    console.log(out.besideStore);
+  }
   const dir = path.join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-ingest.json`);
   writeFileSync(file, JSON.stringify(out, null, 2));
   console.log(`wrote ${path.relative(ROOT, file)}`);
+}
+
+/** The store alone on this machine now: `bench:store --flat-out` with the service's table set, one connection. */
+function storeAlone(rows: number): { rowsPerSecond: number; engineCores: number; mainUsPerResult: number } {
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench/store.ts'),
+      '--flat-out',
+      '--connections',
+      '1',
+      '--rows',
+      String(rows),
+      '--seconds',
+      String(SECONDS),
+      '--variant',
+      'without the hourly and daily rollup views',
+    ],
+    { encoding: 'utf8' },
+  );
+  const line = child.stdout.trim().split('\n').pop() ?? '';
+  if (child.status !== 0 || !line.startsWith('{')) throw new Error(`bench:store: ${child.stderr}`);
+  const r = JSON.parse(line);
+  return {
+    rowsPerSecond: r.rowsPerSecond,
+    engineCores: r.engineCores,
+    mainUsPerResult: +(((r.cpuSecondsByThread.main ?? 0) * 1e6) / (r.rowsPerSecond * r.seconds)).toFixed(1),
+  };
 }
 
 await main();

@@ -13,6 +13,8 @@ export interface LoadSpec {
   durationSeconds: number;
   /** More request headers (a report asked with `cache-control: no-cache`). */
   headers?: Record<string, string>;
+  /** At most this many requests a second over all connections (autocannon's overallRate); unset: as fast as answered. */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -65,6 +67,7 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
         body: spec.body,
         ...(spec.bodies ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: spec.bodies!() }) }] } : {}),
         timeout: 30,
+        ...(spec.rate ? { overallRate: spec.rate } : {}),
       },
       (err, res) => (err ? reject(err) : resolve(res)),
     );

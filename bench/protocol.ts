@@ -52,6 +52,8 @@ export type ServiceReply =
       queue: QueueState;
       engineBytes: number /** The end of the range an hourly rollup tick is rolling now. */;
       rollingTo?: number;
+      /** Inserts ingest made since the service started. */
+      ingestInserts?: number;
     } & Memory)
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' }

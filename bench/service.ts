@@ -134,6 +134,7 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
         ...memory(),
         engineBytes: await engineMemory(),
         rollingTo: ticks?.rollingTo,
+        ingestInserts: (await service.deps.metrics.ingestInserts.get()).values[0]?.value ?? 0,
       };
     }
     case 'memory':
