@@ -3,6 +3,7 @@ import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import { bodyParseError, HttpError } from './errors.js';
+import { Utf8Check } from './utf8-check.js';
 
 const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPES = ['application/json'];
@@ -10,21 +11,13 @@ const JSON_TYPES = ['application/json'];
 export const MAX_BODY_DEPTH = 64;
 
 /**
- * Follows the body's bytes (after content decoding) through a fatal UTF-8 decoder while koa-body reads
+ * Follows the body's bytes (after content decoding) through a strict UTF-8 check while koa-body reads
  * them: its decoder would turn invalid sequences (0xff, overlong forms, encoded surrogates) into U+FFFD and
  * store them silently. Returns whether every byte so far was valid UTF-8.
  */
 function followUtf8(req: IncomingMessage): () => boolean {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let valid = true;
-  const feed = (chunk: Buffer) => {
-    if (!valid) return;
-    try {
-      decoder.decode(chunk, { stream: true });
-    } catch {
-      valid = false;
-    }
-  };
+  const check = new Utf8Check();
+  const feed = (chunk: Buffer) => check.feed(chunk);
   const encoding = String(req.headers['content-encoding'] ?? 'identity')
     .trim()
     .toLowerCase();
@@ -37,15 +30,7 @@ function followUtf8(req: IncomingMessage): () => boolean {
   } else {
     req.on('data', feed);
   }
-  return () => {
-    if (!valid) return false;
-    try {
-      decoder.decode();
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  return () => check.end();
 }
 
 /**
