@@ -84,6 +84,7 @@ export class IngestQueue implements ResultQueue {
     this.held ??= new Map();
     return (batchId) => {
       const entry = this.held?.get(batchId);
+      this.evict(Date.now(), 0);
       if (!entry) return undefined;
       this.release(batchId);
       return entry.job;
@@ -92,16 +93,21 @@ export class IngestQueue implements ResultQueue {
 
   private hold(job: IngestJob) {
     const held = this.held;
-    if (!held || !Array.isArray(job.rows)) return;
+    if (!held || !Array.isArray(job.rows) || job.rows.length > HELD_MAX_ROWS) return;
     const now = Date.now();
-    for (const [batchId, { at }] of held) {
-      if (now - at < HELD_MS && this.heldRows + job.rows.length <= HELD_MAX_ROWS) break;
-      this.release(batchId);
-    }
-    if (this.heldRows + job.rows.length > HELD_MAX_ROWS) return;
     this.release(job.batchId);
+    this.evict(now, job.rows.length);
+    if (this.heldRows + job.rows.length > HELD_MAX_ROWS) return;
     held.set(job.batchId, { job, at: now });
     this.heldRows += job.rows.length;
+  }
+
+  /** Lets go of the batches held too long (their worker is another process's, or gone), and the oldest beyond room for `more` rows. */
+  private evict(now: number, more: number) {
+    for (const [batchId, { at }] of this.held ?? []) {
+      if (now - at < HELD_MS && this.heldRows + more <= HELD_MAX_ROWS) break;
+      this.release(batchId);
+    }
   }
 
   private release(batchId: string) {

@@ -329,6 +329,11 @@ describe('run ids, idempotency keys and job layout', () => {
     expect(failed!.attemptsMade).toBe(1);
     expect(await failed!.isFailed()).toBe(true);
     expect(await stored()).toBe(before);
+    // Its rows stay as long as the failed job does: the payload's TTL is taken off.
+    await waitFor(
+      () => svc.deps.redis.ttl(payloadKey(svc.env.REDIS_PREFIX!, job.batchId)),
+      (ttl) => ttl === -1,
+    );
   });
 });
 

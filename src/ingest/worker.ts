@@ -237,10 +237,12 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     concurrency: opts.concurrency ?? 2,
     label: 'ingest batch',
     describe: (data) => ({ batchId: data.batchId, rows: 'results' in data ? data.results : data.rows?.length }),
-    // A batch that failed for good gives its run ids back: posting them again lands them. Its rows stay in Redis
-    // (kept with the failed job for inspection and a retry).
+    // A batch that failed for good gives its run ids back: posting them again lands them. Its rows stay in Redis,
+    // without the payload's TTL, as long as the failed job.
     onFailed: (job, _err, final) => {
       if (!final) return;
+      // Kept with the failed job for as long as it is (inspection, a retry by hand), not only for the payload's TTL.
+      if ('payloadKey' in job.data && typeof job.data.payloadKey === 'string') void claims.persist(job.data.payloadKey).catch(() => {});
       void batchOf(job.data)
         .then((batch) => {
           if (!Array.isArray(batch.rows) || !Array.isArray(batch.columns) || !batch.batchId) return;

@@ -6,9 +6,11 @@
  * thread's time goes").
  */
 export function jsonRowsBytes(rows: readonly unknown[], prefix = '', suffix = ''): Buffer {
-  // Room for rows about as long as the first (a fifth more), so that a batch is seldom copied to grow.
+  // Room for rows about as long as the first (a fifth more), so that a batch is seldom copied to grow; at most
+  // FIRST_ROOM, since one long first row (a 64 KB detail) says nothing of the rest.
   const first = rows.length ? (JSON.stringify(rows[0]) ?? 'null') : '';
-  let buf = Buffer.allocUnsafe(prefix.length * 3 + Math.ceil((first.length + 1) * rows.length * 1.2) + suffix.length * 3 + 64);
+  const guess = Math.min(FIRST_ROOM, Math.ceil((first.length + 1) * rows.length * 1.2));
+  let buf = Buffer.allocUnsafe(prefix.length * 3 + guess + suffix.length * 3 + 64);
   let at = 0;
   const put = (text: string) => {
     // At most 3 bytes a UTF-16 unit: with that much room the write is whole.
@@ -26,8 +28,11 @@ export function jsonRowsBytes(rows: readonly unknown[], prefix = '', suffix = ''
     put(i === 0 ? first : (JSON.stringify(rows[i]) ?? 'null'));
   }
   put(suffix);
-  return buf.subarray(0, at);
+  // Far more room than text (a guess too long, or the last doubling): the bytes alone, not the room, are kept.
+  return buf.length > 1024 * 1024 && buf.length > at * 2 ? Buffer.from(buf.subarray(0, at)) : buf.subarray(0, at);
 }
+
+const FIRST_ROOM = 8 * 1024 * 1024;
 
 /** `value` as JSON in UTF-8 bytes, its `rows` (a long array) written a row at a time (jsonRowsBytes). */
 export function jsonWithRowsBytes<T extends { rows?: unknown }>(value: T): Buffer {

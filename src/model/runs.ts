@@ -35,7 +35,9 @@ export function runsOf(columns: readonly string[], rows: readonly unknown[][]): 
     ssl: at('ssl_days_until_expiry'),
     code: at('status_code'),
   };
-  const num = (row: unknown[], index: number) => (index >= 0 && typeof row[index] === 'number' ? (row[index] as number) : null);
+  // A number JSON cannot carry (NaN, Infinity) reads as null, as it would from the batch's copy in Redis: a worker
+  // reads the same runs whether its own process handed it the batch or Redis did.
+  const num = (row: unknown[], index: number) => (index >= 0 && Number.isFinite(row[index]) ? (row[index] as number) : null);
   return rows.map((row) => {
     const startedAt = clickHouseTimeMs(row[i.started]);
     const stoppedAt = i.stopped >= 0 ? clickHouseTimeMs(row[i.stopped]) : startedAt;
