@@ -1,5 +1,5 @@
 /** What every bench run shares: its own database, Redis prefix and data directory, the CLI, the service under test. */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -232,12 +232,17 @@ export function slotRuns(
 export const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);
 
 /** Self time per owner of the code: a package, a file of src/, node's internals, or V8's own entries (GC, program). */
-export function profileOwners(file: string, top = 18) {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
-    nodes: { id: number; callFrame: { url: string; functionName: string } }[];
+/** A V8 CPU profile as written by the inspector (`Profiler.stop`). */
+function readProfile(file: string) {
+  return JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: { id: number; callFrame: { url: string; functionName: string }; children?: number[] }[];
     samples: number[];
     timeDeltas: number[];
   };
+}
+
+export function profileOwners(file: string, top = 18) {
+  const profile = readProfile(file);
   const ownerOf = new Map<number, string>();
   for (const node of profile.nodes) {
     const { url, functionName } = node.callFrame;
@@ -290,11 +295,7 @@ const STAGES: [string, (fn: string, url: string) => boolean, boolean?][] = [
 ];
 
 export function profileStages(file: string, mainSeconds: number, results: number) {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
-    nodes: { id: number; callFrame: { url: string; functionName: string }; children?: number[] }[];
-    samples: number[];
-    timeDeltas: number[];
-  };
+  const profile = readProfile(file);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -326,6 +327,29 @@ export function profileStages(file: string, mainSeconds: number, results: number
       share: +((100 * us) / total).toFixed(1),
       usPerResult: +(((us / total) * mainSeconds * 1e6) / Math.max(1, results)).toFixed(1),
     }));
+}
+
+/** One `bench:store` variant in a process of its own (one embedded engine a process): its JSON report. */
+export function storeVariant(variant: string, opts: { rows: number | string; seconds: number | string; flatOut?: boolean; connections?: number | string }) {
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench/store.ts'),
+      '--rows',
+      String(opts.rows),
+      '--seconds',
+      String(opts.seconds),
+      ...(opts.flatOut ? ['--flat-out', '--connections', String(opts.connections ?? 1)] : []),
+      '--variant',
+      variant,
+    ],
+    { encoding: 'utf8' },
+  );
+  const line = child.stdout.trim().split('\n').pop() ?? '';
+  if (child.status !== 0 || !line.startsWith('{')) throw new Error(`bench:store ${variant}: ${child.stderr}`);
+  return JSON.parse(line);
 }
 
 /** One API check's result as `POST /v1/check-results` takes it: started at `startedAt` (epoch ms), the i-th of its batch. */

@@ -16,7 +16,6 @@
  *
  *   npm run bench:ingest -- [--seconds 20] [--connections 4] [--batch 1000] [--checks 500] [--late] [--profile] [--rate N] [--beside-store]
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +30,7 @@ import {
   ROOT,
   removeBenchEnvironment,
   ServiceUnderTest,
+  storeVariant,
   threadCpuDelta,
   threadCpuSeconds,
 } from './harness.js';
@@ -222,27 +222,7 @@ async function main() {
 
 /** The store alone on this machine now: `bench:store --flat-out` with the service's table set, one connection. */
 function storeAlone(rows: number): { rowsPerSecond: number; engineCores: number; mainUsPerResult: number } {
-  const child = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'bench/store.ts'),
-      '--flat-out',
-      '--connections',
-      '1',
-      '--rows',
-      String(rows),
-      '--seconds',
-      String(SECONDS),
-      '--variant',
-      'without the hourly and daily rollup views',
-    ],
-    { encoding: 'utf8' },
-  );
-  const line = child.stdout.trim().split('\n').pop() ?? '';
-  if (child.status !== 0 || !line.startsWith('{')) throw new Error(`bench:store: ${child.stderr}`);
-  const r = JSON.parse(line);
+  const r = storeVariant('without the hourly and daily rollup views', { rows, seconds: SECONDS, flatOut: true, connections: 1 });
   return {
     rowsPerSecond: r.rowsPerSecond,
     engineCores: r.engineCores,

@@ -11,7 +11,6 @@
  *
  *   npm run bench:store -- [--rows 167] [--seconds 40] [--flat-out [--connections 1]] [--variants 'a|b']
  */
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,7 +21,7 @@ import { ROW_COLUMNS } from '../src/model/results.js';
 import { loadConfig } from '../src/platform/config.js';
 import { applyClickhouseDdl } from '../src/storage/clickhouse/ddl.js';
 import { createStore, type Store } from '../src/storage/clickhouse/index.js';
-import { ROOT, threadCpuDelta, threadCpuSeconds } from './harness.js';
+import { ROOT, storeVariant, threadCpuDelta, threadCpuSeconds } from './harness.js';
 
 /** The rollup views dropped, as the embedded engine runs by default (ROLLUPS=ticks: no view on insert). */
 const TICKS = ['DROP VIEW IF EXISTS check_results_1h_mv', 'DROP VIEW IF EXISTS check_results_1d_mv'];
@@ -172,25 +171,7 @@ const results = [];
 const chosen = values.variants ? values.variants.split('|') : Object.keys(VARIANTS);
 for (const variant of chosen) {
   if (!VARIANTS[variant]) throw new Error(`no variant "${variant}"; there are: ${Object.keys(VARIANTS).join(', ')}`);
-  const child = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'bench/store.ts'),
-      '--rows',
-      values.rows!,
-      '--seconds',
-      values.seconds!,
-      ...(values['flat-out'] ? ['--flat-out', '--connections', values.connections!] : []),
-      '--variant',
-      variant,
-    ],
-    { encoding: 'utf8' },
-  );
-  const line = child.stdout.trim().split('\n').pop() ?? '';
-  if (child.status !== 0 || !line.startsWith('{')) throw new Error(`${variant}: ${child.stderr}`);
-  const r = JSON.parse(line);
+  const r = storeVariant(variant, { rows: values.rows!, seconds: values.seconds!, flatOut: values['flat-out'], connections: values.connections });
   results.push(r);
   console.log(
     `${variant.padEnd(44)} ${String(r.cpuMsPerResult).padStart(6)} ms a result  ${r.rowsPerSecond} rows/s  engine ${r.engineCores} cores  parts ${JSON.stringify(r.rawParts)}  ${JSON.stringify(r.cpuSecondsByThread)}`,

@@ -47,6 +47,11 @@ export interface IngestWorkerOptions {
 /** A job of the ingest queue: the batch named (QueuedBatch), or carried whole by an older producer. */
 export type QueuedJob = QueuedBatch | IngestJob;
 
+/** Where a job's rows wait in Redis; undefined for a job that carries them (an older producer's). */
+function payloadKeyOf(data: QueuedJob): string | undefined {
+  return 'payloadKey' in data && typeof data.payloadKey === 'string' ? data.payloadKey : undefined;
+}
+
 const KNOWN_COLUMNS = new Set<string>(ROW_COLUMNS);
 
 /** The job's columns when this worker can read them; otherwise the reason it cannot, for the failed set. */
@@ -176,22 +181,23 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
 
   /** The batch a job names: from this process's memory when it enqueued it, else from Redis (or inline, older jobs). */
   async function batchOf(data: QueuedJob): Promise<Partial<IngestJob>> {
-    if (!('payloadKey' in data) || typeof data.payloadKey !== 'string') return data as IngestJob;
+    const key = payloadKeyOf(data);
+    if (key === undefined) return data as IngestJob;
     const held = opts.held?.(data.batchId);
     if (held) return held;
-    const raw = await claims.getBuffer(data.payloadKey);
+    const raw = await claims.getBuffer(key);
     if (!raw) {
       throw new UnrecoverableError(
-        `the batch's rows are no longer in Redis (${data.payloadKey}): removed once its job completed, or after ${PAYLOAD_SECONDS / 86_400} days`,
+        `the batch's rows are no longer in Redis (${key}): removed once its job completed, or after ${PAYLOAD_SECONDS / 86_400} days`,
       );
     }
     let batch: Partial<IngestJob>;
     try {
       batch = JSON.parse(raw.toString('utf8'));
     } catch {
-      throw new UnrecoverableError(`the batch's rows in Redis (${data.payloadKey}) are not JSON`);
+      throw new UnrecoverableError(`the batch's rows in Redis (${key}) are not JSON`);
     }
-    if (batch?.batchId !== data.batchId) throw new UnrecoverableError(`the rows in Redis under ${data.payloadKey} are another batch's`);
+    if (batch?.batchId !== data.batchId) throw new UnrecoverableError(`the rows in Redis under ${key} are another batch's`);
     return batch;
   }
 
@@ -242,7 +248,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     onFailed: (job, _err, final) => {
       if (!final) return;
       // Kept with the failed job for as long as it is (inspection, a retry by hand), not only for the payload's TTL.
-      if ('payloadKey' in job.data && typeof job.data.payloadKey === 'string') void claims.persist(job.data.payloadKey).catch(() => {});
+      const key = payloadKeyOf(job.data);
+      if (key !== undefined) void claims.persist(key).catch(() => {});
       void batchOf(job.data)
         .then((batch) => {
           if (!Array.isArray(batch.rows) || !Array.isArray(batch.columns) || !batch.batchId) return;
@@ -258,7 +265,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
   });
   // A completed batch's rows are in ClickHouse: its copy in Redis goes.
   worker.on('completed', (job) => {
-    if ('payloadKey' in job.data && typeof job.data.payloadKey === 'string') void claims.del(job.data.payloadKey).catch(() => {});
+    const key = payloadKeyOf(job.data);
+    if (key !== undefined) void claims.del(key).catch(() => {});
   });
   return {
     worker,
