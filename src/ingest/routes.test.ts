@@ -251,6 +251,19 @@ describe('check-result ingest', () => {
       'body.results[0].startedAt',
       'retention',
     ],
+    [
+      'a detail over 64 KB of JSON',
+      () => ({ results: [valid(), { ...valid(), apiCheckResult: { response: { status: 200, body: 'x'.repeat(70_000) } } }] }),
+      'body.results[1]',
+      'detailSize',
+    ],
+    [
+      // Fewer UTF-16 units than the limit, more bytes: measured in bytes.
+      'a detail over 64 KB of JSON in multi-byte characters',
+      () => ({ results: [{ ...valid(), apiCheckResult: { response: { status: 200, body: '€'.repeat(23_000) } } }] }),
+      'body.results[0]',
+      'detailSize',
+    ],
   ])('rejects a batch with %s, queueing nothing', async (_label, body, field, rule) => {
     const before = await ingestQueue().getJobCountByTypes('waiting', 'active', 'completed', 'delayed', 'failed');
     expectFieldError(await svc.call('POST', '/v1/check-results', { body: body() }), field, rule);
