@@ -1,4 +1,4 @@
-import { errors, fetch } from 'undici';
+import { errors } from 'undici';
 import type { ApiRequest, StoredRequest } from '../../checks/index.js';
 import { type ConnectTimings, runDispatcher } from '../../platform/outbound.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
@@ -6,6 +6,7 @@ import { interpolate, maskSecretValues, runVariables } from '../interpolate.js';
 import { type LogLine, runScript, type ScriptRequest, type ScriptResponse } from '../scripts.js';
 import { newTraceContext, traceIdOf } from '../trace.js';
 import { type CheckRunner, isNetworkError, judge, limitsOf, messageOf, type RunContext, type RunOutcome } from './common.js';
+import { httpCall } from './http-call.js';
 
 /** Why a run's connections are closed when it ends (one error for every run: never shown, never thrown at a caller). */
 const RUN_OVER = new errors.ClientDestroyedError();
@@ -129,7 +130,7 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   let requestError: string | undefined;
   let networkError = false;
   try {
-    const res = await fetch(url, {
+    const res = await httpCall(url, {
       method: request.method,
       headers,
       body: request.body && request.method !== 'GET' && request.method !== 'HEAD' ? request.body : undefined,
@@ -140,8 +141,8 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
     tHeaders = performance.now();
     status = res.status;
     statusText = res.statusText;
-    res.headers.forEach((v, k) => (responseHeaders[k] = v));
-    ({ text: body, truncated } = await readBody(res.body as AsyncIterable<Uint8Array> | null));
+    Object.assign(responseHeaders, res.headers);
+    ({ text: body, truncated } = await readBody(res.body));
     tEnd = performance.now();
   } catch (err) {
     tEnd = performance.now();
