@@ -1,17 +1,18 @@
-import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
+import { addAbortSignal, pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
 import { type Dispatcher, request } from 'undici';
 
 /**
  * One HTTP call of an API or URL check, made with undici's `request` (its plain streams and objects) with the rules of
- * WHATWG `fetch`, which API checks used before: the same default request headers, redirects (301, 302, 303, 307 and
- * 308 only; at most 20; a POST after a 301 or 302, and anything but GET or HEAD after a 303, becomes a GET without its
- * body or its `content-*` headers; `authorization`, `proxy-authorization`, `cookie` and `host` dropped on the way to
- * another origin) and body decoding (gzip, deflate with or without its zlib wrapper, br, zstd, in the order the
- * response lists them, leniently: a body cut short gives what it had). `fetch` built a web stream, a `Headers`, a
- * `Request` and a `Response` for each call: about 0.17 ms of CPU a call on this machine, a fifth of a scheduled run
- * (docs/performance.md). One difference is kept on purpose: `fetch` refuses the ports browsers block (6000, 6667 and
- * others), which a monitoring check may well need to reach.
+ * WHATWG `fetch`, which API checks used before: the same request headers (`fetch`'s `Headers`: lower-case names, a
+ * name given twice joined, no `Host`; its defaults), redirects (301, 302, 303, 307 and 308 only; at most 20; a POST
+ * after a 301 or 302, and anything but GET or HEAD after a 303, becomes a GET without its body or its `content-*`
+ * headers; `authorization`, `proxy-authorization` and `cookie` dropped on the way to another origin) and body decoding
+ * (gzip, deflate with or without its zlib wrapper, br, zstd, in the order the response lists them, leniently: a body
+ * cut short gives what it had). `fetch` built a web stream, a `Headers`, a `Request` and a `Response` for each call:
+ * about 0.17 ms of CPU a call on this machine, a tenth to a fifth of a scheduled run (docs/performance.md). Kept
+ * different on purpose (docs/runners.md, "API"): the ports browsers block (6000, 6667, …) can be checked; a repeated
+ * `set-cookie` is kept whole; a URL's credentials are not repeated in the error; a 421 is not asked again.
  */
 
 export interface HttpCall {
@@ -49,25 +50,47 @@ const MAX_CODINGS = 5;
 const BODY_HEADERS = new Set(['content-encoding', 'content-language', 'content-location', 'content-type', 'content-length']);
 /** Dropped on the way to another origin. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host']);
-const SEC_FETCH_MODE = new Set(['sec-fetch-mode']);
+/** Request headers that make `fetch` ask caches not to answer from store. */
+const CONDITIONAL = ['if-modified-since', 'if-none-match', 'if-unmodified-since', 'if-match', 'if-range'];
+/** Methods `fetch` refuses to send. */
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 
 /** A failure of the call itself (as `fetch` would have failed it): no answer to judge. */
 export class HttpCallError extends Error {}
 
-/** The check's headers with `fetch`'s defaults where it has none of that name (in any letter case). */
-function withDefaults(headers: Record<string, string>, url: URL): Record<string, string> {
-  const has = new Set(Object.keys(headers).map((k) => k.toLowerCase()));
-  // fetch sets sec-fetch-mode itself, whatever the check says.
-  const out = has.has('sec-fetch-mode') ? without(headers, SEC_FETCH_MODE) : { ...headers };
-  if (!has.has('accept')) out.accept = '*/*';
-  if (!has.has('accept-language')) out['accept-language'] = '*';
-  out['sec-fetch-mode'] = 'cors';
-  if (!has.has('accept-encoding')) out['accept-encoding'] = has.has('range') ? 'identity' : url.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate';
+/**
+ * The request's headers as `fetch`'s `Headers` held them: names in lower case, values trimmed, a name given twice (in
+ * any letter case: the run's default `user-agent` and the check's own `User-Agent`, say) once with its values joined by
+ * ", "; `host` left out (fetch never sent a check's own). Then `fetch`'s defaults where the check has none: `accept`,
+ * `accept-language`, and `content-type` for a text body.
+ */
+function requestHeaders(headers: Record<string, string>, body: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(headers)) {
+    const key = name.toLowerCase();
+    if (key === 'host') continue;
+    const value = raw.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
+    out[key] = key in out ? `${out[key]}, ${value}` : value;
+  }
+  out.accept ??= '*/*';
+  out['accept-language'] ??= '*';
+  if (body !== undefined) out['content-type'] ??= 'text/plain;charset=UTF-8';
   return out;
 }
 
-const without = (headers: Record<string, string>, names: Set<string>) =>
-  Object.fromEntries(Object.entries(headers).filter(([k]) => !names.has(k.toLowerCase())));
+/** What `fetch` adds on each hop: `sec-fetch-mode`, no-cache for a conditional request, the encodings it decodes. */
+function hopHeaders(headers: Record<string, string>, url: URL): Record<string, string> {
+  const out: Record<string, string> = { ...headers, 'sec-fetch-mode': 'cors' };
+  if (CONDITIONAL.some((name) => name in out)) {
+    out.pragma ??= 'no-cache';
+    out['cache-control'] ??= 'no-cache';
+  }
+  if ('range' in out) out['accept-encoding'] = out['accept-encoding'] === undefined ? 'identity' : `${out['accept-encoding']}, identity`;
+  else out['accept-encoding'] ??= url.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate';
+  return out;
+}
+
+const without = (headers: Record<string, string>, names: Set<string>) => Object.fromEntries(Object.entries(headers).filter(([k]) => !names.has(k)));
 
 /** A header's value as one string: a repeated header's values joined by ", " (as `fetch`'s `Headers.get`). */
 const joined = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v.join(', ') : v);
@@ -89,24 +112,27 @@ function locationOf(raw: string | undefined, current: URL): URL | null {
 
 /** The call, following redirects per `call.redirect`. Rejects with the network's error or an HttpCallError. */
 export async function httpCall(url: URL, call: HttpCall): Promise<HttpAnswer> {
+  if (url.username || url.password) throw new HttpCallError('Request cannot be constructed from a URL that includes credentials');
+  if (FORBIDDEN_METHODS.has(call.method.toUpperCase())) throw new HttpCallError(`'${call.method}' HTTP method is unsupported.`);
   let current = url;
   let method = call.method;
-  let body = call.body;
-  let headers = call.headers;
+  let body = call.body === '' ? undefined : call.body;
+  let headers = requestHeaders(call.headers, body);
   for (let redirects = 0; ; redirects++) {
     const res = await request(current, {
       method: method as Dispatcher.HttpMethod,
-      headers: withDefaults(headers, current),
-      body: body === undefined || body === '' ? undefined : body,
+      headers: hopHeaders(headers, current),
+      body,
       signal: call.signal,
       dispatcher: call.dispatcher,
     });
     const location = call.redirect === 'follow' && REDIRECTS.has(res.statusCode) ? locationOf(joined(res.headers.location), current) : null;
-    if (!location) return answer(res, method);
+    if (!location) return answer(res, method, call.signal);
     // The redirect's own body is not read: its connection goes (fetch closes it too).
     discard(res.body);
     if (location.protocol !== 'http:' && location.protocol !== 'https:') throw new HttpCallError('URL scheme must be a HTTP(S) scheme');
     if (redirects === MAX_REDIRECTS) throw new HttpCallError('redirect count exceeded');
+    if (location.username || location.password) throw new HttpCallError('cross origin not allowed for request mode "cors"');
     if (((res.statusCode === 301 || res.statusCode === 302) && method === 'POST') || (res.statusCode === 303 && method !== 'GET' && method !== 'HEAD')) {
       method = 'GET';
       body = undefined;
@@ -123,7 +149,7 @@ function discard(body: Readable): void {
   body.destroy();
 }
 
-function answer(res: Dispatcher.ResponseData, method: string): HttpAnswer {
+function answer(res: Dispatcher.ResponseData, method: string, signal: AbortSignal): HttpAnswer {
   const headers: Record<string, string> = {};
   for (const name of Object.keys(res.headers).sort()) {
     const value = joined(res.headers[name]);
@@ -133,11 +159,11 @@ function answer(res: Dispatcher.ResponseData, method: string): HttpAnswer {
     discard(res.body);
     return { status: res.statusCode, statusText: res.statusText ?? '', headers, body: NOTHING };
   }
-  return { status: res.statusCode, statusText: res.statusText ?? '', headers, body: decoded(res.body, headers['content-encoding']) };
+  return { status: res.statusCode, statusText: res.statusText ?? '', headers, body: decoded(res.body, headers['content-encoding'], signal) };
 }
 
 /** The body through its decoders (the last coding listed is undone first); an unknown coding leaves it as it came. */
-function decoded(body: Readable, encoding: string | undefined): AsyncIterable<Uint8Array> {
+function decoded(body: Readable, encoding: string | undefined, signal: AbortSignal): AsyncIterable<Uint8Array> {
   const codings = encoding ? encoding.toLowerCase().split(',') : [];
   if (codings.length > MAX_CODINGS) {
     discard(body);
@@ -164,7 +190,8 @@ function decoded(body: Readable, encoding: string | undefined): AsyncIterable<Ui
   }
   if (!decoders.length) return body;
   // Through a pipeline: an error on either side ends both, and a reader that stops early destroys the response too.
-  return pipeline([body, ...decoders], () => {}) as unknown as AsyncIterable<Uint8Array>;
+  // The run's deadline ends the decoders too (undici stops listening to it once the response's own stream is done).
+  return addAbortSignal(signal, pipeline([body, ...decoders], () => {}) as Transform);
 }
 
 /**
@@ -173,6 +200,8 @@ function decoded(body: Readable, encoding: string | undefined): AsyncIterable<Ui
  */
 class Inflate extends Transform {
   private inner?: zlib.Inflate | zlib.InflateRaw;
+  /** The inner stream ends by itself where its data does, before any bytes after it (which are let go, as fetch did). */
+  private innerEnded = false;
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     if (!this.inner) {
@@ -183,13 +212,18 @@ class Inflate extends Transform {
       const options = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
       this.inner = (chunk[0]! & 0x0f) === 0x08 ? zlib.createInflate(options) : zlib.createInflateRaw(options);
       this.inner.on('data', (data: Buffer) => this.push(data));
+      this.inner.once('end', () => (this.innerEnded = true));
       this.inner.on('error', (err) => this.destroy(err));
+    }
+    if (this.innerEnded) {
+      done();
+      return;
     }
     this.inner.write(chunk, done);
   }
 
   override _flush(done: TransformCallback): void {
-    if (!this.inner) {
+    if (!this.inner || this.innerEnded) {
       done();
       return;
     }

@@ -95,7 +95,10 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
     return failed(ctx, startedAt, `${request.url} is not a URL`, request, logs);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return failed(ctx, startedAt, `${url.protocol} URLs are not requested`, request, logs);
-  const headers: Record<string, string> = { 'user-agent': 'monitoring-service-runner/1', ...request.headers };
+  // The runner's user agent unless the check names its own (in any letter case).
+  const headers: Record<string, string> = Object.keys(request.headers).some((k) => k.toLowerCase() === 'user-agent')
+    ? { ...request.headers }
+    : { 'user-agent': 'monitoring-service-runner/1', ...request.headers };
   const lower = lowerKeys(headers);
   // Trace context: a new trace per run, unless the check sends its own traceparent (then its trace id is kept).
   const own = traceIdOf(lower.traceparent);

@@ -44,6 +44,8 @@ describe('API check requests', () => {
           const zipped = gzipSync('x'.repeat(20_000));
           return void res.writeHead(200, { 'content-encoding': 'gzip' }).end(zipped.subarray(0, zipped.length - 12));
         }
+        if (req.url === '/deflate-and-more')
+          return void res.writeHead(200, { 'content-encoding': 'deflate' }).end(Buffer.concat([deflateSync('deflated'), Buffer.from('\n')]));
         if (req.url === '/unknown-coding') return void res.writeHead(200, { 'content-encoding': 'snappy' }).end('as it came');
         if (req.url === '/silent') return; // never answers
         if (req.url === '/large') return void res.writeHead(200).end('y'.repeat(6 * 1024 * 1024));
@@ -165,6 +167,36 @@ describe('API check requests', () => {
     expect(seen[1].headers).toMatchObject({ accept: '*/*', 'accept-language': 'nl', 'accept-encoding': 'identity', 'sec-fetch-mode': 'cors' });
   });
 
+  it("sends one user agent, the check's own if it names one; a text body as text/plain; never the check's Host; no-cache with a conditional request", async () => {
+    seen.length = 0;
+    await run({
+      url: `${base}/plain`,
+      headers: [
+        { key: 'User-Agent', value: 'MyChecker/2' },
+        { key: 'Host', value: 'elsewhere.test' },
+      ],
+    });
+    await run({ method: 'POST', url: `${base}/plain`, bodyType: 'RAW', body: 'hello', headers: [{ key: 'If-None-Match', value: '"v1"' }] });
+    expect(seen[0].headers['user-agent']).toBe('MyChecker/2');
+    expect(seen[0].headers.host).toBe(new URL(base).host);
+    expect(seen[1].headers).toMatchObject({
+      'user-agent': 'monitoring-service-runner/1',
+      'content-type': 'text/plain;charset=UTF-8',
+      pragma: 'no-cache',
+      'cache-control': 'no-cache',
+    });
+    expect(seen[1].body).toBe('hello');
+  });
+
+  it('refuses what fetch refused: credentials in the URL, TRACE', async () => {
+    seen.length = 0;
+    const credentials = await run({ url: base.replace('http://', 'http://user:secret@') });
+    expect(credentials).toMatchObject({ hasFailures: true, error: 'Request cannot be constructed from a URL that includes credentials' });
+    const trace = await run({ method: 'TRACE', url: `${base}/plain` });
+    expect(trace).toMatchObject({ hasFailures: true, error: "'TRACE' HTTP method is unsupported." });
+    expect(seen).toEqual([]);
+  });
+
   it('drops the body and its content headers when a redirect makes a POST a GET, keeps them on a 307, and credentials stay at their origin', async () => {
     seen.length = 0;
     seenElsewhere.length = 0;
@@ -220,6 +252,8 @@ describe('API check requests', () => {
     expect(cut.error).toBeUndefined();
     expect(responseOf(cut).body).toMatch(/^x{1000,}/);
     expect(responseOf(await run({ url: `${base}/unknown-coding` })).body).toBe('as it came');
+    // Bytes after the end of the deflate stream are let go (as fetch did), not waited for.
+    expect(responseOf(await run({ url: `${base}/deflate-and-more` }, { maxResponseTime: 1000 })).body).toBe('deflated');
   });
 
   it('reads at most 5 MB of a body, plain or decoded, and keeps its start', async () => {
