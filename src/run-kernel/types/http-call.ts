@@ -30,7 +30,7 @@ export interface HttpAnswer {
   statusText: string;
   /** Lower-case names in order; a repeated header's values joined by ", ". */
   headers: Record<string, string>;
-  /** The decoded body (empty for HEAD, 1xx, 204, 205 and 304 answers). */
+  /** The decoded body (empty for HEAD, 101, 204, 205 and 304 answers). */
   body: AsyncIterable<Uint8Array>;
 }
 
@@ -49,7 +49,7 @@ const MAX_CODINGS = 5;
 /** The request headers that go with a body: dropped when a redirect turns the request into a GET. */
 const BODY_HEADERS = new Set(['content-encoding', 'content-language', 'content-location', 'content-type', 'content-length']);
 /** Dropped on the way to another origin. */
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host']);
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 /** Request headers that make `fetch` ask caches not to answer from store. */
 const CONDITIONAL = ['if-modified-since', 'if-none-match', 'if-unmodified-since', 'if-match', 'if-range'];
 /** Methods `fetch` refuses to send. */
@@ -155,7 +155,7 @@ function answer(res: Dispatcher.ResponseData, method: string, signal: AbortSigna
     const value = joined(res.headers[name]);
     if (value !== undefined) headers[name] = value;
   }
-  if (method === 'HEAD' || method === 'CONNECT' || NO_BODY.has(res.statusCode) || res.statusCode < 200) {
+  if (method === 'HEAD' || NO_BODY.has(res.statusCode)) {
     discard(res.body);
     return { status: res.statusCode, statusText: res.statusText ?? '', headers, body: NOTHING };
   }

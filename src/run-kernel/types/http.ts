@@ -25,8 +25,7 @@ const CONTENT_TYPES: Record<string, string> = { JSON: 'application/json', GRAPHQ
 const lowerKeys = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k.toLowerCase(), v]));
 
 /** Reads at most BODY_READ_BYTES of a body. */
-async function readBody(body: AsyncIterable<Uint8Array> | null): Promise<{ text: string; truncated: boolean }> {
-  if (!body) return { text: '', truncated: false };
+async function readBody(body: AsyncIterable<Uint8Array>): Promise<{ text: string; truncated: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -95,11 +94,9 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
     return failed(ctx, startedAt, `${request.url} is not a URL`, request, logs);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return failed(ctx, startedAt, `${url.protocol} URLs are not requested`, request, logs);
+  const lower = lowerKeys(request.headers);
   // The runner's user agent unless the check names its own (in any letter case).
-  const headers: Record<string, string> = Object.keys(request.headers).some((k) => k.toLowerCase() === 'user-agent')
-    ? { ...request.headers }
-    : { 'user-agent': 'monitoring-service-runner/1', ...request.headers };
-  const lower = lowerKeys(headers);
+  const headers: Record<string, string> = 'user-agent' in lower ? { ...request.headers } : { 'user-agent': 'monitoring-service-runner/1', ...request.headers };
   // Trace context: a new trace per run, unless the check sends its own traceparent (then its trace id is kept).
   const own = traceIdOf(lower.traceparent);
   const trace = own ? undefined : newTraceContext();
