@@ -241,14 +241,18 @@ function readProfile(file: string) {
   };
 }
 
+/** Who owns a profiled frame: its package, its file under src/ or bench/, Node's module, or V8's name for it. */
+function ownerOfFrame(url: string, functionName: string): string {
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+  const src = /\/((?:src|bench)\/.+?)(?:\?.*)?$/.exec(url)?.[1];
+  return pkg ?? src ?? (url.startsWith('node:') ? `node:${url.slice(5).split('/')[0]}` : url ? 'other' : functionName || '(native)');
+}
+
 export function profileOwners(file: string, top = 18) {
   const profile = readProfile(file);
   const ownerOf = new Map<number, string>();
   for (const node of profile.nodes) {
-    const { url, functionName } = node.callFrame;
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
-    const src = /\/((?:src|bench)\/.+?)(?:\?.*)?$/.exec(url)?.[1];
-    ownerOf.set(node.id, pkg ?? src ?? (url.startsWith('node:') ? `node:${url.slice(5).split('/')[0]}` : url ? 'other' : functionName || '(native)'));
+    ownerOf.set(node.id, ownerOfFrame(node.callFrame.url, node.callFrame.functionName));
   }
   const self = new Map<string, number>();
   let total = 0;
@@ -263,6 +267,41 @@ export function profileOwners(file: string, top = 18) {
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([owner, us]) => ({ owner, share: +((100 * us) / total).toFixed(1) }));
+}
+
+/** A V8 sampling heap profile as the inspector writes it (`HeapProfiler.stopSampling`). */
+interface HeapProfileNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapProfileNode[];
+}
+
+/**
+ * What was allocated while a sampling heap profile ran (bench/service.ts `allocations`), in MB: by owner of the code
+ * that allocated (as profileOwners), and by function (owner, name and line), the largest first.
+ */
+export function allocationOwners(file: string, top = 25) {
+  const { head } = JSON.parse(readFileSync(file, 'utf8')) as { head: HeapProfileNode };
+  const byOwner = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  let total = 0;
+  const walk = (node: HeapProfileNode) => {
+    const { url, functionName, lineNumber } = node.callFrame;
+    const owner = ownerOfFrame(url, functionName);
+    byOwner.set(owner, (byOwner.get(owner) ?? 0) + node.selfSize);
+    const fn = `${owner} ${functionName || '(anonymous)'}:${lineNumber + 1}`;
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    for (const child of node.children) walk(child);
+  };
+  walk(head);
+  const mb = (bytes: number) => +(bytes / 1e6).toFixed(1);
+  const largest = (m: Map<string, number>) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, bytes]) => ({ name, mb: mb(bytes) }));
+  return { totalMb: mb(total), byOwner: largest(byOwner), byFunction: largest(byFunction) };
 }
 
 /**

@@ -17,8 +17,12 @@ export type ServiceMessage =
   | { type: 'reportCache'; markDays?: boolean }
   /** Every stored run of the account started in [from, to) (epoch ms): for the runner bench's slot accounting. */
   | { type: 'runs'; accountId: string; from: number; to: number }
-  /** Starts a CPU profile of the service's process, or stops it and writes it (a .cpuprofile) to `file`. */
-  | { type: 'profile'; action: 'start' }
+  /**
+   * Starts a CPU profile of the service's process, or stops it and writes it (a .cpuprofile) to `file`. With
+   * `allocations`, V8's allocation sampler runs beside it, counting garbage collected meanwhile too (what was
+   * allocated, not what is held), and stopping writes it to `file` with `.heapprofile` for `.cpuprofile`.
+   */
+  | { type: 'profile'; action: 'start'; allocations?: boolean }
   | { type: 'profile'; action: 'stop'; file: string };
 
 export interface Memory {

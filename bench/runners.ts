@@ -9,11 +9,13 @@
  *
  * With `--profile` the service's CPU is profiled (its inspector) over the last measured minute, and the self time is
  * summed per owner of the code (bench/harness.ts profileOwners); the profile is kept in the temporary directory.
+ * `--allocations` (with `--profile`) samples what the service allocates in the same minute (garbage included), by
+ * owner and by function (bench/harness.ts allocationOwners).
  *
  * `--warm N` lets the checks run N minutes before the window (V8 optimises code after so many calls: at 3,000 checks the
  * first minutes are mostly start-up); each minute of the window reports its own CPU a run.
  *
- *   npm run bench:runners -- [--checks 10000] [--minutes 10] [--warm 0] [--peer off] [--profile]
+ *   npm run bench:runners -- [--checks 10000] [--minutes 10] [--warm 0] [--peer off] [--profile [--allocations]]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +27,7 @@ import { LOCATIONS } from '../src/model/checks.js';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
 import {
+  allocationOwners,
   benchEnvironment,
   cpuSeconds,
   profileOwners,
@@ -46,6 +49,7 @@ const { values } = parseArgs({
     locations: { type: 'string', default: '4' },
     peer: { type: 'string', default: 'on' },
     profile: { type: 'boolean', default: false },
+    allocations: { type: 'boolean', default: false },
     warm: { type: 'string', default: '0' },
   },
 });
@@ -147,13 +151,15 @@ async function main() {
     const cpuAtMinute: number[] = [cpuStart];
     const minuteReader = setInterval(() => cpuAtMinute.length <= MINUTES && cpuAtMinute.push(cpuSeconds(pid)), PERIOD);
     let profile: ReturnType<typeof profileOwners> | undefined;
+    let allocations: ReturnType<typeof allocationOwners> | undefined;
     if (values.profile) {
       await new Promise((r) => setTimeout(r, end - PERIOD - Date.now()));
-      await svc.ask({ type: 'profile', action: 'start' });
+      await svc.ask({ type: 'profile', action: 'start', allocations: values.allocations });
       await new Promise((r) => setTimeout(r, end - Date.now()));
       const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'runners-prof-')), 'last-minute.cpuprofile');
       await svc.ask({ type: 'profile', action: 'stop', file });
       profile = profileOwners(file, 30);
+      if (values.allocations) allocations = allocationOwners(file.replace(/\.cpuprofile$/, '.heapprofile'));
       console.log(`the last minute's profile: ${file}`);
     }
     await new Promise((r) => setTimeout(r, end - Date.now()));
@@ -220,6 +226,7 @@ async function main() {
       rollupTicks: ticks,
       latenessByMinuteMs,
       ...(profile ? { lastMinuteSelfTimeByOwner: profile, cpuNote: 'profiled minute included: the inspector adds to the CPU figures' } : {}),
+      ...(allocations ? { lastMinuteAllocations: allocations } : {}),
     };
     console.log(JSON.stringify(result, null, 2));
   } finally {

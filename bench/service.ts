@@ -91,6 +91,8 @@ async function engineMemory(): Promise<number> {
 
 /** The inspector session of a CPU profile the bench asked for (bench/api.ts), while one runs. */
 let profiler: Session | undefined;
+/** Whether the allocation sampler runs beside that profile. */
+let sampling = false;
 
 async function handle(msg: ServiceMessage): Promise<ServiceReply> {
   switch (msg.type) {
@@ -168,9 +170,24 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
         profiler.connect();
         await profiler.post('Profiler.enable');
         await profiler.post('Profiler.start');
+        if (msg.allocations) {
+          sampling = true;
+          await profiler.post('HeapProfiler.enable');
+          // Every 16 KB allocated on average, kept whether or not a collection took it since: allocation, not retention.
+          await profiler.post('HeapProfiler.startSampling', {
+            samplingInterval: 16_384,
+            // V8 takes these (since 10.x); Node's types do not list them yet.
+            ...{ includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true },
+          });
+        }
       } else {
         const { profile } = await profiler.post('Profiler.stop');
         writeFileSync(msg.file, JSON.stringify(profile));
+        if (sampling) {
+          const { profile: heap } = await profiler.post('HeapProfiler.stopSampling');
+          writeFileSync(msg.file.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap));
+          sampling = false;
+        }
         profiler.disconnect();
         profiler = undefined;
       }
