@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { toRow } from '../ingest/index.js';
+import { groupBy } from '../model/collections.js';
 import { graceMs, HEARTBEAT_LOCATION, type HeartbeatSettings, periodMs } from '../model/heartbeats.js';
 import { maintenanceEffect } from '../model/maintenance.js';
 import { ingestJob, type ResultQueue } from '../model/results.js';
@@ -56,8 +57,7 @@ export async function sweepHeartbeats(sql: Sql, ingest: ResultQueue, now = Date.
       from heartbeat_deadlines where next_deadline_at <= ${new Date(now)}
       order by next_deadline_at limit ${limit} for update skip locked`;
     let recorded = 0;
-    const byAccount = new Map<string, Due[]>();
-    for (const d of due) byAccount.set(d.account_id, [...(byAccount.get(d.account_id) ?? []), d]);
+    const byAccount = groupBy(due, (d) => d.account_id);
     for (const [accountId, rows] of byAccount) {
       const { accountSettings, windows } = await accountContext(tx, accountId);
       const checks = new Map(

@@ -1,4 +1,5 @@
 import { compareVersions } from '../model/agent.js';
+import { groupBy } from '../model/collections.js';
 import { hashSecret } from '../model/secrets.js';
 import type { Sql } from '../storage/postgres.js';
 
@@ -108,8 +109,7 @@ export async function fleetsOf(sql: Sql, locationIds: string[], settings: { seen
   const out = new Map<string, Fleet>();
   for (const id of locationIds) {
     const running = agents.get(id) ?? [];
-    const byVersion = new Map<string, AgentRow[]>();
-    for (const a of running) byVersion.set(a.version, [...(byVersion.get(a.version) ?? []), a]);
+    const byVersion = groupBy(running, (a) => a.version);
     const versions = [...byVersion.keys()].sort((a, b) => compareVersions(b, a));
     out.set(id, {
       lastSeen: last.get(id)?.toISOString() ?? null,

@@ -4,6 +4,7 @@ import { deleteSubscription } from '../alerts/index.js';
 import { checkTypesOf } from '../checks/index.js';
 import { HttpError } from '../http/errors.js';
 import type { RouteCaller } from '../http/invoke.js';
+import { groupBy } from '../model/collections.js';
 import type { Sql } from '../storage/postgres.js';
 import { type ApplyContext, type Desired, KINDS, type Kind, resourceError } from './kinds.js';
 import type { Change, DeployResponse, ProjectSync, Resource, ResourceType } from './model.js';
@@ -71,8 +72,11 @@ export async function prepare(sql: Sql, accountId: string, sync: ProjectSync): P
     }
   });
   // Every reference names a resource of the body, of the type its field implies.
-  const byLogicalId = new Map<string, ResourceType[]>();
-  for (const r of sync.resources) byLogicalId.set(r.logicalId, [...(byLogicalId.get(r.logicalId) ?? []), r.type]);
+  const byLogicalId = groupBy(
+    sync.resources,
+    (r) => r.logicalId,
+    (r) => r.type,
+  );
   for (const m of members) {
     const refs = KINDS[m.type].references as Record<string, ResourceType>;
     walkRefs(m.payload, '', (field, ref) => {

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { GroupCommit, toRow } from '../ingest/index.js';
 import { LivePublisher } from '../live/index.js';
+import { groupBy } from '../model/collections.js';
 import { type IngestJob, ingestJob, type ResultQueue, type ResultRow, slotSpan } from '../model/results.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
@@ -60,9 +61,7 @@ export class RunBook {
     this.tooLate = new SkipLog(opts.logger);
     this.sink = new GroupCommit<Sunk>(
       async (group) => {
-        const byAccount = new Map<string, Sunk[]>();
-        for (const item of group) byAccount.set(item.accountId, [...(byAccount.get(item.accountId) ?? []), item]);
-        for (const [accountId, items] of byAccount) {
+        for (const [accountId, items] of groupBy(group, (item) => item.accountId)) {
           const spans = Object.fromEntries(items.flatMap((i) => (i.span ? [[i.resultId, i.span]] : [])));
           await this.handOff(
             ingestJob(

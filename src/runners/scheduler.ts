@@ -1,3 +1,4 @@
+import { groupBy } from '../model/collections.js';
 import { maintenanceEffect } from '../model/maintenance.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
@@ -52,8 +53,7 @@ export function startScheduler(opts: SchedulerOptions) {
         nextDue = await nextDueMs(tx);
         return 0;
       }
-      const byAccount = new Map<string, typeof claimed>();
-      for (const c of claimed) byAccount.set(c.accountId, [...(byAccount.get(c.accountId) ?? []), c]);
+      const byAccount = groupBy(claimed, (c) => c.accountId);
       const windows = await maintenanceWindows(tx, [...byAccount.keys()]);
       const runs: { job: RunJob; queue: string; startAt: number }[] = [];
       for (const [accountId, slots] of byAccount) {

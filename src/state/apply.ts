@@ -1,5 +1,6 @@
 import { applyGroupSettings, type GroupData } from '../checks/index.js';
 import type { CheckType } from '../model/checks.js';
+import { groupBy } from '../model/collections.js';
 import { maintenanceEffect, type WindowData } from '../model/maintenance.js';
 import type { Run } from '../model/runs.js';
 import { insertSlices, type Sql, transaction } from '../storage/postgres.js';
@@ -212,8 +213,11 @@ export async function tickStates(sql: Sql, now: number, hooks: CheckIncidentHook
     const due = await tx<{ check_id: string; account_id: string }[]>`select check_id, account_id from check_statuses
       where next_reminder_at <= ${new Date(now)} or (alert_state = 'PASSING' and failing_since is not null)
       order by check_id limit ${limit} for update skip locked`;
-    const byAccount = new Map<string, string[]>();
-    for (const d of due) byAccount.set(d.account_id, [...(byAccount.get(d.account_id) ?? []), d.check_id]);
+    const byAccount = groupBy(
+      due,
+      (d) => d.account_id,
+      (d) => d.check_id,
+    );
     const notifications: string[] = [];
     const events: StateEvent[] = [];
     for (const [accountId, ids] of byAccount) {
