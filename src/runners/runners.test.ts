@@ -405,6 +405,35 @@ describe('checks run by the service', () => {
       expect((await svc.call('GET', `/v1/check-results/${check.id}?limit=50`)).body.length).toBe(count);
     }, 90_000);
 
+    it('makes the schedules match the checks when Postgres announces a change, and reads no check while none is', async () => {
+      const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
+      const scheduler = startScheduler({ sql: svc.deps.sql, queues, logger: svc.deps.logger, tickMs: 100, lookaheadMs: 1000, reconcileMs: 200 });
+      try {
+        await waitFor(
+          async () => scheduler.state(),
+          (s) => s.listening && s.reconciles >= 1,
+        );
+        await new Promise((r) => setTimeout(r, 500));
+        const quiet = scheduler.state().reconciles;
+        await new Promise((r) => setTimeout(r, 1500));
+        // Nothing changed: 15 ticks, and not one read of every check (one every 200 ms before).
+        expect(scheduler.state().reconciles).toBe(quiet);
+        const period = async () =>
+          (await svc.deps.sql<{ period_ms: number }[]>`select period_ms from check_schedules where check_id = ${check.id}`)[0]?.period_ms;
+        const check = await create('api', { name: 'announced', frequency: 5, request: { url: `${http.url}/ok` } });
+        await waitFor(period, (p) => p === 300_000, 5000);
+        expect(scheduler.state().reconciles).toBeGreaterThan(quiet);
+        // Changed behind the API's back: announced all the same, by the table's trigger.
+        await svc.deps.sql`update checks set frequency = 10 where id = ${check.id}`;
+        await waitFor(period, (p) => p === 600_000, 5000);
+        await svc.deps.sql`update checks set activated = false where id = ${check.id}`;
+        await waitFor(period, (p) => p === undefined, 5000);
+      } finally {
+        await scheduler.close();
+        await queues.close();
+      }
+    }, 30_000);
+
     it("a slot second's scheduled runs travel as one job, enqueued once; each run is made and stored, a deleted check's skipped", async () => {
       // us-west-1 has no runner in this service: the batch waits for the runner this test starts. The checks' own
       // location, sa-east-1, has no runner either: the service's scheduler's runs of them wait there, out of the way

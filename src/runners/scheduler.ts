@@ -25,25 +25,76 @@ export interface SchedulerOptions {
   batch?: number;
 }
 
+/** The channel migration 0026's triggers announce a committed change of what the schedules are made of on. */
+const CHANNEL = 'schedules_changed';
+/** How often check_schedules is made to match the checks without an announcement (one may have been missed). */
+const UNANNOUNCED_RECONCILE_MS = 60_000;
+
 /**
  * The scheduler: claims due slots (a slot once, however many schedulers run), turns each into runs on its
  * locations' queues, delayed to the slot's time, and keeps check_schedules in step with the checks. A slot
  * whose check a maintenance window pauses at that time makes no run.
+ *
+ * Keeping the schedules in step reads every runnable check, so it is done when Postgres announces a change of what
+ * they are made of (migration 0026: a check created, deleted, (de)activated, its frequency, type or group changed; a
+ * group's frequency or activation), at most every `reconcileMs`, and once a minute without one (an announcement
+ * missed on a connection that died silently). Until this process listens, and when listening fails, it reconciles
+ * every `reconcileMs` as before. Check sessions past their time are ended every `reconcileMs` either way.
  */
 export function startScheduler(opts: SchedulerOptions) {
   let stopped = false;
   let lastReconcile = 0;
+  let lastExpiry = 0;
+  let reconciles = 0;
+  /** Whether check_schedules may differ from the checks: a change was announced, or listening (re)started. */
+  let changed = true;
+  let listening = false;
   let timer: NodeJS.Timeout | undefined;
+  /** Whether the loop waits on `timer` (no tick under way): an announcement may then bring its next tick forward. */
+  let sleeping = false;
   let current: Promise<void> = Promise.resolve();
   /** When the earliest schedule comes due, as the last tick that claimed nothing found it (null: no schedule at all). */
   let nextDue: number | null | undefined;
 
+  const announced = () => {
+    changed = true;
+    if (!sleeping || stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(loop, idleWait(Date.now()));
+  };
+  const listener = opts.sql.listen(CHANNEL, announced, () => {
+    // (Re)listening: announcements made while the connection was down were missed.
+    listening = true;
+    announced();
+  });
+  listener.catch((err: Error) => {
+    listening = false;
+    opts.logger.warn({ err: err.message }, `check schedules are reconciled every ${opts.reconcileMs} ms: listening for changes of checks failed`);
+  });
+
+  /** Whether the schedules are to be made to match the checks at `now`. */
+  const reconcileDue = (now: number) => {
+    const since = now - lastReconcile;
+    return changed || !listening ? since >= opts.reconcileMs : since >= Math.max(opts.reconcileMs, UNANNOUNCED_RECONCILE_MS);
+  };
+
   async function tick(): Promise<number> {
     const now = Date.now();
-    if (now - lastReconcile >= opts.reconcileMs) {
+    if (reconcileDue(now)) {
+      // Cleared first: a change announced while this reads the checks makes the next reconcile.
+      changed = false;
       lastReconcile = now;
-      const changes = await reconcileSchedules(opts.sql, now);
-      if (changes.added || changes.changed || changes.removed) opts.logger.debug(changes, 'schedules reconciled');
+      reconciles++;
+      try {
+        const changes = await reconcileSchedules(opts.sql, now);
+        if (changes.added || changes.changed || changes.removed) opts.logger.debug(changes, 'schedules reconciled');
+      } catch (err) {
+        changed = true;
+        throw err;
+      }
+    }
+    if (now - lastExpiry >= opts.reconcileMs) {
+      lastExpiry = now;
       await expireSessions(opts.sql);
     }
     nextDue = undefined;
@@ -110,30 +161,38 @@ export function startScheduler(opts: SchedulerOptions) {
    */
   const idleWait = (now: number): number => {
     if (nextDue === undefined) return opts.tickMs;
-    const reconcileIn = lastReconcile + opts.reconcileMs - now;
+    const reconcileIn = reconcileDue(now) ? 0 : changed || !listening ? lastReconcile + opts.reconcileMs - now : Infinity;
+    const expiryIn = lastExpiry + opts.reconcileMs - now;
     const dueIn = nextDue === null ? Infinity : nextDue - opts.lookaheadMs - now;
-    return Math.max(opts.tickMs, Math.min(reconcileIn, dueIn));
+    return Math.max(opts.tickMs, Math.min(reconcileIn, expiryIn, dueIn));
   };
 
   const loop = () => {
     if (stopped) return;
+    sleeping = false;
     current = tick()
       .then((n) => {
         if (n) opts.logger.trace({ runs: n }, 'scheduled');
       })
       .catch((err: Error) => opts.logger.error({ err: err.message }, 'scheduler tick failed; next tick tries again'))
       .finally(() => {
-        if (!stopped) timer = setTimeout(loop, idleWait(Date.now()));
+        if (stopped) return;
+        sleeping = true;
+        timer = setTimeout(loop, idleWait(Date.now()));
       });
   };
   loop();
   return {
     /** Runs one tick now (tests). */
     tick,
+    /** Whether announcements of changes are heard, and how many times the schedules were made to match the checks. */
+    state: () => ({ listening, reconciles }),
     async close() {
       stopped = true;
       clearTimeout(timer);
       await current;
+      // Not awaited: a listener still waiting for Postgres ends with the pool.
+      listener.then((l) => l.unlisten()).catch(() => undefined);
     },
   };
 }
