@@ -12,37 +12,70 @@ const PUBLIC_LOCATIONS: ReadonlySet<string> = new Set(LOCATIONS);
 
 export { DEFAULT_LOCATION, maintenanceWindows } from '../coverage/index.js';
 
+interface CheckRow {
+  id: string;
+  name: string;
+  check_type: CheckType;
+  activated: boolean;
+  muted: boolean;
+  tags: string[];
+  group_id: number | null;
+  data: Record<string, unknown>;
+}
+
+/** The account's checks of `ids` with their groups' settings applied (`data`), each with its row. */
+async function effectiveChecks(sql: Sql, accountId: string, ids: readonly string[]): Promise<{ row: CheckRow; data: Record<string, unknown> }[]> {
+  const rows = await sql<CheckRow[]>`
+    select id, name, check_type, activated, muted, tags, group_id, data from checks where account_id = ${accountId} and id = any(${[...ids]}::uuid[])`;
+  const groupIds = [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))];
+  const groups = groupIds.length ? await sql<{ id: number; data: GroupData }[]>`select id, data from check_groups where id = any(${groupIds}::bigint[])` : [];
+  const groupById = new Map(groups.map((g) => [g.id, g.data]));
+  return rows.map((row) => {
+    const group = row.group_id === null ? undefined : groupById.get(row.group_id);
+    const base: Record<string, unknown> = { ...row.data, checkType: row.check_type, tags: row.tags, activated: row.activated, muted: row.muted };
+    return { row, data: group ? applyGroupSettings(base, group) : base };
+  });
+}
+
+/** Where a check runs: its locations and private locations (its group's when the group names some), else the default. */
+function locationsOf(data: Record<string, unknown>): string[] {
+  const locations = [...((data.locations as string[] | undefined) ?? []), ...((data.privateLocations as string[] | undefined) ?? [])];
+  return locations.length ? [...new Set(locations)] : [DEFAULT_LOCATION];
+}
+
+/** What the scheduler needs of a check to make its runs: no variables opened, no scripts read. */
+export type SchedulableCheck = Pick<RunnableCheck, 'id' | 'checkType' | 'activated' | 'tags' | 'locations' | 'runParallel'>;
+
+/** The account's checks of `ids` as the scheduler sees them; missing ids are simply absent. */
+export async function loadSchedulable(sql: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, SchedulableCheck>> {
+  if (!ids.length) return new Map();
+  const checks = await effectiveChecks(sql, accountId, ids);
+  return new Map(
+    checks.map(({ row, data }) => [
+      row.id,
+      {
+        id: row.id,
+        checkType: row.check_type,
+        activated: data.activated !== false,
+        tags: (data.tags as string[] | undefined) ?? [],
+        locations: locationsOf(data),
+        runParallel: data.runParallel === true,
+      },
+    ]),
+  );
+}
+
 /** The account's checks of `ids` as they run; missing ids are simply absent. */
 export async function loadRunnable(sql: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, RunnableCheck>> {
   const out = new Map<string, RunnableCheck>();
   if (!ids.length) return out;
-  const rows = await sql<
-    {
-      id: string;
-      name: string;
-      check_type: CheckType;
-      activated: boolean;
-      muted: boolean;
-      tags: string[];
-      group_id: number | null;
-      data: Record<string, unknown>;
-    }[]
-  >`
-    select id, name, check_type, activated, muted, tags, group_id, data from checks where account_id = ${accountId} and id = any(${[...ids]}::uuid[])`;
-  const groupIds = [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))];
-  const [groups, accountVars] = await Promise.all([
-    groupIds.length ? sql<{ id: number; data: GroupData }[]>`select id, data from check_groups where id = any(${groupIds}::bigint[])` : Promise.resolve([]),
+  const [effective, accountVars] = await Promise.all([
+    effectiveChecks(sql, accountId, ids),
     sql<{ key: string; value: string; secret: boolean }[]>`select key, value, secret from variables where account_id = ${accountId}`,
   ]);
-  const groupById = new Map(groups.map((g) => [g.id, g.data]));
   const snippetIds = new Set<number>();
-  const effective = rows.map((row) => {
-    const group = row.group_id === null ? undefined : groupById.get(row.group_id);
-    const base: Record<string, unknown> = { ...row.data, checkType: row.check_type, tags: row.tags, activated: row.activated, muted: row.muted };
-    const data = group ? applyGroupSettings(base, group) : base;
+  for (const { data } of effective)
     for (const key of ['setupSnippetId', 'tearDownSnippetId']) if (typeof data[key] === 'number') snippetIds.add(data[key] as number);
-    return { row, data };
-  });
   const snippets = new Map(
     snippetIds.size
       ? (
@@ -60,10 +93,12 @@ export async function loadRunnable(sql: Sql, accountId: string, ids: readonly st
         (s) => /^[\w.-]{1,100}$/.test(s.name) && !s.name.startsWith('.'),
       )
     : [];
+  // The account's variables opened once for every check (their secrets sealed at rest), not once a check.
+  const opened = openVariables(accountVars);
   for (const { row, data } of effective) {
     const variables: Record<string, string> = {};
     const secrets: string[] = [];
-    for (const v of openVariables(accountVars)) {
+    for (const v of opened) {
       variables[v.key] = v.value;
       if (v.secret && v.value) secrets.push(v.value);
     }
@@ -72,7 +107,6 @@ export async function loadRunnable(sql: Sql, accountId: string, ids: readonly st
       variables[v.key] = v.value;
       if (v.secret && v.value) secrets.push(v.value);
     }
-    const locations = [...((data.locations as string[] | undefined) ?? []), ...((data.privateLocations as string[] | undefined) ?? [])];
     out.set(row.id, {
       id: row.id,
       accountId,
@@ -84,7 +118,7 @@ export async function loadRunnable(sql: Sql, accountId: string, ids: readonly st
       data,
       variables,
       secrets,
-      locations: locations.length ? [...new Set(locations)] : [DEFAULT_LOCATION],
+      locations: locationsOf(data),
       runParallel: data.runParallel === true,
       setupScript: scriptOf(data.localSetupScript, data.setupSnippetId, snippets),
       teardownScript: scriptOf(data.localTearDownScript, data.tearDownSnippetId, snippets),

@@ -6,7 +6,7 @@ import type { RunJob } from '../run-kernel/index.js';
 import { type Sql, transaction } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { expireSessions } from './check-sessions.js';
-import { loadRunnable, locationQueues, maintenanceWindows } from './definitions.js';
+import { loadSchedulable, locationQueues, maintenanceWindows } from './definitions.js';
 import { enqueueRuns } from './jobs.js';
 import { claimDueSlots, locationsForSlot, nextDueMs, reconcileSchedules } from './schedule.js';
 
@@ -108,7 +108,7 @@ export function startScheduler(opts: SchedulerOptions) {
       const windows = await maintenanceWindows(tx, [...byAccount.keys()]);
       const runs: { job: RunJob; queue: string; startAt: number }[] = [];
       for (const [accountId, slots] of byAccount) {
-        const checks = await loadRunnable(
+        const checks = await loadSchedulable(
           tx,
           accountId,
           slots.map((s) => s.checkId),
