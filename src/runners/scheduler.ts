@@ -38,8 +38,9 @@ const UNANNOUNCED_RECONCILE_MS = 60_000;
  * Keeping the schedules in step reads every runnable check, so it is done when Postgres announces a change of what
  * they are made of (migration 0026: a check created, deleted, (de)activated, its frequency, type or group changed; a
  * group's frequency or activation), at most every `reconcileMs`, and once a minute without one (an announcement
- * missed on a connection that died silently). Until this process listens, and when listening fails, it reconciles
- * every `reconcileMs` as before. Check sessions past their time are ended every `reconcileMs` either way.
+ * missed on a connection that died silently). Until this process listens, when listening fails, and once a minute's
+ * reconcile found a change none announced (until one is heard), it reconciles every `reconcileMs` as before. Check
+ * sessions past their time are ended every `reconcileMs` either way.
  */
 export function startScheduler(opts: SchedulerOptions) {
   let stopped = false;
@@ -62,11 +63,19 @@ export function startScheduler(opts: SchedulerOptions) {
     clearTimeout(timer);
     timer = setTimeout(loop, idleWait(Date.now()));
   };
-  const listener = opts.sql.listen(CHANNEL, announced, () => {
-    // (Re)listening: announcements made while the connection was down were missed.
-    listening = true;
-    announced();
-  });
+  const listener = opts.sql.listen(
+    CHANNEL,
+    () => {
+      // Heard: announcements arrive (again, if a reconcile found a change none had announced).
+      listening = true;
+      announced();
+    },
+    () => {
+      // (Re)listening: announcements made while the connection was down were missed.
+      listening = true;
+      announced();
+    },
+  );
   listener.catch((err: Error) => {
     listening = false;
     opts.logger.warn({ err: err.message }, `check schedules are reconciled every ${opts.reconcileMs} ms: listening for changes of checks failed`);
@@ -82,12 +91,21 @@ export function startScheduler(opts: SchedulerOptions) {
     const now = Date.now();
     if (reconcileDue(now)) {
       // Cleared first: a change announced while this reads the checks makes the next reconcile.
+      const told = changed;
       changed = false;
       lastReconcile = now;
       reconciles++;
       try {
         const changes = await reconcileSchedules(opts.sql, now);
-        if (changes.added || changes.changed || changes.removed) opts.logger.debug(changes, 'schedules reconciled');
+        if (changes.added || changes.changed || changes.removed) {
+          opts.logger.debug(changes, 'schedules reconciled');
+          // A change no announcement told of (a pooler that takes LISTEN and delivers nothing, a connection dead
+          // without notice): every `reconcileMs` again, until an announcement is heard.
+          if (!told && listening) {
+            listening = false;
+            opts.logger.warn(changes, `check schedules had changed unannounced; reconciled every ${opts.reconcileMs} ms until announcements are heard`);
+          }
+        }
       } catch (err) {
         changed = true;
         throw err;
