@@ -60,7 +60,12 @@ function estimate(value: unknown, limit: number, depth = 0): number {
     for (const v of value) if ((n += estimate(v, limit, depth + 1) + 1) > limit) return n;
     return n;
   }
-  for (const [k, v] of Object.entries(value)) if ((n += k.length * 3 + 4 + estimate(v, limit, depth + 1)) > limit) return n;
+  // Keys walked without Object.entries' [key, value] pair each (the largest part of a run's garbage).
+  const object = value as Record<string, unknown>;
+  for (const k in object) {
+    if (!Object.hasOwn(object, k)) continue;
+    if ((n += k.length * 3 + 4 + estimate(object[k], limit, depth + 1)) > limit) return n;
+  }
   return n;
 }
 

@@ -81,16 +81,21 @@ function withError(check: RunnableCheck, outcome: RunOutcome): Record<string, un
 function cleanMetrics(m: RunOutcome['metrics']): Partial<ResultItem> {
   const ms = (v: unknown) => (typeof v !== 'number' || !Number.isFinite(v) ? undefined : Math.min(86_400_000, Math.max(0, v)));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(m)) {
+  const metrics = m as Record<string, unknown>;
+  for (const k in metrics) {
+    const v = metrics[k];
     // Only the metrics a run reports: nothing else of a result (its check, its times) can come in this way.
-    if (v === undefined || v === null || !METRIC_KEYS.has(k)) continue;
+    if (!Object.hasOwn(metrics, k) || v === undefined || v === null || !METRIC_KEYS.has(k)) continue;
     if (k !== 'timings' && (typeof v !== 'number' || !Number.isFinite(v))) continue;
     if (k === 'timings') {
       if (typeof v !== 'object') continue;
-      const t = Object.fromEntries(
-        Object.entries(v as Record<string, number>).flatMap(([tk, tv]) => (!TIMING_KEYS.has(tk) || ms(tv) === undefined ? [] : [[tk, ms(tv)]])),
-      );
-      if (Object.keys(t).length) out.timings = t;
+      const timings = v as Record<string, unknown>;
+      let t: Record<string, number> | undefined;
+      for (const tk in timings) {
+        const tv = Object.hasOwn(timings, tk) && TIMING_KEYS.has(tk) ? ms(timings[tk]) : undefined;
+        if (tv !== undefined) (t ??= {})[tk] = tv;
+      }
+      if (t) out.timings = t;
     } else if (k === 'daysUntilExpiry') out[k] = Math.max(-36500, Math.min(36500, v as number));
     else if (k === 'statusCode') {
       if ((v as number) >= 100 && (v as number) <= 599) out[k] = v;

@@ -76,7 +76,8 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   } catch (err) {
     return failed(ctx, startedAt, `The request could not be rendered: ${messageOf(err)}`, {}, logs);
   }
-  const env = Object.fromEntries(Object.entries(context).map(([k, v]) => [k, String(v)]));
+  const env: Record<string, string> = {};
+  for (const k in context) if (Object.hasOwn(context, k)) env[k] = String(context[k]);
   const setup = kind === 'API' ? check.setupScript : undefined;
   if (setup) {
     const outcome = await runScript(setup, { request, env });
