@@ -94,7 +94,7 @@ export async function loadRunnable(sql: Sql, accountId: string, ids: readonly st
       )
     : [];
   // The account's variables opened once for every check (their secrets sealed at rest), not once a check.
-  const opened = openVariables(accountVars);
+  const opened = effective.length ? openVariables(accountVars) : [];
   for (const { row, data } of effective) {
     const variables: Record<string, string> = {};
     const secrets: string[] = [];

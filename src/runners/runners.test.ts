@@ -428,6 +428,13 @@ describe('checks run by the service', () => {
         await waitFor(period, (p) => p === 600_000, 5000);
         await svc.deps.sql`update checks set activated = false where id = ${check.id}`;
         await waitFor(period, (p) => p === undefined, 5000);
+        // Announcements faster than ticks (a client changing checks several times a second) do not hold ticks back.
+        const streamed = scheduler.state().reconciles;
+        for (let i = 0; i < 30; i++) {
+          await svc.deps.sql`select pg_notify('schedules_changed', '')`;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(scheduler.state().reconciles - streamed).toBeGreaterThanOrEqual(4);
       } finally {
         await scheduler.close();
         await queues.close();

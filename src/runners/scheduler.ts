@@ -50,23 +50,38 @@ export function startScheduler(opts: SchedulerOptions) {
   /** Whether check_schedules may differ from the checks: a change was announced, or listening (re)started. */
   let changed = true;
   let listening = false;
+  /** Announcements heard: a reconcile that finds changes while none was heard since it began was told of none. */
+  let heard = 0;
   let timer: NodeJS.Timeout | undefined;
   /** Whether the loop waits on `timer` (no tick under way): an announcement may then bring its next tick forward. */
   let sleeping = false;
+  /** When the waiting loop's timer fires (epoch ms). */
+  let wakeAt = 0;
   let current: Promise<void> = Promise.resolve();
   /** When the earliest schedule comes due, as the last tick that claimed nothing found it (null: no schedule at all). */
   let nextDue: number | null | undefined;
 
+  /** Sleeps until the next tick is due: `wait` ms from `now`. */
+  const sleep = (now: number, wait: number) => {
+    sleeping = true;
+    wakeAt = now + wait;
+    timer = setTimeout(loop, wait);
+  };
   const announced = () => {
     changed = true;
     if (!sleeping || stopped) return;
+    // Only ever sooner: a stream of announcements must not put the next tick off again and again.
+    const now = Date.now();
+    const wait = idleWait(now);
+    if (now + wait >= wakeAt) return;
     clearTimeout(timer);
-    timer = setTimeout(loop, idleWait(Date.now()));
+    sleep(now, wait);
   };
   const listener = opts.sql.listen(
     CHANNEL,
     () => {
       // Heard: announcements arrive (again, if a reconcile found a change none had announced).
+      heard++;
       listening = true;
       announced();
     },
@@ -92,6 +107,7 @@ export function startScheduler(opts: SchedulerOptions) {
     if (reconcileDue(now)) {
       // Cleared first: a change announced while this reads the checks makes the next reconcile.
       const told = changed;
+      const heardBefore = heard;
       changed = false;
       lastReconcile = now;
       reconciles++;
@@ -101,7 +117,7 @@ export function startScheduler(opts: SchedulerOptions) {
           opts.logger.debug(changes, 'schedules reconciled');
           // A change no announcement told of (a pooler that takes LISTEN and delivers nothing, a connection dead
           // without notice): every `reconcileMs` again, until an announcement is heard.
-          if (!told && listening) {
+          if (!told && listening && heard === heardBefore) {
             listening = false;
             opts.logger.warn(changes, `check schedules had changed unannounced; reconciled every ${opts.reconcileMs} ms until announcements are heard`);
           }
@@ -179,7 +195,9 @@ export function startScheduler(opts: SchedulerOptions) {
    */
   const idleWait = (now: number): number => {
     if (nextDue === undefined) return opts.tickMs;
-    const reconcileIn = reconcileDue(now) ? 0 : changed || !listening ? lastReconcile + opts.reconcileMs - now : Infinity;
+    const reconcileIn = reconcileDue(now)
+      ? 0
+      : lastReconcile + (changed || !listening ? opts.reconcileMs : Math.max(opts.reconcileMs, UNANNOUNCED_RECONCILE_MS)) - now;
     const expiryIn = lastExpiry + opts.reconcileMs - now;
     const dueIn = nextDue === null ? Infinity : nextDue - opts.lookaheadMs - now;
     return Math.max(opts.tickMs, Math.min(reconcileIn, expiryIn, dueIn));
@@ -195,8 +213,8 @@ export function startScheduler(opts: SchedulerOptions) {
       .catch((err: Error) => opts.logger.error({ err: err.message }, 'scheduler tick failed; next tick tries again'))
       .finally(() => {
         if (stopped) return;
-        sleeping = true;
-        timer = setTimeout(loop, idleWait(Date.now()));
+        const now = Date.now();
+        sleep(now, idleWait(now));
       });
   };
   loop();
@@ -209,7 +227,9 @@ export function startScheduler(opts: SchedulerOptions) {
       stopped = true;
       clearTimeout(timer);
       await current;
-      // Not awaited: a listener still waiting for Postgres ends with the pool.
+      // Not awaited: a listener still waiting for Postgres ends with the pool. After the listening connection came back,
+      // postgres.js holds the callbacks anew and this removes nothing: they stay, doing nothing once stopped, until the
+      // pool ends (a process starts one scheduler; tests start a few).
       listener.then((l) => l.unlisten()).catch(() => undefined);
     },
   };
