@@ -1,16 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { Principal } from '../model/accounts.js';
 import { hashSecret } from '../model/secrets.js';
 import type { Logger } from '../platform/logger.js';
+import { Announcements } from '../storage/announcements.js';
 import type { Sql } from '../storage/postgres.js';
 import { type FoundSession, lookupSession, type SessionSettings } from './browser-sessions.js';
 import { resolveKey } from './repository.js';
 
 /** The channel migration 0018's triggers announce a committed change of keys, members, accounts or users on. */
 const CHANNEL = 'auth_changed';
-/** How often the process checks it still hears announcements, and how long it waits for its own. */
-const PROBE_EVERY_MS = 15_000;
-const PROBE_WAIT_MS = 3_000;
 /** Past this many kept keys the cache starts again empty (each entry is one key and account asked for). */
 const MAX_ENTRIES = 10_000;
 
@@ -36,19 +33,16 @@ export class PrincipalCache {
   private readonly entries = new Map<string, Entry>();
   private readonly sessions = new Map<string, { principal: SessionPrincipal; until: number }>();
   private generation = 0;
-  private listening = false;
-  private readonly probeId = randomUUID();
-  private probes = 0;
-  private probeAwaited: string | undefined;
-  private probeTimer: NodeJS.Timeout | undefined;
-  private probeDeadline: NodeJS.Timeout | undefined;
+  /** Heard announcements of changes (storage/announcements.ts); undefined when nothing is kept (a TTL of 0). */
+  private readonly announcements: Announcements | undefined;
 
   constructor(
     private readonly sql: Sql,
     private readonly ttlMs: number,
-    private readonly logger: Logger,
+    logger: Logger,
   ) {
-    if (ttlMs > 0) this.listen();
+    this.announcements =
+      ttlMs > 0 ? new Announcements({ sql, channel: CHANNEL, logger, what: 'API keys and sessions', changed: () => this.forget() }) : undefined;
   }
 
   /** Forgets every kept answer; resolutions under way when this runs are not kept either. */
@@ -95,7 +89,7 @@ export class PrincipalCache {
     if (kept) map.delete(id);
     const generation = this.generation;
     const found = await load();
-    if (found && this.listening && generation === this.generation) {
+    if (found && this.announcements?.heard && generation === this.generation) {
       if (map.size >= MAX_ENTRIES) map.clear();
       map.set(id, { principal: found.principal, until: Math.min(Date.now() + this.ttlMs, found.endsAt) });
     }
@@ -104,66 +98,6 @@ export class PrincipalCache {
 
   /** Stops the probe of the listening connection (the connection itself closes with the pool). */
   stop(): void {
-    clearInterval(this.probeTimer);
-    clearTimeout(this.probeDeadline);
-  }
-
-  private listen(): void {
-    // postgres.js keeps one connection for LISTEN and listens again after it reconnects: each (re)start of
-    // listening forgets what was kept, since announcements may have been missed while it was down.
-    this.sql
-      .listen(
-        CHANNEL,
-        (payload) => {
-          if (payload.startsWith('probe:')) {
-            if (payload === this.probeAwaited) this.heard();
-            return;
-          }
-          this.forget();
-        },
-        () => {
-          // (Re)listening: announcements made while the connection was down were missed.
-          this.forget();
-          this.heard();
-        },
-      )
-      .then(
-        () => {
-          this.probeTimer = setInterval(() => this.probe(), PROBE_EVERY_MS);
-          this.probeTimer.unref();
-        },
-        (err: Error) => {
-          this.listening = false;
-          this.logger.warn({ err: err.message }, 'API keys are resolved without a cache: listening for their changes failed');
-        },
-      );
-  }
-
-  /** Listening works (again): what was kept meanwhile may have missed an announcement, so it goes. */
-  private heard(): void {
-    clearTimeout(this.probeDeadline);
-    this.probeAwaited = undefined;
-    if (!this.listening) this.forget();
-    this.listening = true;
-  }
-
-  /**
-   * A connection can die without either side noticing for minutes, or a pooler can accept LISTEN and deliver
-   * nothing: every PROBE_EVERY_MS this process announces a probe of its own, and until it hears it back (within
-   * PROBE_WAIT_MS) it keeps nothing and forgets what it kept.
-   */
-  private probe(): void {
-    if (this.probeAwaited) return;
-    const payload = `probe:${this.probeId}:${++this.probes}`;
-    this.probeAwaited = payload;
-    this.probeDeadline = setTimeout(() => {
-      if (this.probeAwaited !== payload) return;
-      this.probeAwaited = undefined;
-      if (this.listening) this.logger.warn('API keys are resolved without a cache until announcements of their changes are heard again');
-      this.listening = false;
-      this.forget();
-    }, PROBE_WAIT_MS);
-    this.probeDeadline.unref();
-    this.sql`select pg_notify(${CHANNEL}, ${payload})`.catch(() => undefined);
+    this.announcements?.stop();
   }
 }
