@@ -125,6 +125,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
           locations: config.runner.locations,
           concurrency: config.runner.concurrency,
           resultLingerMs: config.runner.resultLingerMs,
+          definitionCacheChecks: config.runner.definitionCacheChecks,
           recordAdhoc: adhocRecorder(sql),
           blobs: opts.blobs,
         }),

@@ -55,6 +55,7 @@ async function main() {
       locations,
       concurrency: config.runner.concurrency,
       resultLingerMs: config.runner.resultLingerMs,
+      definitionCacheChecks: config.runner.definitionCacheChecks,
       recordAdhoc: adhocRecorder(sql),
       blobs: openBlobStore(config.projects),
     }),

@@ -90,6 +90,12 @@ export class Metrics {
     help: 'Runs the scheduler of this process put on location queues',
     registers: [this.registry],
   });
+  readonly runDefinitions = new Counter({
+    name: 'runner_definitions_total',
+    help: 'Check definitions scheduled runs of this process used, by where they came from (kept: from the definition cache; read: from Postgres)',
+    labelNames: ['from'] as const,
+    registers: [this.registry],
+  });
 
   /** Per BullMQ queue of this process (docs/platform.md): how long jobs waited, how long they took, how they ended. */
   readonly jobWait = new Histogram({

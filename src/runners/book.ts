@@ -13,6 +13,7 @@ import type { Queues } from '../storage/queues.js';
 import { isRedisUnavailable } from '../storage/redis.js';
 import { type AdhocRecorder, adhocDetail, adhocResult, adhocRunnable, adhocTopic, findAdhocRun, finishAdhocRun, startAdhocAttempt } from './adhoc.js';
 import { isTerminal, recordSessionResult, sessionStatus } from './check-sessions.js';
+import type { DefinitionCache } from './definition-cache.js';
 import { loadRunnable, locationQueues } from './definitions.js';
 import { enqueueRuns } from './jobs.js';
 import { nextRetry, resultItem } from './results.js';
@@ -35,6 +36,8 @@ export interface RunBookOptions {
   handOffPatienceMs?: number;
   /** Records an ad-hoc run's final result in its test session (wired by the process assembly). */
   recordAdhoc?: AdhocRecorder;
+  /** Definitions kept between scheduled runs (definition-cache.ts); without it every run reads its check. */
+  definitions?: DefinitionCache;
 }
 
 /** Why a run is not made: it came too late, its session ended, its check went away or was deactivated. */
@@ -159,8 +162,17 @@ export class RunBook {
       const status = await sessionStatus(sql, run.sessionId);
       if (!status || isTerminal(status)) return this.skip(run, status ?? 'gone');
     }
-    const check = (await loadRunnable(sql, run.accountId, [run.checkId])).get(run.checkId);
+    const check = (await this.definitions(run, [run.checkId])).get(run.checkId);
     return this.taken(run, check, lease);
+  }
+
+  /**
+   * The definitions of a run's checks: kept ones for a scheduled run (its retries included), read now for a run
+   * someone waits for (a check session's, an on-demand one), which must see a change committed a moment before.
+   */
+  private definitions(run: RunJob, ids: string[]): Promise<Map<string, RunnableCheck>> {
+    const { definitions, sql } = this.opts;
+    return definitions && run.source === 'SCHEDULER' && !run.sessionId ? definitions.runnable(run.accountId, ids) : loadRunnable(sql, run.accountId, ids);
   }
 
   /**
@@ -170,12 +182,16 @@ export class RunBook {
    */
   async prepareMany(runs: readonly RunJob[], now = Date.now()): Promise<(TakenRun | Skipped)[]> {
     const late = runs.map((run) => this.expired(run, now, false));
-    const wanted = new Map<string, Set<string>>();
+    const wanted = new Map<string, { run: RunJob; ids: Set<string> }>();
     runs.forEach((run, i) => {
-      if (!late[i]) wanted.set(run.accountId, (wanted.get(run.accountId) ?? new Set<string>()).add(run.checkId));
+      if (!late[i]) {
+        const entry = wanted.get(run.accountId) ?? { run, ids: new Set<string>() };
+        wanted.set(run.accountId, entry);
+        entry.ids.add(run.checkId);
+      }
     });
     const checks = new Map<string, Map<string, RunnableCheck>>();
-    await Promise.all([...wanted].map(async ([accountId, ids]) => checks.set(accountId, await loadRunnable(this.opts.sql, accountId, [...ids]))));
+    await Promise.all([...wanted].map(async ([accountId, { run, ids }]) => checks.set(accountId, await this.definitions(run, [...ids]))));
     return runs.map((run, i) => late[i] ?? this.taken(run, checks.get(run.accountId)?.get(run.checkId)));
   }
 

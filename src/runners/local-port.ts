@@ -5,6 +5,7 @@ import type { ExecuteRun, RunnerPort, RunOutcome, TakenRun } from '../run-kernel
 import type { BlobStore } from '../storage/blobs.js';
 import type { Queues } from '../storage/queues.js';
 import { RunBook, type RunBookOptions } from './book.js';
+import { DefinitionCache } from './definition-cache.js';
 import { registerRunner } from './health.js';
 import { isRunBatch, type RunQueueJob } from './jobs.js';
 import { stampPrivateLocations } from './repository.js';
@@ -18,6 +19,8 @@ export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
   concurrency: number;
   /** Where runs keep their files (screenshots, traces) and read code bundles. */
   blobs?: BlobStore;
+  /** Most check definitions kept between scheduled runs (DEFINITION_CACHE_CHECKS; 0: every run reads its check). */
+  definitionCacheChecks?: number;
 }
 
 /**
@@ -40,7 +43,10 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
   const stamper = privateIds.length ? setInterval(stamp, 10_000) : undefined;
   stamper?.unref();
   if (privateIds.length) stamp();
-  const book = new RunBook({ ...opts, redis });
+  const definitions = opts.definitionCacheChecks
+    ? new DefinitionCache({ sql: opts.sql, logger: opts.logger, metrics: opts.metrics, maxChecks: opts.definitionCacheChecks })
+    : undefined;
+  const book = new RunBook({ ...opts, redis, definitions });
   let workers: Worker<RunQueueJob>[] = [];
   return {
     runnerId,
@@ -102,6 +108,7 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
     },
     async close() {
       book.close();
+      definitions?.stop();
       if (stamper) clearInterval(stamper);
       await Promise.all(workers.map((w) => opts.queues.closeWorker(w)));
       await stopBeat();

@@ -78,7 +78,10 @@ describe('checks run by the service', () => {
   };
 
   /** A runner of this process's own (another process's, as far as the service knows) for `locations`. */
-  const startLocalRunner = (queues: Queues, opts: { locations: string[]; concurrency: number; resultLingerMs: number; logger?: Logger; metrics?: Metrics }) => {
+  const startLocalRunner = (
+    queues: Queues,
+    opts: { locations: string[]; concurrency: number; resultLingerMs: number; logger?: Logger; metrics?: Metrics; definitionCacheChecks?: number },
+  ) => {
     const logger = opts.logger ?? svc.deps.logger;
     const port = localPort({
       sql: svc.deps.sql,
@@ -485,6 +488,58 @@ describe('checks run by the service', () => {
         );
         expect(done!.returnvalue).toEqual({ runs: 3, skipped: 1, madeBefore: 0 });
         expect(http.hits('/flaky/batch-gone/0')).toHaveLength(0);
+      } finally {
+        await runner.close();
+        await queues.close();
+      }
+    }, 60_000);
+
+    it("scheduled runs keep their checks' definitions from one slot to the next, and run a change from the next slot on", async () => {
+      // us-west-1 has no runner in this service but the one this test starts; the checks' own location, sa-east-1, none.
+      const location = 'us-west-1';
+      const [kept, edited] = await Promise.all(
+        ['kept', 'edited'].map((name) =>
+          create('api', { name: `cached ${name}`, locations: ['sa-east-1'], request: { url: `${http.url}/flaky/cache-${name}/0` } }),
+        ),
+      );
+      const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${kept.id}`)[0].account_id;
+      const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
+      const metrics = new Metrics();
+      const runner = startLocalRunner(queues, { locations: [location], concurrency: 2, resultLingerMs: 50, metrics, definitionCacheChecks: 100 });
+      const definitions = async () =>
+        Object.fromEntries(((await metrics.registry.getSingleMetric('runner_definitions_total')?.get())?.values ?? []).map((v) => [v.labels.from, v.value]));
+      /** Makes both checks' scheduled runs of `slot` (a batch) and waits for their results. */
+      const runSlot = async (slot: number) => {
+        await enqueueRuns(
+          queues,
+          [kept, edited].map((c) => ({
+            job: { v: 1, accountId, checkId: c.id, location, slot, attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob,
+            queue: `runs-${location}`,
+            startAt: slot,
+          })),
+        );
+        for (const check of [kept, edited])
+          await waitFor(
+            () => svc.call('GET', `/v1/check-results/${check.id}/${scheduledResultId(check.id, slot, location)}`),
+            (r) => r.status === 200,
+            30_000,
+          );
+      };
+      try {
+        const first = Math.ceil((Date.now() + 1000) / 1000) * 1000;
+        await runSlot(first);
+        expect(await definitions()).toEqual({ read: 2 });
+        await runSlot(first + 2000);
+        expect(await definitions()).toEqual({ read: 2, kept: 2 });
+        expect(http.hits('/flaky/cache-edited/0')).toHaveLength(2);
+        // Changed through the API: the next slot runs the change (Postgres announced it; the process forgot the account's).
+        const put = await svc.call('PUT', `/v1/checks/api/${edited.id}`, { body: { request: { method: 'GET', url: `${http.url}/flaky/cache-edited/9` } } });
+        expect(put.status).toBe(200);
+        await runSlot(first + 4000);
+        expect(http.hits('/flaky/cache-edited/9')).toHaveLength(1);
+        expect(http.hits('/flaky/cache-edited/0')).toHaveLength(2);
+        expect(http.hits('/flaky/cache-kept/0')).toHaveLength(3);
+        expect(await definitions()).toEqual({ read: 4, kept: 2 });
       } finally {
         await runner.close();
         await queues.close();
