@@ -126,6 +126,21 @@ describe('check definitions kept between scheduled runs', () => {
     expect((await cache.runnable(accountId, [theirs.id])).size).toBe(0);
   });
 
+  it('once full keeps what it holds and reads the other checks at each run', async () => {
+    const small = new DefinitionCache({ sql: svc.deps.sql, logger: svc.deps.logger, maxChecks: 1 });
+    try {
+      for (const until = Date.now() + 5000; !small.stats().heard && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+      const [one, two] = [await createCheck(), await createCheck()];
+      await small.runnable(accountId, [one.id]);
+      await small.runnable(accountId, [two.id]);
+      const reads = small.stats().reads;
+      expect((await small.runnable(accountId, [one.id, two.id])).size).toBe(2);
+      expect(small.stats()).toMatchObject({ reads: reads + 1, kept: 1 });
+    } finally {
+      small.stop();
+    }
+  });
+
   it('does not keep a read during which its account changed', async () => {
     const { id } = await createCheck();
     const reading = cache.runnable(accountId, [id]);

@@ -13,7 +13,7 @@ const KEEP_MS = 10 * 60_000;
 export interface DefinitionCacheOptions {
   sql: Sql;
   logger: Logger;
-  /** At most this many checks are kept (past it the cache starts again empty); 0 keeps none. */
+  /** At most this many checks are kept (once full, the others are read at each run); 0 keeps none. */
   maxChecks: number;
   metrics?: Metrics;
 }
@@ -106,7 +106,8 @@ export class DefinitionCache {
   }
 
   private keep(accountId: string, id: string, check: RunnableCheck, until: number): void {
-    if (this.size >= this.opts.maxChecks) this.forget();
+    // Full: what is kept stays (and is renewed in place); the other checks are read at each run, as without a cache.
+    if (this.size >= this.opts.maxChecks && !this.accounts.get(accountId)?.has(id)) return;
     let kept = this.accounts.get(accountId);
     if (!kept) {
       kept = new Map();
