@@ -181,6 +181,33 @@ export function threadCpuSeconds(pid: number): Record<string, number> {
   return out;
 }
 
+/**
+ * CPU seconds (user + system) of every process named `name` (for example `postgres`, `redis-server`) by pid: what the
+ * service's stores spend on this machine beside it. Compare two readings with `processCpuDelta`.
+ */
+export function processCpuSeconds(name: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) continue;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      out.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/** What the processes of two `processCpuSeconds` readings spent between them (those that started meanwhile, all of theirs), in seconds. */
+export function processCpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
+  return Math.round(total * 100) / 100;
+}
+
 /** What each kind of thread spent between two `threadCpuSeconds` readings, largest first, in seconds. */
 export function threadCpuDelta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
   const delta = Object.entries(after).map(([k, v]) => [k, Math.round((v - (before[k] ?? 0)) * 100) / 100] as const);

@@ -58,6 +58,8 @@ export type ServiceReply =
       rollingTo?: number;
       /** Inserts ingest made since the service started. */
       ingestInserts?: number;
+      /** Scheduled runs' check definitions since the start, by where they came from (kept, read). */
+      definitions?: Record<string, number>;
     } & Memory)
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' }

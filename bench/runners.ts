@@ -30,6 +30,8 @@ import {
   allocationOwners,
   benchEnvironment,
   cpuSeconds,
+  processCpuDelta,
+  processCpuSeconds,
   profileOwners,
   quantile,
   ROOT,
@@ -113,12 +115,15 @@ async function main() {
     await new Promise((r) => setTimeout(r, start - Date.now()));
     const cpuStart = cpuSeconds(pid);
     const threadsStart = threadCpuSeconds(pid);
+    const storesStart = { postgres: processCpuSeconds('postgres'), redis: processCpuSeconds('redis-server') };
     const hitsStart = target.hits();
     let peakRss = 0;
     /** The memory figures of the sample with the highest RSS: what the peak was made of. */
     let atPeak: Record<string, number> = {};
     let maxWaiting = 0;
     let maxLag = 0;
+    /** Where scheduled runs' definitions came from since the service started (the definition cache's counts). */
+    let definitions: Record<string, number> = {};
     /** Hourly rollup ticks seen under way in the window (sampled every 2 s): the range's end, first and last seen. */
     const ticks: { rolledTo: string; firstSeenAt: string; lastSeenAt: string }[] = [];
     const sampler = setInterval(() => {
@@ -136,6 +141,7 @@ async function main() {
           };
         }
         peakRss = Math.max(peakRss, s.rssBytes);
+        if (s.definitions) definitions = s.definitions;
         maxWaiting = Math.max(maxWaiting, s.queue.waiting);
         maxLag = Math.max(maxLag, s.queue.oldestWaitingSeconds);
         if (s.rollingTo !== undefined) {
@@ -165,6 +171,10 @@ async function main() {
     await new Promise((r) => setTimeout(r, end - Date.now()));
     const cpu = cpuSeconds(pid) - cpuStart;
     const threads = threadCpuDelta(threadsStart, threadCpuSeconds(pid));
+    const stores = {
+      postgres: processCpuDelta(storesStart.postgres, processCpuSeconds('postgres')),
+      redis: processCpuDelta(storesStart.redis, processCpuSeconds('redis-server')),
+    };
     const requests = target.hits() - hitsStart;
     clearInterval(sampler);
     clearInterval(minuteReader);
@@ -222,7 +232,10 @@ async function main() {
       memoryAtPeak: atPeak,
       liveHeapMB: { start: Math.round(liveHeapStart / 1048576), end: Math.round(liveHeapEnd / 1048576) },
       serviceCpuSecondsByThread: threads,
+      /** CPU seconds Postgres and Redis spent in the window (every process of theirs on this machine: run nothing else beside the bench). */
+      storesCpuSeconds: stores,
       ingest: { maxWaitingBatches: maxWaiting, maxLagSeconds: Math.round(maxLag * 10) / 10 },
+      definitions,
       rollupTicks: ticks,
       latenessByMinuteMs,
       ...(profile ? { lastMinuteSelfTimeByOwner: profile, cpuNote: 'profiled minute included: the inspector adds to the CPU figures' } : {}),

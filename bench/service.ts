@@ -137,6 +137,13 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
         engineBytes: await engineMemory(),
         rollingTo: ticks?.rollingTo,
         ingestInserts: (await service.deps.metrics.ingestInserts.get()).values[0]?.value ?? 0,
+        // Absent in code from before the definition cache (a bench of it alternated with this harness).
+        definitions: Object.fromEntries(
+          ((await (service.deps.metrics as Partial<typeof service.deps.metrics>).runDefinitions?.get())?.values ?? []).map((v) => [
+            String(v.labels.from),
+            v.value,
+          ]),
+        ),
       };
     }
     case 'memory':
