@@ -125,7 +125,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
           locations: config.runner.locations,
           concurrency: config.runner.concurrency,
           resultLingerMs: config.runner.resultLingerMs,
-          definitionCacheChecks: config.runner.definitionCacheChecks,
+          definitionCacheBytes: config.runner.definitionCacheBytes,
           recordAdhoc: adhocRecorder(sql),
           blobs: opts.blobs,
         }),

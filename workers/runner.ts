@@ -55,7 +55,7 @@ async function main() {
       locations,
       concurrency: config.runner.concurrency,
       resultLingerMs: config.runner.resultLingerMs,
-      definitionCacheChecks: config.runner.definitionCacheChecks,
+      definitionCacheBytes: config.runner.definitionCacheBytes,
       recordAdhoc: adhocRecorder(sql),
       blobs: openBlobStore(config.projects),
     }),

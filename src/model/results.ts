@@ -50,7 +50,7 @@ export { RESULT_DETAIL_KEYS, type ResultDetailKey } from './checks.js';
 export const MAX_DETAIL_BYTES = 64 * 1024;
 
 /** A cheap upper estimate of an object's JSON size, stopping once it passes `limit` (no string is built). */
-function estimate(value: unknown, limit: number, depth = 0): number {
+export function estimate(value: unknown, limit: number, depth = 0): number {
   if (value === null || value === undefined) return 4;
   if (typeof value === 'string') return value.length * 3 + 2;
   if (typeof value !== 'object') return 24;

@@ -105,8 +105,8 @@ export interface Config {
     concurrency: number;
     /** How long a finished run's result waits for others to go to ingest in one batch (RESULT_LINGER_MS). */
     resultLingerMs: number;
-    /** Most check definitions a runner keeps between scheduled runs, forgotten when Postgres announces a change (0: none). */
-    definitionCacheChecks: number;
+    /** How much of check definitions a runner keeps between scheduled runs (estimated bytes), forgotten when Postgres announces a change (0: none). */
+    definitionCacheBytes: number;
     /** Schedule runs from this process (several may: each slot is claimed once). */
     scheduler: boolean;
     tickMs: number;
@@ -560,7 +560,7 @@ function runnerSettings(env: Env): Config['runner'] {
     locations: locations.length ? locations : [...PUBLIC_LOCATION_NAMES],
     concurrency: int(env, 'RUNNER_CONCURRENCY', 16, 1, 1000),
     resultLingerMs: int(env, 'RESULT_LINGER_MS', 5000, 0, 10_000),
-    definitionCacheChecks: int(env, 'DEFINITION_CACHE_CHECKS', 20_000, 0, 10_000_000),
+    definitionCacheBytes: int(env, 'DEFINITION_CACHE_MB', 50, 0, 100_000) * 1024 * 1024,
     scheduler: onOff('SCHEDULER'),
     tickMs: int(env, 'SCHEDULER_TICK_MS', 250, 10, 60_000),
     lookaheadMs: int(env, 'SCHEDULER_LOOKAHEAD_MS', 1000, 0, 60_000),

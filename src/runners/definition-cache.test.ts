@@ -11,11 +11,12 @@ import { DefinitionCache } from './definition-cache.js';
 describe('check definitions kept between scheduled runs', () => {
   let svc: TestService;
   let cache: DefinitionCache;
-  let accountId: string;
+  /** The default account's id (known once its first check is made). */
+  let accountId = '';
 
   beforeAll(async () => {
     svc = await startTestService();
-    cache = new DefinitionCache({ sql: svc.deps.sql, logger: svc.deps.logger, maxChecks: 1000 });
+    cache = new DefinitionCache({ sql: svc.deps.sql, logger: svc.deps.logger, maxBytes: 10 * 1024 * 1024 });
     // Kept only once announcements are heard (the listening connection is up).
     for (const until = Date.now() + 5000; !cache.stats().heard && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
   }, 60_000);
@@ -36,7 +37,9 @@ describe('check definitions kept between scheduled runs', () => {
       },
     });
     expect(res.status).toBe(201);
-    return res.body as { id: string };
+    const check = res.body as { id: string };
+    if (!key && !accountId) accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${check.id}`)[0].account_id;
+    return check;
   };
   const urlOf = (check: RunnableCheck | undefined) => (check?.data.request as { url: string } | undefined)?.url;
   /** The definition as a scheduled run would get it, and how many checks had to be read for it. */
@@ -48,7 +51,6 @@ describe('check definitions kept between scheduled runs', () => {
 
   it('serves a kept definition without reading it again, frozen', async () => {
     const { id } = await createCheck();
-    accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${id}`)[0].account_id;
     const first = await get(accountId, id);
     expect(first.read).toBe(1);
     expect(urlOf(first.check)).toBe('http://127.0.0.1:9/cart?token={{TOKEN}}');
@@ -127,15 +129,23 @@ describe('check definitions kept between scheduled runs', () => {
   });
 
   it('once full keeps what it holds and reads the other checks at each run', async () => {
-    const small = new DefinitionCache({ sql: svc.deps.sql, logger: svc.deps.logger, maxChecks: 1 });
+    // Room for one of these checks and not two.
+    const one = await createCheck();
+    const sized = new DefinitionCache({ sql: svc.deps.sql, logger: svc.deps.logger, maxBytes: 1024 * 1024 });
+    for (const until = Date.now() + 5000; !sized.stats().heard && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    await sized.runnable(accountId, [one.id]);
+    const bytes = sized.stats().keptBytes;
+    sized.stop();
+    expect(bytes).toBeGreaterThan(500);
+    const small = new DefinitionCache({ sql: svc.deps.sql, logger: svc.deps.logger, maxBytes: Math.ceil(bytes * 1.5) });
     try {
       for (const until = Date.now() + 5000; !small.stats().heard && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
-      const [one, two] = [await createCheck(), await createCheck()];
+      const two = await createCheck();
       await small.runnable(accountId, [one.id]);
       await small.runnable(accountId, [two.id]);
       const reads = small.stats().reads;
       expect((await small.runnable(accountId, [one.id, two.id])).size).toBe(2);
-      expect(small.stats()).toMatchObject({ reads: reads + 1, kept: 1 });
+      expect(small.stats()).toMatchObject({ reads: reads + 1, kept: 1, keptBytes: bytes });
     } finally {
       small.stop();
     }

@@ -1,3 +1,4 @@
+import { estimate } from '../model/results.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { RunnableCheck } from '../run-kernel/index.js';
@@ -13,13 +14,17 @@ const KEEP_MS = 10 * 60_000;
 export interface DefinitionCacheOptions {
   sql: Sql;
   logger: Logger;
-  /** At most this many checks are kept (once full, the others are read at each run); 0 keeps none. */
-  maxChecks: number;
+  /**
+   * At most this much is kept, as estimated from the definitions' JSON size (a simple API check about 2 KB, which
+   * takes 2–3 times that of the heap; a check carries its account's variables opened, so many large variables make
+   * every one larger); once full, the other checks are read at each run. 0 keeps none.
+   */
+  maxBytes: number;
   metrics?: Metrics;
 }
 
 /**
- * The definitions of the checks this process runs on schedule, kept between their runs (DEFINITION_CACHE_CHECKS): a
+ * The definitions of the checks this process runs on schedule, kept between their runs (DEFINITION_CACHE_MB): a
  * scheduled run then costs no Postgres read of its check, its group, its account's variables (and their decryption)
  * or its snippets. What a definition is made of changes only by a commit that migration 0027 announces with the
  * account's id, and the process forgets what it kept of that account when the announcement arrives, a few
@@ -30,8 +35,10 @@ export interface DefinitionCacheOptions {
  * frozen: the runs that share one cannot change it.
  */
 export class DefinitionCache {
-  private readonly accounts = new Map<string, Map<string, { check: RunnableCheck; until: number }>>();
+  private readonly accounts = new Map<string, Map<string, { check: RunnableCheck; until: number; bytes: number }>>();
+  /** Kept definitions, and their estimated bytes. */
   private size = 0;
+  private bytes = 0;
   /** Counts forgettings; `forgotten` holds, per account, the count at its last one (`all` for everything). */
   private seq = 0;
   private all = 0;
@@ -42,7 +49,7 @@ export class DefinitionCache {
 
   constructor(private readonly opts: DefinitionCacheOptions) {
     this.announcements =
-      opts.maxChecks > 0
+      opts.maxBytes > 0
         ? new Announcements({
             sql: opts.sql,
             channel: CHANNEL,
@@ -61,12 +68,14 @@ export class DefinitionCache {
       this.forgotten.clear();
       this.accounts.clear();
       this.size = 0;
+      this.bytes = 0;
       return;
     }
     this.forgotten.set(accountId, this.seq);
     const kept = this.accounts.get(accountId);
     if (!kept) return;
     this.size -= kept.size;
+    for (const entry of kept.values()) this.bytes -= entry.bytes;
     this.accounts.delete(accountId);
   }
 
@@ -97,8 +106,8 @@ export class DefinitionCache {
   }
 
   /** Definitions taken from the cache and read from Postgres since the start (for /metrics and tests). */
-  stats(): { hits: number; reads: number; kept: number; heard: boolean } {
-    return { hits: this.hits, reads: this.reads, kept: this.size, heard: Boolean(this.announcements?.heard) };
+  stats(): { hits: number; reads: number; kept: number; keptBytes: number; heard: boolean } {
+    return { hits: this.hits, reads: this.reads, kept: this.size, keptBytes: this.bytes, heard: Boolean(this.announcements?.heard) };
   }
 
   stop(): void {
@@ -106,15 +115,18 @@ export class DefinitionCache {
   }
 
   private keep(accountId: string, id: string, check: RunnableCheck, until: number): void {
-    // Full: what is kept stays (and is renewed in place); the other checks are read at each run, as without a cache.
-    if (this.size >= this.opts.maxChecks && !this.accounts.get(accountId)?.has(id)) return;
     let kept = this.accounts.get(accountId);
+    const before = kept?.get(id);
+    const bytes = estimate(check, this.opts.maxBytes);
+    // Full: what is kept stays (and is renewed in place); the other checks are read at each run, as without a cache.
+    if (this.bytes - (before?.bytes ?? 0) + bytes > this.opts.maxBytes) return;
     if (!kept) {
       kept = new Map();
       this.accounts.set(accountId, kept);
     }
-    if (!kept.has(id)) this.size++;
-    kept.set(id, { check, until });
+    if (!before) this.size++;
+    this.bytes += bytes - (before?.bytes ?? 0);
+    kept.set(id, { check, until, bytes });
   }
 }
 

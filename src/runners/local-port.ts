@@ -19,8 +19,8 @@ export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
   concurrency: number;
   /** Where runs keep their files (screenshots, traces) and read code bundles. */
   blobs?: BlobStore;
-  /** Most check definitions kept between scheduled runs (DEFINITION_CACHE_CHECKS; 0: every run reads its check). */
-  definitionCacheChecks?: number;
+  /** How much of check definitions is kept between scheduled runs, in estimated bytes (DEFINITION_CACHE_MB; 0: every run reads its check). */
+  definitionCacheBytes?: number;
 }
 
 /**
@@ -43,8 +43,8 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
   const stamper = privateIds.length ? setInterval(stamp, 10_000) : undefined;
   stamper?.unref();
   if (privateIds.length) stamp();
-  const definitions = opts.definitionCacheChecks
-    ? new DefinitionCache({ sql: opts.sql, logger: opts.logger, metrics: opts.metrics, maxChecks: opts.definitionCacheChecks })
+  const definitions = opts.definitionCacheBytes
+    ? new DefinitionCache({ sql: opts.sql, logger: opts.logger, metrics: opts.metrics, maxBytes: opts.definitionCacheBytes })
     : undefined;
   const book = new RunBook({ ...opts, redis, definitions });
   let workers: Worker<RunQueueJob>[] = [];

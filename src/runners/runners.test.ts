@@ -80,7 +80,7 @@ describe('checks run by the service', () => {
   /** A runner of this process's own (another process's, as far as the service knows) for `locations`. */
   const startLocalRunner = (
     queues: Queues,
-    opts: { locations: string[]; concurrency: number; resultLingerMs: number; logger?: Logger; metrics?: Metrics; definitionCacheChecks?: number },
+    opts: { locations: string[]; concurrency: number; resultLingerMs: number; logger?: Logger; metrics?: Metrics; definitionCacheBytes?: number },
   ) => {
     const logger = opts.logger ?? svc.deps.logger;
     const port = localPort({
@@ -505,7 +505,7 @@ describe('checks run by the service', () => {
       const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${kept.id}`)[0].account_id;
       const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
       const metrics = new Metrics();
-      const runner = startLocalRunner(queues, { locations: [location], concurrency: 2, resultLingerMs: 50, metrics, definitionCacheChecks: 100 });
+      const runner = startLocalRunner(queues, { locations: [location], concurrency: 2, resultLingerMs: 50, metrics, definitionCacheBytes: 1024 * 1024 });
       const definitions = async () =>
         Object.fromEntries(((await metrics.registry.getSingleMetric('runner_definitions_total')?.get())?.values ?? []).map((v) => [v.labels.from, v.value]));
       /** Makes both checks' scheduled runs of `slot` (a batch) and waits for their results. */
