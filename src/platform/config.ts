@@ -560,7 +560,7 @@ function runnerSettings(env: Env): Config['runner'] {
     locations: locations.length ? locations : [...PUBLIC_LOCATION_NAMES],
     concurrency: int(env, 'RUNNER_CONCURRENCY', 16, 1, 1000),
     resultLingerMs: int(env, 'RESULT_LINGER_MS', 5000, 0, 10_000),
-    definitionCacheBytes: int(env, 'DEFINITION_CACHE_MB', 50, 0, 100_000) * 1024 * 1024,
+    definitionCacheBytes: int(env, 'DEFINITION_CACHE_MB', 0, 0, 100_000) * 1024 * 1024,
     scheduler: onOff('SCHEDULER'),
     tickMs: int(env, 'SCHEDULER_TICK_MS', 250, 10, 60_000),
     lookaheadMs: int(env, 'SCHEDULER_LOOKAHEAD_MS', 1000, 0, 60_000),
