@@ -124,34 +124,41 @@ async function main() {
     let maxLag = 0;
     /** Where scheduled runs' definitions came from since the service started (the definition cache's counts). */
     let definitions: Record<string, number> = {};
+    let stateSamplesFailed = 0;
     /** Hourly rollup ticks seen under way in the window (sampled every 2 s): the range's end, first and last seen. */
     const ticks: { rolledTo: string; firstSeenAt: string; lastSeenAt: string }[] = [];
     const sampler = setInterval(() => {
-      void svc.ask({ type: 'state' }).then((s) => {
-        if (s.rssBytes > peakRss) {
-          const mb = (b: number) => Math.round(b / 1048576);
-          atPeak = {
-            rssMB: mb(s.rssBytes),
-            anonMB: mb(s.rssAnonBytes),
-            fileMB: mb(s.rssFileBytes),
-            heapUsedMB: mb(s.heapUsedBytes),
-            heapTotalMB: mb(s.heapTotalBytes),
-            externalMB: mb(s.externalBytes),
-            engineTrackedMB: mb(s.engineBytes),
-          };
-        }
-        peakRss = Math.max(peakRss, s.rssBytes);
-        if (s.definitions) definitions = s.definitions;
-        maxWaiting = Math.max(maxWaiting, s.queue.waiting);
-        maxLag = Math.max(maxLag, s.queue.oldestWaitingSeconds);
-        if (s.rollingTo !== undefined) {
-          const at = new Date().toISOString();
-          const rolledTo = new Date(s.rollingTo).toISOString();
-          const tick = ticks.find((t) => t.rolledTo === rolledTo);
-          if (tick) tick.lastSeenAt = at;
-          else ticks.push({ rolledTo, firstSeenAt: at, lastSeenAt: at });
-        }
-      });
+      void svc.ask({ type: 'state' }).then(
+        (s) => {
+          if (s.rssBytes > peakRss) {
+            const mb = (b: number) => Math.round(b / 1048576);
+            atPeak = {
+              rssMB: mb(s.rssBytes),
+              anonMB: mb(s.rssAnonBytes),
+              fileMB: mb(s.rssFileBytes),
+              heapUsedMB: mb(s.heapUsedBytes),
+              heapTotalMB: mb(s.heapTotalBytes),
+              externalMB: mb(s.externalBytes),
+              engineTrackedMB: mb(s.engineBytes),
+            };
+          }
+          peakRss = Math.max(peakRss, s.rssBytes);
+          if (s.definitions) definitions = s.definitions;
+          maxWaiting = Math.max(maxWaiting, s.queue.waiting);
+          maxLag = Math.max(maxLag, s.queue.oldestWaitingSeconds);
+          if (s.rollingTo !== undefined) {
+            const at = new Date().toISOString();
+            const rolledTo = new Date(s.rollingTo).toISOString();
+            const tick = ticks.find((t) => t.rolledTo === rolledTo);
+            if (tick) tick.lastSeenAt = at;
+            else ticks.push({ rolledTo, firstSeenAt: at, lastSeenAt: at });
+          }
+        },
+        () => {
+          // A sample the service could not answer (its Redis commands timing out under load) is counted, not fatal.
+          stateSamplesFailed++;
+        },
+      );
     }, 2000);
     // The service's CPU in each minute of the window (read at each minute's end), set beside that minute's runs.
     const cpuAtMinute: number[] = [cpuStart];
@@ -236,6 +243,7 @@ async function main() {
       storesCpuSeconds: stores,
       ingest: { maxWaitingBatches: maxWaiting, maxLagSeconds: Math.round(maxLag * 10) / 10 },
       definitions,
+      stateSamplesFailed,
       rollupTicks: ticks,
       latenessByMinuteMs,
       ...(profile ? { lastMinuteSelfTimeByOwner: profile, cpuNote: 'profiled minute included: the inspector adds to the CPU figures' } : {}),
