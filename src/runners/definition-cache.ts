@@ -117,6 +117,8 @@ export class DefinitionCache {
   private keep(accountId: string, id: string, check: RunnableCheck, until: number): void {
     let kept = this.accounts.get(accountId);
     const before = kept?.get(id);
+    // Already full: a check not kept is not measured (at every read) only to be turned away.
+    if (!before && this.bytes >= this.opts.maxBytes) return;
     const bytes = estimate(check, this.opts.maxBytes);
     // Full: what is kept stays (and is renewed in place); the other checks are read at each run, as without a cache.
     if (this.bytes - (before?.bytes ?? 0) + bytes > this.opts.maxBytes) return;
