@@ -1,6 +1,7 @@
 import type { Sql } from '../storage/postgres.js';
 import { sealVariables } from '../storage/secret-box.js';
 import type { GroupData } from './group-schemas.js';
+import { applyGroupSettings } from './group-settings.js';
 import type { ChannelSubscription } from './subscriptions.js';
 
 export interface GroupRow {
@@ -26,6 +27,40 @@ export async function groupSubscriptions(db: Sql, groupIds: number[]): Promise<M
     from alert_subscriptions where group_id = any(${groupIds}::bigint[]) order by alert_channel_id`;
   for (const r of rows) out.get(r.group_id)!.push({ alertChannelId: r.alert_channel_id, activated: r.activated });
   return out;
+}
+
+/** What of a check's row its effective settings are made of. */
+export interface SettingsRow {
+  check_type: string;
+  activated: boolean;
+  muted: boolean;
+  tags: string[];
+  group_id: number | null;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Each row's settings as the check runs and alerts: its data with its type, tags, activation and mute laid in, then
+ * its group's settings over them (applyGroupSettings). The rows' groups are read in one query, the account's only.
+ * The one way runs (runners/definitions.ts) and state (state/apply.ts) see a check.
+ */
+export async function effectiveSettings<R extends SettingsRow>(
+  db: Sql,
+  accountId: string,
+  rows: readonly R[],
+): Promise<{ row: R; data: Record<string, unknown> }[]> {
+  const groupIds = [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))];
+  const groups = new Map<number, GroupData>();
+  if (groupIds.length) {
+    for (const g of await db<{ id: number; data: GroupData }[]>`select id, data from check_groups
+      where id = any(${groupIds}::bigint[]) and account_id = ${accountId}`)
+      groups.set(g.id, g.data);
+  }
+  return rows.map((row) => {
+    const group = row.group_id === null ? undefined : groups.get(row.group_id);
+    const base: Record<string, unknown> = { ...row.data, checkType: row.check_type, tags: row.tags, activated: row.activated, muted: row.muted };
+    return { row, data: group ? applyGroupSettings(base, group) : base };
+  });
 }
 
 /** Whether the account has the group. */

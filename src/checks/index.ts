@@ -1,6 +1,6 @@
 /** Checks and groups: repository, schemas, group settings and schedule, target rules, routes. What other folders may use: everything else here is this folder's own. */
 export { cliCheckBody, type SharedFile } from './cli-bundle.js';
-export { findGroupRow, groupExists } from './group-repository.js';
+export { effectiveSettings, findGroupRow, groupExists, type SettingsRow } from './group-repository.js';
 export { checkGroupRoutes } from './group-routes.js';
 export { GroupBody, GroupBodyV2, type GroupData } from './group-schemas.js';
 export { applyGroupSettings, effectiveSchedule, type GroupSchedule } from './group-settings.js';

@@ -1,4 +1,4 @@
-import { applyGroupSettings, type GroupData } from '../checks/index.js';
+import { effectiveSettings } from '../checks/index.js';
 import { DEFAULT_LOCATION } from '../coverage/index.js';
 import { CHECK_TYPE_FACTS, type CheckType, LOCATIONS } from '../model/checks.js';
 import { hashSecret } from '../model/secrets.js';
@@ -27,14 +27,7 @@ interface CheckRow {
 async function effectiveChecks(sql: Sql, accountId: string, ids: readonly string[]): Promise<{ row: CheckRow; data: Record<string, unknown> }[]> {
   const rows = await sql<CheckRow[]>`
     select id, name, check_type, activated, muted, tags, group_id, data from checks where account_id = ${accountId} and id = any(${[...ids]}::uuid[])`;
-  const groupIds = [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))];
-  const groups = groupIds.length ? await sql<{ id: number; data: GroupData }[]>`select id, data from check_groups where id = any(${groupIds}::bigint[])` : [];
-  const groupById = new Map(groups.map((g) => [g.id, g.data]));
-  return rows.map((row) => {
-    const group = row.group_id === null ? undefined : groupById.get(row.group_id);
-    const base: Record<string, unknown> = { ...row.data, checkType: row.check_type, tags: row.tags, activated: row.activated, muted: row.muted };
-    return { row, data: group ? applyGroupSettings(base, group) : base };
-  });
+  return effectiveSettings(sql, accountId, rows);
 }
 
 /** Where a check runs: its locations and private locations (its group's when the group names some), else the default. */

@@ -1,4 +1,4 @@
-import { applyGroupSettings, type GroupData } from '../checks/index.js';
+import { effectiveSettings } from '../checks/index.js';
 import type { CheckType } from '../model/checks.js';
 import { groupBy } from '../model/collections.js';
 import { maintenanceEffect, type WindowData } from '../model/maintenance.js';
@@ -59,16 +59,7 @@ export async function lockChecks(
     from checks c left join check_statuses s on s.check_id = c.id
     where c.account_id = ${accountId} and c.id = any(${[...ids].sort()}::uuid[])
     order by c.id for no key update of c`;
-  const groupIds = [...new Set(rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id])))];
-  const groups = new Map<number, GroupData>();
-  if (groupIds.length) {
-    for (const g of await db<{ id: number; data: GroupData }[]>`select id, data from check_groups where id = any(${groupIds}::bigint[])`)
-      groups.set(g.id, g.data);
-  }
-  return rows.map((row) => {
-    const group = row.group_id === null ? undefined : groups.get(row.group_id);
-    const base: Record<string, unknown> = { ...row.data, checkType: row.check_type, tags: row.tags, activated: row.activated, muted: row.muted };
-    const data: Record<string, unknown> = group ? applyGroupSettings(base, group) : base;
+  return (await effectiveSettings(db, accountId, rows)).map(({ row, data }) => {
     const useGlobal = data.useGlobalAlertSettings !== false;
     return {
       row,
