@@ -91,7 +91,7 @@ export function toPlan(row: PlanRow, graceMs: number): CheckPlan {
  */
 export async function loadPlans(
   sql: Sql,
-  scope: { accountId?: string; checkIds?: readonly string[]; activatedOnly?: boolean },
+  scope: { accountId?: string; checkIds?: readonly string[]; activatedOnly?: boolean; mayHaveStopped?: { now: number; periods: number } },
   graceMs: number,
 ): Promise<CheckPlan[]> {
   // Ids as a caller named them: only well-formed ones can name a check.
@@ -99,7 +99,8 @@ export async function loadPlans(
   if (ids && !ids.length) return [];
   const filter = sql`${scope.accountId ? sql`and c.account_id = ${scope.accountId}` : sql``}
       ${ids ? sql`and c.id = any(${ids}::uuid[])` : sql``}
-      ${scope.activatedOnly ? sql`and c.activated` : sql``}`;
+      ${scope.activatedOnly ? sql`and c.activated` : sql``}
+      ${scope.mayHaveStopped ? mayHaveStopped(sql, scope.mayHaveStopped.now, scope.mayHaveStopped.periods) : sql``}`;
   // Two plain reads (a correlated aggregate per check cost 30 µs a check): the checks with their statuses, then
   // the stretches of activation of the same checks.
   const [rows, stretches] = await Promise.all([
@@ -114,6 +115,7 @@ export async function loadPlans(
       order by c.created_at, c.id`,
     sql<{ check_id: string; from_at: Date; to_at: Date | null }[]>`
       select a.check_id, a.from_at, a.to_at from check_activity a join checks c on c.id = a.check_id
+        left join check_groups g on g.id = c.group_id left join check_statuses s on s.check_id = c.id
       where c.check_type = any(${RUNNABLE_TYPES}::text[]) ${filter}
       order by a.check_id, a.from_at`,
   ]);
@@ -124,6 +126,28 @@ export async function loadPlans(
     activity.set(a.check_id, list);
   }
   return rows.map((r) => toPlan({ ...r, activity: activity.get(r.id) ?? [] }, graceMs));
+}
+
+/**
+ * Leaves out the checks that certainly run: no open gap, and every location the check runs in (its group's when the
+ * group names some, else its own, else the default, as effectiveSchedule names them) ran within `periods` of its
+ * period (its group's frequency when set; a seconds frequency counted as the shortest period, 10 s). A location is
+ * silent only past `periods` of its turns plus the grace, and a turn is at least a period, so coverageOf finds such a
+ * check RUNNING everywhere: the gap sweep has nothing to do with it (issue 57: the sweep read every activated check
+ * twice a minute; most of them run). Checks with an open gap stay in, to be closed or kept.
+ */
+function mayHaveStopped(sql: Sql, now: number, periods: number) {
+  const array = (json: ReturnType<Sql>) => sql`(case jsonb_typeof(${json}) when 'array' then ${json} else '[]'::jsonb end)`;
+  const groupNames = sql`(${array(sql`g.data->'locations'`)} || ${array(sql`g.data->'privateLocations'`)})`;
+  const ownNames = sql`(${array(sql`c.data->'locations'`)} || ${array(sql`c.data->'privateLocations'`)})`;
+  const names = sql`(case when jsonb_array_length(${groupNames}) > 0 then ${groupNames}
+    when jsonb_array_length(${ownNames}) > 0 then ${ownNames} else jsonb_build_array(${DEFAULT_LOCATION}::text) end)`;
+  const frequency = sql`coalesce(nullif((g.data->>'frequency')::numeric, 0), c.frequency)`;
+  const since = sql`(${now}::bigint - ${periods}::int * (case when ${frequency} > 0 then ${frequency} * 60000 else 10000 end))`;
+  return sql`and (exists (select 1 from check_gaps gap where gap.check_id = c.id)
+    or s.last_run_at is null or extract(epoch from s.last_run_at) * 1000 < ${since}
+    or exists (select 1 from jsonb_array_elements_text(${names}) n
+      where coalesce((s.latest_by_location->n->>'at')::double precision, 0) < ${since}))`;
 }
 
 /** The maintenance windows of some accounts, by account. */

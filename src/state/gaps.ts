@@ -38,7 +38,10 @@ const silent = (c: Coverage) => c.state === 'NO_DATA' || (c.state === 'RUNNING' 
  * recorded and delivered like any other (check alerts, notifications per subscribed channel, maintenance silences).
  */
 export async function sweepGaps(sql: Sql, now: number, settings: GapSettings, hooks: CheckIncidentHooks): Promise<GapSweep> {
-  const [plans, gaps] = await Promise.all([loadPlans(sql, { activatedOnly: true }, settings.graceMs), openGaps(sql)]);
+  const [plans, gaps] = await Promise.all([
+    loadPlans(sql, { activatedOnly: true, mayHaveStopped: { now, periods: settings.afterPeriods } }, settings.graceMs),
+    openGaps(sql),
+  ]);
   const windows = await maintenanceWindows(sql, [...new Set(plans.map((p) => p.accountId))]);
   const open = new Map(gaps.map((g) => [g.check_id, g]));
   const byAccount = new Map<string, { plan: CheckPlan; coverage: Coverage }[]>();
