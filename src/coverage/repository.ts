@@ -133,8 +133,10 @@ export async function loadPlans(
  * group names some, else its own, else the default, as effectiveSchedule names them) ran within `periods` of its
  * period (its group's frequency when set; a seconds frequency counted as the shortest period, 10 s). A location is
  * silent only past `periods` of its turns plus the grace, and a turn is at least a period, so coverageOf finds such a
- * check RUNNING everywhere: the gap sweep has nothing to do with it (issue 57: the sweep read every activated check
- * twice a minute; most of them run). Checks with an open gap stay in, to be closed or kept.
+ * check with no silent location (running, or paused or in maintenance): with no gap, the sweep has nothing to do with
+ * it (issue 57: the sweep read every activated check twice a minute; most of them run). Checks with an open gap stay
+ * in, to be closed or kept. The rows and their activity stretches are filtered by two statements: a check whose last
+ * stale location runs between them is read without stretches, as activated now (no gap opened, the safe side).
  */
 function mayHaveStopped(sql: Sql, now: number, periods: number) {
   const array = (json: ReturnType<Sql>) => sql`(case jsonb_typeof(${json}) when 'array' then ${json} else '[]'::jsonb end)`;
@@ -142,12 +144,15 @@ function mayHaveStopped(sql: Sql, now: number, periods: number) {
   const ownNames = sql`(${array(sql`c.data->'locations'`)} || ${array(sql`c.data->'privateLocations'`)})`;
   const names = sql`(case when jsonb_array_length(${groupNames}) > 0 then ${groupNames}
     when jsonb_array_length(${ownNames}) > 0 then ${ownNames} else jsonb_build_array(${DEFAULT_LOCATION}::text) end)`;
-  const frequency = sql`coalesce(nullif((g.data->>'frequency')::numeric, 0), c.frequency)`;
+  // Only JSON numbers are read as numbers, as toPlan reads them: a stray `at` keeps the check in, a stray group frequency
+  // falls back to the check's, and neither fails the sweep.
+  const number = (json: ReturnType<Sql>) => sql`(case jsonb_typeof(${json}) when 'number' then (${json})::text::double precision end)`;
+  const frequency = sql`coalesce(nullif(${number(sql`g.data->'frequency'`)}, 0), c.frequency)`;
   const since = sql`(${now}::bigint - ${periods}::int * (case when ${frequency} > 0 then ${frequency} * 60000 else 10000 end))`;
   return sql`and (exists (select 1 from check_gaps gap where gap.check_id = c.id)
     or s.last_run_at is null or extract(epoch from s.last_run_at) * 1000 < ${since}
     or exists (select 1 from jsonb_array_elements_text(${names}) n
-      where coalesce((s.latest_by_location->n->>'at')::double precision, 0) < ${since}))`;
+      where coalesce(${number(sql`s.latest_by_location->n->'at'`)}, 0) < ${since}))`;
 }
 
 /** The maintenance windows of some accounts, by account. */

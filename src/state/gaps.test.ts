@@ -18,7 +18,8 @@ describe('checks that may have stopped', () => {
   let now = 0;
 
   beforeAll(async () => {
-    svc = await startTestService({ NO_DATA_SWEEP_SECONDS: '3600' });
+    // No sweep of the service's own (STATE_EVALUATION off): only the ones this test makes.
+    svc = await startTestService({ NO_DATA_SWEEP_SECONDS: '3600', STATE_EVALUATION: 'false' });
     const post = async (path: string, body: unknown) => {
       const res = await svc.call('POST', path, { body });
       if (res.status >= 300) throw new Error(`${path}: ${res.status} ${res.text}`);
@@ -36,6 +37,7 @@ describe('checks that may have stopped', () => {
     await check('never ran', { locations: ['eu-west-1'] });
     await check('running again with a gap', { locations: ['eu-west-1'] });
     await check('paused', { locations: ['eu-west-1'], activated: false });
+    await check('a status with no time', { locations: ['eu-west-1'] });
 
     now = Date.now();
     // Made an hour ago; their runs as the state would have recorded them.
@@ -57,6 +59,12 @@ describe('checks that may have stopped', () => {
     await ran("group's frequency", { 'eu-west-1': now - 5 * MINUTE });
     await ran('running again with a gap', { 'eu-west-1': now - 30_000 });
     await ran('paused', { 'eu-west-1': now - 30 * MINUTE });
+    // A run time that is not a number (no writer makes one): read as never ran there, by the filter as by the plan.
+    await svc.deps.sql`insert into check_statuses (check_id, account_id, has_failures, has_errors, is_degraded, last_run_location,
+        last_check_run_id, last_run_at, latest_by_location)
+      select id, account_id, false, false, false, 'eu-west-1', gen_random_uuid(), ${new Date(now - 30_000)},
+        ${svc.deps.sql.json({ 'eu-west-1': { at: 'a moment ago', duration: 100 } })}
+      from checks where id = ${ids['a status with no time']}`;
     await svc.deps.sql`insert into check_gaps (check_id, account_id, since, locations)
       select id, account_id, ${new Date(now - 30 * MINUTE)}, array['eu-west-1'] from checks where id = ${ids['running again with a gap']}`;
   }, 60_000);
@@ -68,7 +76,7 @@ describe('checks that may have stopped', () => {
     const read = await loadPlans(svc.deps.sql, { activatedOnly: true, mayHaveStopped: { now, periods: SETTINGS.afterPeriods } }, SETTINGS.graceMs);
     const names = Object.fromEntries(Object.entries(ids).map(([name, id]) => [id, name]));
     expect(read.map((p) => names[p.checkId]).sort()).toEqual(
-      ["group's frequency", "group's locations", 'never ran', 'one location stopped', 'running again with a gap'].sort(),
+      ["group's frequency", "group's locations", 'a status with no time', 'never ran', 'one location stopped', 'running again with a gap'].sort(),
     );
 
     // Against every plan read whole, as coverageOf sees it: what is left out is running everywhere, with no gap.
@@ -87,13 +95,14 @@ describe('checks that may have stopped', () => {
   it("finds each stopped location by the group's settings, and closes the gap of a check running again", async () => {
     const hooks = { opened: async () => {}, resolved: async () => {} };
     const sweep = await sweepGaps(svc.deps.sql, now, SETTINGS, hooks);
-    expect({ opened: sweep.opened, closed: sweep.closed }).toEqual({ opened: 4, closed: 1 });
+    expect({ opened: sweep.opened, closed: sweep.closed }).toEqual({ opened: 5, closed: 1 });
     const gaps = Object.fromEntries((await openGaps(svc.deps.sql)).map((g) => [g.check_id, g.locations]));
     expect(gaps).toEqual({
       [ids['one location stopped']]: ['us-east-1'],
       [ids["group's locations"]]: ['ap-south-1'],
       [ids["group's frequency"]]: ['eu-west-1'],
       [ids['never ran']]: ['eu-west-1'],
+      [ids['a status with no time']]: ['eu-west-1'],
     });
   });
 });

@@ -38,10 +38,11 @@ const silent = (c: Coverage) => c.state === 'NO_DATA' || (c.state === 'RUNNING' 
  * recorded and delivered like any other (check alerts, notifications per subscribed channel, maintenance silences).
  */
 export async function sweepGaps(sql: Sql, now: number, settings: GapSettings, hooks: CheckIncidentHooks): Promise<GapSweep> {
-  const [plans, gaps] = await Promise.all([
-    loadPlans(sql, { activatedOnly: true, mayHaveStopped: { now, periods: settings.afterPeriods } }, settings.graceMs),
-    openGaps(sql),
-  ]);
+  // The open gaps first: the plans read after them hold every check with one of these gaps, so a gap is dropped below
+  // only when its check is deactivated or gone, never because a sweep running beside this one opened it meanwhile
+  // for a check this read left out as running.
+  const gaps = await openGaps(sql);
+  const plans = await loadPlans(sql, { activatedOnly: true, mayHaveStopped: { now, periods: settings.afterPeriods } }, settings.graceMs);
   const windows = await maintenanceWindows(sql, [...new Set(plans.map((p) => p.accountId))]);
   const open = new Map(gaps.map((g) => [g.check_id, g]));
   const byAccount = new Map<string, { plan: CheckPlan; coverage: Coverage }[]>();
