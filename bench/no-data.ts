@@ -33,7 +33,8 @@ try {
   const ran = Date.now() - 600_000;
   await svc.deps
     .sql`insert into check_statuses (check_id, account_id, has_failures, has_errors, is_degraded, last_run_location, last_check_run_id, last_run_at, latest_by_location)
-    select id, account_id, false, false, false, 'eu-west-1', gen_random_uuid(), ${new Date(ran)}, jsonb_build_object('eu-west-1', jsonb_build_object('duration', 100, 'at', ${ran}::bigint))
+    select id, account_id, false, false, false, data->'locations'->>0, gen_random_uuid(), ${new Date(ran)},
+      jsonb_build_object(data->'locations'->>0, jsonb_build_object('duration', 100, 'at', ${ran}::bigint))
     from checks where id = any(${ids}::uuid[])`;
   // As autovacuum would have by now: the planner needs the tables' statistics after a bulk load.
   await svc.deps.sql`analyze checks, check_statuses, check_activity, check_gaps`;
