@@ -11,7 +11,7 @@ import { nodeHeapFlags } from '../src/platform/heap.js';
 import { phaseOf } from '../src/runners/index.js';
 import { dropDatabase } from '../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../src/storage/redis.js';
-import type { ServiceMessage, ServiceReply } from './protocol.js';
+import type { Memory, ServiceMessage, ServiceReply } from './protocol.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -434,5 +434,19 @@ export function apiResultItem(checkId: string, startedAt: number, i: number) {
     responseTime: 150 + (i % 50),
     statusCode: 200,
     timings: { wait: 2, dns: 8, tcp: 12, firstByte: 90, download: 38 },
+  };
+}
+
+/** What the service's memory was made of in one state sample, in MB (the figures benches report at the peak). */
+export function memoryFigures(s: Memory & { engineBytes: number }): Record<string, number> {
+  const mb = (b: number) => Math.round(b / 1048576);
+  return {
+    rssMB: mb(s.rssBytes),
+    anonMB: mb(s.rssAnonBytes),
+    fileMB: mb(s.rssFileBytes),
+    heapUsedMB: mb(s.heapUsedBytes),
+    heapTotalMB: mb(s.heapTotalBytes),
+    externalMB: mb(s.externalBytes),
+    engineTrackedMB: mb(s.engineBytes),
   };
 }

@@ -25,6 +25,7 @@ import {
   benchAccount,
   benchEnvironment,
   cpuSeconds,
+  memoryFigures,
   profileOwners,
   profileStages,
   ROOT,
@@ -109,15 +110,7 @@ async function main() {
       void svc.ask({ type: 'state' }).then(
         (s) => {
           if (s.rssBytes > (atPeak.rssMB ?? 0) * 1048576) {
-            const mb = (b: number) => Math.round(b / 1048576);
-            atPeak = {
-              rssMB: mb(s.rssBytes),
-              anonMB: mb(s.rssAnonBytes),
-              fileMB: mb(s.rssFileBytes),
-              heapUsedMB: mb(s.heapUsedBytes),
-              heapTotalMB: mb(s.heapTotalBytes),
-              engineTrackedMB: mb(s.engineBytes),
-            };
+            atPeak = memoryFigures(s);
           }
           peakRss = Math.max(peakRss, s.peakRssBytes);
           maxWaiting = Math.max(maxWaiting, s.queue.waiting);

@@ -30,6 +30,7 @@ import {
   allocationOwners,
   benchEnvironment,
   cpuSeconds,
+  memoryFigures,
   processCpuDelta,
   processCpuSeconds,
   profileOwners,
@@ -131,16 +132,7 @@ async function main() {
       void svc.ask({ type: 'state' }).then(
         (s) => {
           if (s.rssBytes > peakRss) {
-            const mb = (b: number) => Math.round(b / 1048576);
-            atPeak = {
-              rssMB: mb(s.rssBytes),
-              anonMB: mb(s.rssAnonBytes),
-              fileMB: mb(s.rssFileBytes),
-              heapUsedMB: mb(s.heapUsedBytes),
-              heapTotalMB: mb(s.heapTotalBytes),
-              externalMB: mb(s.externalBytes),
-              engineTrackedMB: mb(s.engineBytes),
-            };
+            atPeak = memoryFigures(s);
           }
           peakRss = Math.max(peakRss, s.rssBytes);
           if (s.definitions) definitions = s.definitions;
