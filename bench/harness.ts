@@ -137,6 +137,46 @@ export class ServiceUnderTest {
   }
 }
 
+/**
+ * `npm run runner` as a user starts it (`workers/runner.ts` with the service's heap flags), serving `locations`, in a
+ * child process with the bench's environment: runs made beside the service, not in it. Resolves once it has started
+ * (a second; its queues connect lazily); `stop` ends it as a user would (SIGTERM).
+ */
+export async function startRunnerProcess(env: NodeJS.ProcessEnv, locations: string[]): Promise<{ pid: number; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [...serviceHeapFlags(), '--import', 'tsx', 'workers/runner.ts', '--locations', locations.join(',')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, 3000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`runner exited during start-up (${code})`));
+    });
+  });
+  child.removeAllListeners('exit');
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Resident memory of a live process, in bytes (`VmRSS`), or 0 once it has ended. */
+export function rssBytes(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** Waits until the engine has finished what earlier load queued (see bench/service.ts), then a moment more. */
 export async function settle(svc: ServiceUnderTest): Promise<void> {
   await svc.ask({ type: 'settle' });

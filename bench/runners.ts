@@ -15,7 +15,12 @@
  * `--warm N` lets the checks run N minutes before the window (V8 optimises code after so many calls: at 3,000 checks the
  * first minutes are mostly start-up); each minute of the window reports its own CPU a run.
  *
- *   npm run bench:runners -- [--checks 10000] [--minutes 10] [--warm 0] [--peer off] [--profile [--allocations]]
+ * `--runner-processes N` runs the checks in N `npm run runner` processes beside the service (its in-process runner off,
+ * the locations shared out among them), as a larger installation would: the CPU, threads and peak RSS reported are
+ * the service's and theirs together (by process in `runnerProcesses`); the profile is the service's alone.
+ *
+ *   npm run bench:runners -- [--checks 10000] [--minutes 10] [--warm 0] [--peer off] [--runner-processes 0]
+ *     [--profile [--allocations]]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,10 +41,12 @@ import {
   profileOwners,
   quantile,
   ROOT,
+  rssBytes,
   runCli,
   ServiceUnderTest,
   slotRuns,
   startCountingTarget,
+  startRunnerProcess,
   threadCpuDelta,
   threadCpuSeconds,
 } from './harness.js';
@@ -54,6 +61,7 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     allocations: { type: 'boolean', default: false },
     warm: { type: 'string', default: '0' },
+    'runner-processes': { type: 'string', default: '0' },
   },
 });
 const CHECKS = Number(values.checks);
@@ -62,6 +70,7 @@ const LOCATION_COUNT = Math.min(LOCATIONS.length, Math.max(1, Number(values.loca
 const PERIOD = 60_000;
 /** Minutes the checks run before the measured window: V8 optimises a function after so many calls, not so many seconds. */
 const WARM_MINUTES = Math.max(0, Number(values.warm));
+const RUNNER_PROCESSES = Math.max(0, Math.floor(Number(values['runner-processes'])));
 
 async function main() {
   const target = await startCountingTarget();
@@ -73,10 +82,26 @@ async function main() {
   const cli = (...args: string[]) => runCli(env, ...args);
   await cli('migrate');
   const accountId = await cli('create-account', '--name', 'runner-bench');
-  const svc = await ServiceUnderTest.start(env);
+  const svc = await ServiceUnderTest.start(RUNNER_PROCESSES ? { ...env, RUNNER: 'off' } : env);
   const sql = postgres(env.DATABASE_URL!, { max: 4, onnotice: () => {} });
+  const runners: Awaited<ReturnType<typeof startRunnerProcess>>[] = [];
   let result: Record<string, unknown>;
   try {
+    const served = LOCATIONS.slice(0, LOCATION_COUNT);
+    for (let i = 0; i < RUNNER_PROCESSES; i++) {
+      // Locations dealt out in turn; with more processes than locations, a location's queue is shared.
+      const mine = RUNNER_PROCESSES <= served.length ? served.filter((_, j) => j % RUNNER_PROCESSES === i) : [served[i % served.length]!];
+      runners.push(await startRunnerProcess(env, mine));
+    }
+    /** The service's CPU and its runner processes' together, in seconds. */
+    const allCpu = () => cpuSeconds(pid) + runners.reduce((sum, r) => sum + cpuSeconds(r.pid), 0);
+    /** Threads by kind, a runner process's prefixed `runner:`. */
+    const allThreads = () => {
+      const out = threadCpuSeconds(pid);
+      for (const r of runners) for (const [k, v] of Object.entries(threadCpuSeconds(r.pid))) out[`runner:${k}`] = (out[`runner:${k}`] ?? 0) + v;
+      return out;
+    };
+    const pid = svc.child.pid!;
     console.log(`creating ${CHECKS} API checks at 1 minute in ${LOCATION_COUNT} locations against ${targetUrl}`);
     const ids: string[] = [];
     for (let i = 0; i < CHECKS; i += 1000) {
@@ -108,19 +133,20 @@ async function main() {
     const start = Math.ceil((Date.now() + 15_000) / PERIOD) * PERIOD + WARM_MINUTES * PERIOD;
     const end = start + MINUTES * PERIOD;
     console.log(`measuring ${new Date(start).toISOString()} to ${new Date(end).toISOString()}`);
-    const pid = svc.child.pid!;
     await new Promise((r) => setTimeout(r, start - 2000 - Date.now()));
     // What live objects hold in V8's heap (after a full collection) as the window starts and after it ends: growth
     // there is memory kept, not garbage V8 has not collected yet.
     const liveHeapStart = (await svc.ask({ type: 'memory', gc: true })).heapUsedBytes;
     await new Promise((r) => setTimeout(r, start - Date.now()));
-    const cpuStart = cpuSeconds(pid);
-    const threadsStart = threadCpuSeconds(pid);
+    const cpuStart = allCpu();
+    const threadsStart = allThreads();
+    const runnersCpuStart = runners.map((r) => cpuSeconds(r.pid));
     const storesStart = { postgres: processCpuSeconds('postgres'), redis: processCpuSeconds('redis-server') };
     const hitsStart = target.hits();
     let peakRss = 0;
     /** The memory figures of the sample with the highest RSS: what the peak was made of. */
     let atPeak: Record<string, number> = {};
+    let runnersRssAtPeak: number[] = [];
     let maxWaiting = 0;
     let maxLag = 0;
     /** Where scheduled runs' definitions came from since the service started (the definition cache's counts). */
@@ -131,10 +157,13 @@ async function main() {
     const sampler = setInterval(() => {
       void svc.ask({ type: 'state' }).then(
         (s) => {
-          if (s.rssBytes > peakRss) {
+          const runnersRss = runners.map((r) => rssBytes(r.pid));
+          const rss = s.rssBytes + runnersRss.reduce((a, b) => a + b, 0);
+          if (rss > peakRss) {
             atPeak = memoryFigures(s);
+            runnersRssAtPeak = runnersRss;
           }
-          peakRss = Math.max(peakRss, s.rssBytes);
+          peakRss = Math.max(peakRss, rss);
           if (s.definitions) definitions = s.definitions;
           maxWaiting = Math.max(maxWaiting, s.queue.waiting);
           maxLag = Math.max(maxLag, s.queue.oldestWaitingSeconds);
@@ -154,7 +183,7 @@ async function main() {
     }, 2000);
     // The service's CPU in each minute of the window (read at each minute's end), set beside that minute's runs.
     const cpuAtMinute: number[] = [cpuStart];
-    const minuteReader = setInterval(() => cpuAtMinute.length <= MINUTES && cpuAtMinute.push(cpuSeconds(pid)), PERIOD);
+    const minuteReader = setInterval(() => cpuAtMinute.length <= MINUTES && cpuAtMinute.push(allCpu()), PERIOD);
     let profile: ReturnType<typeof profileOwners> | undefined;
     let allocations: ReturnType<typeof allocationOwners> | undefined;
     if (values.profile) {
@@ -168,8 +197,9 @@ async function main() {
       console.log(`the last minute's profile: ${file}`);
     }
     await new Promise((r) => setTimeout(r, end - Date.now()));
-    const cpu = cpuSeconds(pid) - cpuStart;
-    const threads = threadCpuDelta(threadsStart, threadCpuSeconds(pid));
+    const cpu = allCpu() - cpuStart;
+    const threads = threadCpuDelta(threadsStart, allThreads());
+    const runnersCpu = runners.map((r, i) => Math.round((cpuSeconds(r.pid) - runnersCpuStart[i]!) * 100) / 100);
     const stores = {
       postgres: processCpuDelta(storesStart.postgres, processCpuSeconds('postgres')),
       redis: processCpuDelta(storesStart.redis, processCpuSeconds('redis-server')),
@@ -177,7 +207,7 @@ async function main() {
     const requests = target.hits() - hitsStart;
     clearInterval(sampler);
     clearInterval(minuteReader);
-    if (cpuAtMinute.length <= MINUTES) cpuAtMinute.push(cpuSeconds(pid));
+    if (cpuAtMinute.length <= MINUTES) cpuAtMinute.push(allCpu());
     const liveHeapEnd = (await svc.ask({ type: 'memory', gc: true })).heapUsedBytes;
     /** The window's runs found in the store, by check and slot. */
     const count = async () => slotRuns((await svc.ask({ type: 'runs', accountId, from: start - 5000, to: end + 5000 })).runs, ids, start, end, PERIOD);
@@ -229,6 +259,12 @@ async function main() {
       serviceCpuMsPerRun: +((cpu * 1000) / Math.max(1, lateness.length)).toFixed(3),
       servicePeakRssMB: Math.round(peakRss / 1048576),
       memoryAtPeak: atPeak,
+      ...(runners.length
+        ? {
+            /** Each runner process's CPU seconds in the window and RSS at the peak (the figures above include them). */
+            runnerProcesses: runners.map((_, i) => ({ cpuSeconds: runnersCpu[i], rssMBAtPeak: Math.round((runnersRssAtPeak[i] ?? 0) / 1048576) })),
+          }
+        : {}),
       liveHeapMB: { start: Math.round(liveHeapStart / 1048576), end: Math.round(liveHeapEnd / 1048576) },
       serviceCpuSecondsByThread: threads,
       /** CPU seconds Postgres and Redis spent in the window (every process of theirs on this machine: run nothing else beside the bench). */
@@ -244,6 +280,7 @@ async function main() {
     console.log(JSON.stringify(result, null, 2));
   } finally {
     await sql.end({ timeout: 5 });
+    for (const r of runners) await r.stop();
     await svc.stop();
     await dropDatabase(env.DATABASE_URL!).catch((e: Error) => console.error(`drop database: ${e.message}`));
     await deleteKeysWithPrefix(env.REDIS_URL!, env.REDIS_PREFIX!).catch(() => {});
