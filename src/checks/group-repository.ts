@@ -1,3 +1,4 @@
+import { overlay } from '../model/collections.js';
 import type { Sql } from '../storage/postgres.js';
 import { sealVariables } from '../storage/secret-box.js';
 import type { GroupData } from './group-schemas.js';
@@ -58,7 +59,7 @@ export async function effectiveSettings<R extends SettingsRow>(
   }
   return rows.map((row) => {
     const group = row.group_id === null ? undefined : groups.get(row.group_id);
-    const base: Record<string, unknown> = { ...row.data, checkType: row.check_type, tags: row.tags, activated: row.activated, muted: row.muted };
+    const base: Record<string, unknown> = overlay(row.data, { checkType: row.check_type, tags: row.tags, activated: row.activated, muted: row.muted });
     return { row, data: group ? applyGroupSettings(base, group) : base };
   });
 }

@@ -1,4 +1,5 @@
 import { periodOf } from '../model/checks.js';
+import { overlay } from '../model/collections.js';
 import type { EnvVar } from '../model/variables.js';
 import type { GroupData } from './group-schemas.js';
 
@@ -17,7 +18,8 @@ function mergeByKey<T extends { key: string }>(base: T[] | null | undefined, own
  * base URL (for relative URLs), headers, query parameters, assertions and basic auth.
  */
 export function applyGroupSettings(check: CheckFields, group: GroupData): CheckFields {
-  const out: CheckFields = { ...check };
+  // A copy made property by property: fields are added to it below (overlay in model/collections.ts says why).
+  const out: CheckFields = overlay(check, {});
   if (group.locations.length || group.privateLocations?.length) {
     out.locations = group.locations;
     out.privateLocations = group.privateLocations ?? [];
@@ -40,14 +42,13 @@ export function applyGroupSettings(check: CheckFields, group: GroupData): CheckF
   const request = check.request as Record<string, unknown> | undefined;
   if (check.checkType === 'API' && defaults && request) {
     const url = request.url as string;
-    out.request = {
-      ...request,
+    out.request = overlay(request, {
       url: defaults.url && !/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? defaults.url.replace(/\/+$/, '') + url : url,
       headers: mergeByKey(defaults.headers, request.headers as { key: string }[]),
       queryParameters: mergeByKey(defaults.queryParameters, request.queryParameters as { key: string }[]),
       assertions: [...((request.assertions as unknown[]) ?? []), ...(defaults.assertions ?? [])],
       basicAuth: request.basicAuth ?? defaults.basicAuth ?? null,
-    };
+    });
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { overlay } from '../model/collections.js';
 import { boundDetail } from '../model/results.js';
 import type { Logger } from '../platform/logger.js';
 import type { OutboundPolicy } from '../platform/outbound.js';
@@ -21,7 +22,7 @@ const ERROR_CHARS = 4096;
 /** An outcome within what a result keeps, whatever the check's target or script put in it (boundDetail). */
 export function bounded(outcome: RunOutcome): RunOutcome {
   const error = outcome.error && outcome.error.length > ERROR_CHARS ? `${outcome.error.slice(0, ERROR_CHARS)} … (cut)` : outcome.error;
-  return { ...outcome, detail: boundDetail(outcome.detail), error };
+  return overlay(outcome, { detail: boundDetail(outcome.detail), error });
 }
 
 /** Executes a run by its check's type. A fault of the runner itself is the run's error, never a lost run. */
@@ -31,7 +32,7 @@ export async function executeRun(taken: TakenRun, policy: OutboundPolicy, files:
   try {
     const outcome = await CHECK_RUNNERS[check.checkType]({ check, location: run.location, resultId, attempt: run.attempt, policy, blobs: files, assetBase });
     // Why it failed may quote the request (a URL, a header): secret values never leave the run, to a log, a disk or a report.
-    return bounded(outcome.error ? { ...outcome, error: maskSecretValues(outcome.error, check.secrets) } : outcome);
+    return bounded(outcome.error ? overlay(outcome, { error: maskSecretValues(outcome.error, check.secrets) }) : outcome);
   } catch (err) {
     // Masked and bounded like any failure: a thrown message may quote a secret, and may be of any length.
     const why = maskSecretValues(messageOf(err), check.secrets);

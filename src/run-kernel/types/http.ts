@@ -1,5 +1,6 @@
 import { errors } from 'undici';
 import type { ApiRequest, StoredRequest } from '../../checks/index.js';
+import { overlay } from '../../model/collections.js';
 import { type ConnectTimings, runDispatcher } from '../../platform/outbound.js';
 import { evaluate, jsonPathValues, regexCapture } from '../assertions.js';
 import { interpolate, maskSecretValues, runVariables } from '../interpolate.js';
@@ -50,9 +51,9 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
   const def = (check.data.request ?? {}) as HttpRequestDef;
   const limits = limitsOf(check.data, kind === 'API' ? { degraded: 5000, max: 20_000 } : { degraded: 3000, max: 5000 });
   const startedAt = Date.now();
-  const context: Record<string, unknown> = {
-    ...check.variables,
-    ...runVariables({
+  const context: Record<string, unknown> = overlay(
+    check.variables,
+    runVariables({
       accountId: check.accountId,
       checkId: check.id,
       checkName: check.name,
@@ -60,7 +61,7 @@ async function runHttp(ctx: RunContext, kind: 'API' | 'URL'): Promise<RunOutcome
       location: ctx.location,
       resultId: ctx.resultId,
     }),
-  };
+  );
   const logs: Record<'setup' | 'request' | 'teardown', LogLine[]> = { setup: [], request: [], teardown: [] };
   const render = (text: string) => (kind === 'API' ? interpolate(text, context) : text);
   let request: ScriptRequest;
