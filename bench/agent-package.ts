@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildAgent } from '../scripts/build-agent.js';
 import { startAgentProcess } from '../test/support/agents.js';
-import { benchAccount, benchEnvironment, ROOT, removeBenchEnvironment, ServiceUnderTest, startCountingTarget } from './harness.js';
+import { benchAccount, benchEnvironment, ROOT, removeBenchEnvironment, rssBytes, ServiceUnderTest, startCountingTarget } from './harness.js';
 
 const du = (p: string) => Number(execFileSync('du', ['-sb', p], { encoding: 'utf8' }).split('\t')[0]) / 1024 / 1024;
 /** The process and its descendants: pids, and their RSS together (MB). */
@@ -25,9 +25,8 @@ function tree(pid: number): { pids: number[]; rssMB: number } {
       // gone
     }
   }
-  let kb = 0;
-  for (const p of pids) kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-  return { pids, rssMB: Math.round(kb / 1024) };
+  const bytes = pids.reduce((sum, p) => sum + rssBytes(p), 0);
+  return { pids, rssMB: Math.round(bytes / 1048576) };
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -129,11 +129,8 @@ export class ServiceUnderTest {
     });
   }
 
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((r) => this.child.once('exit', r));
-    this.child.kill('SIGTERM');
-    await exited;
+  stop(): Promise<void> {
+    return stopChild(this.child);
   }
 }
 
@@ -156,15 +153,15 @@ export async function startRunnerProcess(env: NodeJS.ProcessEnv, locations: stri
     });
   });
   child.removeAllListeners('exit');
-  return {
-    pid: child.pid!,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return { pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/** Ends a child process as a user would (SIGTERM) and waits for it to exit. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
 }
 
 /** Resident memory of a live process, in bytes (`VmRSS`), or 0 once it has ended. */
