@@ -109,6 +109,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         metrics: opts.metrics,
         tickMs: config.runner.tickMs,
         lookaheadMs: config.runner.lookaheadMs,
+        windowMs: config.runner.windowMs,
         reconcileMs: config.runner.reconcileMs,
       })
     : undefined;

@@ -36,7 +36,7 @@ const ReadyBody = Type.Object({
 const LocationHealth = Type.Object({
   location: Type.String(),
   runners: Type.Integer({ description: 'Runners serving it seen in the last 30 s' }),
-  waiting: Type.Integer({ description: "Run jobs due and waiting for a runner (a slot second's scheduled runs of a location are one job)" }),
+  waiting: Type.Integer({ description: "Run jobs due and waiting for a runner (a window's scheduled runs of a location are one job)" }),
   delayed: Type.Integer({ description: 'Run jobs scheduled for later (within the lookahead) and retries' }),
   lagSeconds: Type.Number({ description: 'How long the oldest due run has waited' }),
 });

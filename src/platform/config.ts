@@ -111,6 +111,8 @@ export interface Config {
     scheduler: boolean;
     tickMs: number;
     lookaheadMs: number;
+    /** How much of a location's schedule one batch job carries (SCHEDULER_WINDOW_MS): slots are claimed a window at a time. */
+    windowMs: number;
     reconcileMs: number;
     /** How long a check session waits for its results before it is TIMED_OUT. */
     sessionTimeoutSeconds: number;
@@ -564,6 +566,7 @@ function runnerSettings(env: Env): Config['runner'] {
     scheduler: onOff('SCHEDULER'),
     tickMs: int(env, 'SCHEDULER_TICK_MS', 250, 10, 60_000),
     lookaheadMs: int(env, 'SCHEDULER_LOOKAHEAD_MS', 1000, 0, 60_000),
+    windowMs: int(env, 'SCHEDULER_WINDOW_MS', 5000, 1000, 10_000),
     reconcileMs: int(env, 'SCHEDULER_RECONCILE_MS', 5000, 100, 600_000),
     sessionTimeoutSeconds: int(env, 'CHECK_SESSION_TIMEOUT_SECONDS', 600, 1, 86_400),
     ...browserRuns(env),

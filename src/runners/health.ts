@@ -47,7 +47,7 @@ export async function runnersSeen(redis: Redis, prefix: string): Promise<Map<str
 export interface LocationHealth {
   location: string;
   runners: number;
-  /** Run jobs due and waiting for a runner (a slot second's scheduled runs of the location are one job). */
+  /** Run jobs due and waiting for a runner (a window's scheduled runs of the location are one job). */
   waiting: number;
   /** Run jobs scheduled for later (slots within the lookahead, retries). */
   delayed: number;

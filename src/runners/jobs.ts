@@ -4,17 +4,18 @@ import type { RunJob } from '../run-kernel/index.js';
 import type { Queues } from '../storage/queues.js';
 
 /**
- * The scheduled first tries of one public location's slot second, carried as one job (`enqueueRuns`): a runner
- * takes, reads and completes them together, so a run costs no queue operation and no definition read of its
- * own (docs/performance.md). Retries, on-demand, ad-hoc runs and private locations' runs (an agent leases one
- * run at a time) stay one job each.
+ * The scheduled first tries of one public location's window (`SCHEDULER_WINDOW_MS`, a few seconds of slots),
+ * carried as one job (`enqueueRuns`): a runner takes it at its first run's slot, reads the runs' definitions
+ * together, starts each run at its own slot and completes the job once all are made, so a run costs no queue
+ * operation and no definition read of its own (docs/performance.md). Retries, on-demand, ad-hoc runs and private
+ * locations' runs (an agent leases one run at a time) stay one job each.
  */
 export interface RunBatch {
   v: 1;
   runs: RunJob[];
 }
 
-/** What a run queue's job carries: one run, or a slot second's batch of scheduled runs. */
+/** What a run queue's job carries: one run, or a window's batch of scheduled runs. */
 export type RunQueueJob = RunJob | RunBatch;
 
 export function isRunBatch(data: RunQueueJob): data is RunBatch {
@@ -47,9 +48,9 @@ export function runBatchId(runs: readonly RunJob[]): string {
   return `b-${runs[0].location}-${runs[0].slot}-${digest.digest('hex').slice(0, 32)}`;
 }
 
-/** A scheduled first try on a public location's queue: the runs a batch may carry. */
-function batchable(job: RunJob, queue: string): boolean {
-  return job.source === 'SCHEDULER' && job.attempt === 1 && !job.adhocId && !job.sessionId && queue === runQueueName(job.location);
+/** A scheduled first try on a public location's queue, to start at its slot: the runs a batch may carry. */
+function batchable(job: RunJob, queue: string, startAt: number): boolean {
+  return job.source === 'SCHEDULER' && job.attempt === 1 && !job.adhocId && !job.sessionId && queue === runQueueName(job.location) && startAt === job.slot;
 }
 
 const RUN_JOB_OPTIONS: JobsOptions = {
@@ -59,38 +60,65 @@ const RUN_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 86_400 },
 };
 
+/** The default `SCHEDULER_WINDOW_MS`: how many milliseconds of a location's scheduled slots one batch job carries. */
+export const RUN_WINDOW_MS = 5000;
+
+/** The start of the window `t` falls in (windows are epoch-aligned, so every scheduler makes the same ones). */
+export function windowStart(t: number, windowMs: number): number {
+  return Math.floor(t / windowMs) * windowMs;
+}
+
 /**
- * Enqueues runs on their locations' queues, each to start at its `startAt` (BullMQ delays it until then).
- * `queueOf` maps a run's location to its queue (private locations by id).
+ * Enqueues runs on their locations' queues, each to start at its `startAt` (BullMQ delays it until then). Scheduled
+ * first tries of one queue whose starts fall in the same `windowMs` go as batches, delayed to their first start;
+ * the runner starts each of their runs at its own `startAt` (its slot).
  */
-export async function enqueueRuns(queues: Queues, runs: readonly { job: RunJob; queue: string; startAt: number }[], now = Date.now()): Promise<void> {
+export async function enqueueRuns(
+  queues: Queues,
+  runs: readonly { job: RunJob; queue: string; startAt: number }[],
+  now = Date.now(),
+  windowMs = 1000,
+): Promise<void> {
   const byQueue = new Map<string, { name: string; data: RunQueueJob; opts: JobsOptions }[]>();
   const add = (queue: string, name: string, data: RunQueueJob, jobId: string, startAt: number) => {
     const list = byQueue.get(queue) ?? [];
     list.push({ name, data, opts: { ...RUN_JOB_OPTIONS, jobId, delay: Math.max(0, startAt - now) } });
     byQueue.set(queue, list);
   };
-  // Scheduled first tries of one queue starting together go as batches; a lone one stays a run job.
-  const batches = new Map<string, { queue: string; startAt: number; runs: RunJob[] }>();
-  for (const { job, queue, startAt } of runs) {
-    if (!batchable(job, queue)) {
-      add(queue, 'run', job, runJobId(job), startAt);
+  // Scheduled first tries of one queue and window go as batches; a lone one stays a run job.
+  const batches = new Map<string, { queue: string; runs: { job: RunJob; startAt: number }[] }>();
+  for (const run of runs) {
+    if (!batchable(run.job, run.queue, run.startAt)) {
+      add(run.queue, 'run', run.job, runJobId(run.job), run.startAt);
       continue;
     }
-    const key = `${queue}\n${startAt}`;
+    const key = `${run.queue}\n${windowStart(run.startAt, windowMs)}`;
     const batch = batches.get(key);
-    if (batch) batch.runs.push(job);
-    else batches.set(key, { queue, startAt, runs: [job] });
+    if (batch) batch.runs.push(run);
+    else batches.set(key, { queue: run.queue, runs: [run] });
   }
-  for (const { queue, startAt, runs: all } of batches.values()) {
-    // In a fixed order, so the same runs claimed again (rows tied on their slot come back in any order) make the
-    // same batches and the same job ids.
-    all.sort((a, b) => (a.checkId < b.checkId ? -1 : a.checkId > b.checkId ? 1 : 0));
+  for (const { queue, runs: all } of batches.values()) {
+    // In a fixed order (by start, then check), so the same runs claimed again (rows tied on their slot come back in
+    // any order) make the same batches and the same job ids, and a window split in parts splits by time.
+    all.sort((a, b) => a.startAt - b.startAt || (a.job.checkId < b.job.checkId ? -1 : a.job.checkId > b.job.checkId ? 1 : 0));
     for (let i = 0; i < all.length; i += RUN_BATCH_MAX) {
       const part = all.slice(i, i + RUN_BATCH_MAX);
-      if (part.length === 1) add(queue, 'run', part[0], runJobId(part[0]), startAt);
-      else add(queue, 'runs', { v: 1, runs: part }, runBatchId(part), startAt);
+      const jobs = part.map((r) => r.job);
+      if (part.length === 1) add(queue, 'run', jobs[0], runJobId(jobs[0]), part[0].startAt);
+      else add(queue, 'runs', { v: 1, runs: jobs }, runBatchId(jobs), part[0].startAt);
     }
   }
   await Promise.all([...byQueue].map(([name, jobs]) => queues.queue<RunQueueJob>(name).addBulk(jobs)));
+}
+
+/**
+ * The runs of a batch whose runner stopped before their slots, queued again as one batch to start at its first run's
+ * slot (each run still at its own). Its job id is the batch's with `-back`: the batch taken again by another runner
+ * (this one died before completing it) hands back the same runs as a no-op.
+ */
+export async function handBackRuns(queues: Queues, queue: string, fromJobId: string, runs: readonly RunJob[], now = Date.now()): Promise<void> {
+  const startAt = Math.min(...runs.map((r) => r.slot));
+  await queues
+    .queue<RunQueueJob>(queue)
+    .add('runs', { v: 1, runs: [...runs] }, { ...RUN_JOB_OPTIONS, jobId: `${fromJobId}-back`, delay: Math.max(0, startAt - now) });
 }

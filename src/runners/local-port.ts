@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { ExecuteRun, RunnerPort, RunOutcome, TakenRun } from '../run-kernel/index.js';
+import type { ExecuteRun, RunJob, RunnerPort, RunOutcome, TakenRun } from '../run-kernel/index.js';
 import type { BlobStore } from '../storage/blobs.js';
 import type { Queues } from '../storage/queues.js';
 import { RunBook, type RunBookOptions } from './book.js';
 import { DefinitionCache } from './definition-cache.js';
 import { registerRunner } from './health.js';
-import { isRunBatch, type RunQueueJob } from './jobs.js';
+import { handBackRuns, isRunBatch, type RunQueueJob } from './jobs.js';
 import { stampPrivateLocations } from './repository.js';
 
 export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
@@ -25,7 +25,8 @@ export interface LocalPortOptions extends Omit<RunBookOptions, 'redis'> {
 
 /**
  * The runner port of a runner that holds the service's stores (the in-process runner, `npm run runner`): runs
- * come from its locations' queues, one job each or a slot second's scheduled runs in one job (a RunBatch); each
+ * come from its locations' queues, one job each or a window's scheduled runs in one job (a RunBatch, each run started
+ * at its slot; those still waiting when the runner stops are handed back to the queue); each
  * is prepared and finished by the run book in this process, at most `concurrency` at once per location. A job
  * completes only once its results are queued for ingest, so a runner that dies mid-run leaves the job to
  * BullMQ's stalled-job recovery, never to silence (a batch is then taken again and makes the runs not marked made,
@@ -47,6 +48,7 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
     ? new DefinitionCache({ sql: opts.sql, logger: opts.logger, metrics: opts.metrics, maxBytes: opts.definitionCacheBytes })
     : undefined;
   const book = new RunBook({ ...opts, redis, definitions });
+  const clock = new SlotClock();
   let workers: Worker<RunQueueJob>[] = [];
   return {
     runnerId,
@@ -73,27 +75,49 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
           const taken = await book.prepare(job.data);
           return 'skipped' in taken ? taken : one(taken, location, false);
         }
-        // A slot second's runs: read together, each run as its own (one failing never stops the others); the
+        // A window's runs: read together, each run as its own at its slot (one failing never stops the others); the
         // batch completes once every result is queued for ingest, and fails, to the failed set, if one was not.
         // A batch taken again (its runner died or stalled) makes only the runs not marked made before.
         const marks = new MadeMarks(job);
         const todo = job.data.runs.map((run, i) => ({ run, i })).filter(({ i }) => !marks.made.has(i));
         const prepared = await book.prepareMany(todo.map((t) => t.run));
+        // Each run starts at its slot. Runs still waiting when the runner stops go back to the queue (handed back
+        // before they are marked made), so that another runner makes them on time.
+        const handBack: RunJob[] = [];
         const ended = await Promise.allSettled(
           prepared.map(async (taken, k) => {
+            if (!('skipped' in taken) && !(await clock.until(taken.run.slot))) {
+              handBack.push(taken.run);
+              return HANDED_BACK;
+            }
             const ran = 'skipped' in taken ? taken : await one(taken, location, true);
             marks.mark(todo[k].i);
             return ran;
           }),
         );
+        if (handBack.length) {
+          // Not marked made: the job completes now. A runner killed between this and the completion leaves the batch to be
+          // taken again, which hands back the same runs as a no-op (the job id) and makes them too (stored once by id).
+          try {
+            await handBackRuns(opts.queues, job.queueName, job.id!, handBack);
+          } catch (err) {
+            marks.stop();
+            throw new Error(`${handBack.length} runs waiting for their slot could not be queued again as the runner stopped: ${(err as Error).message}`);
+          }
+          opts.logger.info(
+            { location: job.data.runs[0]?.location, runs: handBack.length },
+            'runner stopping: runs waiting for their slot handed back to the queue',
+          );
+        }
         marks.stop();
         const lost = ended.filter((e) => e.status === 'rejected');
         if (lost.length)
           throw new Error(`${lost.length} of ${ended.length} runs could not be handed to ingest: ${String((lost[0] as PromiseRejectedResult).reason)}`);
         return {
           runs: job.data.runs.length,
-          skipped: ended.filter((e) => e.status === 'fulfilled' && 'skipped' in e.value).length,
+          skipped: ended.filter((e) => e.status === 'fulfilled' && e.value !== HANDED_BACK && 'skipped' in e.value).length,
           madeBefore: job.data.runs.length - todo.length,
+          ...(handBack.length ? { handedBack: handBack.length } : {}),
         };
       };
       workers = opts.locations.map((location) =>
@@ -107,6 +131,7 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
       opts.logger.info({ runnerId, locations: opts.locations.length }, 'runner started');
     },
     async close() {
+      clock.stop();
       book.close();
       definitions?.stop();
       if (stamper) clearInterval(stamper);
@@ -116,6 +141,9 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
     },
   };
 }
+
+/** A batch's run the runner did not make: it stopped before the run's slot, and queued the run again. */
+const HANDED_BACK = Symbol('handed back');
 
 /** How often a batch's job records which of its runs are made (at most: a write only follows a run made). */
 const MARK_EVERY_MS = 500;
@@ -151,6 +179,44 @@ class MadeMarks {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+  }
+}
+
+/**
+ * Waits for the slots of batches' runs: one timer a slot second, however many runs share it. When the runner stops,
+ * every wait ends at once with false (the run is handed back to the queue, not made early).
+ */
+class SlotClock {
+  private readonly waits = new Map<number, { timer: NodeJS.Timeout; done: Promise<boolean>; end: (came: boolean) => void }>();
+  private stopped = false;
+
+  /** True once `slot` has come; false if the runner stops first. */
+  until(slot: number): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false);
+    const wait = slot - Date.now();
+    if (wait <= 0) return Promise.resolve(true);
+    let entry = this.waits.get(slot);
+    if (!entry) {
+      let end!: (came: boolean) => void;
+      const done = new Promise<boolean>((resolve) => (end = resolve));
+      const timer = setTimeout(() => {
+        this.waits.delete(slot);
+        end(true);
+      }, wait);
+      entry = { timer, done, end };
+      this.waits.set(slot, entry);
+    }
+    return entry.done;
+  }
+
+  /** The runner stops: every run still waiting for its slot is told so. */
+  stop(): void {
+    this.stopped = true;
+    for (const { timer, end } of this.waits.values()) {
+      clearTimeout(timer);
+      end(false);
+    }
+    this.waits.clear();
   }
 }
 

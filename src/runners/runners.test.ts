@@ -7,7 +7,7 @@ import { scheduledResultId } from '../run-kernel/result-ids.js';
 import type { RunJob } from '../run-kernel/run.js';
 import { startRunner } from '../run-kernel/runner.js';
 import { Queues } from '../storage/queues.js';
-import { enqueueRuns, isRunBatch, type RunQueueJob } from './jobs.js';
+import { enqueueRuns, isRunBatch, type RunQueueJob, windowStart } from './jobs.js';
 import { localPort } from './local-port.js';
 import { startScheduler } from './scheduler.js';
 
@@ -490,6 +490,75 @@ describe('checks run by the service', () => {
         expect(http.hits('/flaky/batch-gone/0')).toHaveLength(0);
       } finally {
         await runner.close();
+        await queues.close();
+      }
+    }, 60_000);
+
+    it("a window's scheduled runs travel as one job and each starts at its own slot; a runner that stops hands back the runs still waiting", async () => {
+      // us-west-1 has no runner in this service but the ones this test starts; the checks' own location, sa-east-1, none.
+      const location = 'us-west-1';
+      const [early, late, last] = await Promise.all(
+        ['early', 'late', 'last'].map((name) =>
+          create('api', { name: `window ${name}`, locations: ['sa-east-1'], request: { url: `${http.url}/flaky/window-${name}/0` } }),
+        ),
+      );
+      const accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${early.id}`)[0].account_id;
+      // Three slots 2 s and 6 s apart in one 10-second window.
+      const windowMs = 10_000;
+      let first = Math.ceil((Date.now() + 1500) / 1000) * 1000;
+      if (windowStart(first, windowMs) !== windowStart(first + 6000, windowMs)) first = windowStart(first + 6000, windowMs);
+      const slots = [first, first + 2000, first + 6000];
+      const runs = [early, late, last].map((c, i) => ({
+        job: { v: 1, accountId, checkId: c.id, location, slot: slots[i], attempt: 1, source: 'SCHEDULER', periodMs: 60_000 } as RunJob,
+        queue: `runs-${location}`,
+        startAt: slots[i],
+      }));
+      const queues = new Queues(svc.env.REDIS_URL, svc.env.REDIS_PREFIX);
+      await enqueueRuns(queues, runs, Date.now(), windowMs);
+      const queue = queues.queue<RunQueueJob>(`runs-${location}`);
+      const jobs = (await queue.getJobs(['delayed', 'wait'])).filter((j) => isRunBatch(j.data) && j.data.runs.some((r) => r.checkId === early.id));
+      expect(jobs).toHaveLength(1);
+      expect(isRunBatch(jobs[0].data) && jobs[0].data.runs.map((r) => r.slot)).toEqual(slots);
+      const stored = (checkId: string, slot: number) =>
+        waitFor(
+          () => svc.call('GET', `/v1/check-results/${checkId}/${scheduledResultId(checkId, slot, location)}`),
+          (r) => r.status === 200,
+          30_000,
+        );
+      const one = startLocalRunner(queues, { locations: [location], concurrency: 2, resultLingerMs: 50 });
+      let oneStopped = false;
+      let two: ReturnType<typeof startLocalRunner> | undefined;
+      try {
+        // The first two runs, each at its own slot (not all at the batch's first).
+        for (const [check, slot] of [
+          [early, slots[0]],
+          [late, slots[1]],
+        ] as const) {
+          const started = Date.parse((await stored(check.id, slot)).body.startedAt);
+          expect(started).toBeGreaterThanOrEqual(slot);
+          expect(started).toBeLessThan(slot + 1000);
+        }
+        expect(http.hits('/flaky/window-last/0')).toHaveLength(0);
+        // Stopped before the last slot: its run goes back to the queue, to its slot, and the batch completes.
+        await one.close();
+        oneStopped = true;
+        const done = await queue.getJob(jobs[0].id!);
+        expect(done?.finishedOn).toBeTruthy();
+        expect(done!.returnvalue).toEqual({ runs: 3, skipped: 0, madeBefore: 0, handedBack: 1 });
+        const back = await queue.getJob(`${jobs[0].id}-back`);
+        expect(back && isRunBatch(back.data) && back.data.runs.map((r) => r.checkId)).toEqual([last.id]);
+        expect(back!.timestamp + back!.delay).toBeGreaterThanOrEqual(slots[2] - 50);
+        expect(http.hits('/flaky/window-last/0')).toHaveLength(0);
+        // Another runner makes it at its slot, once.
+        two = startLocalRunner(queues, { locations: [location], concurrency: 2, resultLingerMs: 50 });
+        const started = Date.parse((await stored(last.id, slots[2])).body.startedAt);
+        expect(started).toBeGreaterThanOrEqual(slots[2]);
+        expect(started).toBeLessThan(slots[2] + 1000);
+        expect(http.hits('/flaky/window-last/0')).toHaveLength(1);
+        expect(http.hits('/flaky/window-early/0')).toHaveLength(1);
+      } finally {
+        if (!oneStopped) await one.close();
+        await two?.close();
         await queues.close();
       }
     }, 60_000);

@@ -7,7 +7,7 @@ import { type Sql, transaction } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { expireSessions } from './check-sessions.js';
 import { loadSchedulable, locationQueues, maintenanceWindows } from './definitions.js';
-import { enqueueRuns } from './jobs.js';
+import { enqueueRuns, windowStart } from './jobs.js';
 import { claimDueSlots, locationsForSlot, nextDueMs, reconcileSchedules } from './schedule.js';
 
 export interface SchedulerOptions {
@@ -19,6 +19,11 @@ export interface SchedulerOptions {
   tickMs: number;
   /** Slots due this far ahead are enqueued now, delayed to their time (so runs start on time). */
   lookaheadMs: number;
+  /**
+   * Slots are claimed a window at a time (epoch-aligned, this long): a tick whose lookahead reaches into a window
+   * claims the whole window, and a location's runs of one window go as one batch job (jobs.ts). 1000: a second.
+   */
+  windowMs?: number;
   /** How often check_schedules is made to match the checks (new, changed, deleted checks). */
   reconcileMs: number;
   /** Most slots one tick claims. */
@@ -133,7 +138,10 @@ export function startScheduler(opts: SchedulerOptions) {
     }
     nextDue = undefined;
     return transaction(opts.sql, async (tx) => {
-      const claimed = await claimDueSlots(tx, now, opts.lookaheadMs, opts.batch ?? 2000);
+      // To the end of the window the lookahead reaches into: its slots go together (one batch job a location).
+      const windowMs = opts.windowMs ?? 1000;
+      const horizon = windowStart(now + opts.lookaheadMs, windowMs) + windowMs - 1;
+      const claimed = await claimDueSlots(tx, now, horizon - now, opts.batch ?? 2000);
       if (!claimed.length) {
         nextDue = await nextDueMs(tx);
         return 0;
@@ -182,7 +190,7 @@ export function startScheduler(opts: SchedulerOptions) {
       }
       // Enqueued before the claim commits: a crash in between leaves the slot to claim again, and the
       // run's job id (check, slot, location) makes the second enqueue a no-op.
-      await enqueueRuns(opts.queues, runs, now);
+      await enqueueRuns(opts.queues, runs, now, windowMs);
       opts.metrics?.scheduledRuns.inc(runs.length);
       return runs.length;
     });
