@@ -114,11 +114,21 @@ export async function enqueueRuns(
 /**
  * The runs of a batch whose runner stopped before their slots, queued again as one batch to start at its first run's
  * slot (each run still at its own). Its job id is the batch's with `-back`: the batch taken again by another runner
- * (this one died before completing it) hands back the same runs as a no-op.
+ * hands back the same runs as a no-op. Tried three times, half a second apart (a stop during a short Redis outage).
  */
 export async function handBackRuns(queues: Queues, queue: string, fromJobId: string, runs: readonly RunJob[], now = Date.now()): Promise<void> {
   const startAt = Math.min(...runs.map((r) => r.slot));
-  await queues
-    .queue<RunQueueJob>(queue)
-    .add('runs', { v: 1, runs: [...runs] }, { ...RUN_JOB_OPTIONS, jobId: `${fromJobId}-back`, delay: Math.max(0, startAt - now) });
+  const add = () =>
+    queues
+      .queue<RunQueueJob>(queue)
+      .add('runs', { v: 1, runs: [...runs] }, { ...RUN_JOB_OPTIONS, jobId: `${fromJobId}-back`, delay: Math.max(0, startAt - now) });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await add();
+      return;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { ExecuteRun, RunJob, RunnerPort, RunOutcome, TakenRun } from '../run-kernel/index.js';
+import type { ExecuteRun, RunnerPort, RunOutcome, TakenRun } from '../run-kernel/index.js';
 import type { BlobStore } from '../storage/blobs.js';
 import type { Queues } from '../storage/queues.js';
 import { RunBook, type RunBookOptions } from './book.js';
@@ -81,35 +81,43 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
         const marks = new MadeMarks(job);
         const todo = job.data.runs.map((run, i) => ({ run, i })).filter(({ i }) => !marks.made.has(i));
         const prepared = await book.prepareMany(todo.map((t) => t.run));
-        // Each run starts at its slot. Runs still waiting when the runner stops go back to the queue (handed back
-        // before they are marked made), so that another runner makes them on time.
-        const handBack: RunJob[] = [];
+        // Each run starts at its slot. When the runner stops first, the runs still waiting go back to the queue at once,
+        // before the runs under way end (a stop's grace is short), and are marked made here, so that another runner
+        // makes them on time and one that takes this batch again (this runner outlived its grace) does not make them.
+        const came = prepared.map((taken) => ('skipped' in taken ? Promise.resolve(true) : clock.until(taken.run.slot)));
+        const handedBack = Promise.all(came)
+          .then(async (all) => {
+            const back = todo.filter((_, k) => !all[k]);
+            if (!back.length) return 0;
+            await handBackRuns(
+              opts.queues,
+              job.queueName,
+              job.id!,
+              back.map((t) => t.run),
+            );
+            for (const t of back) marks.made.add(t.i);
+            await marks.flush();
+            opts.logger.info({ location: back[0].run.location, runs: back.length }, 'runner stopping: runs waiting for their slot handed back to the queue');
+            return back.length;
+          })
+          .then(
+            (runs): { runs: number; err?: Error } => ({ runs }),
+            (err: Error) => ({ runs: 0, err }),
+          );
         const ended = await Promise.allSettled(
           prepared.map(async (taken, k) => {
-            if (!('skipped' in taken) && !(await clock.until(taken.run.slot))) {
-              handBack.push(taken.run);
-              return HANDED_BACK;
-            }
+            if (!(await came[k])) return HANDED_BACK;
             const ran = 'skipped' in taken ? taken : await one(taken, location, true);
             marks.mark(todo[k].i);
             return ran;
           }),
         );
-        if (handBack.length) {
-          // Not marked made: the job completes now. A runner killed between this and the completion leaves the batch to be
-          // taken again, which hands back the same runs as a no-op (the job id) and makes them too (stored once by id).
-          try {
-            await handBackRuns(opts.queues, job.queueName, job.id!, handBack);
-          } catch (err) {
-            marks.stop();
-            throw new Error(`${handBack.length} runs waiting for their slot could not be queued again as the runner stopped: ${(err as Error).message}`);
-          }
-          opts.logger.info(
-            { location: job.data.runs[0]?.location, runs: handBack.length },
-            'runner stopping: runs waiting for their slot handed back to the queue',
-          );
-        }
+        const back = await handedBack;
         marks.stop();
+        if (back.err) {
+          const waiting = ended.filter((e) => e.status === 'fulfilled' && e.value === HANDED_BACK).length;
+          throw new Error(`${waiting} runs waiting for their slot could not be queued again as the runner stopped: ${back.err.message}`);
+        }
         const lost = ended.filter((e) => e.status === 'rejected');
         if (lost.length)
           throw new Error(`${lost.length} of ${ended.length} runs could not be handed to ingest: ${String((lost[0] as PromiseRejectedResult).reason)}`);
@@ -117,7 +125,7 @@ export function localPort(opts: LocalPortOptions): RunnerPort & { runnerId: stri
           runs: job.data.runs.length,
           skipped: ended.filter((e) => e.status === 'fulfilled' && e.value !== HANDED_BACK && 'skipped' in e.value).length,
           madeBefore: job.data.runs.length - todo.length,
-          ...(handBack.length ? { handedBack: handBack.length } : {}),
+          ...(back.runs ? { handedBack: back.runs } : {}),
         };
       };
       workers = opts.locations.map((location) =>
@@ -175,6 +183,13 @@ class MadeMarks {
     }, MARK_EVERY_MS);
   }
 
+  /** Writes the marks now (runs handed back: they count as made from this moment). */
+  async flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.job.updateProgress({ made: [...this.made] }).catch(() => undefined);
+  }
+
   /** The batch is done: its job completes (or fails) now, and needs no more marks. */
   stop(): void {
     this.stopped = true;
@@ -199,10 +214,17 @@ class SlotClock {
     if (!entry) {
       let end!: (came: boolean) => void;
       const done = new Promise<boolean>((resolve) => (end = resolve));
-      const timer = setTimeout(() => {
+      // A timer may fire a little early (it counts from the event loop's cached clock): it waits out the rest.
+      const fire = () => {
+        const left = slot - Date.now();
+        if (left > 0) {
+          entry!.timer = setTimeout(fire, left);
+          return;
+        }
         this.waits.delete(slot);
         end(true);
-      }, wait);
+      };
+      const timer = setTimeout(fire, wait);
       entry = { timer, done, end };
       this.waits.set(slot, entry);
     }

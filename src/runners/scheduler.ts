@@ -7,7 +7,7 @@ import { type Sql, transaction } from '../storage/postgres.js';
 import type { Queues } from '../storage/queues.js';
 import { expireSessions } from './check-sessions.js';
 import { loadSchedulable, locationQueues, maintenanceWindows } from './definitions.js';
-import { enqueueRuns, windowStart } from './jobs.js';
+import { enqueueRuns, RUN_WINDOW_MS, windowStart } from './jobs.js';
 import { claimDueSlots, locationsForSlot, nextDueMs, reconcileSchedules } from './schedule.js';
 
 export interface SchedulerOptions {
@@ -21,7 +21,8 @@ export interface SchedulerOptions {
   lookaheadMs: number;
   /**
    * Slots are claimed a window at a time (epoch-aligned, this long): a tick whose lookahead reaches into a window
-   * claims the whole window, and a location's runs of one window go as one batch job (jobs.ts). 1000: a second.
+   * claims the whole window, and a location's runs of one window go as one batch job (jobs.ts). Default RUN_WINDOW_MS
+   * (5 s, as SCHEDULER_WINDOW_MS); 1000: a second.
    */
   windowMs?: number;
   /** How often check_schedules is made to match the checks (new, changed, deleted checks). */
@@ -139,7 +140,7 @@ export function startScheduler(opts: SchedulerOptions) {
     nextDue = undefined;
     return transaction(opts.sql, async (tx) => {
       // To the end of the window the lookahead reaches into: its slots go together (one batch job a location).
-      const windowMs = opts.windowMs ?? 1000;
+      const windowMs = opts.windowMs ?? RUN_WINDOW_MS;
       const horizon = windowStart(now + opts.lookaheadMs, windowMs) + windowMs - 1;
       const claimed = await claimDueSlots(tx, now, horizon - now, opts.batch ?? 2000);
       if (!claimed.length) {
