@@ -68,10 +68,22 @@ export function windowStart(t: number, windowMs: number): number {
   return Math.floor(t / windowMs) * windowMs;
 }
 
+/** One run's job, delayed to `startAt`. */
+function runJob(job: RunJob, startAt: number, now: number): { name: string; data: RunJob; opts: JobsOptions } {
+  return { name: 'run', data: job, opts: { ...RUN_JOB_OPTIONS, jobId: runJobId(job), delay: Math.max(0, startAt - now) } };
+}
+
+/**
+ * A batch's job: its runs (in slot order) delayed to the first one's slot; the runner starts each at its own.
+ */
+function batchJob(runs: RunJob[], jobId: string, now: number): { name: string; data: RunBatch; opts: JobsOptions } {
+  const startAt = Math.min(...runs.map((r) => r.slot));
+  return { name: 'runs', data: { v: 1, runs }, opts: { ...RUN_JOB_OPTIONS, jobId, delay: Math.max(0, startAt - now) } };
+}
+
 /**
  * Enqueues runs on their locations' queues, each to start at its `startAt` (BullMQ delays it until then). Scheduled
- * first tries of one queue whose starts fall in the same `windowMs` go as batches, delayed to their first start;
- * the runner starts each of their runs at its own `startAt` (its slot).
+ * first tries of one queue whose slots fall in the same `windowMs` go as batches (batchJob).
  */
 export async function enqueueRuns(
   queues: Queues,
@@ -80,51 +92,45 @@ export async function enqueueRuns(
   windowMs = 1000,
 ): Promise<void> {
   const byQueue = new Map<string, { name: string; data: RunQueueJob; opts: JobsOptions }[]>();
-  const add = (queue: string, name: string, data: RunQueueJob, jobId: string, startAt: number) => {
+  const add = (queue: string, job: { name: string; data: RunQueueJob; opts: JobsOptions }) => {
     const list = byQueue.get(queue) ?? [];
-    list.push({ name, data, opts: { ...RUN_JOB_OPTIONS, jobId, delay: Math.max(0, startAt - now) } });
+    list.push(job);
     byQueue.set(queue, list);
   };
   // Scheduled first tries of one queue and window go as batches; a lone one stays a run job.
-  const batches = new Map<string, { queue: string; runs: { job: RunJob; startAt: number }[] }>();
-  for (const run of runs) {
-    if (!batchable(run.job, run.queue, run.startAt)) {
-      add(run.queue, 'run', run.job, runJobId(run.job), run.startAt);
+  const batches = new Map<string, { queue: string; runs: RunJob[] }>();
+  for (const { job, queue, startAt } of runs) {
+    if (!batchable(job, queue, startAt)) {
+      add(queue, runJob(job, startAt, now));
       continue;
     }
-    const key = `${run.queue}\n${windowStart(run.startAt, windowMs)}`;
+    const key = `${queue}\n${windowStart(job.slot, windowMs)}`;
     const batch = batches.get(key);
-    if (batch) batch.runs.push(run);
-    else batches.set(key, { queue: run.queue, runs: [run] });
+    if (batch) batch.runs.push(job);
+    else batches.set(key, { queue, runs: [job] });
   }
   for (const { queue, runs: all } of batches.values()) {
-    // In a fixed order (by start, then check), so the same runs claimed again (rows tied on their slot come back in
+    // In a fixed order (by slot, then check), so the same runs claimed again (rows tied on their slot come back in
     // any order) make the same batches and the same job ids, and a window split in parts splits by time.
-    all.sort((a, b) => a.startAt - b.startAt || (a.job.checkId < b.job.checkId ? -1 : a.job.checkId > b.job.checkId ? 1 : 0));
+    all.sort((a, b) => a.slot - b.slot || (a.checkId < b.checkId ? -1 : a.checkId > b.checkId ? 1 : 0));
     for (let i = 0; i < all.length; i += RUN_BATCH_MAX) {
       const part = all.slice(i, i + RUN_BATCH_MAX);
-      const jobs = part.map((r) => r.job);
-      if (part.length === 1) add(queue, 'run', jobs[0], runJobId(jobs[0]), part[0].startAt);
-      else add(queue, 'runs', { v: 1, runs: jobs }, runBatchId(jobs), part[0].startAt);
+      add(queue, part.length === 1 ? runJob(part[0], part[0].slot, now) : batchJob(part, runBatchId(part), now));
     }
   }
   await Promise.all([...byQueue].map(([name, jobs]) => queues.queue<RunQueueJob>(name).addBulk(jobs)));
 }
 
 /**
- * The runs of a batch whose runner stopped before their slots, queued again as one batch to start at its first run's
- * slot (each run still at its own). Its job id is the batch's with `-back`: the batch taken again by another runner
- * hands back the same runs as a no-op. Tried three times, half a second apart (a stop during a short Redis outage).
+ * The runs of a batch whose runner stopped before their slots, queued again as one batch (batchJob). Its job id is
+ * the batch's with `-back`: the batch taken again by another runner hands back the same runs as a no-op. Tried three
+ * times, half a second apart (a stop during a short Redis outage).
  */
 export async function handBackRuns(queues: Queues, queue: string, fromJobId: string, runs: readonly RunJob[], now = Date.now()): Promise<void> {
-  const startAt = Math.min(...runs.map((r) => r.slot));
-  const add = () =>
-    queues
-      .queue<RunQueueJob>(queue)
-      .add('runs', { v: 1, runs: [...runs] }, { ...RUN_JOB_OPTIONS, jobId: `${fromJobId}-back`, delay: Math.max(0, startAt - now) });
+  const { name, data, opts } = batchJob([...runs], `${fromJobId}-back`, now);
   for (let attempt = 1; ; attempt++) {
     try {
-      await add();
+      await queues.queue<RunQueueJob>(queue).add(name, data, opts);
       return;
     } catch (err) {
       if (attempt >= 3) throw err;
