@@ -1,7 +1,7 @@
 /**
  * Idle bench (issue 57, "Small installations pay little"): the service on its defaults (embedded engine, in-process
  * runner for every public location, scheduler, sweeps) with an account and no checks, left alone: its CPU over
- * `--seconds` by thread, and a CPU profile of the same span summed by owner (what the fixed costs are).
+ * `--seconds` by thread and its RSS at the end of it, and a CPU profile of the same span summed by owner (what the fixed costs are).
  * Writes bench/results/<time>-idle.json.
  *
  *   npm run bench:idle -- [--seconds 120] [--warm 30]
@@ -17,6 +17,7 @@ import {
   profileOwners,
   ROOT,
   removeBenchEnvironment,
+  rssBytes,
   ServiceUnderTest,
   threadCpuDelta,
   threadCpuSeconds,
@@ -40,6 +41,8 @@ async function main() {
     const wall = (performance.now() - t0) / 1000;
     const cpu = cpuSeconds(pid) - cpu0;
     const threads = threadCpuDelta(threads0, threadCpuSeconds(pid));
+    // What an idle service holds (V8 gives a heap back only when it collects: its memory reducer, docs/performance.md).
+    const rssMB = Math.round(rssBytes(pid) / 1048576);
     // The same span again under the profiler (the profiler's own cost is in it: its figures rank, they do not total).
     const file = path.join(os.tmpdir(), `idle-${process.pid}.cpuprofile`);
     await svc.ask({ type: 'profile', action: 'start' });
@@ -52,6 +55,7 @@ async function main() {
       seconds: Math.round(wall),
       cpuSeconds: +cpu.toFixed(2),
       corePct: +((100 * cpu) / wall).toFixed(2),
+      rssMB,
       threads,
       owners,
     };
