@@ -25,4 +25,8 @@ describe('the heap flags the service starts with', () => {
   it("asks for semi-spaces larger than V8's own 16 MB", () => {
     expect(SEMI_SPACE_MB).toBeGreaterThan(16);
   });
+
+  it("turns V8's memory reducer off (a small installation's bursts made it collect and recompile every minute)", () => {
+    expect(nodeHeapFlags).toContain('--no-memory-reducer');
+  });
 });
