@@ -136,7 +136,7 @@ async function main() {
     // What live objects hold in V8's heap (after a full collection) as the window starts and after it ends: growth
     // there is memory kept, not garbage V8 has not collected yet. The collection it forces is one that gives memory
     // back: it throws away optimised code and shrinks the young generation, so the minute after it costs more than
-    // the service's own steady state (a fifth more at 3,000 checks without V8's memory reducer). With a warm-up it is
+    // the service's own steady state (a third more at 3,000 checks without V8's memory reducer). With a warm-up it is
     // made as the warm-up starts, so that cost falls in the warm-up.
     await new Promise((r) => setTimeout(r, start - WARM_MINUTES * PERIOD - 2000 - Date.now()));
     const liveHeapStart = (await svc.ask({ type: 'memory', gc: true })).heapUsedBytes;

@@ -34,22 +34,20 @@ export const SEMI_SPACE_MB = 64;
  */
 export const V8_POOL_SIZE = 1;
 
-/**
- * V8's memory reducer off. When a process's allocation slows, the reducer runs full collections to give memory back;
- * a small installation's runs come in bursts a second apart with the process asleep between them, so it ran a pair of
- * them about every minute at 3,000 one-minute checks for nothing (the heap grew back at once), and each full
- * collection throws away optimised code whose embedded objects died (V8's "weak objects" deoptimisation: undici's, the
- * Redis and Postgres clients' and Node's hot functions, optimised again in the seconds after). Alternated (issue 57,
- * bench/README.md "V8's memory reducer off"): 3,000 checks 0.685 against 0.925 ms a run, V8's helper thread 0.49
- * against 1.38 s in two minutes, the peak RSS 70 MB more; 50,000 checks the same; idle 0.28 % of a core against 0.85.
- * What it costs: nothing gives back what start-up left until the old generation has doubled (HEAP_GROWING_PERCENT
- * still bounds it), so an idle service held 627 MB against 392.
- */
-export const MEMORY_REDUCER = false;
-
 /** The node flags the service's processes start with. */
 export const nodeHeapFlags: readonly string[] = [
   `--max-semi-space-size=${SEMI_SPACE_MB}`,
   `--v8-pool-size=${V8_POOL_SIZE}`,
-  ...(MEMORY_REDUCER ? [] : ['--no-memory-reducer']),
+  /*
+   * V8's memory reducer off. When a process's allocation slows, the reducer runs full collections to give memory back;
+   * a small installation's runs come in bursts a second apart with the process asleep between them, so it ran a pair
+   * of them about every minute at 3,000 one-minute checks for nothing (the heap grew back at once), and each full
+   * collection throws away optimised code whose embedded objects died (V8's "weak objects" deoptimisation: undici's,
+   * the Redis and Postgres clients' and Node's hot functions, optimised again in the seconds after). Alternated (issue
+   * 57, bench/README.md "V8's memory reducer off"): 3,000 checks 0.685 against 0.925 ms a run, V8's helper thread 0.49
+   * against 1.38 s in two minutes, the peak RSS 70 MB more; 50,000 checks the same; idle 0.28 % of a core against
+   * 0.85. What it costs: nothing gives back what start-up left until the old generation has doubled
+   * (HEAP_GROWING_PERCENT still bounds it), so an idle service held 627 MB against 392.
+   */
+  '--no-memory-reducer',
 ];
