@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { JsonRows } from '../model/json-bytes.js';
 import { clickHouseTimeMs, toClickHouseTime } from '../model/time.js';
 import type { Logger } from '../platform/logger.js';
 import type { InsertOptions, Store } from '../storage/clickhouse/store.js';
@@ -234,7 +235,7 @@ export class RollupTicks {
    * An insert into check_results: rows started before the horizon are marked late (`late_batch`, a column this
    * adds) and rolled once stored. Other tables pass through.
    */
-  async insert(table: string, columns: readonly string[], rows: readonly unknown[][], options: InsertOptions = {}): Promise<void> {
+  async insert(table: string, columns: readonly string[], rows: readonly unknown[][] | JsonRows, options: InsertOptions = {}): Promise<void> {
     if (table !== 'check_results' || rows.length === 0) return this.inner.insert(table, columns, rows, options);
     const at = columns.indexOf('started_at');
     if (at < 0 || !columns.includes('result_id') || columns.includes('late_batch'))
@@ -243,11 +244,12 @@ export class RollupTicks {
     let anyLate = false;
     await this.exclusive(async () => {
       const before = this.lateBefore;
-      const marked = rows.map((row) => {
+      const lateBatch = (row: readonly unknown[]) => {
         const isLate = clickHouseTimeMs(row[at]) < before;
         anyLate ||= isLate;
-        return [...row, isLate ? batch : ''];
-      });
+        return isLate ? batch : '';
+      };
+      const marked = rows instanceof JsonRows ? rows.withColumn(lateBatch) : rows.map((row) => [...row, lateBatch(row)]);
       await this.inner.insert(table, [...columns, 'late_batch'], marked, options);
     });
     if (anyLate) await this.rollLate(batch);

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
-import { jsonWithRowsBytes } from '../model/json-bytes.js';
-import { INGEST_QUEUE, type IngestJob, type QueuedBatch, type ResultQueue, type ResultQueueStats } from '../model/results.js';
+import { jsonWithRowsBytes, type RowPlaces } from '../model/json-bytes.js';
+import { type HeldBatch, INGEST_QUEUE, type IngestJob, type QueuedBatch, type ResultQueue, type ResultQueueStats } from '../model/results.js';
 import type { Queues } from '../storage/queues.js';
 
 /**
@@ -21,6 +21,8 @@ export const PAYLOAD_SECONDS = 7 * 86_400;
 /** What this process keeps in memory for an ingest worker of its own: batches younger than this, up to so many rows. */
 const HELD_MS = 60_000;
 const HELD_MAX_ROWS = 50_000;
+/** And up to so many bytes of their rows' JSON (kept with them for the insert; about as large as the rows themselves). */
+const HELD_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Where a batch's rows wait in Redis while its job is queued. */
 export function payloadKey(redisPrefix: string, batchId: string): string {
@@ -35,8 +37,9 @@ export class IngestQueue implements ResultQueue {
   private readonly acceptedKey: string;
 
   /** Batches enqueued here, for a worker of this process (handOff), oldest first; undefined until one asks. */
-  private held: Map<string, { job: IngestJob; at: number }> | undefined;
+  private held: Map<string, HeldBatch & { at: number }> | undefined;
   private heldRows = 0;
+  private heldBytes = 0;
 
   constructor(
     private readonly queues: Queues,
@@ -53,8 +56,11 @@ export class IngestQueue implements ResultQueue {
    */
   async enqueue(job: IngestJob): Promise<void> {
     const key = payloadKey(this.redisPrefix, job.batchId);
-    await this.queues.connection.set(key, jsonWithRowsBytes(job), 'EX', PAYLOAD_SECONDS);
-    this.hold(job);
+    // Where each row is in the copy, when a worker of this process will take the batch: its insert copies them.
+    const where: RowPlaces | undefined = this.held ? { starts: [], ends: [] } : undefined;
+    const bytes = jsonWithRowsBytes(job, where);
+    await this.queues.connection.set(key, bytes, 'EX', PAYLOAD_SECONDS);
+    this.hold({ job, ...(where ? { written: { bytes, ...where } } : {}) });
     const queued: QueuedBatch = {
       batchId: job.batchId,
       accountId: job.accountId,
@@ -80,32 +86,35 @@ export class IngestQueue implements ResultQueue {
     await this.queues.connection.eval(COUNT_ONCE_SCRIPT, 2, this.acceptedKey, `${this.acceptedKey}:${job.batchId}`, queued.results, COUNTED_BATCH_SECONDS);
   }
 
-  handOff(): (batchId: string) => IngestJob | undefined {
+  handOff(): (batchId: string) => HeldBatch | undefined {
     this.held ??= new Map();
     return (batchId) => {
       const entry = this.held?.get(batchId);
       this.evict(Date.now(), 0);
       if (!entry) return undefined;
       this.release(batchId);
-      return entry.job;
+      return { job: entry.job, ...(entry.written ? { written: entry.written } : {}) };
     };
   }
 
-  private hold(job: IngestJob) {
+  private hold(batch: HeldBatch) {
     const held = this.held;
-    if (!held || !Array.isArray(job.rows) || job.rows.length > HELD_MAX_ROWS) return;
+    const { job } = batch;
+    const bytes = batch.written?.bytes.length ?? 0;
+    if (!held || !Array.isArray(job.rows) || job.rows.length > HELD_MAX_ROWS || bytes > HELD_MAX_BYTES) return;
     const now = Date.now();
     this.release(job.batchId);
-    this.evict(now, job.rows.length);
-    if (this.heldRows + job.rows.length > HELD_MAX_ROWS) return;
-    held.set(job.batchId, { job, at: now });
+    this.evict(now, job.rows.length, bytes);
+    if (this.heldRows + job.rows.length > HELD_MAX_ROWS || this.heldBytes + bytes > HELD_MAX_BYTES) return;
+    held.set(job.batchId, { ...batch, at: now });
     this.heldRows += job.rows.length;
+    this.heldBytes += bytes;
   }
 
-  /** Lets go of the batches held too long (their worker is another process's, or gone), and the oldest beyond room for `more` rows. */
-  private evict(now: number, more: number) {
+  /** Lets go of the batches held too long (their worker is another process's, or gone), and the oldest beyond room for `rows` and `bytes` more. */
+  private evict(now: number, rows: number, bytes = 0) {
     for (const [batchId, { at }] of this.held ?? []) {
-      if (now - at < HELD_MS && this.heldRows + more <= HELD_MAX_ROWS) break;
+      if (now - at < HELD_MS && this.heldRows + rows <= HELD_MAX_ROWS && this.heldBytes + bytes <= HELD_MAX_BYTES) break;
       this.release(batchId);
     }
   }
@@ -115,6 +124,7 @@ export class IngestQueue implements ResultQueue {
     if (!entry) return;
     this.held!.delete(batchId);
     this.heldRows -= entry.job.rows.length;
+    this.heldBytes -= entry.written?.bytes.length ?? 0;
   }
 
   async stats(): Promise<ResultQueueStats> {

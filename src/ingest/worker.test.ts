@@ -176,7 +176,12 @@ describe('run ids, idempotency keys and job layout', () => {
     expect(take(early.batchId)).toBeUndefined();
     const late = ingestJob(randomUUID(), svc.defaultAccountId, [toRow(svc.defaultAccountId, randomUUID(), results(1, 17)[0] as never)]);
     await queue.enqueue(late);
-    expect(take(late.batchId)).toBe(late);
+    const held = take(late.batchId);
+    expect(held?.job).toBe(late);
+    // With the JSON its copy in Redis was written in, and where its row is in it: what the worker's insert copies.
+    const written = held!.written!;
+    expect(JSON.parse(written.bytes.toString('utf8'))).toEqual(JSON.parse(JSON.stringify(late)));
+    expect(JSON.parse(written.bytes.subarray(written.starts[0], written.ends[0]).toString('utf8'))).toEqual(JSON.parse(JSON.stringify(late.rows[0])));
     expect(take(late.batchId)).toBeUndefined();
     // The service's worker read both from Redis.
     await settled();

@@ -1,6 +1,7 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { Redis } from 'ioredis';
-import { INGEST_QUEUE, type IngestJob, JOB_VERSION, type QueuedBatch, type ResultRow, ROW_COLUMNS } from '../model/results.js';
+import { JsonRows, jsonRowsBytes, type RowPlaces, type WrittenRows } from '../model/json-bytes.js';
+import { type HeldBatch, INGEST_QUEUE, type IngestJob, JOB_VERSION, type QueuedBatch, ROW_COLUMNS } from '../model/results.js';
 import { type Run, runsOf } from '../model/runs.js';
 import type { Logger } from '../platform/logger.js';
 import type { Store } from '../storage/clickhouse/store.js';
@@ -41,7 +42,13 @@ export interface IngestWorkerOptions {
   /** Told each batch's rows this worker stored (not the repeats it dropped): run spans are made from them. Must not throw or wait. */
   onStored?: (accountId: string, columns: readonly string[], rows: readonly unknown[][]) => void;
   /** Batches this process enqueued, taken from memory instead of read back from Redis (ResultQueue.handOff). */
-  held?: (batchId: string) => IngestJob | undefined;
+  held?: (batchId: string) => HeldBatch | undefined;
+}
+
+/** Rows written as JSON here (a batch read back from Redis, or carried by its job), with where each row is. */
+function writtenRows(rows: readonly unknown[][]): WrittenRows {
+  const where: RowPlaces = { starts: [], ends: [] };
+  return { bytes: jsonRowsBytes(rows, '', '', where), ...where };
 }
 
 /** A job of the ingest queue: the batch named (QueuedBatch), or carried whole by an older producer. */
@@ -71,6 +78,8 @@ export function readableLayout(job: Partial<IngestJob>): { columns: readonly str
 /** A batch on its way into ClickHouse: its runs this worker holds the claims of, and the paused ones. */
 interface Pending {
   batch: IngestJob;
+  /** The JSON its rows were written in by its producer (a batch of this process), which the insert copies. */
+  json?: WrittenRows;
   columns: readonly string[];
   /** Every run of the batch, in row order. */
   runs: readonly Run[];
@@ -108,17 +117,24 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       const runs = group.filter((p) => !p.fresh && p.batch.accountId === accountId).flatMap((p) => p.claimed);
       for (const id of await landedIds(opts.store, accountId, runs)) landed.add(id);
     }
-    const rows: ResultRow[] = [];
+    // Each row as the JSON its batch was written in (its copy in Redis; written now for a batch read back from
+    // there), with `in_maintenance` after it: the insert copies the bytes instead of encoding the rows again.
+    const collect = JsonRows.collect();
+    const paused: boolean[] = [];
     for (const p of group) {
       const writable = new Set(p.claimed.map((r) => r.resultId).filter((id) => !landed.has(id)));
       const idAt = p.columns.indexOf('result_id');
-      const before = rows.length;
-      for (const row of p.batch.rows) {
-        const id = String(row[idAt]);
-        if (writable.has(id)) rows.push([...row, p.paused.has(id)]);
-      }
-      p.written = rows.length - before;
+      const before = paused.length;
+      const keep = (i: number) => {
+        const id = String(p.batch.rows[i]![idAt]);
+        if (!writable.has(id)) return false;
+        paused.push(p.paused.has(id));
+        return true;
+      };
+      collect.take(p.batch.rows, p.json ?? writtenRows(p.batch.rows), keep);
+      p.written = paused.length - before;
     }
+    const rows = collect.done().withColumn((_, i) => paused[i]);
     // Reports cache closed buckets by the versions of the days they cover (storage/generations.ts): every day the
     // group's runs fall on is marked changed once the insert has landed, even runs that had landed before (a
     // retry after a crash between the insert and the mark).
@@ -180,11 +196,11 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
   };
 
   /** The batch a job names: from this process's memory when it enqueued it, else from Redis (or inline, older jobs). */
-  async function batchOf(data: QueuedJob): Promise<Partial<IngestJob>> {
+  async function batchOf(data: QueuedJob): Promise<{ batch: Partial<IngestJob>; json?: WrittenRows }> {
     const key = payloadKeyOf(data);
-    if (key === undefined) return data as IngestJob;
+    if (key === undefined) return { batch: data as IngestJob };
     const held = opts.held?.(data.batchId);
-    if (held) return held;
+    if (held) return { batch: held.job, ...(held.written ? { json: held.written } : {}) };
     const raw = await claims.getBuffer(key);
     if (!raw) {
       throw new UnrecoverableError(
@@ -198,11 +214,11 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       throw new UnrecoverableError(`the batch's rows in Redis (${key}) are not JSON`);
     }
     if (batch?.batchId !== data.batchId) throw new UnrecoverableError(`the rows in Redis under ${key} are another batch's`);
-    return batch;
+    return { batch };
   }
 
   async function process(job: Job<QueuedJob>) {
-    const batch = await batchOf(job.data);
+    const { batch, json } = await batchOf(job.data);
     const layout = readableLayout(batch);
     if ('problem' in layout) throw new UnrecoverableError(layout.problem);
     const data = batch as IngestJob;
@@ -214,7 +230,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     const fresh = data.idsMinted === true && job.attemptsStarted <= 1;
     const claimed = fresh ? runs : await dedup.claim(data.batchId, runs);
     const paused = pausedRuns ? await pausedRuns(data.accountId, claimed) : new Set<string>();
-    const pending: Pending = { batch: data, columns, runs, fresh, claimed, paused, written: 0 };
+    const pending: Pending = { batch: data, ...(json ? { json } : {}), columns, runs, fresh, claimed, paused, written: 0 };
     await commitFor(columns).add(pending);
     if (opts.onStored && claimed.length) {
       const kept = new Set(claimed.map((r) => r.resultId));
@@ -251,7 +267,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       const key = payloadKeyOf(job.data);
       if (key !== undefined) void claims.persist(key).catch(() => {});
       void batchOf(job.data)
-        .then((batch) => {
+        .then(({ batch }) => {
           if (!Array.isArray(batch.rows) || !Array.isArray(batch.columns) || !batch.batchId) return;
           const idAt = batch.columns.indexOf('result_id');
           if (idAt >= 0)

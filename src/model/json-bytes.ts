@@ -5,7 +5,7 @@
  * A row at a time, written where the last one ended, takes about 1 ms (bench/README.md, "Ingest: where the main
  * thread's time goes").
  */
-export function jsonRowsBytes(rows: readonly unknown[], prefix = '', suffix = ''): Buffer {
+export function jsonRowsBytes(rows: readonly unknown[], prefix = '', suffix = '', where?: RowPlaces): Buffer {
   // Room for rows about as long as the first (a fifth more), so that a batch is seldom copied to grow; at most
   // FIRST_ROOM, since one long first row (a 64 KB detail) says nothing of the rest.
   const first = rows.length ? (JSON.stringify(rows[0]) ?? 'null') : '';
@@ -24,8 +24,10 @@ export function jsonRowsBytes(rows: readonly unknown[], prefix = '', suffix = ''
   put(prefix);
   for (let i = 0; i < rows.length; i++) {
     if (i > 0) put(',');
+    where?.starts.push(at);
     // As in an array: what JSON has no form for is null.
     put(i === 0 ? first : (JSON.stringify(rows[i]) ?? 'null'));
+    where?.ends.push(at);
   }
   put(suffix);
   // Far more room than text (a guess too long, or the last doubling): the bytes alone, not the room, are kept.
@@ -34,10 +36,110 @@ export function jsonRowsBytes(rows: readonly unknown[], prefix = '', suffix = ''
 
 const FIRST_ROOM = 8 * 1024 * 1024;
 
-/** `value` as JSON in UTF-8 bytes, its `rows` (a long array) written a row at a time (jsonRowsBytes). */
-export function jsonWithRowsBytes<T extends { rows?: unknown }>(value: T): Buffer {
+/**
+ * `value` as JSON in UTF-8 bytes, its `rows` (a long array) written a row at a time (jsonRowsBytes); `where`, when
+ * given, is told where each row is.
+ */
+export function jsonWithRowsBytes<T extends { rows?: unknown }>(value: T, where?: RowPlaces): Buffer {
   const { rows, ...rest } = value;
   if (!Array.isArray(rows)) return Buffer.from(JSON.stringify(value), 'utf8');
   const head = JSON.stringify(rest);
-  return jsonRowsBytes(rows, `${head.slice(0, -1)}${head === '{}' ? '' : ','}"rows":[`, ']}');
+  return jsonRowsBytes(rows, `${head.slice(0, -1)}${head === '{}' ? '' : ','}"rows":[`, ']}', where);
+}
+
+/** Where each row's JSON is in the bytes jsonRowsBytes wrote: from `starts[i]` up to, not including, `ends[i]`. */
+export interface RowPlaces {
+  starts: number[];
+  ends: number[];
+}
+
+/**
+ * Rows of an insert as the JSON they were written in once (a batch's copy in Redis): an insert copies each row's
+ * bytes instead of encoding the row again, and columns added to every row on the way (ingest's `in_maintenance`,
+ * the rollup ticks' `late_batch`) are written after its own values. `values` are the rows as values, for whoever
+ * reads one (a start time) or a store that takes arrays.
+ */
+export class JsonRows {
+  private constructor(
+    readonly values: readonly (readonly unknown[])[],
+    private readonly sources: readonly Buffer[],
+    /** Per row: which source, and where its JSON array is in it. */
+    private readonly sourceOf: readonly number[],
+    private readonly starts: readonly number[],
+    private readonly ends: readonly number[],
+    /** Columns added to every row, each a value a row. */
+    private readonly added: readonly (readonly unknown[])[],
+  ) {}
+
+  get length(): number {
+    return this.values.length;
+  }
+
+  /** An empty set to fill with `take`. */
+  static collect(): JsonRowsCollector {
+    const values: (readonly unknown[])[] = [];
+    const sources: Buffer[] = [];
+    const sourceOf: number[] = [];
+    const starts: number[] = [];
+    const ends: number[] = [];
+    return {
+      take(rows, written, keep) {
+        let source = -1;
+        for (let i = 0; i < rows.length; i++) {
+          if (keep && !keep(i)) continue;
+          if (source < 0) source = sources.push(written.bytes) - 1;
+          values.push(rows[i]!);
+          sourceOf.push(source);
+          starts.push(written.starts[i]!);
+          ends.push(written.ends[i]!);
+        }
+      },
+      done: () => new JsonRows(values, sources, sourceOf, starts, ends, []),
+    };
+  }
+
+  /** These rows with one more column, its value for each row (in row order). */
+  withColumn(value: (row: readonly unknown[], index: number) => unknown): JsonRows {
+    return new JsonRows(this.values, this.sources, this.sourceOf, this.starts, this.ends, [...this.added, this.values.map(value)]);
+  }
+
+  /** The rows as arrays, added columns last (for a store that takes values). */
+  arrays(): unknown[][] {
+    return this.values.map((row, i) => [...row, ...this.added.map((column) => column[i])]);
+  }
+
+  /**
+   * The rows' JSON separated by commas, in UTF-8 (what JSONCompactEachRow reads): each row's own bytes without its
+   * closing bracket, then its added values, then the bracket.
+   */
+  bytes(): Buffer {
+    const n = this.values.length;
+    // The added values' text, a row at a time, with what comes before each: a comma, unless the row has no values.
+    const tails = new Array<string>(n);
+    let size = Math.max(0, n - 1);
+    for (let i = 0; i < n; i++) {
+      let tail = '';
+      const bare = this.ends[i]! - this.starts[i]! <= 2;
+      for (let c = 0; c < this.added.length; c++) tail += (bare && c === 0 ? '' : ',') + (JSON.stringify(this.added[c]![i]) ?? 'null');
+      tails[i] = `${tail}]`;
+      size += this.ends[i]! - 1 - this.starts[i]! + Buffer.byteLength(tails[i]!);
+    }
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      if (i > 0) out[at++] = 0x2c;
+      at += this.sources[this.sourceOf[i]!]!.copy(out, at, this.starts[i]!, this.ends[i]! - 1);
+      at += out.write(tails[i]!, at, 'utf8');
+    }
+    return out;
+  }
+}
+
+/** Rows' bytes as jsonRowsBytes wrote them, and where each row is in them. */
+export type WrittenRows = { bytes: Buffer } & RowPlaces;
+
+export interface JsonRowsCollector {
+  /** Rows written once, all of them or those `keep` keeps by index. */
+  take(rows: readonly (readonly unknown[])[], written: WrittenRows, keep?: (index: number) => boolean): void;
+  done(): JsonRows;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonRowsBytes, jsonWithRowsBytes } from './json-bytes.js';
+import { JsonRows, jsonRowsBytes, jsonWithRowsBytes, type RowPlaces } from './json-bytes.js';
 
 describe('jsonRowsBytes', () => {
   const rows = [['a', 1, null, true, '{"timings":{"dns":8}}'], ['é€😀 and a "quote"\n', 2.5, false, undefined], []];
@@ -26,5 +26,40 @@ describe('jsonRowsBytes', () => {
     for (const value of [{ v: 2, batchId: 'b', columns: ['a', 'b'], rows, spans: { x: [1, 2] } }, { rows }, { rows: 'not rows', v: 1 }, { batchId: 'only' }]) {
       expect(JSON.parse(jsonWithRowsBytes(value).toString('utf8')), JSON.stringify(value)).toEqual(JSON.parse(JSON.stringify(value)));
     }
+  });
+});
+
+describe('JsonRows', () => {
+  const batchA = [
+    ['a', 1, null, true, '{"x":"é€😀"}'],
+    ['b', 2.5, false, 'quote " and \n'],
+  ];
+  const batchB = [['c', 3, null, false, ''], [], ['d', -1, null, true, 'x']];
+  const written = (rows: unknown[][]) => {
+    const where: RowPlaces = { starts: [], ends: [] };
+    return { bytes: jsonWithRowsBytes({ v: 2, rows }, where), ...where };
+  };
+
+  it('writes the rows it copies, with the columns added, as encoding the extended rows would', () => {
+    const collect = JsonRows.collect();
+    collect.take(batchA, written(batchA));
+    collect.take(batchB, written(batchB), (i) => i !== 2);
+    const rows = collect
+      .done()
+      .withColumn((_, i) => i % 2 === 0)
+      .withColumn((row) => (row.length ? `late ${String(row[0])}` : ''));
+    const expected = [...batchA, batchB[0]!, batchB[1]!].map((row, i) => [...row, i % 2 === 0, row.length ? `late ${String(row[0])}` : '']);
+    expect(rows.length).toBe(4);
+    expect(rows.bytes().toString('utf8')).toBe(jsonRowsBytes(expected).toString('utf8'));
+    expect(rows.arrays()).toEqual(expected);
+  });
+
+  it('copies rows as they are without added columns, and writes nothing for none', () => {
+    const collect = JsonRows.collect();
+    collect.take(batchA, written(batchA));
+    expect(collect.done().bytes().equals(jsonRowsBytes(batchA))).toBe(true);
+    const none = JsonRows.collect();
+    none.take(batchA, written(batchA), () => false);
+    expect(none.done().bytes().length).toBe(0);
   });
 });

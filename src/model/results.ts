@@ -1,4 +1,5 @@
 import { RESULT_DETAIL_KEYS } from './checks.js';
+import type { WrittenRows } from './json-bytes.js';
 /**
  * What a result is on its way into ClickHouse, shared by everything that makes or reads results (ingest, the
  * runners, heartbeats, seeding, analytics): the stored columns, the positional row, the queued batch.
@@ -199,7 +200,13 @@ export interface ResultQueue {
    * process's batch, an old one, a retry). Redis still holds every batch; this only spares the worker reading back
    * and parsing what its own process just wrote.
    */
-  handOff?(): (batchId: string) => IngestJob | undefined;
+  handOff?(): (batchId: string) => HeldBatch | undefined;
+}
+
+/** A batch its producer kept in memory: the job, and the JSON its rows were written in (an insert copies it). */
+export interface HeldBatch {
+  job: IngestJob;
+  written?: WrittenRows;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'chdb';
-import { jsonRowsBytes } from '../../model/json-bytes.js';
+import { JsonRows, jsonRowsBytes } from '../../model/json-bytes.js';
 import { storeCall } from './errors.js';
 import { BACKGROUND_NICENESS, enginePriorities, inBackground, MERGE_NICENESS } from './priority.js';
 import {
@@ -97,11 +97,11 @@ export class EmbeddedStore implements Store {
     await storeCall('command', () => this.session.queryBindAsync(text, params, options.signal ? { signal: options.signal } : {}), options.signal);
   }
 
-  async insert(table: string, columns: readonly string[], rows: readonly unknown[][], options: InsertOptions = {}) {
+  async insert(table: string, columns: readonly string[], rows: readonly unknown[][] | JsonRows, options: InsertOptions = {}) {
     assertIdentifiers(table, columns);
     if (rows.length === 0) return;
     // JSONCompactEachRow takes rows separated by commas as well as by lines.
-    const values = jsonRowsBytes(rows);
+    const values = rows instanceof JsonRows ? rows.bytes() : jsonRowsBytes(rows);
     await storeCall(
       'insert',
       () => this.session.insert({ table, columns, values, format: 'JSONCompactEachRow', settings: options.settings ?? {} }),

@@ -1,4 +1,5 @@
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import { JsonRows } from '../../model/json-bytes.js';
 import { StoreError, storeCall } from './errors.js';
 import { BACKGROUND_NICENESS } from './priority.js';
 import { assertIdentifiers, type InsertOptions, OUTPUT_SETTINGS, type QueryOptions, type QueryParams, type Store, settingsClause } from './store.js';
@@ -65,7 +66,7 @@ export class ServerStore implements Store {
     await storeCall('command', () => this.client.command({ query: sql, query_params: params, ...this.common(options) }), options.signal);
   }
 
-  async insert(table: string, columns: readonly string[], rows: readonly unknown[][], options: InsertOptions = {}) {
+  async insert(table: string, columns: readonly string[], rows: readonly unknown[][] | JsonRows, options: InsertOptions = {}) {
     assertIdentifiers(table, columns);
     if (rows.length === 0) return;
     await storeCall(
@@ -74,7 +75,8 @@ export class ServerStore implements Store {
         this.client.insert({
           table,
           columns: columns as [string, ...string[]],
-          values: rows as unknown[][],
+          // The client encodes values itself: rows written before are given as values.
+          values: rows instanceof JsonRows ? rows.arrays() : (rows as unknown[][]),
           format: 'JSONCompactEachRow',
           ...this.common(options),
         }),

@@ -1,3 +1,5 @@
+import type { JsonRows } from '../../model/json-bytes.js';
+
 /** Values bound to `{name:Type}` placeholders; never spliced into SQL text. */
 export type QueryParams = Record<string, unknown>;
 
@@ -43,9 +45,10 @@ export interface Store {
   command(sql: string, params?: QueryParams, options?: QueryOptions): Promise<void>;
   /**
    * Inserts positional rows (JSONCompactEachRow) into `columns` of `table`; `options.settings` carry e.g.
-   * insert_deduplication_token. Table and column names come from the code, never from a request.
+   * insert_deduplication_token. Table and column names come from the code, never from a request. Rows already
+   * written as JSON once (JsonRows: a batch's copy in Redis) are copied, not encoded again.
    */
-  insert(table: string, columns: readonly string[], rows: readonly unknown[][], options?: InsertOptions): Promise<void>;
+  insert(table: string, columns: readonly string[], rows: readonly unknown[][] | JsonRows, options?: InsertOptions): Promise<void>;
   /**
    * ROLLUPS=ticks only (analytics/rollup-ticks.ts): makes sure the runs of check_results among `runs` that their
    * insert marked late are in the rollups (a writer that leaves out runs already stored calls it for them).
