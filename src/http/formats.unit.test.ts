@@ -1,6 +1,7 @@
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { describe, expect, it } from 'vitest';
 import { targetHost } from '../model/checks.js';
-import { URL_FORMATS } from './formats.js';
+import { isCanonicalDateTime, URL_FORMATS } from './formats.js';
 
 describe('URL formats', () => {
   it('http-url-template: http(s) with a host, a path, or led by a placeholder; nothing else', () => {
@@ -48,5 +49,54 @@ describe('URL formats', () => {
     expect(targetHost('shop.test')).toBe('shop.test');
     expect(targetHost('10.0.0.7')).toBe('10.0.0.7');
     expect(targetHost(undefined)).toBe('');
+  });
+});
+
+describe('isCanonicalDateTime', () => {
+  const full = fullFormats['date-time'] as { validate: (value: string) => boolean };
+
+  it('takes what toISOString writes, and no day or time that does not exist', () => {
+    for (const ms of [0, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 10, 30, 17, 0, 0, 1), Date.UTC(9999, 11, 31)]) {
+      expect(isCanonicalDateTime(new Date(ms).toISOString())).toBe(true);
+    }
+    for (const text of [
+      '2026-02-29T00:00:00.000Z',
+      '2100-02-29T00:00:00.000Z',
+      '2026-13-01T00:00:00.000Z',
+      '2026-00-10T00:00:00.000Z',
+      '2026-04-31T00:00:00.000Z',
+      '2026-01-01T24:00:00.000Z',
+      '2026-01-01T23:60:00.000Z',
+      '2026-01-01T23:59:60.000Z',
+      '2026-01-01t10:00:00.000Z',
+      '2026-01-01T10:00:00.000z',
+      '2026-01-01T10:00:00.0a0Z',
+      '2026-01-01T10:00:00.000+00',
+      '+26-01-01T10:00:00.000Z',
+      '2026-01-01 10:00:00.000Z',
+    ]) {
+      expect(isCanonicalDateTime(text), text).toBe(false);
+    }
+  });
+
+  it('is true only where the full RFC 3339 check is true, over many near-canonical strings', () => {
+    const chars = '0123456789-T:.Z+ tz9';
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    let agreed = 0;
+    for (let n = 0; n < 50_000; n++) {
+      const base = new Date(Math.floor(random() * 8e12)).toISOString().split('');
+      // One to three characters changed: most stay near the canonical form, some are still valid.
+      for (let k = 0; k < 1 + Math.floor(random() * 3); k++) base[Math.floor(random() * base.length)] = chars[Math.floor(random() * chars.length)]!;
+      const text = base.join('');
+      if (isCanonicalDateTime(text)) {
+        expect(full.validate(text), text).toBe(true);
+        agreed++;
+      }
+    }
+    expect(agreed).toBeGreaterThan(1000);
   });
 });

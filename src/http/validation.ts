@@ -1,8 +1,9 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { HttpError } from './errors.js';
-import { URL_FORMATS } from './formats.js';
+import { isCanonicalDateTime, URL_FORMATS } from './formats.js';
 
 // ajv-formats ships CommonJS whose default export is the plugin function.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -23,6 +24,13 @@ function makeAjv(useDefaults: boolean): Ajv {
     keywords: ['example'],
   });
   addFormats(ajv);
+  // The canonical form first (isCanonicalDateTime), anything else as ajv-formats checks it; its comparison kept.
+  const dateTime = fullFormats['date-time'] as { validate: (value: string) => boolean; compare: (a: string, b: string) => number | undefined };
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (value: string) => isCanonicalDateTime(value) || dateTime.validate(value),
+    compare: dateTime.compare,
+  });
   for (const [name, check] of Object.entries(URL_FORMATS)) ajv.addFormat(name, { type: 'string', validate: check });
   return ajv;
 }
@@ -133,7 +141,8 @@ function hasBadText(value: unknown): boolean {
     return false;
   }
   if (value !== null && typeof value === 'object') {
-    for (const key of Object.keys(value)) if (hasBadText(key) || hasBadText((value as Record<string, unknown>)[key])) return true;
+    // for…in over own keys: no array of the keys made for every object of the body.
+    for (const key in value) if (Object.hasOwn(value, key) && (hasBadText(key) || hasBadText((value as Record<string, unknown>)[key]))) return true;
   }
   return false;
 }

