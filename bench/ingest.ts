@@ -14,13 +14,14 @@
  * connection, as many rows an insert as the service's inserts averaged) before and after the service, for the ratio.
  * Writes bench/results/<time>-ingest.json.
  *
- *   npm run bench:ingest -- [--seconds 20] [--connections 4] [--batch 1000] [--checks 500] [--late] [--profile] [--rate N] [--beside-store]
+ *   npm run bench:ingest -- [--seconds 20] [--connections 4] [--batch 1000] [--checks 500] [--late] [--profile [--allocations]] [--rate N] [--beside-store]
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  allocationOwners,
   apiResultItem,
   benchAccount,
   benchEnvironment,
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     checks: { type: 'string', default: '500' },
     late: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    allocations: { type: 'boolean', default: false },
     rate: { type: 'string' },
     'beside-store': { type: 'boolean', default: false },
   },
@@ -120,7 +122,7 @@ async function main() {
       );
     }, 500);
     const profileFile = values.profile ? path.join(mkdtempSync(path.join(os.tmpdir(), 'ingest-prof-')), 'ingest.cpuprofile') : undefined;
-    if (profileFile) await svc.ask({ type: 'profile', action: 'start' });
+    if (profileFile) await svc.ask({ type: 'profile', action: 'start', allocations: values.allocations });
     const started = Date.now();
     const posted = await load({
       url: svc.url,
@@ -187,6 +189,7 @@ async function main() {
       peakRssMB: Math.round(peakRss / 1048576),
       memoryAtPeak: atPeak,
       ...(profileFile ? { stages: profileStages(profileFile, threads.main ?? 0, landed), profile: profileOwners(profileFile, 30), profileFile } : {}),
+      ...(profileFile && values.allocations ? { allocated: allocationOwners(profileFile.replace(/\.cpuprofile$/, '.heapprofile'), 30) } : {}),
     };
     console.log(out);
   } finally {

@@ -114,24 +114,28 @@ export class JsonRows {
    */
   bytes(): Buffer {
     const n = this.values.length;
-    // The added values' text, a row at a time, with what comes before each: a comma, unless the row has no values.
-    const tails = new Array<string>(n);
+    // The added values' JSON, column by column (no text made per row beyond each value's own).
+    const texts = this.added.map((column) => column.map((value) => JSON.stringify(value) ?? 'null'));
     let size = Math.max(0, n - 1);
     for (let i = 0; i < n; i++) {
-      let tail = '';
-      const bare = this.ends[i]! - this.starts[i]! <= 2;
-      for (let c = 0; c < this.added.length; c++) tail += (bare && c === 0 ? '' : ',') + (JSON.stringify(this.added[c]![i]) ?? 'null');
-      tails[i] = `${tail}]`;
-      size += this.ends[i]! - 1 - this.starts[i]! + Buffer.byteLength(tails[i]!);
+      // A row's bytes without its bracket, a comma before each added value (none before the first when the row had
+      // no values), then the bracket.
+      size += this.ends[i]! - this.starts[i]! + (this.ends[i]! - this.starts[i]! <= 2 ? Math.max(0, texts.length - 1) : texts.length);
+      for (const column of texts) size += Buffer.byteLength(column[i]!);
     }
     const out = Buffer.allocUnsafe(size);
     let at = 0;
     for (let i = 0; i < n; i++) {
       if (i > 0) out[at++] = 0x2c;
       at += this.sources[this.sourceOf[i]!]!.copy(out, at, this.starts[i]!, this.ends[i]! - 1);
-      at += out.write(tails[i]!, at, 'utf8');
+      const bare = this.ends[i]! - this.starts[i]! <= 2;
+      for (let c = 0; c < texts.length; c++) {
+        if (c > 0 || !bare) out[at++] = 0x2c;
+        at += out.write(texts[c]![i]!, at, 'utf8');
+      }
+      out[at++] = 0x5d;
     }
-    return out;
+    return at === size ? out : out.subarray(0, at);
   }
 }
 

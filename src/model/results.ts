@@ -266,8 +266,9 @@ export function keptAssetProblem(asset: unknown): string | null {
  */
 export function keptAssetsProblems(detail: Record<string, unknown>): { at: string; rule: 'assets' | 'asset'; why: string }[] {
   const problems: { at: string; rule: 'assets' | 'asset'; why: string }[] = [];
-  for (const [key, object] of Object.entries(detail)) {
-    const assets = (object as { assets?: unknown } | null)?.assets;
+  for (const key in detail) {
+    if (!Object.hasOwn(detail, key)) continue;
+    const assets = (detail[key] as { assets?: unknown } | null)?.assets;
     if (assets === undefined || assets === null) continue;
     if (!Array.isArray(assets) || assets.length > 100) {
       problems.push({ at: `${key}.assets`, rule: 'assets', why: 'must be a list of at most 100 kept files' });
