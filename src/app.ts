@@ -6,7 +6,7 @@ import { accountRoutes, authRoutes, memberRoutes, PrincipalCache, recordAudit } 
 import { agentRoutes, staticIpRoutes } from './agents/index.js';
 import { alertChannelRoutes, alertRoutes } from './alerts/index.js';
 import { analyticsRoutes, prometheusRoutes } from './analytics/index.js';
-import { checkGroupRoutes, checkRoutes } from './checks/index.js';
+import { CheckTypeCache, checkGroupRoutes, checkRoutes } from './checks/index.js';
 import { consolePages } from './console/index.js';
 import { dashboardIncidentRoutes, dashboardPages, dashboardRoutes } from './dashboards/index.js';
 import { heartbeatRoutes } from './heartbeats/index.js';
@@ -50,7 +50,7 @@ const CLIENT_CLOSED_REQUEST = 499;
 export const API_INFO = { title: 'Monitoring Management API', version: '1.0.0' };
 
 /** Every route the service serves, in one list: the router and the OpenAPI document are both built from it. */
-export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
+export function allRoutes(deps: Deps, getDocument: () => unknown, kept: { checkTypes?: CheckTypeCache } = {}): AnyRoute[] {
   return [
     ...opsRoutes(deps, getDocument),
     ...changesAccess(accountRoutes(deps)),
@@ -69,7 +69,7 @@ export function allRoutes(deps: Deps, getDocument: () => unknown): AnyRoute[] {
     ...checkRoutes(deps),
     ...checkGroupRoutes(deps),
     ...alertChannelRoutes(deps),
-    ...ingestRoutes(deps),
+    ...ingestRoutes(deps, kept.checkTypes),
     ...withRootCauseAnalyses(deps, analyticsRoutes(deps)),
     ...rcaRoutes(deps),
     ...checkStatusRoutes(deps),
@@ -229,7 +229,9 @@ export function buildRouter(
 
 export function createApp(deps: Deps, options: AppOptions = {}) {
   let document: unknown;
-  const routes = allRoutes(deps, () => document);
+  // Kept between ingest's batches, forgotten when a change of checks is announced (stopped with the principals).
+  const checkTypes = new CheckTypeCache(deps.sql, deps.logger);
+  const routes = allRoutes(deps, () => document, { checkTypes });
   document = buildOpenApi(routes, API_INFO);
   const rateLimits = new RateLimits(deps.redis, deps.config.redisPrefix, deps.config.rateLimit);
   const { sql, config } = deps;
@@ -281,7 +283,7 @@ export function createApp(deps: Deps, options: AppOptions = {}) {
   // AI tools: an MCP server whose tools call the routes below with the caller's key (docs/mcp.md).
   app.use(mcpEndpoint({ resolveKey: resolvers.key, logger: deps.logger, version: API_INFO.version }));
   app.use(dispatch);
-  return { app, router, routes, document, principals, inFlight, spans };
+  return { app, router, routes, document, principals, checkTypes, inFlight, spans };
 }
 
 /** A count of requests being handled, and a wait for it to reach zero. */

@@ -125,7 +125,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const deps = await openDependencies(config, logger);
   const worker = config.ingest.inProcessWorker ? await startBackgroundWork({ ...deps, afterInsert: options.afterInsert }) : undefined;
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
-  const { app, principals, inFlight, spans } = createApp(deps, options);
+  const { app, principals, checkTypes, inFlight, spans } = createApp(deps, options);
   const server = app.listen(config.port, config.host);
   server.on('clientError', answerClientError);
   // An idle keep-alive connection stays open longer than the idle timeout of the proxies put in front (60 s is
@@ -174,6 +174,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
       // The worker finishes the batch it holds before the store closes under it.
       await worker?.close();
       principals.stop();
+      checkTypes.stop();
       await spans?.close();
       await closeDependencies(deps);
     })());

@@ -32,3 +32,4 @@ export {
   UrlRequest,
 } from './schemas.js';
 export { checkTargetRules } from './targets.js';
+export { CheckTypeCache } from './type-cache.js';

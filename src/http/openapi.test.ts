@@ -21,7 +21,9 @@ describe('OpenAPI document', () => {
   });
 
   it('lists exactly the routes the router serves', async () => {
-    const { router } = createApp(svc.deps);
+    const { router, principals, checkTypes } = createApp(svc.deps);
+    principals.stop();
+    checkTypes.stop();
     const served = new Set<string>();
     for (const layer of router.stack) {
       for (const method of layer.methods) {
