@@ -45,17 +45,27 @@ export async function accountContext(db: Sql, accountId: string): Promise<{ acco
 }
 
 /**
+ * What a check's definition holds that its state never reads, and may be long (a browser check's script, an API
+ * check's request with its assertions and headers): left in Postgres when ingest applies a batch, which reads up to
+ * a thousand checks at a time (bench/README.md, "Ingest: where the main thread's time goes").
+ */
+const RUN_ONLY_FIELDS = ['request', 'script', 'localSetupScript', 'localTearDownScript', 'environmentVariables', 'dependencies', 'playwrightConfig'];
+
+/**
  * The checks with their statuses, locked in id order (two workers applying batches of the same check take
- * turns, and never deadlock), each with its group's settings applied.
+ * turns, and never deadlock), each with its group's settings applied; `without` names fields of their definitions
+ * left unread.
  */
 export async function lockChecks(
   db: Sql,
   accountId: string,
   ids: string[],
   accountSettings: unknown,
+  without: readonly string[] = [],
 ): Promise<{ check: CheckContext; row: CheckRowWithStatus }[]> {
   if (!ids.length) return [];
-  const rows = await db<CheckRowWithStatus[]>`select c.id, c.name as check_name, c.check_type, c.activated, c.muted, c.tags, c.group_id, c.data, s.*
+  const rows = await db<CheckRowWithStatus[]>`select c.id, c.name as check_name, c.check_type, c.activated, c.muted, c.tags, c.group_id,
+      c.data - ${without as string[]}::text[] as data, s.*
     from checks c left join check_statuses s on s.check_id = c.id
     where c.account_id = ${accountId} and c.id = any(${[...ids].sort()}::uuid[])
     order by c.id for no key update of c`;
@@ -168,7 +178,7 @@ export async function applyBatch(
   if (!grouped.size) return { statuses: 0, notifications: [], events: [] };
   return transaction(sql, async (tx) => {
     const { accountSettings, windows } = await accountContext(tx, accountId);
-    const checks = await lockChecks(tx, accountId, [...grouped.keys()], accountSettings);
+    const checks = await lockChecks(tx, accountId, [...grouped.keys()], accountSettings, RUN_ONLY_FIELDS);
     const changed: { status: Status; memory: AlertMemory }[] = [];
     const alerts: RaisedAlert[] = [];
     for (const { check, row } of checks) {
@@ -215,7 +225,7 @@ export async function tickStates(sql: Sql, now: number, hooks: CheckIncidentHook
       const { accountSettings, windows } = await accountContext(tx, accountId);
       const changed: { status: Status; memory: AlertMemory }[] = [];
       const alerts: RaisedAlert[] = [];
-      for (const { check, row } of await lockChecks(tx, accountId, ids, accountSettings)) {
+      for (const { check, row } of await lockChecks(tx, accountId, ids, accountSettings, RUN_ONLY_FIELDS)) {
         if (!row.check_id) continue;
         const step = onTick(memoryOf(row), now, check.settings);
         const before = memoryOf(row);

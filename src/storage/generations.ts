@@ -12,6 +12,15 @@ export const DAY_MS = 86_400_000;
 /** A check's versions go a year after its last write (a cached bucket of an older day reads version 0 again: still valid). */
 const TTL_SECONDS = 400 * 86_400;
 
+/** KEYS: the checks' hashes; ARGV[1]: their time to live; ARGV[i + 1]: the days of KEYS[i], separated by commas. */
+const BUMP_SCRIPT = `for i, key in ipairs(KEYS) do
+  for day in string.gmatch(ARGV[i + 1], '[^,]+') do redis.call('HINCRBY', key, day, 1) end
+  redis.call('EXPIRE', key, ARGV[1])
+end
+return #KEYS`;
+/** Checks a script call marks: Redis runs nothing else while one runs (about a millisecond for a thousand). */
+const BUMP_CHECKS = 1000;
+
 export class Generations {
   constructor(
     private readonly redis: Redis,
@@ -22,7 +31,11 @@ export class Generations {
     return `${this.prefix}rgen:${checkId}`;
   }
 
-  /** Marks the days of `runs` (check id and start, epoch ms) as changed. One round trip. */
+  /**
+   * Marks the days of `runs` (check id and start, epoch ms) as changed: one script call per BUMP_CHECKS checks, all
+   * sent at once (a pipeline of a HINCRBY and an EXPIRE per check cost ingest about 0.4 µs a result in ioredis's
+   * commands alone).
+   */
   async bump(runs: Iterable<{ checkId: string; at: number }>): Promise<void> {
     const days = new Map<string, Set<number>>();
     for (const r of runs) {
@@ -31,12 +44,15 @@ export class Generations {
       days.set(r.checkId, set);
     }
     if (!days.size) return;
-    const pipeline = this.redis.pipeline();
-    for (const [checkId, set] of days) {
-      for (const day of set) pipeline.hincrby(this.key(checkId), String(day), 1);
-      pipeline.expire(this.key(checkId), TTL_SECONDS);
+    const checks = [...days];
+    const calls: Promise<unknown>[] = [];
+    for (let from = 0; from < checks.length; from += BUMP_CHECKS) {
+      const part = checks.slice(from, from + BUMP_CHECKS);
+      calls.push(
+        this.redis.eval(BUMP_SCRIPT, part.length, ...part.map(([checkId]) => this.key(checkId)), TTL_SECONDS, ...part.map(([, set]) => [...set].join(','))),
+      );
     }
-    await pipeline.exec();
+    await Promise.all(calls);
   }
 
   /** The versions of days `fromDay` to `toDay` (inclusive) of a check, and the global epoch; one round trip. */
