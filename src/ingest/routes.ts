@@ -96,31 +96,32 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps,
         const [types, privateLocations] = await Promise.all([typesOf(accountId, ids), needsPrivate ? privateLocationSlugs(sql, accountId) : new Set<string>()]);
         const runIds = new Map<string, number>();
         const detailTexts = new Array<string | undefined>(body.results.length);
-        // Field paths are built only for a failed rule: a batch of a thousand good results builds none.
+        // Field paths are built only for a failed rule: a batch of a thousand good results builds none. (No function
+        // is made per item: under tsx each named one costs a defineProperty of its name, 0.2 µs a result.)
+        const at = (i: number) => `body.results[${i}]`;
         body.results.forEach((item, i) => {
-          const at = () => `body.results[${i}]`;
           if (item.id !== undefined) {
             const first = runIds.get(item.id.toLowerCase());
-            if (first !== undefined) rules.fail(`${at()}.id`, 'unique', `repeats the id of results[${first}]`);
+            if (first !== undefined) rules.fail(`${at(i)}.id`, 'unique', `repeats the id of results[${first}]`);
             else runIds.set(item.id.toLowerCase(), i);
           }
           if (!PUBLIC_LOCATIONS.has(item.runLocation) && !privateLocations.has(item.runLocation)) {
-            rules.fail(`${at()}.runLocation`, 'exists', 'is neither a public location nor the slugName of a private location of this account');
+            rules.fail(`${at(i)}.runLocation`, 'exists', 'is neither a public location nor the slugName of a private location of this account');
           }
           const type = types.get(item.checkId);
-          if (type === undefined) rules.fail(`${at()}.checkId`, 'exists', 'names no check of this account');
-          else if (type !== item.checkType) rules.fail(`${at()}.checkType`, 'match', `must be ${type}, the type of the check`);
+          if (type === undefined) rules.fail(`${at(i)}.checkId`, 'exists', 'names no check of this account');
+          else if (type !== item.checkType) rules.fail(`${at(i)}.checkType`, 'match', `must be ${type}, the type of the check`);
           const started = Date.parse(item.startedAt);
-          if (!(Date.parse(item.stoppedAt) >= started)) rules.fail(`${at()}.stoppedAt`, 'after', 'must not be before startedAt');
-          if (!(started <= now + MAX_FUTURE_MS)) rules.fail(`${at()}.startedAt`, 'future', 'is in the future');
-          if (!(started >= oldest)) rules.fail(`${at()}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
+          if (!(Date.parse(item.stoppedAt) >= started)) rules.fail(`${at(i)}.stoppedAt`, 'after', 'must not be before startedAt');
+          if (!(started <= now + MAX_FUTURE_MS)) rules.fail(`${at(i)}.startedAt`, 'future', 'is in the future');
+          if (!(started >= oldest)) rules.fail(`${at(i)}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
           // Kept files a client lists are held to what a run writes: each names a blob of the account, typed.
           let details: Record<string, unknown> | undefined;
           for (const key of RESULT_DETAIL_KEYS) {
             if (item[key] !== undefined && item[key] !== null) (details ??= {})[key] = item[key];
           }
           if (!details) return;
-          for (const p of keptAssetsProblems(details)) rules.fail(`${at()}.${p.at}`, p.rule, p.why);
+          for (const p of keptAssetsProblems(details)) rules.fail(`${at(i)}.${p.at}`, p.rule, p.why);
           // The detail column's text, made once: measured here, stored by toRow. A text of at most a third of the
           // limit in UTF-16 units cannot exceed it in UTF-8 bytes, so only longer ones are measured.
           const text = JSON.stringify(details);
@@ -128,7 +129,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps,
           const detailBytes = text.length * 3 <= MAX_DETAIL_BYTES ? text.length : Buffer.byteLength(text);
           if (detailBytes > MAX_DETAIL_BYTES) {
             rules.fail(
-              at(),
+              at(i),
               'detailSize',
               `its result objects (${RESULT_DETAIL_KEYS.filter((k) => item[k]).join(', ')}) hold ${detailBytes} bytes of JSON; at most ${MAX_DETAIL_BYTES}`,
             );
