@@ -36,6 +36,8 @@ describe('check types kept between ingest batches', () => {
     if (!key && !accountId) accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${id}`)[0]!.account_id;
     return id;
   };
+  /** Until the creation's announcement has surely arrived (a few ms after the commit): it would forget what is read next. */
+  const settle = () => new Promise((r) => setTimeout(r, 500));
   const result = (checkId: string) => ({
     checkId,
     checkType: 'API',
@@ -48,6 +50,7 @@ describe('check types kept between ingest batches', () => {
 
   it('keeps the types it read, and no id that names no check', async () => {
     const id = await createCheck();
+    await settle();
     const nothing = randomUUID();
     const before = cache.stats().kept;
     expect(await cache.typesOf(accountId, [id, nothing])).toEqual(new Map([[id, 'API']]));
@@ -69,6 +72,7 @@ describe('check types kept between ingest batches', () => {
     const other = await createOtherTenant(svc);
     const theirs = await createCheck(other.key);
     const theirAccount = other.accountId;
+    await settle();
     await cache.typesOf(accountId, [mine]);
     await cache.typesOf(theirAccount, [theirs]);
     const kept = cache.stats().kept;
@@ -85,6 +89,19 @@ describe('check types kept between ingest batches', () => {
       await tx`alter table checks enable trigger checks_definition_change`;
     });
     expect((await cache.typesOf(theirAccount, [theirs])).get(theirs)).toBe('API');
+  });
+
+  it('keeps nothing of a read its account was forgotten during', async () => {
+    const id = await createCheck();
+    await settle();
+    const before = cache.stats().kept;
+    const reading = cache.typesOf(accountId, [id]);
+    cache.forget(accountId);
+    expect((await reading).get(id)).toBe('API');
+    expect(cache.stats().kept).toBe(before);
+    // Read again after: kept.
+    await cache.typesOf(accountId, [id]);
+    expect(cache.stats().kept).toBe(before + 1);
   });
 
   it('through the API: a batch naming a check deleted since the last batch is refused', async () => {

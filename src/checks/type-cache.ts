@@ -8,6 +8,8 @@ import { checkTypesOf } from './repository.js';
 const CHANNEL = 'definitions_changed';
 /** At most this many checks' types are kept (about 100 bytes each); beyond it, the others are read at each batch. */
 const MAX_KEPT = 200_000;
+/** Accounts whose last forgetting is remembered (so a read under way when it came is not kept). */
+const MAX_FORGOTTEN = 10_000;
 
 /**
  * The types of an account's checks, kept between the batches of results ingest validates (each names up to a
@@ -78,6 +80,8 @@ export class CheckTypeCache {
       this.kept = 0;
       return;
     }
+    // One entry per account ever announced: past a bound, forgetting everything starts the count afresh.
+    if (this.forgotten.size >= MAX_FORGOTTEN) return this.forget();
     this.forgotten.set(accountId, this.seq);
     this.kept -= this.accounts.get(accountId)?.size ?? 0;
     this.accounts.delete(accountId);

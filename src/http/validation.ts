@@ -1,7 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { HttpError } from './errors.js';
 import { isCanonicalDateTime, URL_FORMATS } from './formats.js';
 
@@ -25,7 +24,7 @@ function makeAjv(useDefaults: boolean): Ajv {
   });
   addFormats(ajv);
   // The canonical form first (isCanonicalDateTime), anything else as ajv-formats checks it; its comparison kept.
-  const dateTime = fullFormats['date-time'] as { validate: (value: string) => boolean; compare: (a: string, b: string) => number | undefined };
+  const dateTime = ajv.formats['date-time'] as { validate: (value: string) => boolean; compare: (a: string, b: string) => number | undefined };
   ajv.addFormat('date-time', {
     type: 'string',
     validate: (value: string) => isCanonicalDateTime(value) || dateTime.validate(value),

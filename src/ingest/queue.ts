@@ -24,6 +24,13 @@ const HELD_MAX_ROWS = 50_000;
 /** And up to so many bytes of their rows' JSON (kept with them for the insert; about as large as the rows themselves). */
 const HELD_MAX_BYTES = 64 * 1024 * 1024;
 
+/** The memory a held batch's bytes keep (pooled small buffers counted by their own length). */
+function heldBytesOf(batch: HeldBatch): number {
+  const bytes = batch.written?.bytes;
+  if (!bytes) return 0;
+  return bytes.length < 4096 ? bytes.length : Math.max(bytes.length, bytes.buffer.byteLength);
+}
+
 /** Where a batch's rows wait in Redis while its job is queued. */
 export function payloadKey(redisPrefix: string, batchId: string): string {
   return `${redisPrefix}ingest:payload:${batchId}`;
@@ -100,7 +107,8 @@ export class IngestQueue implements ResultQueue {
   private hold(batch: HeldBatch) {
     const held = this.held;
     const { job } = batch;
-    const bytes = batch.written?.bytes.length ?? 0;
+    // What the bytes keep alive: a copy a few kilobytes long may be a view into a larger allocation it holds whole.
+    const bytes = heldBytesOf(batch);
     if (!held || !Array.isArray(job.rows) || job.rows.length > HELD_MAX_ROWS || bytes > HELD_MAX_BYTES) return;
     const now = Date.now();
     this.release(job.batchId);
@@ -124,7 +132,7 @@ export class IngestQueue implements ResultQueue {
     if (!entry) return;
     this.held!.delete(batchId);
     this.heldRows -= entry.job.rows.length;
-    this.heldBytes -= entry.written?.bytes.length ?? 0;
+    this.heldBytes -= heldBytesOf(entry);
   }
 
   async stats(): Promise<ResultQueueStats> {

@@ -1,6 +1,6 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { Redis } from 'ioredis';
-import { JsonRows, jsonRowsBytes, type RowPlaces, type WrittenRows } from '../model/json-bytes.js';
+import { JsonRows, type WrittenRows } from '../model/json-bytes.js';
 import { type HeldBatch, INGEST_QUEUE, type IngestJob, JOB_VERSION, type QueuedBatch, ROW_COLUMNS } from '../model/results.js';
 import { type Run, runsOf } from '../model/runs.js';
 import type { Logger } from '../platform/logger.js';
@@ -43,12 +43,6 @@ export interface IngestWorkerOptions {
   onStored?: (accountId: string, columns: readonly string[], rows: readonly unknown[][]) => void;
   /** Batches this process enqueued, taken from memory instead of read back from Redis (ResultQueue.handOff). */
   held?: (batchId: string) => HeldBatch | undefined;
-}
-
-/** Rows written as JSON here (a batch read back from Redis, or carried by its job), with where each row is. */
-function writtenRows(rows: readonly unknown[][]): WrittenRows {
-  const where: RowPlaces = { starts: [], ends: [] };
-  return { bytes: jsonRowsBytes(rows, '', '', where), ...where };
 }
 
 /** A job of the ingest queue: the batch named (QueuedBatch), or carried whole by an older producer. */
@@ -117,8 +111,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       const runs = group.filter((p) => !p.fresh && p.batch.accountId === accountId).flatMap((p) => p.claimed);
       for (const id of await landedIds(opts.store, accountId, runs)) landed.add(id);
     }
-    // Each row as the JSON its batch was written in (its copy in Redis; written now for a batch read back from
-    // there), with `in_maintenance` after it: the insert copies the bytes instead of encoding the rows again.
+    // Each row as the JSON its batch was written in (its copy in Redis, when this process wrote it), with
+    // `in_maintenance` after it: the insert copies the bytes instead of encoding the rows again.
     const collect = JsonRows.collect();
     const paused: boolean[] = [];
     for (const p of group) {
@@ -131,7 +125,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
         paused.push(p.paused.has(id));
         return true;
       };
-      collect.take(p.batch.rows, p.json ?? writtenRows(p.batch.rows), keep);
+      collect.take(p.batch.rows, p.json, keep);
       p.written = paused.length - before;
     }
     const rows = collect.done().withColumn((_, i) => paused[i]);

@@ -56,14 +56,15 @@ export interface RowPlaces {
 /**
  * Rows of an insert as the JSON they were written in once (a batch's copy in Redis): an insert copies each row's
  * bytes instead of encoding the row again, and columns added to every row on the way (ingest's `in_maintenance`,
- * the rollup ticks' `late_batch`) are written after its own values. `values` are the rows as values, for whoever
- * reads one (a start time) or a store that takes arrays.
+ * the rollup ticks' `late_batch`) are written after its own values. Rows taken without bytes (a batch read back from
+ * Redis) are encoded only when bytes are asked for. `values` are the rows as values, for whoever reads one (a start
+ * time) or a store that takes arrays (the server backend's client encodes them itself).
  */
 export class JsonRows {
   private constructor(
     readonly values: readonly (readonly unknown[])[],
     private readonly sources: readonly Buffer[],
-    /** Per row: which source, and where its JSON array is in it. */
+    /** Per row: which source (-1: none, encode the row), and where its JSON array is in it. */
     private readonly sourceOf: readonly number[],
     private readonly starts: readonly number[],
     private readonly ends: readonly number[],
@@ -87,11 +88,11 @@ export class JsonRows {
         let source = -1;
         for (let i = 0; i < rows.length; i++) {
           if (keep && !keep(i)) continue;
-          if (source < 0) source = sources.push(written.bytes) - 1;
+          if (written && source < 0) source = sources.push(written.bytes) - 1;
           values.push(rows[i]!);
           sourceOf.push(source);
-          starts.push(written.starts[i]!);
-          ends.push(written.ends[i]!);
+          starts.push(written ? written.starts[i]! : 0);
+          ends.push(written ? written.ends[i]! : 0);
         }
       },
       done: () => new JsonRows(values, sources, sourceOf, starts, ends, []),
@@ -116,19 +117,29 @@ export class JsonRows {
     const n = this.values.length;
     // The added values' JSON, column by column (no text made per row beyond each value's own).
     const texts = this.added.map((column) => column.map((value) => JSON.stringify(value) ?? 'null'));
+    // Rows taken without bytes, encoded here once; every row's length in bytes, brackets included.
+    const own = new Array<string | undefined>(n);
+    const lengths = new Array<number>(n);
     let size = Math.max(0, n - 1);
     for (let i = 0; i < n; i++) {
+      if (this.sourceOf[i]! < 0) {
+        own[i] = JSON.stringify(this.values[i]);
+        lengths[i] = Buffer.byteLength(own[i]!);
+      } else lengths[i] = this.ends[i]! - this.starts[i]!;
       // A row's bytes without its bracket, a comma before each added value (none before the first when the row had
       // no values), then the bracket.
-      size += this.ends[i]! - this.starts[i]! + (this.ends[i]! - this.starts[i]! <= 2 ? Math.max(0, texts.length - 1) : texts.length);
+      size += lengths[i]! + (lengths[i]! <= 2 ? Math.max(0, texts.length - 1) : texts.length);
       for (const column of texts) size += Buffer.byteLength(column[i]!);
     }
     const out = Buffer.allocUnsafe(size);
     let at = 0;
     for (let i = 0; i < n; i++) {
       if (i > 0) out[at++] = 0x2c;
-      at += this.sources[this.sourceOf[i]!]!.copy(out, at, this.starts[i]!, this.ends[i]! - 1);
-      const bare = this.ends[i]! - this.starts[i]! <= 2;
+      // All but the closing bracket (one byte, last): a length one short of the row's writes exactly that.
+      const text = own[i];
+      at +=
+        text === undefined ? this.sources[this.sourceOf[i]!]!.copy(out, at, this.starts[i]!, this.ends[i]! - 1) : out.write(text, at, lengths[i]! - 1, 'utf8');
+      const bare = lengths[i]! <= 2;
       for (let c = 0; c < texts.length; c++) {
         if (c > 0 || !bare) out[at++] = 0x2c;
         at += out.write(texts[c]![i]!, at, 'utf8');
@@ -143,7 +154,7 @@ export class JsonRows {
 export type WrittenRows = { bytes: Buffer } & RowPlaces;
 
 export interface JsonRowsCollector {
-  /** Rows written once, all of them or those `keep` keeps by index. */
-  take(rows: readonly (readonly unknown[])[], written: WrittenRows, keep?: (index: number) => boolean): void;
+  /** Rows, all of them or those `keep` keeps by index, with the bytes they were written in once when there are. */
+  take(rows: readonly (readonly unknown[])[], written: WrittenRows | undefined, keep?: (index: number) => boolean): void;
   done(): JsonRows;
 }

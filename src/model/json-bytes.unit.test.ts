@@ -44,12 +44,20 @@ describe('JsonRows', () => {
     const collect = JsonRows.collect();
     collect.take(batchA, written(batchA));
     collect.take(batchB, written(batchB), (i) => i !== 2);
+    // A batch read back from Redis: no bytes kept, its rows encoded when the insert asks.
+    const batchC = [['e', 'ü “x”', null], [], ['f', Number.NaN, undefined]];
+    collect.take(batchC, undefined, (i) => i !== 0);
+    collect.take(batchC.slice(0, 1), undefined);
     const rows = collect
       .done()
       .withColumn((_, i) => i % 2 === 0)
       .withColumn((row) => (row.length ? `late ${String(row[0])}` : ''));
-    const expected = [...batchA, batchB[0]!, batchB[1]!].map((row, i) => [...row, i % 2 === 0, row.length ? `late ${String(row[0])}` : '']);
-    expect(rows.length).toBe(4);
+    const expected = [...batchA, batchB[0]!, batchB[1]!, batchC[1]!, batchC[2]!, batchC[0]!].map((row, i) => [
+      ...row,
+      i % 2 === 0,
+      row.length ? `late ${String(row[0])}` : '',
+    ]);
+    expect(rows.length).toBe(7);
     expect(rows.bytes().toString('utf8')).toBe(jsonRowsBytes(expected).toString('utf8'));
     expect(rows.arrays()).toEqual(expected);
   });
