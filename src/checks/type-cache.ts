@@ -81,7 +81,10 @@ export class CheckTypeCache {
       return;
     }
     // One entry per account ever announced: past a bound, forgetting everything starts the count afresh.
-    if (this.forgotten.size >= MAX_FORGOTTEN) return this.forget();
+    if (this.forgotten.size >= MAX_FORGOTTEN) {
+      this.forget();
+      return;
+    }
     this.forgotten.set(accountId, this.seq);
     this.kept -= this.accounts.get(accountId)?.size ?? 0;
     this.accounts.delete(accountId);
