@@ -21,7 +21,7 @@ import {
 import { findCheckRow } from '../src/checks/index.js';
 import { compileValidator } from '../src/http/validation.js';
 import { loadConfig } from '../src/platform/config.js';
-import { boundHeapGrowth } from '../src/platform/heap.js';
+import { boundHeapGrowth, giveBackStartMemory } from '../src/platform/heap.js';
 import { createLogger } from '../src/platform/logger.js';
 import { startService } from '../src/service.js';
 import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
@@ -30,6 +30,8 @@ import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
 boundHeapGrowth();
 if (process.env.BENCH_V8_FLAGS) v8.setFlagsFromString(process.env.BENCH_V8_FLAGS);
 const service = await startService(loadConfig(), createLogger((process.env.BENCH_LOG_LEVEL as 'warn' | undefined) ?? 'warn'));
+// As src/server.ts does once it listens.
+giveBackStartMemory();
 const { store } = service.deps;
 
 /** The same validation and planning the report route runs (the check's volume included), so the floor runs the same SQL. */

@@ -1,5 +1,5 @@
 import { type Config, ConfigError, loadConfig } from './platform/config.js';
-import { boundHeapGrowth } from './platform/heap.js';
+import { boundHeapGrowth, giveBackStartMemory } from './platform/heap.js';
 import { createLogger } from './platform/logger.js';
 import { type RunningService, startService } from './service.js';
 import { UnreachableError } from './storage/postgres.js';
@@ -36,6 +36,7 @@ async function main() {
     );
   }
   logger.info({ url: service.url, clickhouse: service.deps.store.kind }, 'listening');
+  giveBackStartMemory();
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
