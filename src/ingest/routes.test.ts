@@ -232,6 +232,8 @@ describe('check-result ingest', () => {
     ['missing hasFailures', () => ({ results: [{ ...valid(), hasFailures: undefined }] }), 'body.results[0].hasFailures', 'required'],
     ['bad checkType', () => ({ results: [{ ...valid(), checkType: 'SMOKE' }] }), 'body.results[0].checkType', 'enum'],
     ['bad time', () => ({ results: [{ ...valid(), startedAt: 'noon' }] }), 'body.results[0].startedAt', 'format'],
+    // toISOString's shape, but no such day: the quick check of that shape must not let it through.
+    ['no 30 February', () => ({ results: [{ ...valid(), stoppedAt: '2026-02-30T10:00:00.000Z' }] }), 'body.results[0].stoppedAt', 'format'],
     ['attempts 0', () => ({ results: [{ ...valid(), attempts: 0 }] }), 'body.results[0].attempts', 'minimum'],
     ['negative responseTime', () => ({ results: [{ ...valid(), responseTime: -1 }] }), 'body.results[0].responseTime', 'minimum'],
     ['packet loss over 100', () => ({ results: [{ ...valid(), packetLoss: 101 }] }), 'body.results[0].packetLoss', 'maximum'],
