@@ -50,7 +50,7 @@ const CLIENT_CLOSED_REQUEST = 499;
 export const API_INFO = { title: 'Monitoring Management API', version: '1.0.0' };
 
 /** Every route the service serves, in one list: the router and the OpenAPI document are both built from it. */
-export function allRoutes(deps: Deps, getDocument: () => unknown, kept: { checkTypes?: CheckTypeCache } = {}): AnyRoute[] {
+export function allRoutes(deps: Deps, getDocument: () => unknown, kept: { checkTypes: CheckTypeCache }): AnyRoute[] {
   return [
     ...opsRoutes(deps, getDocument),
     ...changesAccess(accountRoutes(deps)),

@@ -1,6 +1,6 @@
 import type { CheckType } from '../model/checks.js';
 import type { Logger } from '../platform/logger.js';
-import { Announcements } from '../storage/announcements.js';
+import { Announcements, ForgetClock } from '../storage/announcements.js';
 import type { Sql } from '../storage/postgres.js';
 import { checkTypesOf } from './repository.js';
 
@@ -23,10 +23,8 @@ const MAX_FORGOTTEN = 10_000;
 export class CheckTypeCache {
   private readonly accounts = new Map<string, Map<string, CheckType>>();
   private kept = 0;
-  /** Counts forgettings; `forgotten` holds, per account, the count at its last one (`all` for everything). */
-  private seq = 0;
-  private all = 0;
-  private readonly forgotten = new Map<string, number>();
+  /** Which reads under way may still be kept (none begun before their account was forgotten). */
+  private readonly clock = new ForgetClock(MAX_FORGOTTEN);
   private readonly announcements: Announcements;
 
   constructor(
@@ -53,9 +51,9 @@ export class CheckTypeCache {
       else out.set(id, type);
     }
     if (!missing.length) return out;
-    const before = this.seq;
+    const before = this.clock.mark();
     const read = await checkTypesOf(this.sql, accountId, missing);
-    const keep = this.announcements.heard && Math.max(this.all, this.forgotten.get(accountId) ?? 0) <= before;
+    const keep = this.announcements.heard && this.clock.keeps(accountId, before);
     let into = this.accounts.get(accountId);
     for (const [id, type] of read) {
       out.set(id, type);
@@ -72,20 +70,13 @@ export class CheckTypeCache {
 
   /** Forgets what was kept of one account, or of all; reads under way for it are not kept. */
   forget(accountId?: string): void {
-    this.seq++;
-    if (accountId === undefined) {
-      this.all = this.seq;
-      this.forgotten.clear();
+    // One forgotten account remembered per account ever announced: past a bound, everything is forgotten.
+    const everything = this.clock.forget(accountId);
+    if (everything || accountId === undefined) {
       this.accounts.clear();
       this.kept = 0;
       return;
     }
-    // One entry per account ever announced: past a bound, forgetting everything starts the count afresh.
-    if (this.forgotten.size >= MAX_FORGOTTEN) {
-      this.forget();
-      return;
-    }
-    this.forgotten.set(accountId, this.seq);
     this.kept -= this.accounts.get(accountId)?.size ?? 0;
     this.accounts.delete(accountId);
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { type CheckTypeCache, checkTypesOf, findCheckRow } from '../checks/index.js';
+import { type CheckTypeCache, findCheckRow } from '../checks/index.js';
 import { AssetManifest, AssetManifestQuery, assetDownload, assetManifest, linkOrigin } from '../http/asset-manifest.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { conflict, notFound } from '../http/errors.js';
@@ -57,11 +57,8 @@ const CursorQuery = Type.Object(
 
 const CheckIdParams = Type.Object({ checkId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
-/**
- * `checkTypes` keeps the types of checks between batches (CheckTypeCache); without it each batch reads them.
- */
-export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps, checkTypes?: CheckTypeCache): AnyRoute[] {
-  const typesOf = (accountId: string, ids: string[]) => (checkTypes ? checkTypes.typesOf(accountId, ids) : checkTypesOf(sql, accountId, ids));
+/** `checkTypes` keeps the types of checks between batches (CheckTypeCache). */
+export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps, checkTypes: CheckTypeCache): AnyRoute[] {
   const tag = 'Check results';
   const idempotency = new IdempotencyKeys(redis, `${config.redisPrefix}ingest:`);
   return [
@@ -93,7 +90,10 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps,
         const rules = new Rules();
         const ids = [...new Set(body.results.map((r) => r.checkId))];
         const needsPrivate = body.results.some((r) => !PUBLIC_LOCATIONS.has(r.runLocation));
-        const [types, privateLocations] = await Promise.all([typesOf(accountId, ids), needsPrivate ? privateLocationSlugs(sql, accountId) : new Set<string>()]);
+        const [types, privateLocations] = await Promise.all([
+          checkTypes.typesOf(accountId, ids),
+          needsPrivate ? privateLocationSlugs(sql, accountId) : new Set<string>(),
+        ]);
         const runIds = new Map<string, number>();
         const detailTexts = new Array<string | undefined>(body.results.length);
         // Field paths are built only for a failed rule: a batch of a thousand good results builds none. (No function

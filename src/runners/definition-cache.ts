@@ -2,7 +2,7 @@ import { estimate } from '../model/results.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { RunnableCheck } from '../run-kernel/index.js';
-import { Announcements } from '../storage/announcements.js';
+import { Announcements, ForgetClock } from '../storage/announcements.js';
 import type { Sql } from '../storage/postgres.js';
 import { loadRunnable } from './definitions.js';
 
@@ -39,10 +39,8 @@ export class DefinitionCache {
   /** Kept definitions, and their estimated bytes. */
   private size = 0;
   private bytes = 0;
-  /** Counts forgettings; `forgotten` holds, per account, the count at its last one (`all` for everything). */
-  private seq = 0;
-  private all = 0;
-  private readonly forgotten = new Map<string, number>();
+  /** Which reads under way may still be kept (none begun before their account was forgotten). */
+  private readonly clock = new ForgetClock();
   private readonly announcements: Announcements | undefined;
   private hits = 0;
   private reads = 0;
@@ -62,16 +60,13 @@ export class DefinitionCache {
 
   /** Forgets what was kept of one account, or of all; reads under way for it are not kept. */
   forget(accountId?: string): void {
-    this.seq++;
-    if (accountId === undefined) {
-      this.all = this.seq;
-      this.forgotten.clear();
+    const everything = this.clock.forget(accountId);
+    if (everything || accountId === undefined) {
       this.accounts.clear();
       this.size = 0;
       this.bytes = 0;
       return;
     }
-    this.forgotten.set(accountId, this.seq);
     const kept = this.accounts.get(accountId);
     if (!kept) return;
     this.size -= kept.size;
@@ -94,9 +89,9 @@ export class DefinitionCache {
     if (out.size) this.opts.metrics?.runDefinitions.inc({ from: 'kept' }, out.size);
     if (missing.length) this.opts.metrics?.runDefinitions.inc({ from: 'read' }, missing.length);
     if (!missing.length) return out;
-    const before = this.seq;
+    const before = this.clock.mark();
     const read = await loadRunnable(this.opts.sql, accountId, missing);
-    const keep = Boolean(this.announcements?.heard) && Math.max(this.all, this.forgotten.get(accountId) ?? 0) <= before;
+    const keep = Boolean(this.announcements?.heard) && this.clock.keeps(accountId, before);
     for (const [id, check] of read) {
       const frozen = keep ? freeze(check) : check;
       out.set(id, frozen);

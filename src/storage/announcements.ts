@@ -108,3 +108,38 @@ export class Announcements {
     this.opts.sql`select pg_notify(${this.opts.channel}, ${payload})`.catch(() => undefined);
   }
 }
+
+/**
+ * Which reads a cache fed by announcements may keep: a read begun before its account (or everything) was last
+ * forgotten is not kept, since what it read may be older than the change announced. Take `mark()` as a read starts,
+ * ask `keeps(account, mark)` when it ends. At most `maxAccounts` forgotten accounts are remembered; past that, a
+ * forgetting of one account forgets everything (`forget` says so).
+ */
+export class ForgetClock {
+  private seq = 0;
+  private all = 0;
+  /** Per account, the count at its last forgetting. */
+  private readonly forgotten = new Map<string, number>();
+
+  constructor(private readonly maxAccounts = Number.POSITIVE_INFINITY) {}
+
+  mark(): number {
+    return this.seq;
+  }
+
+  keeps(accountId: string, mark: number): boolean {
+    return Math.max(this.all, this.forgotten.get(accountId) ?? 0) <= mark;
+  }
+
+  /** Records a forgetting of one account, or of all; true when everything is forgotten (asked, or the bound reached). */
+  forget(accountId?: string): boolean {
+    this.seq++;
+    if (accountId === undefined || this.forgotten.size >= this.maxAccounts) {
+      this.all = this.seq;
+      this.forgotten.clear();
+      return true;
+    }
+    this.forgotten.set(accountId, this.seq);
+    return false;
+  }
+}
