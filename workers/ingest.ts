@@ -5,6 +5,7 @@
 import { startBackgroundWork } from '../src/background.js';
 import { IngestQueue } from '../src/ingest/index.js';
 import { ConfigError, loadConfig } from '../src/platform/config.js';
+import { boundHeapGrowth, giveBackStartMemory } from '../src/platform/heap.js';
 import { createLogger } from '../src/platform/logger.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
 import { openServiceSecrets } from '../src/secrets.js';
@@ -16,6 +17,7 @@ import { Queues } from '../src/storage/queues.js';
 import { connectRedis } from '../src/storage/redis.js';
 
 async function main() {
+  boundHeapGrowth();
   const config = loadConfig();
   if (!config.clickhouse.url) {
     throw new ConfigError('CLICKHOUSE_URL', 'the worker process needs a ClickHouse server; in embedded mode the API runs the worker');
@@ -37,6 +39,8 @@ async function main() {
   const blobs = openBlobStore(config.projects);
   const worker = await startBackgroundWork({ config, sql, store, logger, queues, ingest, outbound, blobs });
   logger.info({ concurrency: config.ingest.workerConcurrency }, 'ingest worker, alert deliveries and state sweeper started');
+  // What start-up left goes back to the system once the worker is at work (the reducer is off: nodeHeapFlags).
+  giveBackStartMemory();
   const stop = async (signal: string) => {
     logger.info({ signal }, 'ingest worker stopping');
     await worker.close();

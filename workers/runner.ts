@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { IngestQueue } from '../src/ingest/index.js';
 import { ConfigError, loadConfig } from '../src/platform/config.js';
+import { boundHeapGrowth, giveBackStartMemory } from '../src/platform/heap.js';
 import { createLogger } from '../src/platform/logger.js';
 import { Metrics } from '../src/platform/metrics.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
@@ -18,6 +19,7 @@ import { connectRedis } from '../src/storage/redis.js';
 import { adhocRecorder } from '../src/test-sessions/index.js';
 
 async function main() {
+  boundHeapGrowth();
   const { values } = parseArgs({ options: { locations: { type: 'string' }, 'private-location-key': { type: 'string' } }, strict: true });
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
@@ -61,6 +63,8 @@ async function main() {
     }),
     { policy, logger, browser: { concurrency: config.runner.browserConcurrency, memoryBytes: config.runner.browserMemoryBytes } },
   );
+  // What start-up left goes back to the system once the runner is at work (the reducer is off: nodeHeapFlags).
+  giveBackStartMemory();
   const stop = async (signal: string) => {
     logger.info({ signal }, 'runner stopping');
     await runner.close();

@@ -14,6 +14,15 @@ describe('the heap flags the service starts with', () => {
     expect(command.slice(2 + nodeHeapFlags.length, 4 + nodeHeapFlags.length)).toEqual(['--import', 'tsx']);
   });
 
+  it.each(['start', 'runner', 'worker'])("`npm run %s`'s entry bounds the heap's growth first and gives start-up's memory back", (name) => {
+    // The flags turn V8's memory reducer off; without these two calls a worker or runner process keeps what it grew to.
+    const entry = scripts[name].split(/\s+/).at(-1)!;
+    const source = readFileSync(new URL(`../../${entry}`, import.meta.url), 'utf8');
+    const body = source.slice(source.indexOf('async function main() {'));
+    expect(body.split('\n')[1]?.trim()).toBe('boundHeapGrowth();');
+    expect(body).toMatch(/\n {2}giveBackStartMemory\(\);\n/);
+  });
+
   it("runs on runtime/'s pinned Node where scripts/node.sh could use it, as the tests do", () => {
     const pinned = (
       JSON.parse(readFileSync(new URL('../../runtime/package.json', import.meta.url), 'utf8')) as { optionalDependencies: Record<string, string> }
