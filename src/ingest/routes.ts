@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { type CheckTypeCache, findCheckRow } from '../checks/index.js';
 import { AssetManifest, AssetManifestQuery, assetDownload, assetManifest, linkOrigin } from '../http/asset-manifest.js';
@@ -13,6 +12,7 @@ import { Nullable, StringEnum } from '../http/schemas.js';
 import { parseWindow, TimeParam } from '../http/time.js';
 import { CHECK_TYPES, LOCATIONS } from '../model/checks.js';
 import { ingestJob, keptAssetsOf, keptAssetsProblems, MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
+import { randomUuid } from '../model/uuid.js';
 import { privateLocationSlugs } from '../private-locations/index.js';
 import type { Deps } from '../storage/deps.js';
 import { anchorResult, project } from './anchor-view.js';
@@ -136,7 +136,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps,
           }
         });
         rules.throwIfAny();
-        const reply = { batchId: randomUUID(), count: body.results.length };
+        const reply = { batchId: randomUuid(), count: body.results.length };
         const key = headers['idempotency-key'];
         if (key !== undefined) {
           const fingerprint = IdempotencyKeys.fingerprint(body);
@@ -146,7 +146,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps,
           }
           if (prior) return { status: 202, body: prior.reply };
         }
-        const rows = body.results.map((item, i) => toRow(accountId, item.id?.toLowerCase() ?? randomUUID(), item, detailTexts[i] ?? ''));
+        const rows = body.results.map((item, i) => toRow(accountId, item.id?.toLowerCase() ?? randomUuid(), item, detailTexts[i] ?? ''));
         try {
           await ingest.enqueue(ingestJob(reply.batchId, accountId, rows, undefined, runIds.size === 0));
         } catch (err) {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { uuidText } from '../model/uuid.js';
 
 /**
  * The id a scheduled run's result takes: one per check, slot and location, whoever makes the run (a runner of
@@ -9,11 +10,7 @@ export function scheduledResultId(checkId: string, slot: number, location: strin
   return nameUuid(`${checkId}|${slot}|${location}`);
 }
 
-/** A uuid made from a name: the same name, the same id. */
+/** A uuid made from a name: the same name, the same id (the first 16 bytes of its SHA-256, version 5 layout, variant 10). */
 export function nameUuid(name: string): string {
-  const h = createHash('sha256').update(name).digest();
-  h[6] = (h[6] & 0x0f) | 0x50; // a name-based uuid (version 5 layout), variant 10
-  h[8] = (h[8] & 0x3f) | 0x80;
-  const x = h.subarray(0, 16).toString('hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+  return uuidText(createHash('sha256').update(name).digest(), 0, 5);
 }
