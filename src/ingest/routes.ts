@@ -12,6 +12,7 @@ import { Nullable, StringEnum } from '../http/schemas.js';
 import { parseWindow, TimeParam } from '../http/time.js';
 import { CHECK_TYPES, LOCATIONS } from '../model/checks.js';
 import { ingestJob, keptAssetsOf, keptAssetsProblems, MAX_DETAIL_BYTES, RESULT_DETAIL_KEYS } from '../model/results.js';
+import { isoTimeMs } from '../model/time.js';
 import { randomUuid } from '../model/uuid.js';
 import { privateLocationSlugs } from '../private-locations/index.js';
 import type { Deps } from '../storage/deps.js';
@@ -111,8 +112,8 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps,
           const type = types.get(item.checkId);
           if (type === undefined) rules.fail(`${at(i)}.checkId`, 'exists', 'names no check of this account');
           else if (type !== item.checkType) rules.fail(`${at(i)}.checkType`, 'match', `must be ${type}, the type of the check`);
-          const started = Date.parse(item.startedAt);
-          if (!(Date.parse(item.stoppedAt) >= started)) rules.fail(`${at(i)}.stoppedAt`, 'after', 'must not be before startedAt');
+          const started = isoTimeMs(item.startedAt);
+          if (!(isoTimeMs(item.stoppedAt) >= started)) rules.fail(`${at(i)}.stoppedAt`, 'after', 'must not be before startedAt');
           if (!(started <= now + MAX_FUTURE_MS)) rules.fail(`${at(i)}.startedAt`, 'future', 'is in the future');
           if (!(started >= oldest)) rules.fail(`${at(i)}.startedAt`, 'retention', `is older than the ${config.clickhouse.retentionDays}-day retention`);
           // Kept files a client lists are held to what a run writes: each names a blob of the account, typed.

@@ -29,24 +29,52 @@ function digitAt(s: string, i: number): number {
 }
 const twoAt = (s: string, i: number) => digitAt(s, i) * 10 + digitAt(s, i + 1);
 
+/** Days from 1970-01-01 to a day of the proleptic Gregorian calendar (month 1–12), as whole-number arithmetic. */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  return era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468;
+}
+
+/**
+ * The epoch ms of the fixed-width time `2026-01-02?03:04:05.678` whose first character is at 0 (the separator at 10 is
+ * not read), or NaN where a digit is not one. Fields are taken as they are: callers pass times checked or written
+ * whole (a validated request's, the service's own rows). Date.UTC cost about 100 ns of the 180 this took with it,
+ * the arithmetic a few.
+ */
+function fixedTimeMs(v: string): number {
+  return (
+    daysFromCivil(twoAt(v, 0) * 100 + twoAt(v, 2), twoAt(v, 5), twoAt(v, 8)) * 86_400_000 +
+    twoAt(v, 11) * 3_600_000 +
+    twoAt(v, 14) * 60_000 +
+    twoAt(v, 17) * 1000 +
+    twoAt(v, 20) * 10 +
+    digitAt(v, 22)
+  );
+}
+
 /**
  * A DateTime64 → epoch ms. The text form toClickHouseTime writes (every queued row's times) is read digit by digit:
  * ingest reads three a run (two for check state, one for the rollups), and going through an ISO string cost ~1.4 µs
  * each, slices and Number() ~160 ns, character codes ~45 ns (Node 22).
  */
 export function clickHouseTimeMs(value: unknown): number {
-  if (typeof value === 'string' && value.length === 23 && value[4] === '-' && value[10] === ' ' && value[19] === '.') {
-    return Date.UTC(
-      twoAt(value, 0) * 100 + twoAt(value, 2),
-      twoAt(value, 5) - 1,
-      twoAt(value, 8),
-      twoAt(value, 11),
-      twoAt(value, 14),
-      twoAt(value, 17),
-      twoAt(value, 20) * 10 + digitAt(value, 22),
-    );
-  }
+  if (typeof value === 'string' && value.length === 23 && value[4] === '-' && value[10] === ' ' && value[19] === '.') return fixedTimeMs(value);
   return Date.parse(fromClickHouseTime(value));
+}
+
+/**
+ * A validated ISO 8601 time → epoch ms. One in the canonical UTC form `toISOString` writes (what clients send most) is
+ * read digit by digit (about a fifth of Date.parse's time; ingest reads two a result); any other form, Date.parse.
+ */
+export function isoTimeMs(iso: string): number {
+  if (iso.length === 24 && iso[10] === 'T' && iso[19] === '.' && iso[23] === 'Z') {
+    const ms = fixedTimeMs(iso);
+    if (!Number.isNaN(ms)) return ms;
+  }
+  return Date.parse(iso);
 }
 
 /** A timestamp column as the API writes it: ISO 8601 UTC, null stays null. */
