@@ -12,7 +12,7 @@ import { dashboardIncidentRoutes, dashboardPages, dashboardRoutes } from './dash
 import { heartbeatRoutes } from './heartbeats/index.js';
 import { type AuditSink, auditWrites } from './http/audit.js';
 import { authenticate, type Resolvers, serviceOrigin } from './http/auth.js';
-import { jsonBody, type LargerBody } from './http/body.js';
+import { jsonBody, type LargerBody, PLAIN_BODY_TEXT } from './http/body.js';
 import { dispatchRoutes, type RouteEntry } from './http/dispatch.js';
 import { errorMiddleware, HttpError } from './http/errors.js';
 import { compileRouteInput } from './http/invoke.js';
@@ -117,6 +117,7 @@ function routeHandler(route: AnyRoute, validateResponses: boolean): Middleware {
       headers: Object.fromEntries(headerNames.filter((n) => ctx.get(n) !== '').map((n) => [n, ctx.get(n)])),
       body: route.rawBody ? ctx.req : ctx.request.body,
       hasBody,
+      plainText: ctx.state[PLAIN_BODY_TEXT] === true,
     });
     // A client that hangs up before the answer aborts the work that honours the signal (analytics queries). The
     // response's close says so; the request's would also fire once its body was read through, or let go by a route.

@@ -3,7 +3,7 @@ import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import { bodyParseError, HttpError } from './errors.js';
-import { Utf8Check } from './utf8-check.js';
+import { RiskyEscapes, Utf8Check } from './utf8-check.js';
 
 const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPES = ['application/json'];
@@ -13,11 +13,17 @@ export const MAX_BODY_DEPTH = 64;
 /**
  * Follows the body's bytes (after content decoding) through a strict UTF-8 check while koa-body reads
  * them: its decoder would turn invalid sequences (0xff, overlong forms, encoded surrogates) into U+FFFD and
- * store them silently. Returns whether every byte so far was valid UTF-8.
+ * store them silently. `wellFormed` answers whether every byte so far was valid UTF-8; `plain`, whether the text
+ * held no escape that could make U+0000 or a lone surrogate (RiskyEscapes), so that validation need not walk the
+ * parsed body's strings for them.
  */
-function followUtf8(req: IncomingMessage): () => boolean {
+function followBytes(req: IncomingMessage): { wellFormed: () => boolean; plain: () => boolean } {
   const check = new Utf8Check();
-  const feed = (chunk: Buffer) => check.feed(chunk);
+  const escapes = new RiskyEscapes();
+  const feed = (chunk: Buffer) => {
+    check.feed(chunk);
+    escapes.feed(chunk);
+  };
   const encoding = String(req.headers['content-encoding'] ?? 'identity')
     .trim()
     .toLowerCase();
@@ -30,8 +36,11 @@ function followUtf8(req: IncomingMessage): () => boolean {
   } else {
     req.on('data', feed);
   }
-  return () => check.end();
+  return { wellFormed: () => check.end(), plain: () => !escapes.found() };
 }
+
+/** Set on a request whose JSON body's text had no escape that can make U+0000 or a lone surrogate (`followBytes`). */
+export const PLAIN_BODY_TEXT = 'plainBodyText';
 
 /**
  * JSON bodies through koa-body, strictly: only UTF-8 (another charset is a 415), every byte valid UTF-8
@@ -72,7 +81,7 @@ export function jsonBody(limitBytes: number, larger: ReadonlyMap<string, number 
     if (own?.before) await own.before(ctx.headers);
     const charset = ctx.request.charset;
     if (charset && !/^utf-?8$/i.test(charset)) throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 JSON`);
-    const wellFormed = followUtf8(ctx.req);
+    const { wellFormed, plain } = followBytes(ctx.req);
     try {
       await parse(ctx, async () => {});
     } catch (err) {
@@ -80,6 +89,7 @@ export function jsonBody(limitBytes: number, larger: ReadonlyMap<string, number 
       throw err;
     }
     if (!wellFormed()) throw invalidUtf8();
+    if (plain()) ctx.state[PLAIN_BODY_TEXT] = true;
     if (deeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
       const message = `must not nest arrays and objects more than ${MAX_BODY_DEPTH} levels deep`;
       throw new HttpError(400, `The body ${message}`, { errors: [{ field: 'body', rule: 'depth', message }] });

@@ -12,6 +12,8 @@ export interface RawInput {
   body: unknown;
   /** Whether the request carried a body at all. */
   hasBody: boolean;
+  /** The body was parsed from a JSON text with no escape that can make U+0000 or a lone surrogate (body.ts): its strings need no check for them. */
+  plainText?: boolean;
 }
 
 export interface RouteInput {
@@ -57,7 +59,7 @@ export function compileRouteInput(route: AnyRoute): { headerNames: string[]; par
         body: route.rawBody ? raw.body : undefined,
         headers: checkHeaders ? checkHeaders(raw.headers) : {},
       };
-      if (checkBody && (raw.hasBody || !bodyOptional)) input.body = checkBody(raw.body);
+      if (checkBody && (raw.hasBody || !bodyOptional)) input.body = checkBody(raw.body, raw.plainText === true);
       return input;
     },
   };

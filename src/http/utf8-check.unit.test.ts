@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Utf8Check } from './utf8-check.js';
+import { RiskyEscapes, Utf8Check } from './utf8-check.js';
 
 const fatal = (bytes: Uint8Array) => {
   try {
@@ -61,6 +61,49 @@ describe('Utf8Check', () => {
         return checked(all, cuts) === fatal(all);
       }),
       { numRuns: 20_000 },
+    );
+  });
+});
+
+/** RiskyEscapes fed `bytes` in the chunks `cuts` makes. */
+const escapesFound = (bytes: Uint8Array, cuts: number[]) => {
+  const scan = new RiskyEscapes();
+  let from = 0;
+  for (const at of [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b)) {
+    scan.feed(Buffer.from(bytes.subarray(from, at)));
+    from = at;
+  }
+  scan.feed(Buffer.from(bytes.subarray(from)));
+  return scan.found();
+};
+
+describe('RiskyEscapes', () => {
+  it('finds a whole \\u0000 or \\uD… escape wherever chunks cut the text, and nothing else', () => {
+    // Texts over the characters escapes are made of, cut in up to four places (chunks of one byte included).
+    const text = fc.string({ unit: fc.constantFrom('\\', 'u', '0', 'd', 'D', 'a', '"', 'x'), maxLength: 40 });
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(), { maxLength: 4 }), (t, cuts) => {
+        expect(escapesFound(Buffer.from(t, 'latin1'), cuts)).toBe(/\\u(?:0000|[dD][\s\S]{3})/.test(t));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('finds none in a JSON text whose strings have no NUL and no lone surrogate, and one in every text that has them', () => {
+    const strings = fc.string({
+      unit: fc.oneof(fc.constantFrom('\u0000', '\ud800', '\udfff', '\ud83d\ude00', '"', '\\', 'é'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+    });
+    const value = fc.dictionary(strings, fc.oneof(strings, fc.array(strings), fc.integer()));
+    const bad = (s: string) => s.includes('\u0000') || !s.isWellFormed();
+    fc.assert(
+      fc.property(value, fc.array(fc.nat(), { maxLength: 3 }), (v, cuts) => {
+        const json = JSON.stringify(v);
+        const hasBad = Object.entries(v).some(([k, x]) => bad(k) || (typeof x === 'string' && bad(x)) || (Array.isArray(x) && x.some(bad)));
+        const found = escapesFound(Buffer.from(json, 'utf8'), cuts);
+        if (hasBad) expect(found).toBe(true);
+        if (!found) expect(hasBad).toBe(false);
+      }),
+      { numRuns: 5_000 },
     );
   });
 });
