@@ -19,7 +19,7 @@ import { availabilityChanges, markAvailability } from './private-locations/index
 import { startRcaWorker } from './rca/index.js';
 import { startRunner } from './run-kernel/index.js';
 import { localPort, startScheduler } from './runners/index.js';
-import { applyBatch, logStateEvents, pausedRunIds, sweepGaps, tickStates } from './state/index.js';
+import { applyBatch, CheckBasisCache, logStateEvents, pausedRunIds, sweepGaps, tickStates } from './state/index.js';
 import { checkIncidentHooks, sendDueMail } from './status-pages/index.js';
 import { type BlobStore, RUN_ASSET_KINDS } from './storage/blobs.js';
 import type { Store } from './storage/clickhouse/store.js';
@@ -71,11 +71,13 @@ export interface BackgroundOptions {
 export async function startBackgroundWork(opts: BackgroundOptions) {
   const { config, sql, logger, queues } = opts;
   const deliveries = new DeliveryQueue(queues, config.alerts);
-  const hooks: IngestHooks | undefined = config.alerts.stateEvaluation
+  // What state judges each check by, kept between batches and forgotten when its account's checks change.
+  const bases = config.alerts.stateEvaluation ? new CheckBasisCache(sql, logger) : undefined;
+  const hooks: IngestHooks | undefined = bases
     ? {
         pausedRuns: (accountId, runs) => pausedRunIds(sql, accountId, runs),
         async landed(accountId, runs) {
-          const { notifications, events } = await applyBatch(sql, accountId, runs, checkIncidentHooks);
+          const { notifications, events } = await applyBatch(sql, accountId, runs, checkIncidentHooks, Date.now(), bases.basesOf);
           logStateEvents(logger, events);
           await deliveries.enqueue(notifications);
         },
@@ -223,6 +225,7 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         deliveryWorker.close(),
         queues.closeWorker(rcaWorker),
       ]);
+      bases?.stop();
       await spans?.close();
     },
   };

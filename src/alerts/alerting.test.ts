@@ -236,6 +236,23 @@ describe('alerts delivered through the alert channels', () => {
     expect(hits[0]).toBeDefined();
   });
 
+  it("a check changed between two batches has its next runs judged by what it is now (state's kept checks are forgotten)", async () => {
+    const check = await apiCheck('Expected to pass, then to fail');
+    await report(check.id, ['pass']);
+    await waitFor(
+      () => svc.call('GET', `/v1/check-statuses/${check.id}`),
+      (r) => r.status === 200,
+    );
+    expect(await alertsOf(check.id)).toEqual([]);
+    // Kept since that batch (state read the check then); the change is announced a few milliseconds after its commit.
+    expect((await svc.call('PUT', `/v1/checks/api/${check.id}`, { body: { shouldFail: true } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    // A pass of a check that should fail is a failure: judged with the check as it was, it would raise nothing.
+    await report(check.id, ['pass']);
+    const [alert] = await waitAlerts(check.id, 1);
+    expect(alert).toMatchObject({ alertType: 'ALERT_FAILURE' });
+  });
+
   it('a group subscription covers the checks in the group', async () => {
     const channel = await webhook('/hook-group');
     const group = await post('/v1/check-groups?autoAssignAlerts=false', { name: 'storefront' });

@@ -51,6 +51,45 @@ export async function accountContext(db: Sql, accountId: string): Promise<{ acco
  */
 const RUN_ONLY_FIELDS = ['request', 'script', 'localSetupScript', 'localTearDownScript', 'environmentVariables', 'dependencies', 'playwrightConfig'];
 
+/** A check's context for judging its runs' state (no definition: nothing there is read beyond these fields). */
+export type StateCheck = Omit<CheckContext, 'data'>;
+
+/** A check as its definition and group make it, without the settings that follow the account's (`own` is its own settings). */
+export interface CheckBasis {
+  check: Omit<StateCheck, 'settings'>;
+  own: AlertSettings | undefined;
+}
+
+interface CheckRow {
+  id: string;
+  check_name: string;
+  check_type: CheckType;
+  activated: boolean;
+  muted: boolean;
+  tags: string[];
+  group_id: number | null;
+  data: Record<string, unknown>;
+}
+
+/** The check's context from its row and its definition with its group's settings applied. */
+function contextOf(row: CheckRow, data: Record<string, unknown>, accountSettings: unknown): CheckContext {
+  const useGlobal = data.useGlobalAlertSettings !== false;
+  return {
+    id: row.id,
+    name: row.check_name,
+    checkType: row.check_type,
+    activated: data.activated !== false,
+    muted: data.muted === true,
+    shouldFail: data.shouldFail === true,
+    runParallel: data.runParallel === true,
+    tags: (data.tags as string[] | undefined) ?? [],
+    groupId: row.group_id,
+    data,
+    settings: normaliseSettings(useGlobal ? accountSettings : data.alertSettings),
+    triggerIncident: (data.triggerIncident as CheckContext['triggerIncident']) ?? null,
+  };
+}
+
 /**
  * The checks with their statuses, locked in id order (two workers applying batches of the same check take
  * turns, and never deadlock), each with its group's settings applied; `without` names fields of their definitions
@@ -69,26 +108,54 @@ export async function lockChecks(
     from checks c left join check_statuses s on s.check_id = c.id
     where c.account_id = ${accountId} and c.id = any(${[...ids].sort()}::uuid[])
     order by c.id for no key update of c`;
-  return (await effectiveSettings(db, accountId, rows)).map(({ row, data }) => {
-    const useGlobal = data.useGlobalAlertSettings !== false;
-    return {
-      row,
-      check: {
-        id: row.id,
-        name: row.check_name,
-        checkType: row.check_type,
-        activated: data.activated !== false,
-        muted: data.muted === true,
-        shouldFail: data.shouldFail === true,
-        runParallel: data.runParallel === true,
-        tags: (data.tags as string[] | undefined) ?? [],
-        groupId: row.group_id,
-        data,
-        settings: normaliseSettings(useGlobal ? accountSettings : data.alertSettings),
-        triggerIncident: (data.triggerIncident as CheckContext['triggerIncident']) ?? null,
-      },
-    };
-  });
+  return (await effectiveSettings(db, accountId, rows)).map(({ row, data }) => ({ row, check: contextOf(row, data, accountSettings) }));
+}
+
+/** The bases of the account's checks among `ids` (ids of no check of the account are absent), read from Postgres. */
+export async function readBases(db: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, CheckBasis>> {
+  const rows = await db<CheckRow[]>`select c.id, c.name as check_name, c.check_type, c.activated, c.muted, c.tags, c.group_id,
+      c.data - ${RUN_ONLY_FIELDS}::text[] as data
+    from checks c where c.account_id = ${accountId} and c.id = any(${ids as string[]}::uuid[])`;
+  const out = new Map<string, CheckBasis>();
+  for (const { row, data } of await effectiveSettings(db, accountId, rows)) {
+    const { data: _definition, settings, ...check } = contextOf(row, data, undefined);
+    out.set(row.id, { check, own: data.useGlobalAlertSettings !== false ? undefined : settings });
+  }
+  return out;
+}
+
+/** Where a batch's checks' bases come from: Postgres each time, or kept between batches (CheckBasisCache). */
+export type BasesOf = (db: Sql, accountId: string, ids: readonly string[]) => Promise<Map<string, CheckBasis>>;
+
+/**
+ * The statuses of the checks among `ids`, the checks locked in id order (as lockChecks), each with its basis (from
+ * `bases`) and the account's settings where it follows them. A check deleted meanwhile is left out.
+ */
+async function lockStatuses(
+  db: Sql,
+  accountId: string,
+  ids: string[],
+  accountSettings: unknown,
+  bases: BasesOf,
+): Promise<{ check: StateCheck; row: Partial<StatusRow> }[]> {
+  if (!ids.length) return [];
+  const rows = await db<(Partial<StatusRow> & { id: string })[]>`select c.id, s.*
+    from checks c left join check_statuses s on s.check_id = c.id
+    where c.account_id = ${accountId} and c.id = any(${[...ids].sort()}::uuid[])
+    order by c.id for no key update of c`;
+  const kept = await bases(
+    db,
+    accountId,
+    rows.map((r) => r.id),
+  );
+  // One settings object for every check that follows the account's: nothing changes them.
+  const settings = normaliseSettings(accountSettings);
+  const out: { check: StateCheck; row: Partial<StatusRow> }[] = [];
+  for (const row of rows) {
+    const basis = kept.get(row.id);
+    if (basis) out.push({ row, check: { ...basis.check, settings: basis.own ?? settings } });
+  }
+  return out;
 }
 
 export function memoryOf(row: Partial<StatusRow>): AlertMemory {
@@ -108,7 +175,7 @@ export function memoryOf(row: Partial<StatusRow>): AlertMemory {
  * parallel runs and a parallel failure threshold the check fails only when at least that share of its
  * locations' latest runs failed.
  */
-function outcomeOf(run: Run, failed: boolean, check: CheckContext, status: Status): Outcome {
+function outcomeOf(run: Run, failed: boolean, check: StateCheck, status: Status): Outcome {
   const threshold = check.settings.parallelRunFailureThreshold;
   if (check.runParallel && threshold.enabled) {
     const latest = Object.values(status.latestByLocation);
@@ -153,7 +220,7 @@ export async function saveStates(tx: Sql, accountId: string, states: { status: S
   }
 }
 
-export const alertCheck = (check: CheckContext): RaisedAlert['check'] => ({
+export const alertCheck = (check: StateCheck): RaisedAlert['check'] => ({
   id: check.id,
   name: check.name,
   groupId: check.groupId,
@@ -173,12 +240,13 @@ export async function applyBatch(
   runs: readonly Run[],
   hooks: CheckIncidentHooks,
   now = Date.now(),
+  bases: BasesOf = readBases,
 ): Promise<{ statuses: number } & Raised> {
   const grouped = runsByCheck(runs);
   if (!grouped.size) return { statuses: 0, notifications: [], events: [] };
   return transaction(sql, async (tx) => {
     const { accountSettings, windows } = await accountContext(tx, accountId);
-    const checks = await lockChecks(tx, accountId, [...grouped.keys()], accountSettings, RUN_ONLY_FIELDS);
+    const checks = await lockStatuses(tx, accountId, [...grouped.keys()], accountSettings, bases);
     const changed: { status: Status; memory: AlertMemory }[] = [];
     const alerts: RaisedAlert[] = [];
     for (const { check, row } of checks) {

@@ -143,3 +143,98 @@ export class ForgetClock {
     return false;
   }
 }
+
+export interface KeptByAccountOptions {
+  sql: Sql;
+  logger: Logger;
+  /** The channel whose announcements (payload: an account's id) make the process forget that account's values. */
+  channel: string;
+  /** What is kept, for the log (Announcements). */
+  what: string;
+  /** At most this many values are kept; beyond it, the others are read each time. */
+  maxKept: number;
+  /** Accounts whose last forgetting is remembered (ForgetClock). */
+  maxForgotten: number;
+}
+
+/**
+ * Values read from Postgres by account and id (a check's type, what check state judges it by), kept until a change
+ * of that account is announced on the channel. A read begun before its account was forgotten is not kept, nor is
+ * anything while announcements are not heard: the values are then read each time.
+ */
+export class KeptByAccount<V> {
+  private readonly accounts = new Map<string, Map<string, V>>();
+  private kept = 0;
+  private readonly clock: ForgetClock;
+  private readonly announcements: Announcements;
+
+  constructor(private readonly opts: KeptByAccountOptions) {
+    this.clock = new ForgetClock(opts.maxForgotten);
+    this.announcements = new Announcements({
+      sql: opts.sql,
+      channel: opts.channel,
+      logger: opts.logger,
+      what: opts.what,
+      changed: (account) => this.forget(account || undefined),
+    });
+  }
+
+  /**
+   * The account's values among `ids`: kept ones as kept, the rest from `read` (given the missing ids; ids it answers
+   * nothing for are never kept) and kept, `prepare`d first (to freeze what many will share).
+   */
+  async get(
+    accountId: string,
+    ids: readonly string[],
+    read: (missing: string[]) => Promise<Map<string, V>>,
+    prepare?: (value: V) => void,
+  ): Promise<Map<string, V>> {
+    const kept = this.accounts.get(accountId);
+    const out = new Map<string, V>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const value = kept?.get(id);
+      if (value === undefined) missing.push(id);
+      else out.set(id, value);
+    }
+    if (!missing.length) return out;
+    const before = this.clock.mark();
+    const fresh = await read(missing);
+    const keep = this.announcements.heard && this.clock.keeps(accountId, before);
+    let into = this.accounts.get(accountId);
+    for (const [id, value] of fresh) {
+      out.set(id, value);
+      if (!keep || this.kept >= this.opts.maxKept) continue;
+      if (!into) {
+        into = new Map();
+        this.accounts.set(accountId, into);
+      }
+      if (!into.has(id)) this.kept++;
+      prepare?.(value);
+      into.set(id, value);
+    }
+    return out;
+  }
+
+  /** Forgets what was kept of one account, or of all; reads under way for it are not kept. */
+  forget(accountId?: string): void {
+    // One forgotten account remembered per account ever announced: past a bound, everything is forgotten.
+    const everything = this.clock.forget(accountId);
+    if (everything || accountId === undefined) {
+      this.accounts.clear();
+      this.kept = 0;
+      return;
+    }
+    this.kept -= this.accounts.get(accountId)?.size ?? 0;
+    this.accounts.delete(accountId);
+  }
+
+  /** Values kept, and whether announcements are heard (for tests). */
+  stats(): { kept: number; heard: boolean } {
+    return { kept: this.kept, heard: this.announcements.heard };
+  }
+
+  stop(): void {
+    this.announcements.stop();
+  }
+}

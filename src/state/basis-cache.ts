@@ -1,0 +1,51 @@
+import type { Logger } from '../platform/logger.js';
+import { KeptByAccount } from '../storage/announcements.js';
+import type { Sql } from '../storage/postgres.js';
+import { type CheckBasis, readBases } from './apply.js';
+
+/**
+ * What check state judges a check's runs by (its name, type, flags, tags, group and own alert settings: `CheckBasis`),
+ * kept between the batches ingest applies: each state transaction read up to a thousand checks' definitions with
+ * their groups, most of what Postgres answered a batch (bench/README.md, "Ingest"). A basis is made of its check's
+ * row and its group's, whose every committed change migration 0027 announces on `definitions_changed` with the
+ * account's id; on it the process forgets what it kept of that account, a few milliseconds after the commit (a batch
+ * applied in between is judged as it would have been a moment earlier). The account's alert settings, the checks'
+ * statuses and their locks are read with each batch, as before. While announcements are not heard
+ * (storage/announcements.ts) nothing is kept and every batch reads. At most 200,000 checks' bases (a few hundred
+ * bytes each) are kept.
+ */
+export class CheckBasisCache {
+  private readonly kept: KeptByAccount<CheckBasis>;
+
+  constructor(sql: Sql, logger: Logger) {
+    this.kept = new KeptByAccount({ sql, logger, channel: 'definitions_changed', what: 'check bases for state', maxKept: 200_000, maxForgotten: 10_000 });
+  }
+
+  /** The bases of the account's checks among `ids`: kept ones as kept, the rest read in `db`'s transaction and kept. */
+  readonly basesOf = (db: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, CheckBasis>> =>
+    this.kept.get(
+      accountId,
+      ids,
+      (missing) => readBases(db, accountId, missing),
+      // Shared by every batch that judges the check from now on: none may change it.
+      (basis) => {
+        Object.freeze(basis.check.tags);
+        Object.freeze(basis.check);
+        if (basis.own) Object.freeze(basis.own);
+      },
+    );
+
+  /** Forgets what was kept of one account, or of all. */
+  forget(accountId?: string): void {
+    this.kept.forget(accountId);
+  }
+
+  /** Checks whose bases are kept, and whether announcements are heard (for tests). */
+  stats(): { kept: number; heard: boolean } {
+    return this.kept.stats();
+  }
+
+  stop(): void {
+    this.kept.stop();
+  }
+}
