@@ -1,5 +1,16 @@
-/** A canonical UTC ISO time (`2026-01-02T03:04:05.678Z`) cut into the DateTime64(3) text form. */
-const cut = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+/** Where a time's text form is written before it becomes one string (nothing else runs in between). */
+const TEXT = Buffer.allocUnsafeSlow(23);
+
+/**
+ * A canonical UTC ISO time (`2026-01-02T03:04:05.678Z`, ASCII: a validated or `toISOString`'s) cut into the
+ * DateTime64(3) text form, made in a buffer as one string: cut and joined, it was three strings and a join V8 then
+ * flattened to write it out, more than twice the garbage (ingest makes two a result).
+ */
+const cut = (iso: string) => {
+  TEXT.write(iso, 0, 23, 'latin1');
+  TEXT[10] = 0x20;
+  return TEXT.toString('latin1', 0, 23);
+};
 
 /** `2026-01-02 03:04:05.678`: the DateTime64(3) text form, read the same by both backends. */
 export function toClickHouseTime(ms: number): string {
