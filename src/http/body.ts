@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { finished } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
@@ -15,9 +16,10 @@ export const MAX_BODY_DEPTH = 64;
  * them: its decoder would turn invalid sequences (0xff, overlong forms, encoded surrogates) into U+FFFD and
  * store them silently. `wellFormed` answers whether every byte so far was valid UTF-8; `plain`, whether the text
  * held no escape that could make U+0000 or a lone surrogate (RiskyEscapes), so that validation need not walk the
- * parsed body's strings for them.
+ * parsed body's strings for them. A compressed body is inflated here beside koa-body's own inflating: `settled`
+ * resolves once this copy has been inflated to its end (koa-body may finish first), and both answers are read after it.
  */
-function followBytes(req: IncomingMessage): { wellFormed: () => boolean; plain: () => boolean } {
+function followBytes(req: IncomingMessage): { wellFormed: () => boolean; plain: () => boolean; settled: Promise<void> } {
   const check = new Utf8Check();
   const escapes = new RiskyEscapes();
   const feed = (chunk: Buffer) => {
@@ -28,15 +30,24 @@ function followBytes(req: IncomingMessage): { wellFormed: () => boolean; plain: 
     .trim()
     .toLowerCase();
   const inflater = encoding === 'gzip' || encoding === 'deflate' ? zlib.createUnzip() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
+  let settled = Promise.resolve();
+  let whole = true;
   if (inflater) {
     // koa-body inflates the same bytes; a body that does not inflate fails there with its own 400.
-    inflater.on('data', feed);
+    settled = new Promise((resolve) => {
+      finished(inflater, (err) => {
+        if (err) whole = false;
+        resolve();
+      });
+    });
     inflater.on('error', () => {});
+    inflater.on('data', feed);
     req.on('data', (chunk: Buffer) => inflater.write(chunk));
+    req.once('end', () => inflater.end());
   } else {
     req.on('data', feed);
   }
-  return { wellFormed: () => check.end(), plain: () => !escapes.found() };
+  return { wellFormed: () => check.end(), plain: () => whole && !escapes.found(), settled };
 }
 
 /** Set on a request whose JSON body's text had no escape that can make U+0000 or a lone surrogate (`followBytes`). */
@@ -81,13 +92,15 @@ export function jsonBody(limitBytes: number, larger: ReadonlyMap<string, number 
     if (own?.before) await own.before(ctx.headers);
     const charset = ctx.request.charset;
     if (charset && !/^utf-?8$/i.test(charset)) throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 JSON`);
-    const { wellFormed, plain } = followBytes(ctx.req);
+    const { wellFormed, plain, settled } = followBytes(ctx.req);
     try {
       await parse(ctx, async () => {});
     } catch (err) {
       if (!wellFormed()) throw invalidUtf8();
       throw err;
     }
+    // The whole body was read: a compressed one's own copy is inflated to its end before it is judged.
+    await settled;
     if (!wellFormed()) throw invalidUtf8();
     if (plain()) ctx.state[PLAIN_BODY_TEXT] = true;
     if (deeperThan(ctx.request.body, MAX_BODY_DEPTH)) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest, requestHead } from '../../test/support/raw-http.js';
 import { expectFieldError, startTestService, type TestService } from '../../test/support/service.js';
@@ -173,6 +174,33 @@ describe('hostile input', () => {
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request', message: 'The body is not valid UTF-8' });
       expect(await snapshot()).toEqual(before);
+    });
+
+    it.each([
+      ['gzip', '\\u0000', 'characters', (b: Buffer) => gzipSync(b)],
+      ['br', '\\ud800', 'unicode', (b: Buffer) => brotliCompressSync(b)],
+      ['deflate', '\\u0000', 'characters', (b: Buffer) => deflateSync(b)],
+    ])('refuses a %s body of a thousand results whose last one escapes %s, storing nothing', async (encoding, escaped, rule, compress) => {
+      // The escape comes last, where this process's own inflating of the body may still be under way when koa-body ends.
+      const now = new Date().toISOString();
+      const item = (location: string) =>
+        `{"checkId":"${ids.check}","checkType":"API","runLocation":"${location}","startedAt":"${now}","stoppedAt":"${now}","hasFailures":false}`;
+      const text = `{"results":[${Array.from({ length: 999 }, () => item('eu-west-1')).join(',')},${item(`eu${escaped}`)}]}`;
+      const before = await accepted();
+      const bytes = compress(Buffer.from(text));
+      const res = await rawRequest(
+        svc.url,
+        requestHead('POST', '/v1/check-results', [
+          ['Authorization', `Bearer ${svc.adminKey}`],
+          ['Content-Type', 'application/json'],
+          ['Content-Encoding', encoding],
+          ['Content-Length', String(bytes.length)],
+        ]),
+        bytes,
+      );
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.attributes.errors).toContainEqual(expect.objectContaining({ field: 'body.results[999].runLocation', rule }));
+      expect(await accepted()).toBe(before);
     });
 
     it('still takes well-formed UTF-8, including a literal U+FFFD', async () => {

@@ -100,8 +100,10 @@ describe('RiskyEscapes', () => {
         const json = JSON.stringify(v);
         const hasBad = Object.entries(v).some(([k, x]) => bad(k) || (typeof x === 'string' && bad(x)) || (Array.isArray(x) && x.some(bad)));
         const found = escapesFound(Buffer.from(json, 'utf8'), cuts);
+        // JSON.stringify escapes U+0000 and lone surrogates only: found exactly when the value has one, but for a
+        // backslash of the text written before a `u` (`\\u0000`), which the search counts and the walk then clears.
         if (hasBad) expect(found).toBe(true);
-        if (!found) expect(hasBad).toBe(false);
+        else expect(found).toBe(/\\\\u(?:0000|[dD][\s\S]{3})/.test(json));
       }),
       { numRuns: 5_000 },
     );

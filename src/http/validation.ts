@@ -222,7 +222,7 @@ export function compileValidator(location: string, schema: TSchema, options: Val
   return (input, plainText = false) => {
     const value = options.strings ? parseStrings(schema, input as Record<string, unknown>) : input;
     // A value parsed from a text without such escapes holds no such strings: no walk.
-    const textErrors = plainText ? [] : findBadText(value, location);
+    const textErrors = plainText === true ? [] : findBadText(value, location);
     if (textErrors.length) throw validationError(textErrors);
     if (!validate(value)) throw validationError(describeErrors(location, validate.errors ?? []));
     return value;
