@@ -10,7 +10,8 @@ import { type CheckBasis, readBases } from './apply.js';
  * row and its group's, whose every committed change migration 0027 announces on `definitions_changed` with the
  * account's id; on it the process forgets what it kept of that account, a few milliseconds after the commit (a batch
  * applied in between is judged as it would have been a moment earlier). The account's alert settings, the checks'
- * statuses and their locks are read with each batch, as before. While announcements are not heard
+ * statuses and their locks are read with each batch, as before. (A read's mark is taken inside the transaction: under
+ * Postgres's default READ COMMITTED each statement sees what was committed when it began.) While announcements are not heard
  * (storage/announcements.ts) nothing is kept and every batch reads. At most 200,000 checks' bases (a few hundred
  * bytes each) are kept.
  */
@@ -29,9 +30,7 @@ export class CheckBasisCache {
       (missing) => readBases(db, accountId, missing),
       // Shared by every batch that judges the check from now on: none may change it.
       (basis) => {
-        Object.freeze(basis.check.tags);
-        Object.freeze(basis.check);
-        if (basis.own) Object.freeze(basis.own);
+        deepFreeze(basis);
       },
     );
 
@@ -48,4 +47,11 @@ export class CheckBasisCache {
   stop(): void {
     this.kept.stop();
   }
+}
+
+/** Freezes `value` and every object it holds (a basis is a few small objects from a check's JSON). */
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const item of Object.values(value)) deepFreeze(item);
 }
