@@ -234,6 +234,13 @@ describe('check-result ingest', () => {
     ['bad time', () => ({ results: [{ ...valid(), startedAt: 'noon' }] }), 'body.results[0].startedAt', 'format'],
     // toISOString's shape, but no such day: the quick check of that shape must not let it through.
     ['no 30 February', () => ({ results: [{ ...valid(), stoppedAt: '2026-02-30T10:00:00.000Z' }] }), 'body.results[0].stoppedAt', 'format'],
+    // A leap second, later today: RFC 3339's form takes it, no instant is read from it (rolled over to midnight it would pass).
+    [
+      'a leap second',
+      () => ({ results: [{ ...valid(), stoppedAt: `${new Date().toISOString().slice(0, 10)}T23:59:60.000Z` }] }),
+      'body.results[0].stoppedAt',
+      'after',
+    ],
     ['attempts 0', () => ({ results: [{ ...valid(), attempts: 0 }] }), 'body.results[0].attempts', 'minimum'],
     ['negative responseTime', () => ({ results: [{ ...valid(), responseTime: -1 }] }), 'body.results[0].responseTime', 'minimum'],
     ['packet loss over 100', () => ({ results: [{ ...valid(), packetLoss: 101 }] }), 'body.results[0].packetLoss', 'maximum'],
