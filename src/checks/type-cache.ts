@@ -13,32 +13,16 @@ import { checkTypesOf } from './repository.js';
  * Ids that name no check are never kept. While announcements are not heard (storage/announcements.ts) nothing is
  * kept and every batch reads. At most 200,000 checks' types (about 100 bytes each) are kept.
  */
-export class CheckTypeCache {
-  private readonly kept: KeptByAccount<CheckType>;
-
+export class CheckTypeCache extends KeptByAccount<CheckType> {
   constructor(
     private readonly sql: Sql,
     logger: Logger,
   ) {
-    this.kept = new KeptByAccount({ sql, logger, channel: 'definitions_changed', what: 'check types', maxKept: 200_000, maxForgotten: 10_000 });
+    super({ sql, logger, channel: 'definitions_changed', what: 'check types', maxKept: 200_000, maxForgotten: 10_000 });
   }
 
   /** The types of the account's checks among `ids` (ids of no check of the account are absent). */
   typesOf(accountId: string, ids: readonly string[]): Promise<Map<string, CheckType>> {
-    return this.kept.get(accountId, ids, (missing) => checkTypesOf(this.sql, accountId, missing));
-  }
-
-  /** Forgets what was kept of one account, or of all; reads under way for it are not kept. */
-  forget(accountId?: string): void {
-    this.kept.forget(accountId);
-  }
-
-  /** Checks whose types are kept, and whether announcements are heard (for tests). */
-  stats(): { kept: number; heard: boolean } {
-    return this.kept.stats();
-  }
-
-  stop(): void {
-    this.kept.stop();
+    return this.get(accountId, ids, (missing) => checkTypesOf(this.sql, accountId, missing));
   }
 }

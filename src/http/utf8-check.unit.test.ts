@@ -11,17 +11,17 @@ const fatal = (bytes: Uint8Array) => {
   }
 };
 
-/** Fed in the chunks `cuts` makes (positions in the bytes). */
-const checked = (bytes: Uint8Array, cuts: number[]) => {
-  const check = new Utf8Check();
+/** `bytes` fed to `sink` in the chunks `cuts` makes (positions in the bytes). */
+const feedIn = <T extends { feed(chunk: Buffer): void }>(sink: T, bytes: Uint8Array, cuts: number[]): T => {
   let from = 0;
   for (const at of [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b)) {
-    check.feed(Buffer.from(bytes.subarray(from, at)));
+    sink.feed(Buffer.from(bytes.subarray(from, at)));
     from = at;
   }
-  check.feed(Buffer.from(bytes.subarray(from)));
-  return check.end();
+  sink.feed(Buffer.from(bytes.subarray(from)));
+  return sink;
 };
+const checked = (bytes: Uint8Array, cuts: number[]) => feedIn(new Utf8Check(), bytes, cuts).end();
 
 describe('Utf8Check', () => {
   it('takes valid text cut anywhere, a character split between chunks included', () => {
@@ -65,17 +65,7 @@ describe('Utf8Check', () => {
   });
 });
 
-/** RiskyEscapes fed `bytes` in the chunks `cuts` makes. */
-const escapesFound = (bytes: Uint8Array, cuts: number[]) => {
-  const scan = new RiskyEscapes();
-  let from = 0;
-  for (const at of [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b)) {
-    scan.feed(Buffer.from(bytes.subarray(from, at)));
-    from = at;
-  }
-  scan.feed(Buffer.from(bytes.subarray(from)));
-  return scan.found();
-};
+const escapesFound = (bytes: Uint8Array, cuts: number[]) => feedIn(new RiskyEscapes(), bytes, cuts).found();
 
 describe('RiskyEscapes', () => {
   it('finds a whole \\u0000 or \\uD… escape wherever chunks cut the text, and nothing else', () => {

@@ -24,17 +24,6 @@ export interface CheckContext {
   triggerIncident: RaisedAlert['check']['triggerIncident'];
 }
 
-interface CheckRowWithStatus extends Partial<StatusRow> {
-  id: string;
-  check_name: string;
-  check_type: CheckType;
-  activated: boolean;
-  muted: boolean;
-  tags: string[];
-  group_id: number | null;
-  data: Record<string, unknown>;
-}
-
 /** The account's alert settings and maintenance windows: what every check of a batch is evaluated against. */
 export async function accountContext(db: Sql, accountId: string): Promise<{ accountSettings: unknown; windows: WindowData[] }> {
   const [[account], windows] = await Promise.all([
@@ -71,22 +60,24 @@ interface CheckRow {
   data: Record<string, unknown>;
 }
 
-/** The check's context from its row and its definition with its group's settings applied. */
-function contextOf(row: CheckRow, data: Record<string, unknown>, accountSettings: unknown): CheckContext {
-  const useGlobal = data.useGlobalAlertSettings !== false;
+interface CheckRowWithStatus extends Omit<Partial<StatusRow>, keyof CheckRow>, CheckRow {}
+
+/** The check's basis from its row and its definition with its group's settings applied. */
+function basisOf(row: CheckRow, data: Record<string, unknown>): CheckBasis {
   return {
-    id: row.id,
-    name: row.check_name,
-    checkType: row.check_type,
-    activated: data.activated !== false,
-    muted: data.muted === true,
-    shouldFail: data.shouldFail === true,
-    runParallel: data.runParallel === true,
-    tags: (data.tags as string[] | undefined) ?? [],
-    groupId: row.group_id,
-    data,
-    settings: normaliseSettings(useGlobal ? accountSettings : data.alertSettings),
-    triggerIncident: (data.triggerIncident as CheckContext['triggerIncident']) ?? null,
+    check: {
+      id: row.id,
+      name: row.check_name,
+      checkType: row.check_type,
+      activated: data.activated !== false,
+      muted: data.muted === true,
+      shouldFail: data.shouldFail === true,
+      runParallel: data.runParallel === true,
+      tags: (data.tags as string[] | undefined) ?? [],
+      groupId: row.group_id,
+      triggerIncident: (data.triggerIncident as CheckContext['triggerIncident']) ?? null,
+    },
+    own: data.useGlobalAlertSettings !== false ? undefined : normaliseSettings(data.alertSettings),
   };
 }
 
@@ -108,7 +99,11 @@ export async function lockChecks(
     from checks c left join check_statuses s on s.check_id = c.id
     where c.account_id = ${accountId} and c.id = any(${[...ids].sort()}::uuid[])
     order by c.id for no key update of c`;
-  return (await effectiveSettings(db, accountId, rows)).map(({ row, data }) => ({ row, check: contextOf(row, data, accountSettings) }));
+  const settings = normaliseSettings(accountSettings);
+  return (await effectiveSettings(db, accountId, rows)).map(({ row, data }) => {
+    const { check, own } = basisOf(row, data);
+    return { row, check: { ...check, data, settings: own ?? settings } };
+  });
 }
 
 /** The bases of the account's checks among `ids` (ids of no check of the account are absent), read from Postgres. */
@@ -117,10 +112,7 @@ export async function readBases(db: Sql, accountId: string, ids: readonly string
       c.data - ${RUN_ONLY_FIELDS}::text[] as data
     from checks c where c.account_id = ${accountId} and c.id = any(${ids as string[]}::uuid[])`;
   const out = new Map<string, CheckBasis>();
-  for (const { row, data } of await effectiveSettings(db, accountId, rows)) {
-    const { data: _definition, settings, ...check } = contextOf(row, data, undefined);
-    out.set(row.id, { check, own: data.useGlobalAlertSettings !== false ? undefined : settings });
-  }
+  for (const { row, data } of await effectiveSettings(db, accountId, rows)) out.set(row.id, basisOf(row, data));
   return out;
 }
 

@@ -15,38 +15,15 @@ import { type CheckBasis, readBases } from './apply.js';
  * (storage/announcements.ts) nothing is kept and every batch reads. At most 200,000 checks' bases (a few hundred
  * bytes each) are kept.
  */
-export class CheckBasisCache {
-  private readonly kept: KeptByAccount<CheckBasis>;
-
+export class CheckBasisCache extends KeptByAccount<CheckBasis> {
   constructor(sql: Sql, logger: Logger) {
-    this.kept = new KeptByAccount({ sql, logger, channel: 'definitions_changed', what: 'check bases for state', maxKept: 200_000, maxForgotten: 10_000 });
+    super({ sql, logger, channel: 'definitions_changed', what: 'check bases for state', maxKept: 200_000, maxForgotten: 10_000 });
   }
 
   /** The bases of the account's checks among `ids`: kept ones as kept, the rest read in `db`'s transaction and kept. */
   readonly basesOf = (db: Sql, accountId: string, ids: readonly string[]): Promise<Map<string, CheckBasis>> =>
-    this.kept.get(
-      accountId,
-      ids,
-      (missing) => readBases(db, accountId, missing),
-      // Shared by every batch that judges the check from now on: none may change it.
-      (basis) => {
-        deepFreeze(basis);
-      },
-    );
-
-  /** Forgets what was kept of one account, or of all. */
-  forget(accountId?: string): void {
-    this.kept.forget(accountId);
-  }
-
-  /** Checks whose bases are kept, and whether announcements are heard (for tests). */
-  stats(): { kept: number; heard: boolean } {
-    return this.kept.stats();
-  }
-
-  stop(): void {
-    this.kept.stop();
-  }
+    // Shared by every batch that judges the check from now on: none may change it.
+    this.get(accountId, ids, (missing) => readBases(db, accountId, missing), deepFreeze);
 }
 
 /** Freezes `value` and every object it holds (a basis is a few small objects from a check's JSON). */
