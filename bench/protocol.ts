@@ -13,6 +13,8 @@ export type ServiceMessage =
   /** The service's memory; with `gc`, after a full garbage collection (what live objects hold, not garbage not yet collected). */
   | { type: 'memory'; gc?: boolean }
   | { type: 'settle' }
+  /** Answers once the service has given back its start-up memory (one full collection, START_SETTLE_MS after it listens). */
+  | { type: 'startSettled' }
   /** The report cache's figures; `markDays` turns ingest's marking of days on or off first (the cache stays on). */
   | { type: 'reportCache'; markDays?: boolean }
   /** Every stored run of the account started in [from, to) (epoch ms): for the runner bench's slot accounting. */
@@ -63,6 +65,7 @@ export type ServiceReply =
     } & Memory)
   | ({ type: 'memory' } & Memory)
   | { type: 'settle' }
+  | { type: 'startSettled' }
   | { type: 'reportCache'; markDays: boolean; stats: ReportCacheStats }
   | { type: 'runs'; runs: { checkId: string; startedAt: number; failed: boolean }[] }
   | { type: 'profile' };

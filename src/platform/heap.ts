@@ -23,15 +23,19 @@ export const START_SETTLE_MS = 15_000;
  * also gives the freed pages back to the system. Without V8's memory reducer (nodeHeapFlags) nothing else gives back
  * what start-up left (compiling the sources, migrations, the first reads), so an idle service kept 627 MB where it
  * had kept 392 (bench/README.md, "V8's memory reducer off"). The collection costs a few hundred milliseconds of the
- * main thread, once. `gc` is taken into a context of its own, so no other code of the process sees it.
+ * main thread, once. `gc` is taken into a context of its own, so no other code of the process sees it. Settles once
+ * the collection is made (a bench waits for it, so that what it measures holds none of start-up's cost).
  */
-export function giveBackStartMemory(afterMs = START_SETTLE_MS): void {
-  const timer = setTimeout(() => {
-    v8.setFlagsFromString('--expose-gc');
-    const gc = vm.runInNewContext('gc') as (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
-    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-  }, afterMs);
-  timer.unref();
+export function giveBackStartMemory(afterMs = START_SETTLE_MS): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      v8.setFlagsFromString('--expose-gc');
+      const gc = vm.runInNewContext('gc') as (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+      gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+      resolve();
+    }, afterMs);
+    timer.unref();
+  });
 }
 
 /**
