@@ -244,12 +244,16 @@ export class RollupTicks {
     let anyLate = false;
     await this.exclusive(async () => {
       const before = this.lateBefore;
-      const lateBatch = (row: readonly unknown[]) => {
-        const isLate = clickHouseTimeMs(row[at]) < before;
+      const lateBatch = (startedAt: number) => {
+        const isLate = startedAt < before;
         anyLate ||= isLate;
         return isLate ? batch : '';
       };
-      const marked = rows instanceof JsonRows ? rows.withColumn(lateBatch) : rows.map((row) => [...row, lateBatch(row)]);
+      // Rows held as bytes with their runs are not read back for their start times (JsonRows.startedAtMs).
+      const marked =
+        rows instanceof JsonRows
+          ? rows.withColumn((i) => lateBatch(rows.startedAtMs(i, at)))
+          : rows.map((row) => [...row, lateBatch(clickHouseTimeMs(row[at]))]);
       await this.inner.insert(table, [...columns, 'late_batch'], marked, options);
     });
     if (anyLate) await this.rollLate(batch);

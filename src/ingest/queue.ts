@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
-import { jsonWithRowsBytes, type RowPlaces } from '../model/json-bytes.js';
-import { type HeldBatch, INGEST_QUEUE, type IngestJob, type QueuedBatch, type ResultQueue, type ResultQueueStats } from '../model/results.js';
+import { jsonWithRowsBytes, type RowPlaces, type WrittenRows } from '../model/json-bytes.js';
+import { type HeldBatch, INGEST_QUEUE, type IngestJob, type QueuedBatch, type ResultQueue, type ResultQueueStats, readableLayout } from '../model/results.js';
+import { runsOf } from '../model/runs.js';
 import type { Queues } from '../storage/queues.js';
 
 /**
@@ -25,9 +26,7 @@ const HELD_MAX_ROWS = 50_000;
 const HELD_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The memory a held batch's bytes keep (pooled small buffers counted by their own length). */
-function heldBytesOf(batch: HeldBatch): number {
-  const bytes = batch.written?.bytes;
-  if (!bytes) return 0;
+function heldBytesOf({ bytes }: WrittenRows): number {
   return bytes.length < 4096 ? bytes.length : Math.max(bytes.length, bytes.buffer.byteLength);
 }
 
@@ -67,7 +66,7 @@ export class IngestQueue implements ResultQueue {
     const where: RowPlaces | undefined = this.held ? { starts: [], ends: [] } : undefined;
     const bytes = jsonWithRowsBytes(job, where);
     await this.queues.connection.set(key, bytes, 'EX', PAYLOAD_SECONDS);
-    this.hold({ job, ...(where ? { written: { bytes, ...where } } : {}) });
+    if (where) this.hold(job, { bytes, ...where });
     const queued: QueuedBatch = {
       batchId: job.batchId,
       accountId: job.accountId,
@@ -100,22 +99,27 @@ export class IngestQueue implements ResultQueue {
       this.evict(Date.now(), 0);
       if (!entry) return undefined;
       this.release(batchId);
-      return { job: entry.job, ...(entry.written ? { written: entry.written } : {}) };
+      const { at: _, ...batch } = entry;
+      return batch;
     };
   }
 
-  private hold(batch: HeldBatch) {
+  /** Keeps the batch for a worker of this process: its runs and the bytes its rows were written in, not the rows. */
+  private hold(job: IngestJob, written: WrittenRows) {
     const held = this.held;
-    const { job } = batch;
+    // A job this version's worker would refuse is not held: the worker reads it from Redis and refuses it there.
+    if (!held || 'problem' in readableLayout(job)) return;
+    const { rows, ...meta } = job;
     // What the bytes keep alive: a copy a few kilobytes long may be a view into a larger allocation it holds whole.
-    const bytes = heldBytesOf(batch);
-    if (!held || !Array.isArray(job.rows) || job.rows.length > HELD_MAX_ROWS || bytes > HELD_MAX_BYTES) return;
+    const bytes = heldBytesOf(written);
+    if (rows.length > HELD_MAX_ROWS || bytes > HELD_MAX_BYTES) return;
     const now = Date.now();
     this.release(job.batchId);
-    this.evict(now, job.rows.length, bytes);
-    if (this.heldRows + job.rows.length > HELD_MAX_ROWS || this.heldBytes + bytes > HELD_MAX_BYTES) return;
-    held.set(job.batchId, { ...batch, at: now });
-    this.heldRows += job.rows.length;
+    this.evict(now, rows.length, bytes);
+    if (this.heldRows + rows.length > HELD_MAX_ROWS || this.heldBytes + bytes > HELD_MAX_BYTES) return;
+    // The worker's runs, read here (where the rows are still at hand) instead of by the worker.
+    held.set(job.batchId, { job: meta, runs: runsOf(job.columns, rows), written, at: now });
+    this.heldRows += rows.length;
     this.heldBytes += bytes;
   }
 
@@ -131,8 +135,8 @@ export class IngestQueue implements ResultQueue {
     const entry = this.held?.get(batchId);
     if (!entry) return;
     this.held!.delete(batchId);
-    this.heldRows -= entry.job.rows.length;
-    this.heldBytes -= heldBytesOf(entry);
+    this.heldRows -= entry.runs.length;
+    this.heldBytes -= heldBytesOf(entry.written);
   }
 
   async stats(): Promise<ResultQueueStats> {

@@ -1,7 +1,7 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { Redis } from 'ioredis';
-import { JsonRows, type WrittenRows } from '../model/json-bytes.js';
-import { type HeldBatch, INGEST_QUEUE, type IngestJob, JOB_VERSION, type QueuedBatch, ROW_COLUMNS } from '../model/results.js';
+import { JsonRows, type WrittenRows, writtenRow } from '../model/json-bytes.js';
+import { type HeldBatch, INGEST_QUEUE, type IngestJob, type QueuedBatch, readableLayout } from '../model/results.js';
 import { type Run, runsOf } from '../model/runs.js';
 import type { Logger } from '../platform/logger.js';
 import type { Store } from '../storage/clickhouse/store.js';
@@ -53,25 +53,12 @@ function payloadKeyOf(data: QueuedJob): string | undefined {
   return 'payloadKey' in data && typeof data.payloadKey === 'string' ? data.payloadKey : undefined;
 }
 
-const KNOWN_COLUMNS = new Set<string>(ROW_COLUMNS);
-
-/** The job's columns when this worker can read them; otherwise the reason it cannot, for the failed set. */
-export function readableLayout(job: Partial<IngestJob>): { columns: readonly string[] } | { problem: string } {
-  if (job.v !== JOB_VERSION) return { problem: `job layout version ${String(job.v)} is not ${JOB_VERSION}, the one this worker reads` };
-  const columns = job.columns;
-  if (!Array.isArray(columns) || !Array.isArray(job.rows)) return { problem: 'job has no columns or rows' };
-  const unknown = columns.filter((c) => !KNOWN_COLUMNS.has(c));
-  if (unknown.length) return { problem: `job names columns this worker does not know: ${unknown.join(', ')}` };
-  for (const required of ['account_id', 'check_id', 'result_id', 'started_at']) {
-    if (!columns.includes(required)) return { problem: `job lacks the ${required} column` };
-  }
-  if (job.rows.some((row) => !Array.isArray(row) || row.length !== columns.length)) return { problem: 'a row does not match the job columns' };
-  return { columns };
-}
-
 /** A batch on its way into ClickHouse: its runs this worker holds the claims of, and the paused ones. */
 interface Pending {
-  batch: IngestJob;
+  batchId: string;
+  accountId: string;
+  /** Its rows as values: read from Redis (or a job's own), or undefined when its producer handed over their bytes. */
+  rows?: readonly unknown[][];
   /** The JSON its rows were written in by its producer (a batch of this process), which the insert copies. */
   json?: WrittenRows;
   columns: readonly string[];
@@ -107,8 +94,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
 
   async function insertGroup(group: Pending[]) {
     const landed = new Set<string>();
-    for (const accountId of new Set(group.filter((p) => !p.fresh).map((p) => p.batch.accountId))) {
-      const runs = group.filter((p) => !p.fresh && p.batch.accountId === accountId).flatMap((p) => p.claimed);
+    for (const accountId of new Set(group.filter((p) => !p.fresh).map((p) => p.accountId))) {
+      const runs = group.filter((p) => !p.fresh && p.accountId === accountId).flatMap((p) => p.claimed);
       for (const id of await landedIds(opts.store, accountId, runs)) landed.add(id);
     }
     // Each row as the JSON its batch was written in (its copy in Redis, when this process wrote it), with
@@ -117,18 +104,18 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     const paused: boolean[] = [];
     for (const p of group) {
       const writable = new Set(p.claimed.map((r) => r.resultId).filter((id) => !landed.has(id)));
-      const idAt = p.columns.indexOf('result_id');
       const before = paused.length;
+      // The runs are the rows' own, in row order (runsOf): a row's id is its run's.
       const keep = (i: number) => {
-        const id = String(p.batch.rows[i]![idAt]);
+        const id = p.runs[i]!.resultId;
         if (!writable.has(id)) return false;
         paused.push(p.paused.has(id));
         return true;
       };
-      collect.take(p.batch.rows, p.json, keep);
+      collect.take({ ...(p.rows ? { rows: p.rows } : {}), ...(p.json ? { written: p.json } : {}), runs: p.runs }, keep);
       p.written = paused.length - before;
     }
-    const rows = collect.done().withColumn((_, i) => paused[i]);
+    const rows = collect.done().withColumn((i) => paused[i]);
     // Reports cache closed buckets by the versions of the days they cover (storage/generations.ts): every day the
     // group's runs fall on is marked changed once the insert has landed, even runs that had landed before (a
     // retry after a crash between the insert and the mark).
@@ -147,7 +134,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     await opts.store.insert('check_results', [...group[0].columns, 'in_maintenance'], rows, {
       purpose: 'ingest',
       settings: {
-        insert_deduplication_token: tokenOf(group.map((p) => p.batch.batchId)),
+        insert_deduplication_token: tokenOf(group.map((p) => p.batchId)),
         // An insert the table drops as a repeat is dropped by the rollup views too (not counted twice); with
         // ROLLUPS=ticks there are no views, and its late runs are rolled under a token made of the same one.
         deduplicate_blocks_in_dependent_materialized_views: 1,
@@ -189,12 +176,10 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     return commit;
   };
 
-  /** The batch a job names: from this process's memory when it enqueued it, else from Redis (or inline, older jobs). */
-  async function batchOf(data: QueuedJob): Promise<{ batch: Partial<IngestJob>; json?: WrittenRows }> {
+  /** The batch a job names, read from Redis (or inline, older jobs). */
+  async function storedBatchOf(data: QueuedJob): Promise<Partial<IngestJob>> {
     const key = payloadKeyOf(data);
-    if (key === undefined) return { batch: data as IngestJob };
-    const held = opts.held?.(data.batchId);
-    if (held) return { batch: held.job, ...(held.written ? { json: held.written } : {}) };
+    if (key === undefined) return data as IngestJob;
     const raw = await claims.getBuffer(key);
     if (!raw) {
       throw new UnrecoverableError(
@@ -208,45 +193,58 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       throw new UnrecoverableError(`the batch's rows in Redis (${key}) are not JSON`);
     }
     if (batch?.batchId !== data.batchId) throw new UnrecoverableError(`the rows in Redis under ${key} are another batch's`);
-    return { batch };
+    return batch;
+  }
+
+  /**
+   * The batch a job names as the worker takes it: from this process's memory when it enqueued it (its runs and the
+   * bytes of its rows), else its rows from Redis, their layout checked, and the runs read from them.
+   */
+  async function batchOf(
+    data: QueuedJob,
+  ): Promise<Omit<Pending, 'fresh' | 'claimed' | 'paused' | 'written'> & { idsMinted: boolean; spans?: Record<string, [number, number]> }> {
+    const held = payloadKeyOf(data) === undefined ? undefined : opts.held?.(data.batchId);
+    if (held) {
+      const { job } = held;
+      return { ...job, idsMinted: job.idsMinted === true, runs: held.runs, json: held.written };
+    }
+    const batch = await storedBatchOf(data);
+    const layout = readableLayout(batch);
+    if ('problem' in layout) throw new UnrecoverableError(layout.problem);
+    const job = batch as IngestJob;
+    return { ...job, columns: layout.columns, idsMinted: job.idsMinted === true, runs: runsOf(layout.columns, job.rows) };
   }
 
   async function process(job: Job<QueuedJob>) {
-    const { batch, json } = await batchOf(job.data);
-    const layout = readableLayout(batch);
-    if ('problem' in layout) throw new UnrecoverableError(layout.problem);
-    const data = batch as IngestJob;
-    const { columns } = layout;
-    const runs = runsOf(columns, data.rows);
-    const spans = data.spans;
+    const { batchId, accountId, columns, rows, json, runs, spans, idsMinted } = await batchOf(job.data);
     if (spans) for (const r of runs) if (Array.isArray(spans[r.resultId])) r.span = spans[r.resultId];
     // Ids the service made for this batch cannot be held by another batch, nor stored before its first try.
-    const fresh = data.idsMinted === true && job.attemptsStarted <= 1;
-    const claimed = fresh ? runs : await dedup.claim(data.batchId, runs);
-    const paused = pausedRuns ? await pausedRuns(data.accountId, claimed) : new Set<string>();
-    const pending: Pending = { batch: data, ...(json ? { json } : {}), columns, runs, fresh, claimed, paused, written: 0 };
+    const fresh = idsMinted && job.attemptsStarted <= 1;
+    const claimed = fresh ? runs : await dedup.claim(batchId, runs);
+    const paused = pausedRuns ? await pausedRuns(accountId, claimed) : new Set<string>();
+    const pending: Pending = { batchId, accountId, ...(rows ? { rows } : {}), ...(json ? { json } : {}), columns, runs, fresh, claimed, paused, written: 0 };
     await commitFor(columns).add(pending);
     if (opts.onStored && claimed.length) {
       const kept = new Set(claimed.map((r) => r.resultId));
-      const idAt = columns.indexOf('result_id');
-      opts.onStored(
-        data.accountId,
-        columns,
-        data.rows.filter((row) => kept.has(String(row[idAt]))),
-      );
+      const stored: unknown[][] = [];
+      // Rows handed over as bytes are read back here, only for those who asked (spans exported).
+      runs.forEach((r, i) => {
+        if (kept.has(r.resultId)) stored.push(rows ? rows[i]! : writtenRow(json!, i));
+      });
+      opts.onStored(accountId, columns, stored);
     }
     // Landed: from now on a repeat of these ids is found in ClickHouse (landedIds), so the claims can go. Live
     // claim keys are the results between claim and insert, not every result of the last claim window.
     if (!fresh)
       await dedup.release(
-        data.batchId,
+        batchId,
         claimed.map((r) => r.resultId),
       );
     await opts.afterInsert?.(job);
     // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
     // this line finds its rows landed, and applying a run twice changes nothing.
-    if (landed) await evaluations.add({ accountId: data.accountId, runs });
-    return { rows: pending.written, duplicates: data.rows.length - pending.written };
+    if (landed) await evaluations.add({ accountId, runs });
+    return { rows: pending.written, duplicates: runs.length - pending.written };
   }
 
   const worker = queues.worker<QueuedJob>(INGEST_QUEUE, process, {
@@ -260,8 +258,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       // Kept with the failed job for as long as it is (inspection, a retry by hand), not only for the payload's TTL.
       const key = payloadKeyOf(job.data);
       if (key !== undefined) void claims.persist(key).catch(() => {});
-      void batchOf(job.data)
-        .then(({ batch }) => {
+      void storedBatchOf(job.data)
+        .then((batch) => {
           if (!Array.isArray(batch.rows) || !Array.isArray(batch.columns) || !batch.batchId) return;
           const idAt = batch.columns.indexOf('result_id');
           if (idAt >= 0)

@@ -1,3 +1,5 @@
+import { clickHouseTimeMs } from './time.js';
+
 /**
  * Many rows as JSON in UTF-8 bytes: `prefix`, the rows' JSON separated by commas, `suffix`. For a queued batch and an
  * insert's rows. One JSON.stringify of a thousand rows makes a string of parts V8 must then flatten, and a Buffer made
@@ -57,17 +59,22 @@ export interface RowPlaces {
  * Rows of an insert as the JSON they were written in once (a batch's copy in Redis): an insert copies each row's
  * bytes instead of encoding the row again, and columns added to every row on the way (ingest's `in_maintenance`,
  * the rollup ticks' `late_batch`) are written after its own values. Rows taken without bytes (a batch read back from
- * Redis) are encoded only when bytes are asked for. `values` are the rows as values, for whoever reads one (a start
- * time) or a store that takes arrays (the server backend's client encodes them itself).
+ * Redis) are encoded only when bytes are asked for; rows taken as bytes alone (a batch its own process held: the
+ * values are not kept, so that batches waiting for an insert hold little the collector must copy) are read back one
+ * by one only when a value is asked for (`row`, `arrays`: a store that takes arrays, whose client encodes them
+ * itself). Their start times, asked for by the rollup ticks, come from the runs given with them.
  */
 export class JsonRows {
   private constructor(
-    readonly values: readonly (readonly unknown[])[],
+    /** Per row: its values, or undefined when only its bytes were taken. */
+    private readonly values: readonly (readonly unknown[] | undefined)[],
     private readonly sources: readonly Buffer[],
     /** Per row: which source (-1: none, encode the row), and where its JSON array is in it. */
     private readonly sourceOf: readonly number[],
     private readonly starts: readonly number[],
     private readonly ends: readonly number[],
+    /** Per row: its start (epoch ms) when taken with its run, else NaN. */
+    private readonly startedAt: readonly number[],
     /** Columns added to every row, each a value a row. */
     private readonly added: readonly (readonly unknown[])[],
   ) {}
@@ -78,35 +85,51 @@ export class JsonRows {
 
   /** An empty set to fill with `take`. */
   static collect(): JsonRowsCollector {
-    const values: (readonly unknown[])[] = [];
+    const values: (readonly unknown[] | undefined)[] = [];
     const sources: Buffer[] = [];
     const sourceOf: number[] = [];
     const starts: number[] = [];
     const ends: number[] = [];
+    const startedAt: number[] = [];
     return {
-      take(rows, written, keep) {
+      take({ rows, written, runs }, keep) {
+        if (!rows && !written) throw new Error('rows are taken as values, as bytes, or both');
+        const n = rows ? rows.length : written!.starts.length;
         let source = -1;
-        for (let i = 0; i < rows.length; i++) {
+        for (let i = 0; i < n; i++) {
           if (keep && !keep(i)) continue;
           if (written && source < 0) source = sources.push(written.bytes) - 1;
-          values.push(rows[i]!);
+          values.push(rows?.[i]);
           sourceOf.push(source);
           starts.push(written ? written.starts[i]! : 0);
           ends.push(written ? written.ends[i]! : 0);
+          startedAt.push(runs ? runs[i]!.startedAt : Number.NaN);
         }
       },
-      done: () => new JsonRows(values, sources, sourceOf, starts, ends, []),
+      done: () => new JsonRows(values, sources, sourceOf, starts, ends, startedAt, []),
     };
   }
 
-  /** These rows with one more column, its value for each row (in row order). */
-  withColumn(value: (row: readonly unknown[], index: number) => unknown): JsonRows {
-    return new JsonRows(this.values, this.sources, this.sourceOf, this.starts, this.ends, [...this.added, this.values.map(value)]);
+  /** Row `i`'s values (without the added columns), read back from its bytes when only those were taken. */
+  row(i: number): readonly unknown[] {
+    return this.values[i] ?? writtenRow({ bytes: this.sources[this.sourceOf[i]!]!, starts: this.starts, ends: this.ends }, i);
+  }
+
+  /** Row `i`'s start (epoch ms): its run's when it was taken with one, else read from its `started_at` value (at `column`). */
+  startedAtMs(i: number, column: number): number {
+    const known = this.startedAt[i]!;
+    return Number.isNaN(known) ? clickHouseTimeMs(this.row(i)[column]) : known;
+  }
+
+  /** These rows with one more column, its value for each row (by index, in row order). */
+  withColumn(value: (index: number) => unknown): JsonRows {
+    const column = Array.from({ length: this.length }, (_, i) => value(i));
+    return new JsonRows(this.values, this.sources, this.sourceOf, this.starts, this.ends, this.startedAt, [...this.added, column]);
   }
 
   /** The rows as arrays, added columns last (for a store that takes values). */
   arrays(): unknown[][] {
-    return this.values.map((row, i) => [...row, ...this.added.map((column) => column[i])]);
+    return this.values.map((_, i) => [...this.row(i), ...this.added.map((column) => column[i])]);
   }
 
   /**
@@ -150,11 +173,22 @@ export class JsonRows {
   }
 }
 
+/** Row `i` of rows jsonRowsBytes wrote, read back from its bytes. */
+export function writtenRow(written: { bytes: Buffer; readonly starts: readonly number[]; readonly ends: readonly number[] }, i: number): unknown[] {
+  return JSON.parse(written.bytes.toString('utf8', written.starts[i], written.ends[i]));
+}
+
 /** Rows' bytes as jsonRowsBytes wrote them, and where each row is in them. */
 export type WrittenRows = { bytes: Buffer } & RowPlaces;
 
 export interface JsonRowsCollector {
-  /** Rows, all of them or those `keep` keeps by index, with the bytes they were written in once when there are. */
-  take(rows: readonly (readonly unknown[])[], written: WrittenRows | undefined, keep?: (index: number) => boolean): void;
+  /**
+   * Rows, all of them or those `keep` keeps by index: as values, as the bytes they were written in once, or both;
+   * `runs`, when given, are theirs in row order (their start times are kept).
+   */
+  take(
+    batch: { rows?: readonly (readonly unknown[])[]; written?: WrittenRows; runs?: readonly { startedAt: number }[] },
+    keep?: (index: number) => boolean,
+  ): void;
   done(): JsonRows;
 }

@@ -42,32 +42,50 @@ describe('JsonRows', () => {
 
   it('writes the rows it copies, with the columns added, as encoding the extended rows would', () => {
     const collect = JsonRows.collect();
-    collect.take(batchA, written(batchA));
-    collect.take(batchB, written(batchB), (i) => i !== 2);
+    collect.take({ rows: batchA, written: written(batchA) });
+    collect.take({ rows: batchB, written: written(batchB) }, (i) => i !== 2);
     // A batch read back from Redis: no bytes kept, its rows encoded when the insert asks.
     const batchC = [['e', 'ü “x”', null], [], ['f', Number.NaN, undefined]];
-    collect.take(batchC, undefined, (i) => i !== 0);
-    collect.take(batchC.slice(0, 1), undefined);
-    const rows = collect
-      .done()
-      .withColumn((_, i) => i % 2 === 0)
-      .withColumn((row) => (row.length ? `late ${String(row[0])}` : ''));
-    const expected = [...batchA, batchB[0]!, batchB[1]!, batchC[1]!, batchC[2]!, batchC[0]!].map((row, i) => [
+    collect.take({ rows: batchC }, (i) => i !== 0);
+    collect.take({ rows: batchC.slice(0, 1) });
+    // A batch its process held as bytes alone: its values read back only when asked for.
+    const batchD = [
+      ['g', 4, true, 'ø'],
+      ['h', 5, false, ''],
+    ];
+    collect.take({ written: written(batchD) });
+    const all = collect.done();
+    const rows = all.withColumn((i) => i % 2 === 0).withColumn((i) => (all.row(i).length ? `late ${String(all.row(i)[0])}` : ''));
+    const expected = [...batchA, batchB[0]!, batchB[1]!, batchC[1]!, batchC[2]!, batchC[0]!, ...batchD].map((row, i) => [
       ...row,
       i % 2 === 0,
       row.length ? `late ${String(row[0])}` : '',
     ]);
-    expect(rows.length).toBe(7);
+    expect(rows.length).toBe(9);
     expect(rows.bytes().toString('utf8')).toBe(jsonRowsBytes(expected).toString('utf8'));
     expect(rows.arrays()).toEqual(expected);
+    expect(rows.row(8)).toEqual(batchD[1]);
+  });
+
+  it("gives each row's start from the runs taken with it, else from its started_at value", () => {
+    const rows = [
+      ['r1', '2026-11-30 10:00:00.000'],
+      ['r2', '2026-11-30 10:00:01.500'],
+    ];
+    const collect = JsonRows.collect();
+    // Runs whose times differ from the rows' show which was read.
+    collect.take({ written: written(rows), runs: [{ startedAt: 1 }, { startedAt: 2 }] }, (i) => i === 1);
+    collect.take({ rows });
+    const all = collect.done();
+    expect([0, 1, 2].map((i) => all.startedAtMs(i, 1))).toEqual([2, Date.UTC(2026, 10, 30, 10), Date.UTC(2026, 10, 30, 10, 0, 1, 500)]);
   });
 
   it('copies rows as they are without added columns, and writes nothing for none', () => {
     const collect = JsonRows.collect();
-    collect.take(batchA, written(batchA));
+    collect.take({ rows: batchA, written: written(batchA) });
     expect(collect.done().bytes().equals(jsonRowsBytes(batchA))).toBe(true);
     const none = JsonRows.collect();
-    none.take(batchA, written(batchA), () => false);
+    none.take({ written: written(batchA) }, () => false);
     expect(none.done().bytes().length).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import { RESULT_DETAIL_KEYS } from './checks.js';
 import type { WrittenRows } from './json-bytes.js';
+import type { Run } from './runs.js';
 /**
  * What a result is on its way into ClickHouse, shared by everything that makes or reads results (ingest, the
  * runners, heartbeats, seeding, analytics): the stored columns, the positional row, the queued batch.
@@ -160,6 +161,22 @@ export interface IngestJob {
   idsMinted?: true;
 }
 
+const KNOWN_COLUMNS = new Set<string>(ROW_COLUMNS);
+
+/** The job's columns when a worker of this version can read them; otherwise the reason it cannot, for the failed set. */
+export function readableLayout(job: Partial<IngestJob>): { columns: readonly string[] } | { problem: string } {
+  if (job.v !== JOB_VERSION) return { problem: `job layout version ${String(job.v)} is not ${JOB_VERSION}, the one this worker reads` };
+  const columns = job.columns;
+  if (!Array.isArray(columns) || !Array.isArray(job.rows)) return { problem: 'job has no columns or rows' };
+  const unknown = columns.filter((c) => !KNOWN_COLUMNS.has(c));
+  if (unknown.length) return { problem: `job names columns this worker does not know: ${unknown.join(', ')}` };
+  for (const required of ['account_id', 'check_id', 'result_id', 'started_at']) {
+    if (!columns.includes(required)) return { problem: `job lacks the ${required} column` };
+  }
+  if (job.rows.some((row) => !Array.isArray(row) || row.length !== columns.length)) return { problem: 'a row does not match the job columns' };
+  return { columns };
+}
+
 export function ingestJob(batchId: string, accountId: string, rows: ResultRow[], spans?: Record<string, [number, number]>, idsMinted = false): IngestJob {
   return {
     v: JOB_VERSION,
@@ -203,10 +220,17 @@ export interface ResultQueue {
   handOff?(): (batchId: string) => HeldBatch | undefined;
 }
 
-/** A batch its producer kept in memory: the job, and the JSON its rows were written in (an insert copies it). */
+/**
+ * A batch its producer kept in memory: its job without the rows, the runs read from them, and the JSON they were
+ * written in (the insert copies it). The rows themselves are not kept: a batch waits for its insert through several
+ * of V8's young-generation collections, each of which copies what it holds, and a thousand rows' arrays, strings and
+ * numbers are about three times its runs.
+ */
 export interface HeldBatch {
-  job: IngestJob;
-  written?: WrittenRows;
+  job: Omit<IngestJob, 'rows'>;
+  /** Every run of the batch, in row order (runsOf). */
+  runs: Run[];
+  written: WrittenRows;
 }
 
 /**
