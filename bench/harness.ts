@@ -218,6 +218,13 @@ export function threadCpuSeconds(pid: number): Record<string, number> {
   return out;
 }
 
+/** The process's main thread: its CPU in user and system mode (seconds) and the minor page faults it took. */
+export function mainThreadUsage(pid: number): { userSeconds: number; systemSeconds: number; minorFaults: number } {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return { userSeconds: Number(fields[11]) / 100, systemSeconds: Number(fields[12]) / 100, minorFaults: Number(fields[7]) };
+}
+
 /**
  * CPU seconds (user + system) of every process named `name` (for example `postgres`, `redis-server`) by pid: what the
  * service's stores spend on this machine beside it. Compare two readings with `processCpuDelta`.

@@ -26,6 +26,7 @@ import {
   benchAccount,
   benchEnvironment,
   cpuSeconds,
+  mainThreadUsage,
   memoryFigures,
   profileOwners,
   profileStages,
@@ -107,6 +108,7 @@ async function main() {
     const before = await svc.ask({ type: 'state' });
     const cpu0 = cpuSeconds(pid);
     const threads0 = threadCpuSeconds(pid);
+    const main0 = mainThreadUsage(pid);
     let peakRss = 0;
     let atPeak: Record<string, number> = {};
     let maxWaiting = 0;
@@ -152,6 +154,7 @@ async function main() {
     clearInterval(poll);
     const cpu = cpuSeconds(pid) - cpu0;
     const threads = threadCpuDelta(threads0, threadCpuSeconds(pid));
+    const main1 = mainThreadUsage(pid);
     const landed = state.rows - before.rows;
     const inserts = (state.ingestInserts ?? 0) - (before.ingestInserts ?? 0);
     peakRss = Math.max(peakRss, state.peakRssBytes);
@@ -185,6 +188,9 @@ async function main() {
       cpuUsPerResult: +((cpu * 1e6) / Math.max(1, landed)).toFixed(1),
       // All threads but the engine's (its pool's and its merges'): the service's own cost of a result.
       mainThreadUsPerResult: +(((threads.main ?? 0) * 1e6) / Math.max(1, landed)).toFixed(1),
+      // Of it, the kernel's share (page faults, socket writes) and the page faults themselves.
+      mainThreadSystemUsPerResult: +(((main1.systemSeconds - main0.systemSeconds) * 1e6) / Math.max(1, landed)).toFixed(1),
+      mainThreadFaultsPerBatch: +(((main1.minorFaults - main0.minorFaults) * BATCH) / Math.max(1, landed)).toFixed(1),
       rate: values.rate ? Number(values.rate) : undefined,
       inserts,
       rowsPerInsert: Math.round(landed / Math.max(1, inserts)),

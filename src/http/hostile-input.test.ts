@@ -203,6 +203,71 @@ describe('hostile input', () => {
       expect(await accepted()).toBe(before);
     });
 
+    describe('a large body sent whole (a thousand results, 360 KB)', () => {
+      const now = new Date().toISOString();
+      const item = (location: string, extra = '') =>
+        `{"checkId":"${ids.check}","checkType":"API","runLocation":"${location}","startedAt":"${now}","stoppedAt":"${now}","hasFailures":false${extra}}`;
+      const batch = (last: string, count = 1000) =>
+        Buffer.from(`{"results":[${Array.from({ length: count - 1 }, () => item('eu-west-1')).join(',')},${last}]}`);
+      const ingest = (bytes: Buffer, length = bytes.length) =>
+        rawRequest(
+          svc.url,
+          requestHead('POST', '/v1/check-results', [
+            ['Authorization', `Bearer ${svc.adminKey}`],
+            ['Content-Type', 'application/json'],
+            ['Content-Length', String(length)],
+          ]),
+          bytes,
+        );
+
+      it('takes a thousand results, each once', async () => {
+        const before = await accepted();
+        const bytes = batch(item('us-east-1', ',"responseTime":12.5'));
+        expect(bytes.length).toBeGreaterThan(128 * 1024);
+        const res = await ingest(bytes);
+        expect(res.status, JSON.stringify(res.body)).toBe(202);
+        expect(res.body.count).toBe(1000);
+        expect(await accepted()).toBe(before + 1000);
+      });
+
+      it.each([
+        ['escapes \\u0000 in its last result', () => item('eu\\u0000'), 'body.results[999].runLocation', 'characters'],
+        ['names no check in its last result', () => item('eu-west-1').replace(ids.check, randomUUID()), 'body.results[999].checkId', 'exists'],
+      ])('refuses one that %s, naming the field, accepting nothing', async (_name, last, field, rule) => {
+        const before = await accepted();
+        const res = await ingest(batch(last()));
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(res.body.attributes.errors).toContainEqual(expect.objectContaining({ field, rule }));
+        expect(await accepted()).toBe(before);
+      });
+
+      it.each([
+        ['a trailing comma', (b: Buffer) => Buffer.from(b.toString().replace(/\]\}$/, ',]}')), 'Malformed JSON body'],
+        ['two commas between results', (b: Buffer) => Buffer.from(b.toString().replace('},{', '},,{')), 'Malformed JSON body'],
+        ['text after the object', (b: Buffer) => Buffer.concat([b, Buffer.from(' 1')]), 'Malformed JSON body'],
+        [
+          'a __proto__ key',
+          (b: Buffer) => Buffer.from(b.toString().replace('"hasFailures":false}]}', '"hasFailures":false,"__proto__":{"x":1}}]}')),
+          'Malformed JSON body',
+        ],
+        ['a raw 0xff byte', (b: Buffer) => Buffer.concat([b.subarray(0, 100), Buffer.from([0xff]), b.subarray(101)]), 'The body is not valid UTF-8'],
+      ])('answers 400 to one with %s, accepting nothing', async (_name, edit, message) => {
+        const before = await accepted();
+        const res = await ingest(edit(batch(item('eu-west-1'))));
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(res.body).toMatchObject({ statusCode: 400, message });
+        expect(await accepted()).toBe(before);
+      });
+
+      it('answers 400 to one nested more than 64 levels deep, and 413 to one beyond the limit', async () => {
+        const deep = await ingest(batch(item('eu-west-1', `,"x":${'['.repeat(70)}${']'.repeat(70)}`)));
+        expect(deep.status).toBe(400);
+        expect(deep.body.attributes.errors).toEqual([{ field: 'body', rule: 'depth', message: 'must not nest arrays and objects more than 64 levels deep' }]);
+        const huge = await ingest(Buffer.from('{"results":[]}'), 64 * 1024 * 1024);
+        expect(huge.status).toBe(413);
+      });
+    });
+
     it('still takes well-formed UTF-8, including a literal U+FFFD', async () => {
       const res = await post(body(Buffer.from('ü€😀\ufffd', 'utf8')), 'application/json; charset=UTF-8');
       expect(res.status).toBe(201);
