@@ -101,7 +101,8 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         opts.metrics!.ingestInserts.inc();
       }),
     markDays: () => config.reportCache.enabled && config.reportCache.markDays !== false,
-    held: opts.ingest.handOff?.(),
+    // The server backend's client takes rows as values: held batches keep theirs (the embedded engine copies bytes).
+    held: opts.ingest.handOff?.({ withRows: opts.store.kind === 'server' }),
   });
   const scheduler = config.runner.scheduler
     ? startScheduler({

@@ -1,6 +1,15 @@
 import type { Queue } from 'bullmq';
 import { jsonWithRowsBytes, type RowPlaces, type WrittenRows } from '../model/json-bytes.js';
-import { type HeldBatch, INGEST_QUEUE, type IngestJob, type QueuedBatch, type ResultQueue, type ResultQueueStats, readableLayout } from '../model/results.js';
+import {
+  type HandOffOptions,
+  type HeldBatch,
+  INGEST_QUEUE,
+  type IngestJob,
+  type QueuedBatch,
+  type ResultQueue,
+  type ResultQueueStats,
+  readableLayout,
+} from '../model/results.js';
 import { runsOf } from '../model/runs.js';
 import type { Queues } from '../storage/queues.js';
 
@@ -44,6 +53,8 @@ export class IngestQueue implements ResultQueue {
 
   /** Batches enqueued here, for a worker of this process (handOff), oldest first; undefined until one asks. */
   private held: Map<string, HeldBatch & { at: number }> | undefined;
+  /** Whether held batches keep their rows as values too (HandOffOptions.withRows). */
+  private heldWithRows = false;
   private heldRows = 0;
   private heldBytes = 0;
 
@@ -92,8 +103,9 @@ export class IngestQueue implements ResultQueue {
     await this.queues.connection.eval(COUNT_ONCE_SCRIPT, 2, this.acceptedKey, `${this.acceptedKey}:${job.batchId}`, queued.results, COUNTED_BATCH_SECONDS);
   }
 
-  handOff(): (batchId: string) => HeldBatch | undefined {
+  handOff(options: HandOffOptions = {}): (batchId: string) => HeldBatch | undefined {
     this.held ??= new Map();
+    this.heldWithRows = options.withRows === true;
     return (batchId) => {
       const entry = this.held?.get(batchId);
       this.evict(Date.now(), 0);
@@ -107,18 +119,20 @@ export class IngestQueue implements ResultQueue {
   /** Keeps the batch for a worker of this process: its runs and the bytes its rows were written in, not the rows. */
   private hold(job: IngestJob, written: WrittenRows) {
     const held = this.held;
+    if (!held) return;
+    // Whatever was held under this id goes first: a batch enqueued again is taken as it is now or read back.
+    this.release(job.batchId);
     // A job this version's worker would refuse is not held: the worker reads it from Redis and refuses it there.
-    if (!held || 'problem' in readableLayout(job)) return;
+    if ('problem' in readableLayout(job)) return;
     const { rows, ...meta } = job;
     // What the bytes keep alive: a copy a few kilobytes long may be a view into a larger allocation it holds whole.
     const bytes = heldBytesOf(written);
     if (rows.length > HELD_MAX_ROWS || bytes > HELD_MAX_BYTES) return;
     const now = Date.now();
-    this.release(job.batchId);
     this.evict(now, rows.length, bytes);
     if (this.heldRows + rows.length > HELD_MAX_ROWS || this.heldBytes + bytes > HELD_MAX_BYTES) return;
     // The worker's runs, read here (where the rows are still at hand) instead of by the worker.
-    held.set(job.batchId, { job: meta, runs: runsOf(job.columns, rows), written, at: now });
+    held.set(job.batchId, { job: meta, runs: runsOf(job.columns, rows), written, ...(this.heldWithRows ? { rows } : {}), at: now });
     this.heldRows += rows.length;
     this.heldBytes += bytes;
   }

@@ -188,9 +188,25 @@ describe('run ids, idempotency keys and job layout', () => {
     expect(JSON.parse(written.bytes.toString('utf8'))).toEqual(JSON.parse(JSON.stringify(late)));
     expect(JSON.parse(written.bytes.subarray(written.starts[0], written.ends[0]).toString('utf8'))).toEqual(JSON.parse(JSON.stringify(rows[0])));
     expect(take(late.batchId)).toBeUndefined();
-    // The service's worker read both from Redis.
+    // A job this worker would refuse (another layout version) is not held: it is read back from Redis and refused.
+    const other = { ...ingestJob(randomUUID(), svc.defaultAccountId, [toRow(svc.defaultAccountId, randomUUID(), results(1, 18)[0] as never)]), v: 99 };
+    await queue.enqueue(other);
+    expect(take(other.batchId)).toBeUndefined();
+    // The service's worker read both from Redis (and refused the third).
     await settled();
     expect(await stored()).toBe(before + 2);
+    const refused = await waitFor(
+      () => ingestQueue().getJob(other.batchId),
+      (j) => Boolean(j?.failedReason),
+    );
+    expect(refused!.failedReason).toMatch(/layout version 99/);
+    // A worker whose store takes values (the server backend) asks for the rows too.
+    const withRows = new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!);
+    const takeWithRows = withRows.handOff({ withRows: true });
+    const third = ingestJob(randomUUID(), svc.defaultAccountId, [toRow(svc.defaultAccountId, randomUUID(), results(1, 19)[0] as never)]);
+    await withRows.enqueue(third);
+    expect(takeWithRows(third.batchId)?.rows).toBe(third.rows);
+    await settled();
   });
 
   it('fails a job whose rows are gone from Redis for good, saying so, and stores nothing', async () => {

@@ -206,7 +206,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     const held = payloadKeyOf(data) === undefined ? undefined : opts.held?.(data.batchId);
     if (held) {
       const { job } = held;
-      return { ...job, idsMinted: job.idsMinted === true, runs: held.runs, json: held.written };
+      return { ...job, idsMinted: job.idsMinted === true, runs: held.runs, json: held.written, ...(held.rows ? { rows: held.rows } : {}) };
     }
     const batch = await storedBatchOf(data);
     const layout = readableLayout(batch);

@@ -217,7 +217,7 @@ export interface ResultQueue {
    * process's batch, an old one, a retry). Redis still holds every batch; this only spares the worker reading back
    * and parsing what its own process just wrote.
    */
-  handOff?(): (batchId: string) => HeldBatch | undefined;
+  handOff?(options?: HandOffOptions): (batchId: string) => HeldBatch | undefined;
 }
 
 /**
@@ -231,6 +231,16 @@ export interface HeldBatch {
   /** Every run of the batch, in row order (runsOf). */
   runs: Run[];
   written: WrittenRows;
+  /** The rows as values, when the worker asked for them (HandOffOptions.withRows). */
+  rows?: ResultRow[];
+}
+
+export interface HandOffOptions {
+  /**
+   * Keep each batch's rows as values too: for a worker whose store takes values (the server backend's client encodes
+   * rows itself), which would otherwise read every row back from its bytes.
+   */
+  withRows?: boolean;
 }
 
 /**
