@@ -12,6 +12,8 @@
  * N batches a second (below what the service takes, CPU a result is the pipeline's cost, not a saturated one's).
  * `--beside-store` lands the same rows with the store alone (`bench:store --flat-out`, the service's table set, one
  * connection, as many rows an insert as the service's inserts averaged) before and after the service, for the ratio.
+ * After the service stops, the floor of its first step: the CPU this process spends turning the same bodies' bytes into
+ * text and parsing it (`bodyParseUsPerResult`), what any service written in Node pays before it looks at a result.
  * Writes bench/results/<time>-ingest.json.
  *
  *   npm run bench:ingest -- [--seconds 20] [--connections 4] [--batch 1000] [--checks 500] [--late] [--profile [--allocations]] [--rate N] [--beside-store]
@@ -77,6 +79,7 @@ async function main() {
   const svc = await ServiceUnderTest.start(env);
   const headers = { authorization: `Bearer ${key}`, 'x-checkly-account': accountId, 'content-type': 'application/json' };
   let out: Record<string, unknown>;
+  let bodies: string[] = [];
   try {
     const checkIds: string[] = [];
     for (let i = 0; i < CHECKS; i++) {
@@ -95,7 +98,7 @@ async function main() {
       checkIds.push(((await res.json()) as { id: string }).id);
     }
     const now = Date.now();
-    const bodies = Array.from({ length: BODIES }, (_, n) => body(checkIds, n, now));
+    bodies = Array.from({ length: BODIES }, (_, n) => body(checkIds, n, now));
     let next = 0;
     console.log(
       `${CHECKS} checks; ${CONNECTIONS} connections post ${BATCH}-result batches (${(bodies[0].length / 1024).toFixed(0)} KiB each) for ${SECONDS} s${values.late ? ', runs of the last hour' : ''}`,
@@ -205,6 +208,9 @@ async function main() {
     await svc.stop();
     await removeBenchEnvironment(env, dataDir);
   }
+  // With the service stopped: the floor of its first step for these bodies.
+  out.bodyParseUsPerResult = bodyParseUs(bodies);
+  console.log({ bodyParseUsPerResult: out.bodyParseUsPerResult });
   if (values['beside-store']) {
     // The store alone just before (at the start, before the service) would need the insert size first: so after the
     // service, twice, and the service between them is compared with their mean.
@@ -223,6 +229,22 @@ async function main() {
   const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-ingest.json`);
   writeFileSync(file, JSON.stringify(out, null, 2));
   console.log(`wrote ${path.relative(ROOT, file)}`);
+}
+
+/** CPU µs a result to decode the bodies' bytes and JSON.parse them (five passes over all of them, after one unmeasured). */
+function bodyParseUs(bodies: readonly string[]): number {
+  const bytes = bodies.map((b) => Buffer.from(b, 'utf8'));
+  const parse = () => {
+    let n = 0;
+    for (const b of bytes) n += (JSON.parse(b.toString('utf8')) as { results: unknown[] }).results.length;
+    return n;
+  };
+  parse();
+  const t0 = process.cpuUsage();
+  let results = 0;
+  for (let i = 0; i < 5; i++) results += parse();
+  const t = process.cpuUsage(t0);
+  return +((t.user + t.system) / results).toFixed(2);
 }
 
 /** The store alone on this machine now: `bench:store --flat-out` with the service's table set, one connection. */
