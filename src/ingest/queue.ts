@@ -132,7 +132,7 @@ export class IngestQueue implements ResultQueue {
     this.evict(now, rows.length, bytes);
     if (this.heldRows + rows.length > HELD_MAX_ROWS || this.heldBytes + bytes > HELD_MAX_BYTES) return;
     // The worker's runs, read here (where the rows are still at hand) instead of by the worker.
-    held.set(job.batchId, { job: meta, runs: runsOf(job.columns, rows), written, ...(this.heldWithRows ? { rows } : {}), at: now });
+    held.set(job.batchId, { job: meta, runs: runsOf(job.columns, rows), written, rows: this.heldWithRows ? rows : undefined, at: now });
     this.heldRows += rows.length;
     this.heldBytes += bytes;
   }

@@ -112,7 +112,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
         paused.push(p.paused.has(id));
         return true;
       };
-      collect.take({ ...(p.rows ? { rows: p.rows } : {}), ...(p.json ? { written: p.json } : {}), runs: p.runs }, keep);
+      collect.take({ rows: p.rows, written: p.json, runs: p.runs }, keep);
       p.written = paused.length - before;
     }
     const rows = collect.done().withColumn((i) => paused[i]);
@@ -206,7 +206,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     const held = payloadKeyOf(data) === undefined ? undefined : opts.held?.(data.batchId);
     if (held) {
       const { job } = held;
-      return { ...job, idsMinted: job.idsMinted === true, runs: held.runs, json: held.written, ...(held.rows ? { rows: held.rows } : {}) };
+      return { ...job, idsMinted: job.idsMinted === true, runs: held.runs, json: held.written, rows: held.rows };
     }
     const batch = await storedBatchOf(data);
     const layout = readableLayout(batch);
@@ -222,7 +222,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     const fresh = idsMinted && job.attemptsStarted <= 1;
     const claimed = fresh ? runs : await dedup.claim(batchId, runs);
     const paused = pausedRuns ? await pausedRuns(accountId, claimed) : new Set<string>();
-    const pending: Pending = { batchId, accountId, ...(rows ? { rows } : {}), ...(json ? { json } : {}), columns, runs, fresh, claimed, paused, written: 0 };
+    const pending: Pending = { batchId, accountId, rows, json, columns, runs, fresh, claimed, paused, written: 0 };
     await commitFor(columns).add(pending);
     if (opts.onStored && claimed.length) {
       const kept = new Set(claimed.map((r) => r.resultId));
