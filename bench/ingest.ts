@@ -14,6 +14,8 @@
  * connection, as many rows an insert as the service's inserts averaged) before and after the service, for the ratio.
  * After the service stops, the floor of its first step: the CPU this process spends turning the same bodies' bytes into
  * text and parsing it (`bodyParseUsPerResult`), what any service written in Node pays before it looks at a result.
+ * And `pipelineFloor`: the four steps every result takes (parse, validate, rows, bytes), each timed alone on the same
+ * bodies, and their sum: the least the main thread pays a result before anything is stored.
  * Writes bench/results/<time>-ingest.json.
  *
  *   npm run bench:ingest -- [--seconds 20] [--connections 4] [--batch 1000] [--checks 500] [--late] [--profile [--allocations]] [--rate N] [--beside-store]
@@ -22,6 +24,13 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { Type } from '@sinclair/typebox';
+import { compileValidator } from '../src/http/validation.js';
+import { toRow } from '../src/ingest/result-rows.js';
+import { ResultItem } from '../src/ingest/schemas.js';
+import { jsonWithRowsBytes } from '../src/model/json-bytes.js';
+import { ingestJob } from '../src/model/results.js';
+import { randomUuid } from '../src/model/uuid.js';
 import {
   allocationOwners,
   apiResultItem,
@@ -208,9 +217,10 @@ async function main() {
     await svc.stop();
     await removeBenchEnvironment(env, dataDir);
   }
-  // With the service stopped: the floor of its first step for these bodies.
+  // With the service stopped: the floor of its first step for these bodies, and of the three steps every result takes.
   out.bodyParseUsPerResult = bodyParseUs(bodies);
-  console.log({ bodyParseUsPerResult: out.bodyParseUsPerResult });
+  out.pipelineFloor = pipelineFloorUs(bodies, accountId);
+  console.log({ bodyParseUsPerResult: out.bodyParseUsPerResult, pipelineFloor: out.pipelineFloor });
   if (values['beside-store']) {
     // The store alone just before (at the start, before the service) would need the insert size first: so after the
     // service, twice, and the service between them is compared with their mean.
@@ -245,6 +255,50 @@ function bodyParseUs(bodies: readonly string[]): number {
   for (let i = 0; i < 5; i++) results += parse();
   const t = process.cpuUsage(t0);
   return +((t.user + t.system) / results).toFixed(2);
+}
+
+/**
+ * CPU µs a result of what the service does to every result with nothing around it (no HTTP, queue, Redis, Postgres
+ * or engine), on the same bodies in this process, each step timed alone: `parse` (bytes to text, JSON.parse),
+ * `validate` (the route's body schema, compiled as the service compiles it), `rows` (each item as its stored row,
+ * `toRow`) and `bytes` (the rows' JSON as the queue writes it and the insert copies it). A step's figure is its
+ * cheapest of seven passes over all the bodies (after one unmeasured): the least it costs, not a collection's or
+ * another process's share of one pass. Their `sum` is the least the main thread pays a result before anything is stored.
+ */
+function pipelineFloorUs(bodies: readonly string[], accountId: string) {
+  const bytes = bodies.map((b) => Buffer.from(b, 'utf8'));
+  const validate = compileValidator(
+    'body',
+    Type.Object({ results: Type.Array(ResultItem, { minItems: 1, maxItems: BATCH }) }, { additionalProperties: false }),
+  );
+  const results = bodies.length * BATCH;
+  const parse = () => bytes.map((b) => JSON.parse(b.toString('utf8')) as { results: ResultItem[] });
+  const rowsOf = (b: { results: ResultItem[] }) => b.results.map((item) => toRow(accountId, randomUuid(), item));
+  /** The cheapest of seven timed passes of `step` over an input `prepare` made for each. */
+  const cheapest = <T>(prepare: () => T, step: (input: T) => unknown) => {
+    step(prepare());
+    let least = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 7; i++) {
+      const input = prepare();
+      const t0 = process.cpuUsage();
+      step(input);
+      const t = process.cpuUsage(t0);
+      least = Math.min(least, t.user + t.system);
+    }
+    return +(least / results).toFixed(2);
+  };
+  const floor = {
+    parse: cheapest(() => undefined, parse),
+    validate: cheapest(parse, (input) => {
+      for (const b of input) validate(b, true);
+    }),
+    rows: cheapest(parse, (input) => input.map(rowsOf)),
+    bytes: cheapest(
+      () => parse().map(rowsOf),
+      (sets) => sets.map((rows) => jsonWithRowsBytes(ingestJob(randomUuid(), accountId, rows), { starts: [], ends: [] })),
+    ),
+  };
+  return { ...floor, sum: +(floor.parse + floor.validate + floor.rows + floor.bytes).toFixed(2) };
 }
 
 /** The store alone on this machine now: `bench:store --flat-out` with the service's table set, one connection. */
