@@ -9,12 +9,13 @@
  * (Playwright's runner and worker, Chromium's processes, the collector). Then the floor no change inside this service
  * can go under while each run starts its own Playwright: the CPU of a Node process that only loads what Playwright's
  * runner loads (its CLI's program) and one that only loads its worker's entry, with the same Node and a warm compile
- * cache, outside the sandbox (`playwrightStartMs`, medians of 5).
+ * cache, outside the sandbox (`playwrightStartMs`, medians of 5), and the runs' Chromium starting, loading a blank page
+ * and exiting (`chromiumStartMs`); their sum is `startFloorMsPerRun`.
  * Writes bench/results/<time>-browser.json.
  *
  *   npm run bench:browser -- [--runs 12] [--concurrency 1,2] [--rounds 2] [--baseline on|off]
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -25,7 +26,16 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/platform/config.js';
 import { OutboundPolicy } from '../src/platform/outbound.js';
-import { CHROMIUM_BINARY, configureBrowserRuns, processTree, type RunnableCheck, runBrowserCheck, SANDBOX_NODE, treeMemory } from '../src/run-kernel/index.js';
+import {
+  CHROMIUM_ARGS,
+  CHROMIUM_BINARY,
+  configureBrowserRuns,
+  processTree,
+  type RunnableCheck,
+  runBrowserCheck,
+  SANDBOX_NODE,
+  treeMemory,
+} from '../src/run-kernel/index.js';
 import { cpuSeconds, ROOT } from './harness.js';
 
 const { values } = parseArgs({
@@ -164,6 +174,44 @@ function playwrightStartMs(): { runner: number; worker: number } {
   }
 }
 
+/**
+ * The CPU (ms, median of 5) of the runs' Chromium, with their flags and a profile of its own, starting, loading a blank
+ * page and exiting (`--dump-dom about:blank`), all its processes counted: what each run pays for its browser before
+ * Playwright asks anything of it.
+ */
+function chromiumStartMs(): number {
+  const once = () => {
+    const profile = mkdtempSync(path.join(os.tmpdir(), 'bench-chromium-'));
+    try {
+      // `times` prints the shell's own CPU, then that of its waited-for children (Chromium and the processes it reaped).
+      const out = spawnSync(
+        '/bin/sh',
+        [
+          '-c',
+          '"$@" > /dev/null 2>&1; times',
+          'sh',
+          CHROMIUM_BINARY,
+          ...CHROMIUM_ARGS,
+          `--user-data-dir=${profile}`,
+          '--headless',
+          '--dump-dom',
+          'about:blank',
+        ],
+        { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', HOME: profile } },
+      ).stdout;
+      const children = out.trim().split('\n').pop() ?? '';
+      const seconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+      if (seconds.length !== 2) throw new Error(`chromium's start: no times in ${JSON.stringify(out)}`);
+      return (seconds[0]! + seconds[1]!) * 1000;
+    } finally {
+      rmSync(profile, { recursive: true, force: true });
+    }
+  };
+  once();
+  const ms = Array.from({ length: 5 }, once).sort((a, b) => a - b);
+  return Math.round(ms[2]!);
+}
+
 async function main() {
   const site = createServer((req, res) => {
     if (req.url === '/shop') {
@@ -240,7 +288,8 @@ async function main() {
   site.closeAllConnections();
   site.close();
   const start = playwrightStartMs();
-  const floor = { playwrightStartMs: start, startFloorMsPerRun: start.runner + start.worker };
+  const chromium = chromiumStartMs();
+  const floor = { playwrightStartMs: start, chromiumStartMs: chromium, startFloorMsPerRun: start.runner + start.worker + chromium };
   console.log(JSON.stringify(floor));
   const dir = path.join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });

@@ -4,7 +4,7 @@
  * and the vocabulary of a run. It holds no store and reaches the service only through a port. What other folders
  * may use: everything else here is this folder's own.
  */
-export { browserSupport, CHROMIUM_BINARY, processTree, SANDBOX_NODE, treeMemory } from './browser/sandbox.js';
+export { browserSupport, CHROMIUM_ARGS, CHROMIUM_BINARY, processTree, SANDBOX_NODE, treeMemory } from './browser/sandbox.js';
 export { maskSecretValues } from './interpolate.js';
 export type { ExecuteRun, RunnerPort, TakenRun } from './port.js';
 export {

@@ -146,10 +146,22 @@ export function browserSupport(node = SANDBOX_NODE, chromium = CHROMIUM_BINARY):
   return { ok: true };
 }
 
+/** The flags every run's Chromium starts with (beside Playwright's own). */
+export const CHROMIUM_ARGS: readonly string[] = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
 /** The launch options of a run's Chromium (its own, else CHROMIUM_BINARY). */
 const LAUNCH = (run: SandboxRun) => `{
       executablePath: ${JSON.stringify(run.chromium ?? CHROMIUM_BINARY)},
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      args: ${JSON.stringify(CHROMIUM_ARGS)},
     }`;
 
 /** A regular expression's source matching exactly `text`. */
