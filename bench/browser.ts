@@ -10,7 +10,7 @@
  * can go under while each run starts its own Playwright: the CPU of a Node process that only loads what Playwright's
  * runner loads (its CLI's program) and one that only loads its worker's entry, with the same Node and a warm compile
  * cache, outside the sandbox (`playwrightStartMs`, medians of 5), and the runs' Chromium starting, loading a blank page
- * and exiting (`chromiumStartMs`); their sum is `startFloorMsPerRun`.
+ * and exiting, every process it started counted (`chromiumStartMs`); their sum is `startFloorMsPerRun`.
  * Writes bench/results/<time>-browser.json.
  *
  *   npm run bench:browser -- [--runs 12] [--concurrency 1,2] [--rounds 2] [--baseline on|off]
@@ -116,7 +116,7 @@ const VARIANTS = {
  * CPU time of this process's descendants, in ms, from a cpuacct cgroup this process moved itself into (cgroup v1, as
  * root); else the whole machine's busy time (/proc/stat), which counts everything else running too.
  */
-function cpuMeter(): { kind: 'cgroup' | 'machine'; childrenMs: () => number } {
+function cpuMeter(): { kind: 'cgroup' | 'machine'; childrenMs: () => number; others: () => number } {
   const dir = `/sys/fs/cgroup/cpuacct/bench-browser-${process.pid}`;
   try {
     mkdirSync(dir);
@@ -133,13 +133,21 @@ function cpuMeter(): { kind: 'cgroup' | 'machine'; childrenMs: () => number } {
       const u = process.cpuUsage();
       return (u.user + u.system) / 1000;
     };
-    return { kind: 'cgroup', childrenMs: () => Number(readFileSync(`${dir}/cpuacct.usage`, 'utf8')) / 1e6 - own() };
+    return {
+      kind: 'cgroup',
+      childrenMs: () => Number(readFileSync(`${dir}/cpuacct.usage`, 'utf8')) / 1e6 - own(),
+      // Processes in the cgroup besides this one: a descendant its parent left behind stays in it, reparented or not.
+      others: () =>
+        readFileSync(`${dir}/cgroup.procs`, 'utf8')
+          .split('\n')
+          .filter((pid) => pid !== '' && pid !== String(process.pid)).length,
+    };
   } catch {
     const busy = () => {
       const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
       return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) * (1000 / 100);
     };
-    return { kind: 'machine', childrenMs: busy };
+    return { kind: 'machine', childrenMs: busy, others: () => 0 };
   }
 }
 
@@ -175,41 +183,37 @@ function playwrightStartMs(): { runner: number; worker: number } {
 }
 
 /**
- * The CPU (ms, median of 5) of the runs' Chromium, with their flags and a profile of its own, starting, loading a blank
- * page and exiting (`--dump-dom about:blank`), all its processes counted: what each run pays for its browser before
- * Playwright asks anything of it.
+ * The CPU (ms, median of 5) of the runs' Chromium, with their flags (Playwright adds its own switches and a debugging
+ * pipe to a run's) and a profile of its own, starting, loading a blank page and exiting (`--dump-dom about:blank`):
+ * what each run pays for its browser before Playwright asks anything of it. Counted by `meter`, after every process
+ * Chromium started has left its cgroup (orphans included); with the machine's meter, everything else running counts too.
  */
-function chromiumStartMs(): number {
-  const once = () => {
+async function chromiumStartMs(meter: ReturnType<typeof cpuMeter>): Promise<number> {
+  const once = async () => {
     const profile = mkdtempSync(path.join(os.tmpdir(), 'bench-chromium-'));
     try {
-      // `times` prints the shell's own CPU, then that of its waited-for children (Chromium and the processes it reaped).
-      const out = spawnSync(
-        '/bin/sh',
-        [
-          '-c',
-          '"$@" > /dev/null 2>&1; times',
-          'sh',
-          CHROMIUM_BINARY,
-          ...CHROMIUM_ARGS,
-          `--user-data-dir=${profile}`,
-          '--headless',
-          '--dump-dom',
-          'about:blank',
-        ],
-        { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', HOME: profile } },
-      ).stdout;
-      const children = out.trim().split('\n').pop() ?? '';
-      const seconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-      if (seconds.length !== 2) throw new Error(`chromium's start: no times in ${JSON.stringify(out)}`);
-      return (seconds[0]! + seconds[1]!) * 1000;
+      const before = meter.childrenMs();
+      const started = spawnSync(CHROMIUM_BINARY, [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, '--headless', '--dump-dom', 'about:blank'], {
+        encoding: 'utf8',
+        env: { PATH: '/usr/bin:/bin', HOME: profile },
+        timeout: 30_000,
+      });
+      if (started.status !== 0 || !started.stdout.includes('<html')) {
+        throw new Error(`chromium's start: exit ${started.status ?? started.signal}, ${started.stderr.slice(-500)}`);
+      }
+      for (let waited = 0; meter.others() > 0; waited += 10) {
+        if (waited > 10_000) throw new Error("chromium's start: its processes outlived it by 10 s");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return meter.childrenMs() - before;
     } finally {
       rmSync(profile, { recursive: true, force: true });
     }
   };
-  once();
-  const ms = Array.from({ length: 5 }, once).sort((a, b) => a - b);
-  return Math.round(ms[2]!);
+  await once();
+  const ms: number[] = [];
+  for (let i = 0; i < 5; i++) ms.push(await once());
+  return Math.round(ms.sort((a, b) => a - b)[2]!);
 }
 
 async function main() {
@@ -288,7 +292,7 @@ async function main() {
   site.closeAllConnections();
   site.close();
   const start = playwrightStartMs();
-  const chromium = chromiumStartMs();
+  const chromium = await chromiumStartMs(meter);
   const floor = { playwrightStartMs: start, chromiumStartMs: chromium, startFloorMsPerRun: start.runner + start.worker + chromium };
   console.log(JSON.stringify(floor));
   const dir = path.join(ROOT, 'bench/results');

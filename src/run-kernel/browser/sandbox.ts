@@ -147,7 +147,7 @@ export function browserSupport(node = SANDBOX_NODE, chromium = CHROMIUM_BINARY):
 }
 
 /** The flags every run's Chromium starts with (beside Playwright's own). */
-export const CHROMIUM_ARGS: readonly string[] = [
+export const CHROMIUM_ARGS: readonly string[] = Object.freeze([
   '--no-sandbox',
   '--disable-gpu',
   '--disable-dev-shm-usage',
@@ -156,7 +156,7 @@ export const CHROMIUM_ARGS: readonly string[] = [
   '--disable-sync',
   '--no-first-run',
   '--disable-quic',
-];
+]);
 
 /** The launch options of a run's Chromium (its own, else CHROMIUM_BINARY). */
 const LAUNCH = (run: SandboxRun) => `{
