@@ -186,7 +186,8 @@ function playwrightStartMs(): { runner: number; worker: number } {
  * The CPU (ms, median of 5) of the runs' Chromium, with their flags (Playwright adds its own switches and a debugging
  * pipe to a run's) and a profile of its own, starting, loading a blank page and exiting (`--dump-dom about:blank`):
  * what each run pays for its browser before Playwright asks anything of it. Counted by `meter`, after every process
- * Chromium started has left its cgroup (orphans included); with the machine's meter, everything else running counts too.
+ * Chromium started has left its cgroup (orphans included). With the machine's meter (no cgroup could be made) it is
+ * read when the browser process exits, so helpers left running after it are missed, and everything else running counts.
  */
 async function chromiumStartMs(meter: ReturnType<typeof cpuMeter>): Promise<number> {
   const once = async () => {

@@ -15,7 +15,7 @@
  * After the service stops, the floor of its first step: the CPU this process spends turning the same bodies' bytes into
  * text and parsing it (`bodyParseUsPerResult`), what any service written in Node pays before it looks at a result.
  * And `pipelineFloor`: what the four steps every result takes (parse, validate, rows, bytes) cost the main thread, each
- * timed alone on the same bodies, and their sum: what today's code pays a result before anything else.
+ * timed alone on the same bodies, and their sum (the stages that contain them in the service do more).
  * Writes bench/results/<time>-ingest.json.
  *
  *   npm run bench:ingest -- [--seconds 20] [--connections 4] [--batch 1000] [--checks 500] [--late] [--profile [--allocations]] [--rate N] [--beside-store]
@@ -267,7 +267,8 @@ function bodyParseUs(bodies: readonly string[]): number {
  * `bytes` (the rows' JSON as the queue writes it and the insert copies it). A pass goes through the bodies one at a
  * time, as the service takes batches, keeping nothing of one for the next; its input is made beforehand and moved out of
  * the young generation by a full collection, so the collections inside a pass are its own garbage's. A step's figure is
- * its cheapest of seven passes (after one unmeasured). Their `sum`: what today's code pays a result before anything else.
+ * its cheapest of seven passes (after one unmeasured). Their `sum`: what these steps cost alone; in the service the
+ * stages that contain them do more.
  */
 function pipelineFloorUs(bodies: readonly string[], accountId: string) {
   setFlagsFromString('--expose-gc');
