@@ -156,7 +156,7 @@ function cpuMeter(): { kind: 'cgroup' | 'machine'; childrenMs: () => number; oth
  * its CLI runs) or its worker's entry, and nothing else, with a compile cache made by a first load: what each run
  * pays twice before its test starts.
  */
-function playwrightStartMs(): { runner: number; worker: number } {
+async function playwrightStartMs(): Promise<{ runner: number; worker: number }> {
   const lib = path.join(path.dirname(createRequire(import.meta.url).resolve('playwright/package.json')), 'lib');
   const cache = mkdtempSync(path.join(os.tmpdir(), 'bench-pw-cache-'));
   try {
@@ -171,12 +171,8 @@ function playwrightStartMs(): { runner: number; worker: number } {
           { env: { PATH: '/usr/bin:/bin', HOME: cache }, encoding: 'utf8' },
         ).trim(),
       );
-    const median = (file: string) => {
-      load(file);
-      const ms = Array.from({ length: 5 }, () => load(file)).sort((a, b) => a - b);
-      return Math.round(ms[2]!);
-    };
-    return { runner: median(path.join(lib, 'program.js')), worker: median(path.join(lib, 'worker/workerProcessEntry.js')) };
+    const [runner, worker] = [path.join(lib, 'program.js'), path.join(lib, 'worker/workerProcessEntry.js')];
+    return { runner: await medianOfFive(() => load(runner)), worker: await medianOfFive(() => load(worker)) };
   } finally {
     rmSync(cache, { recursive: true, force: true });
   }
@@ -211,9 +207,14 @@ async function chromiumStartMs(meter: ReturnType<typeof cpuMeter>): Promise<numb
       rmSync(profile, { recursive: true, force: true });
     }
   };
-  await once();
+  return medianOfFive(once);
+}
+
+/** The median of five measures, after one unmeasured (warm caches), rounded; one at a time. */
+async function medianOfFive(measure: () => number | Promise<number>): Promise<number> {
+  await measure();
   const ms: number[] = [];
-  for (let i = 0; i < 5; i++) ms.push(await once());
+  for (let i = 0; i < 5; i++) ms.push(await measure());
   return Math.round(ms.sort((a, b) => a - b)[2]!);
 }
 
@@ -292,7 +293,7 @@ async function main() {
       }
   site.closeAllConnections();
   site.close();
-  const start = playwrightStartMs();
+  const start = await playwrightStartMs();
   const chromium = await chromiumStartMs(meter);
   const floor = { playwrightStartMs: start, chromiumStartMs: chromium, startFloorMsPerRun: start.runner + start.worker + chromium };
   console.log(JSON.stringify(floor));

@@ -19,7 +19,7 @@ import type { Deps } from '../storage/deps.js';
 import { anchorResult, project } from './anchor-view.js';
 import { readResult, readResults, readResultsAfter } from './repository.js';
 import { toRow } from './result-rows.js';
-import { ResultItem, StoredResult } from './schemas.js';
+import { IngestBody, StoredResult } from './schemas.js';
 
 /** Runners' clocks drift; a start further ahead than this is a mistake, not skew. */
 const MAX_FUTURE_MS = 5 * 60_000;
@@ -81,7 +81,7 @@ export function ingestRoutes({ sql, store, config, ingest, redis, blobs }: Deps,
       errors: [409, 503],
       schema: {
         headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
-        body: Type.Object({ results: Type.Array(ResultItem, { minItems: 1, maxItems: config.ingest.maxBatchSize }) }, { additionalProperties: false }),
+        body: IngestBody(config.ingest.maxBatchSize),
         responses: { 202: Type.Object({ batchId: Type.String({ format: 'uuid' }), count: Type.Integer() }) },
       },
       handler: async ({ principal, body, headers }) => {

@@ -89,6 +89,9 @@ export const ResultItem = Type.Object(
 );
 export type ResultItem = Static<typeof ResultItem>;
 
+/** The body of `POST /v1/check-results`: a batch of at most `maxItems` results. */
+export const IngestBody = (maxItems: number) => Type.Object({ results: Type.Array(ResultItem, { minItems: 1, maxItems }) }, { additionalProperties: false });
+
 /** The fields the anchor API's result shape adds to a stored run, for its clients (CLI `checks get`). */
 export const AnchorResultFields = {
   name: Type.String({ description: "The check's name" }),
