@@ -1,114 +1,96 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
-import { finished } from 'node:stream';
+import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import bourne from '@hapi/bourne';
 import type { Middleware } from 'koa';
-import { koaBody } from 'koa-body';
+import getRawBody from 'raw-body';
 import { bodyParseError, HttpError } from './errors.js';
-import { RiskyEscapes, Utf8Check } from './utf8-check.js';
+import { hasRiskyEscape } from './risky-escapes.js';
 
 const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPES = ['application/json'];
 /** Deeper than any documented body; every recursive walk after parsing (validation, text checks, storage) stays far from the stack limit. */
 export const MAX_BODY_DEPTH = 64;
 
-/**
- * Follows the body's bytes (after content decoding) through a strict UTF-8 check while koa-body reads
- * them: its decoder would turn invalid sequences (0xff, overlong forms, encoded surrogates) into U+FFFD and
- * store them silently. `wellFormed` answers whether every byte so far was valid UTF-8; `plain`, whether the text
- * held no escape that could make U+0000 or a lone surrogate (RiskyEscapes), so that validation need not walk the
- * parsed body's strings for them. A compressed body is inflated here beside koa-body's own inflating: `settled`
- * resolves once this copy has been inflated to its end (koa-body may finish first), and both answers are read after it.
- */
-function followBytes(req: IncomingMessage): { wellFormed: () => boolean; plain: () => boolean; settled: Promise<void> } {
-  const check = new Utf8Check();
-  const escapes = new RiskyEscapes();
-  const feed = (chunk: Buffer) => {
-    check.feed(chunk);
-    escapes.feed(chunk);
-  };
-  const encoding = String(req.headers['content-encoding'] ?? 'identity')
-    .trim()
-    .toLowerCase();
-  const inflater = encoding === 'gzip' || encoding === 'deflate' ? zlib.createUnzip() : encoding === 'br' ? zlib.createBrotliDecompress() : undefined;
-  let settled = Promise.resolve();
-  let whole = true;
-  if (inflater) {
-    // koa-body inflates the same bytes; a body that does not inflate fails there with its own 400.
-    settled = new Promise((resolve) => {
-      finished(inflater, (err) => {
-        if (err) whole = false;
-        resolve();
-      });
-    });
-    inflater.on('error', () => {});
-    inflater.on('data', feed);
-    req.on('data', (chunk: Buffer) => inflater.write(chunk));
-    req.once('end', () => inflater.end());
-  } else {
-    req.on('data', feed);
-  }
-  return { wellFormed: () => check.end(), plain: () => whole && !escapes.found(), settled };
-}
-
-/** Set on a request whose JSON body's text had no escape that can make U+0000 or a lone surrogate (`followBytes`). */
+/** Set on a request whose JSON body's text had no escape that can make U+0000 or a lone surrogate (hasRiskyEscape). */
 export const PLAIN_BODY_TEXT = 'plainBodyText';
 
-/**
- * JSON bodies through koa-body, strictly: only UTF-8 (another charset is a 415), every byte valid UTF-8
- * (400 otherwise), at most `limitBytes` (413), or the larger limit `larger` gives a path (project deploys). Other content types are left unparsed; routes that take a
- * body answer them 415.
- */
 /** A path's own body limit, and what is checked before its body is read (route.ts: bodyLimitBytes, beforeBody). */
 export interface LargerBody {
   limitBytes: number;
   beforeBody?: (headers: Readonly<Record<string, string | string[] | undefined>>) => Promise<void>;
 }
 
+/** The request's bytes as sent, or inflated from the content coding it names (gzip, deflate, br); another is a 415. */
+function decoded(req: IncomingMessage): Readable {
+  const encoding = String(req.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
+  if (encoding === 'identity' || encoding === '') return req;
+  if (encoding === 'gzip' || encoding === 'deflate') return req.pipe(zlib.createUnzip());
+  if (encoding === 'br') return req.pipe(zlib.createBrotliDecompress());
+  throw new HttpError(415, `Unsupported Content-Encoding ${encoding}: send identity, gzip, deflate or br`);
+}
+
+/** Whether the first byte that is not JSON whitespace opens an object or an array (the strict JSON this API takes). */
+function opensObjectOrArray(bytes: Buffer): boolean {
+  for (const b of bytes) {
+    if (b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d) continue;
+    return b === 0x7b || b === 0x5b;
+  }
+  return false;
+}
+
+/**
+ * JSON bodies, strictly: only UTF-8 (another charset is a 415), every byte valid UTF-8 (400 otherwise), an object or
+ * an array, no `__proto__` key (@hapi/bourne), at most `limitBytes` after inflating (413), or the larger limit
+ * `larger` gives a path (project deploys). Other content types are left unparsed; routes that take a body answer
+ * them 415.
+ *
+ * The body is read as bytes (raw-body, as koa-body reads it), inflated once, checked whole (UTF-8 by simdutf, the
+ * risky escapes by a native search) and made text once. koa-body decoded each chunk into a string and joined them,
+ * and the bytes were followed beside it chunk by chunk for the checks, a compressed body inflated a second time for
+ * them. What a large body costs stays about the same: its text is one large string, fresh memory V8 maps for it, and
+ * touching those pages costs more than the copy (koa-body paid it when its strict test flattened the joined text; this
+ * reader pays it in toString; bench/README.md, "Ingest: the body read as bytes").
+ */
 export function jsonBody(limitBytes: number, larger: ReadonlyMap<string, number | LargerBody> = new Map()): Middleware {
-  const parser = (limit: number) =>
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: limit,
-      urlencoded: false,
-      text: false,
-      multipart: false,
-      patchNode: false,
-      onError: (err) => {
-        throw bodyParseError(err);
-      },
-    });
-  const standard = parser(limitBytes);
-  const byPath = new Map(
-    [...larger].map(([path, l]) => {
-      const own = typeof l === 'number' ? { limitBytes: l } : l;
-      return [path, { parse: parser(own.limitBytes), before: own.beforeBody }] as const;
-    }),
-  );
+  const byPath = new Map([...larger].map(([path, l]) => [path, typeof l === 'number' ? { limitBytes: l } : l] as const));
   return async function jsonBodyMiddleware(ctx, next) {
     const own = byPath.get(ctx.path);
-    const parse = own?.parse ?? standard;
     if (!PARSED_METHODS.has(ctx.method) || !ctx.is(JSON_TYPES)) return next();
-    if (own?.before) await own.before(ctx.headers);
+    if (own?.beforeBody) await own.beforeBody(ctx.headers);
     const charset = ctx.request.charset;
     if (charset && !/^utf-?8$/i.test(charset)) throw new HttpError(415, `Unsupported charset ${charset}: send UTF-8 JSON`);
-    const { wellFormed, plain, settled } = followBytes(ctx.req);
+    const stream = decoded(ctx.req);
+    const length = stream === ctx.req ? ctx.request.length : undefined;
+    let bytes: Buffer;
     try {
-      await parse(ctx, async () => {});
+      bytes = await getRawBody(stream, { limit: own?.limitBytes ?? limitBytes, length });
     } catch (err) {
-      if (!wellFormed()) throw invalidUtf8();
-      throw err;
+      throw bodyParseError(err);
     }
-    // The whole body was read: a compressed one's own copy is inflated to its end before it is judged.
-    await settled;
-    if (!wellFormed()) throw invalidUtf8();
-    if (plain()) ctx.state[PLAIN_BODY_TEXT] = true;
+    if (!isUtf8(bytes)) throw invalidUtf8();
+    ctx.request.body = parseStrict(bytes) as typeof ctx.request.body;
+    if (!hasRiskyEscape(bytes)) ctx.state[PLAIN_BODY_TEXT] = true;
     if (deeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
       const message = `must not nest arrays and objects more than ${MAX_BODY_DEPTH} levels deep`;
       throw new HttpError(400, `The body ${message}`, { errors: [{ field: 'body', rule: 'depth', message }] });
     }
     await next();
   };
+}
+
+/** The body's value: `{}` for no bytes, else an object or an array without a `__proto__` key; a 400 otherwise. */
+function parseStrict(bytes: Buffer): unknown {
+  if (bytes.length === 0) return {};
+  if (!opensObjectOrArray(bytes)) throw bodyParseError(new SyntaxError('only an object or an array'));
+  try {
+    return bourne.parse(bytes.toString('utf8'), { protoAction: 'error' });
+  } catch (err) {
+    throw bodyParseError(err);
+  }
 }
 
 function invalidUtf8(): HttpError {

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/service.js';
 
@@ -92,6 +93,55 @@ describe('error bodies', () => {
     const res = await svc.call('POST', '/v1/api-keys', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } });
     expect(res.status).toBe(415);
     expect(res.body).toMatchObject({ statusCode: 415, error: 'Unsupported Media Type' });
+  });
+
+  /** POSTs `body` to /v1/api-keys as JSON with these extra headers, in pieces `pause` ms apart, and reads the answer. */
+  const post = async (pieces: Buffer[], headers: Record<string, string> = {}, pause = 0) => {
+    const { port } = new URL(svc.url);
+    const total = pieces.reduce((n, p) => n + p.length, 0);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.write(
+      `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${total}\r\nConnection: close\r\n${extra}\r\n`,
+    );
+    for (const piece of pieces) {
+      socket.write(piece);
+      if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+    let answer = '';
+    socket.on('data', (d) => (answer += d.toString('utf8')));
+    await new Promise((resolve) => socket.once('close', resolve));
+    return { status: Number(answer.split(' ')[1]), body: JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) };
+  };
+
+  it('reads a body whose character is cut between two packets as the character', async () => {
+    const text = Buffer.from(JSON.stringify({ name: 'clé €' }), 'utf8');
+    const cut = text.indexOf(0xe2) + 1; // inside the three bytes of €
+    const res = await post([text.subarray(0, cut), text.subarray(cut)], {}, 50);
+    expect(res.status).toBe(201);
+    expect(res.body.name).toBe('clé €');
+  });
+
+  it('inflates a gzip body, and holds the limit to the inflated bytes', async () => {
+    const small = await post([gzipSync(JSON.stringify({ name: 'zipped' }))], { 'Content-Encoding': 'gzip' });
+    expect(small.status).toBe(201);
+    expect(small.body.name).toBe('zipped');
+    // 1 MiB of JSON in a few KiB of gzip: over the 2 KiB limit once inflated.
+    const bomb = await post([gzipSync(JSON.stringify({ name: 'x'.repeat(1 << 20) }))], { 'Content-Encoding': 'gzip' });
+    expect(bomb.status).toBe(413);
+    const bad = await post([gzipSync(Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]))], { 'Content-Encoding': 'gzip' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toBe('The body is not valid UTF-8');
+  });
+
+  it('answers a content coding it does not know with 415, naming the codings it takes', async () => {
+    const res = await post([Buffer.from('{"name":"x"}')], { 'Content-Encoding': 'compress' });
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ statusCode: 415, message: expect.stringContaining('gzip') });
   });
 
   it('answers an unknown route with 404', async () => {
