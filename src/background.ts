@@ -19,7 +19,7 @@ import { availabilityChanges, markAvailability } from './private-locations/index
 import { startRcaWorker } from './rca/index.js';
 import { startRunner } from './run-kernel/index.js';
 import { localPort, startScheduler } from './runners/index.js';
-import { applyBatch, CheckBasisCache, logStateEvents, pausedRunIds, sweepGaps, tickStates } from './state/index.js';
+import { AccountContextCache, applyBatch, CheckBasisCache, logStateEvents, pausedRunIds, sweepGaps, tickStates } from './state/index.js';
 import { checkIncidentHooks, sendDueMail } from './status-pages/index.js';
 import { type BlobStore, RUN_ASSET_KINDS } from './storage/blobs.js';
 import type { Store } from './storage/clickhouse/store.js';
@@ -71,13 +71,15 @@ export interface BackgroundOptions {
 export async function startBackgroundWork(opts: BackgroundOptions) {
   const { config, sql, logger, queues } = opts;
   const deliveries = new DeliveryQueue(queues, config.alerts);
-  // What state judges each check by, kept between batches and forgotten when its account's checks change.
-  const bases = config.alerts.stateEvaluation ? new CheckBasisCache(sql, logger) : undefined;
-  const hooks: IngestHooks | undefined = bases
+  // What state judges each check by, and its account's alert settings and maintenance windows: kept between batches
+  // and forgotten when the account's checks, groups, settings or windows change.
+  const kept = config.alerts.stateEvaluation ? { bases: new CheckBasisCache(sql, logger), contexts: new AccountContextCache(sql, logger) } : undefined;
+  const hooks: IngestHooks | undefined = kept
     ? {
-        pausedRuns: (accountId, runs) => pausedRunIds(sql, accountId, runs),
+        pausedRuns: (accountId, runs) => pausedRunIds(sql, accountId, runs, kept.contexts.contextOf),
         async landed(accountId, runs) {
-          const { notifications, events } = await applyBatch(sql, accountId, runs, checkIncidentHooks, Date.now(), bases.basesOf);
+          const { bases, contexts } = kept;
+          const { notifications, events } = await applyBatch(sql, accountId, runs, checkIncidentHooks, Date.now(), bases.basesOf, contexts.contextOf);
           logStateEvents(logger, events);
           await deliveries.enqueue(notifications);
         },
@@ -226,7 +228,8 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
         deliveryWorker.close(),
         queues.closeWorker(rcaWorker),
       ]);
-      bases?.stop();
+      kept?.bases.stop();
+      kept?.contexts.stop();
       await spans?.close();
     },
   };

@@ -25,7 +25,16 @@ export interface CheckContext {
 }
 
 /** The account's alert settings and maintenance windows: what every check of a batch is evaluated against. */
-export async function accountContext(db: Sql, accountId: string): Promise<{ accountSettings: unknown; windows: WindowData[] }> {
+export interface AccountContext {
+  accountSettings: unknown;
+  windows: WindowData[];
+}
+
+/** Where an account's context comes from: Postgres each time (accountContext), or kept between batches (AccountContextCache). */
+export type ContextOf = (db: Sql, accountId: string) => Promise<AccountContext>;
+
+/** The account's alert settings and maintenance windows, read from Postgres. */
+export async function accountContext(db: Sql, accountId: string): Promise<AccountContext> {
   const [[account], windows] = await Promise.all([
     db<{ alert_settings: unknown }[]>`select alert_settings from accounts where id = ${accountId}`,
     db<{ data: WindowData }[]>`select data from maintenance_windows where account_id = ${accountId}`,
@@ -233,11 +242,12 @@ export async function applyBatch(
   hooks: CheckIncidentHooks,
   now = Date.now(),
   bases: BasesOf = readBases,
+  contextOf: ContextOf = accountContext,
 ): Promise<{ statuses: number } & Raised> {
   const grouped = runsByCheck(runs);
   if (!grouped.size) return { statuses: 0, notifications: [], events: [] };
   return transaction(sql, async (tx) => {
-    const { accountSettings, windows } = await accountContext(tx, accountId);
+    const { accountSettings, windows } = await contextOf(tx, accountId);
     const checks = await lockStatuses(tx, accountId, [...grouped.keys()], accountSettings, bases);
     const changed: { status: Status; memory: AlertMemory }[] = [];
     const alerts: RaisedAlert[] = [];
@@ -306,8 +316,8 @@ export async function tickStates(sql: Sql, now: number, hooks: CheckIncidentHook
  * The runs of a batch whose check a maintenance window paused when they started: they land flagged
  * `in_maintenance`. One cheap query when the account has no windows.
  */
-export async function pausedRunIds(sql: Sql, accountId: string, runs: readonly Run[]): Promise<Set<string>> {
-  const windows = (await sql<{ data: WindowData }[]>`select data from maintenance_windows where account_id = ${accountId}`).map((w) => w.data);
+export async function pausedRunIds(sql: Sql, accountId: string, runs: readonly Run[], contextOf: ContextOf = accountContext): Promise<Set<string>> {
+  const { windows } = await contextOf(sql, accountId);
   const out = new Set<string>();
   if (!windows.some((w) => w.pauseAllChecks) || !runs.length) return out;
   const ids = [...new Set(runs.map((r) => r.checkId))];

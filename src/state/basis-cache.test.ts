@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
-import { CheckBasisCache } from './basis-cache.js';
+import { AccountContextCache, CheckBasisCache } from './basis-cache.js';
 
 /**
  * What check state judges a check by, kept between ingest's batches (basis-cache.ts), against the service's Postgres:
@@ -11,18 +11,21 @@ import { CheckBasisCache } from './basis-cache.js';
 describe("check state's bases kept between batches", () => {
   let svc: TestService;
   let cache: CheckBasisCache;
+  let contexts: AccountContextCache;
   let accountId = '';
 
   beforeAll(async () => {
     svc = await startTestService();
     cache = new CheckBasisCache(svc.deps.sql, svc.deps.logger);
+    contexts = new AccountContextCache(svc.deps.sql, svc.deps.logger);
     await waitFor(
-      async () => cache.stats().heard,
+      async () => cache.stats().heard && contexts.stats().heard,
       (heard) => heard,
     );
   }, 60_000);
   afterAll(async () => {
     cache?.stop();
+    contexts?.stop();
     await svc?.stop();
   });
 
@@ -81,5 +84,46 @@ describe("check state's bases kept between batches", () => {
       (n) => n < kept,
     );
     expect((await cache.basesOf(svc.deps.sql, accountId, [id])).get(id)!.check.muted).toBe(true);
+  });
+
+  it("keeps the account's alert settings and maintenance windows, and forgets them when a window or the settings change", async () => {
+    await createCheck();
+    await settle();
+    const first = await contexts.contextOf(svc.deps.sql, accountId);
+    expect(first.windows).toEqual([]);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.accountSettings)).toBe(true);
+    expect(contexts.stats().kept).toBe(1);
+    // Changed behind the cache's back with no announcement: still served from memory, not read.
+    await svc.deps.sql.begin(async (tx) => {
+      await tx`alter table accounts disable trigger accounts_alert_settings_change`;
+      await tx`update accounts set alert_settings = alert_settings || '{"escalationType":"TIME_BASED"}' where id = ${accountId}`;
+      await tx`alter table accounts enable trigger accounts_alert_settings_change`;
+    });
+    expect(await contexts.contextOf(svc.deps.sql, accountId)).toBe(first);
+    // A window made through the API is announced: the next read has it, and the settings changed quietly above.
+    const day = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString().slice(0, 10);
+    const window = await svc.call('POST', '/v1/maintenance-windows', {
+      body: { name: 'db work', startsAt: day(-1), endsAt: day(1), tags: ['db'], pauseAllChecks: true },
+    });
+    expect(window.status, window.text).toBe(201);
+    await waitFor(
+      async () => contexts.stats().kept,
+      (n) => n === 0,
+    );
+    const second = await contexts.contextOf(svc.deps.sql, accountId);
+    expect(second.windows).toEqual([expect.objectContaining({ name: 'db work', pauseAllChecks: true })]);
+    expect(second.accountSettings).toMatchObject({ escalationType: 'TIME_BASED' });
+    // The settings changed in Postgres (an operator's update) are announced too; another column of the account is not.
+    await settle();
+    await contexts.contextOf(svc.deps.sql, accountId);
+    await svc.deps.sql`update accounts set name = name where id = ${accountId}`;
+    await settle();
+    expect(contexts.stats().kept).toBe(1);
+    await svc.deps.sql`update accounts set alert_settings = alert_settings || '{"escalationType":"RUN_BASED"}' where id = ${accountId}`;
+    await waitFor(
+      async () => contexts.stats().kept,
+      (n) => n === 0,
+    );
+    expect((await contexts.contextOf(svc.deps.sql, accountId)).accountSettings).toMatchObject({ escalationType: 'RUN_BASED' });
   });
 });
