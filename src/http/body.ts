@@ -28,9 +28,21 @@ function decoded(req: IncomingMessage): Readable {
     .trim()
     .toLowerCase();
   if (encoding === 'identity' || encoding === '') return req;
-  if (encoding === 'gzip' || encoding === 'deflate') return req.pipe(zlib.createUnzip());
-  if (encoding === 'br') return req.pipe(zlib.createBrotliDecompress());
-  throw new HttpError(415, `Unsupported Content-Encoding ${encoding}: send identity, gzip, deflate or br`);
+  let inflater: zlib.Gunzip | zlib.BrotliDecompress;
+  if (encoding === 'gzip' || encoding === 'deflate') inflater = zlib.createUnzip();
+  else if (encoding === 'br') inflater = zlib.createBrotliDecompress();
+  else throw new HttpError(415, `Unsupported Content-Encoding ${encoding}: send identity, gzip, deflate or br`);
+  // A pipe does not pass the request's end on when the client goes away mid-body, and the read listens to the
+  // inflater alone: without this it would wait for the rest forever.
+  req.once('close', () => {
+    if (!req.complete) inflater.destroy(new Error('the request was aborted'));
+  });
+  return req.pipe(inflater);
+}
+
+/** The bytes without a leading UTF-8 byte order mark, which JSON text may carry (and koa-body's decoder dropped). */
+function withoutBom(bytes: Buffer): Buffer {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
 }
 
 /** Whether the first byte that is not JSON whitespace opens an object or an array (the strict JSON this API takes). */
@@ -72,7 +84,7 @@ export function jsonBody(limitBytes: number, larger: ReadonlyMap<string, number 
       throw bodyParseError(err);
     }
     if (!isUtf8(bytes)) throw invalidUtf8();
-    ctx.request.body = parseStrict(bytes) as typeof ctx.request.body;
+    ctx.request.body = parseStrict(withoutBom(bytes)) as typeof ctx.request.body;
     if (!hasRiskyEscape(bytes)) ctx.state[PLAIN_BODY_TEXT] = true;
     if (deeperThan(ctx.request.body, MAX_BODY_DEPTH)) {
       const message = `must not nest arrays and objects more than ${MAX_BODY_DEPTH} levels deep`;
