@@ -32,10 +32,10 @@ describe('error bodies', () => {
   /**
    * Sends a body of `total` bytes in 64 KiB pieces, as fast as the socket takes them, and reads the answer.
    * The answer must arrive whole (no EPIPE or reset on the client's side) even though the server never
-   * reads most of the body.
+   * reads most of the body; `ended` says the server ended the connection after it (a FIN, not only a reset).
    */
   const sendLarge = (total: number, chunked: boolean) =>
-    new Promise<{ status: number; text: string; sent: number; answeredAt: number }>((resolve, reject) => {
+    new Promise<{ status: number; text: string; sent: number; answeredAt: number; ended: boolean }>((resolve, reject) => {
       const { hostname, port } = new URL(svc.url);
       const socket = net.connect(Number(port), hostname);
       let sent = 0;
@@ -65,7 +65,9 @@ describe('error bodies', () => {
         if (answeredAt < 0) answeredAt = sent;
         answer += c.toString('utf8');
       });
-      const done = () => resolve({ status: Number(answer.split(' ')[1]), text: answer, sent, answeredAt });
+      let ended = false;
+      socket.on('end', () => (ended = true));
+      const done = () => resolve({ status: Number(answer.split(' ')[1]), text: answer, sent, answeredAt, ended });
       socket.on('error', (err) => (answer.includes('\r\n\r\n') ? done() : reject(err)));
       socket.on('close', done);
     });
@@ -78,6 +80,7 @@ describe('error bodies', () => {
     // The answer came while the body was still being sent, and the server stopped taking it.
     expect(res.answeredAt).toBeLessThan(total);
     expect(res.sent).toBeLessThan(total);
+    expect(res.ended).toBe(true);
   });
 
   it('answers a large body announced by Content-Length with 413 before reading it, and the client reads it', async () => {
@@ -85,8 +88,11 @@ describe('error bodies', () => {
     const res = await sendLarge(total, false);
     expect(res.status).toBe(413);
     expect(res.text).toContain('Request body is larger than the allowed limit');
+    // The connection is not kept for more of a request already answered: the client was told, and stopped sending.
+    expect(res.text).toContain('Connection: close');
     expect(res.answeredAt).toBeLessThan(total);
     expect(res.sent).toBeLessThan(total);
+    expect(res.ended).toBe(true);
   });
 
   it('answers a non-JSON body with 415', async () => {

@@ -1,6 +1,6 @@
-import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { isPostgresBusy } from '../storage/postgres.js';
 import { isRedisUnavailable } from '../storage/redis.js';
@@ -100,19 +100,29 @@ function fromLibraryError(err: unknown): HttpError | undefined {
 export const REFUSED_BODY_LINGER_MS = 1000;
 
 /**
- * A body refused unread (413): its answer goes out at once, while the rest of the body is read and thrown away
- * (Node discards it, so the client is not cut off mid-write and reads the 413 instead of EPIPE), but only for
- * REFUSED_BODY_LINGER_MS: a client still sending then is disconnected, so no client makes the server read an
- * unbounded body.
+ * A body refused unread (413) ends its connection in stages (RFC 9112, 9.6): the answer says `Connection: close`
+ * and goes out at once with a FIN after it, while what the client still sends is read and thrown away (Node
+ * discards it), so the client is not cut off mid-write and reads the 413 instead of a reset; REFUSED_BODY_LINGER_MS
+ * later the connection is closed whatever the client does, so no client makes the server read an unbounded body.
+ * Node closes a `Connection: close` socket at once after the answer (destroySoon: a FIN, then the socket destroyed
+ * as soon as the FIN is out, a reset for a client still sending): on this socket it only sends the FIN. Kept alive
+ * instead, a client that sent the rest of the body within the linger held a connection it had no answer left on
+ * (a 1 GiB body announced by Content-Length, taken whole in the second, waited out the keep-alive timeout).
  */
-function boundUnreadBody(req: IncomingMessage): void {
+function endAfterRefusal(ctx: Context): void {
+  const { req } = ctx;
   if (req.complete) return;
-  const timer = setTimeout(() => {
-    if (!req.complete) req.socket.destroy();
-  }, REFUSED_BODY_LINGER_MS);
+  const socket = req.socket;
+  ctx.set('Connection', 'close');
+  // A reader that stopped at the limit left the request paused (raw-body halts it), and Node drains only a request
+  // nobody read: flowing with no listener, the rest is thrown away.
+  req.resume();
+  socket.destroySoon = () => {
+    if (socket.writable) socket.end();
+  };
+  const timer = setTimeout(() => socket.destroy(), REFUSED_BODY_LINGER_MS);
   timer.unref();
-  req.once('end', () => clearTimeout(timer));
-  req.socket.once('close', () => clearTimeout(timer));
+  socket.once('close', () => clearTimeout(timer));
 }
 
 /** Maps every thrown error to the contract's body; unexpected errors become a 500 with a request id. */
@@ -141,7 +151,7 @@ export function errorMiddleware(logger: Logger): Middleware {
       ctx.status = httpError.status;
       for (const [name, value] of Object.entries(httpError.headers)) ctx.set(name, value);
       ctx.body = httpError.body();
-      if (httpError.status === 413) boundUnreadBody(ctx.req);
+      if (httpError.status === 413) endAfterRefusal(ctx);
     }
   };
 }
