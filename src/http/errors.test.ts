@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +35,7 @@ describe('error bodies', () => {
    * The answer must arrive whole (no EPIPE or reset on the client's side) even though the server never
    * reads most of the body; `ended` says the server ended the connection after it (a FIN, not only a reset).
    */
-  const sendLarge = (total: number, chunked: boolean) =>
+  const sendLarge = (total: number, chunked: boolean, gzipped?: Buffer) =>
     new Promise<{ status: number; text: string; sent: number; answeredAt: number; ended: boolean }>((resolve, reject) => {
       const { hostname, port } = new URL(svc.url);
       const socket = net.connect(Number(port), hostname);
@@ -44,13 +45,14 @@ describe('error bodies', () => {
       socket.on('connect', () => {
         socket.write(
           `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\n` +
+            (gzipped ? 'Content-Encoding: gzip\r\n' : '') +
             (chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${total}\r\n`) +
             '\r\n',
         );
         const pump = () => {
           while (sent < total && !socket.destroyed) {
             const n = Math.min(piece.length, total - sent);
-            const body = piece.subarray(0, n);
+            const body = gzipped ? gzipped.subarray(sent, sent + n) : piece.subarray(0, n);
             const ok = socket.write(chunked ? Buffer.concat([Buffer.from(`${n.toString(16)}\r\n`), body, Buffer.from('\r\n')]) : body);
             sent += n;
             if (!ok) return void socket.once('drain', pump);
@@ -92,6 +94,17 @@ describe('error bodies', () => {
     expect(res.text).toContain('Connection: close');
     expect(res.answeredAt).toBeLessThan(total);
     expect(res.sent).toBeLessThan(total);
+    expect(res.ended).toBe(true);
+  });
+
+  it('answers a gzip body that inflates past the limit with 413 while the client is still sending it, and the client reads it', async () => {
+    // 16 MiB that do not compress: the limit is passed in the first piece, most of the body is still to come.
+    const gzipped = gzipSync(randomBytes(16 * 1024 * 1024), { level: 1 });
+    const res = await sendLarge(gzipped.length, false, gzipped);
+    expect(res.status).toBe(413);
+    expect(res.text).toContain('Request body is larger than the allowed limit');
+    expect(res.text).toContain('Connection: close');
+    expect(res.answeredAt).toBeLessThan(gzipped.length);
     expect(res.ended).toBe(true);
   });
 

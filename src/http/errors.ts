@@ -114,8 +114,10 @@ function endAfterRefusal(ctx: Context): void {
   if (req.complete) return;
   const socket = req.socket;
   ctx.set('Connection', 'close');
-  // A reader that stopped at the limit left the request paused (raw-body halts it), and Node drains only a request
-  // nobody read: flowing with no listener, the rest is thrown away.
+  // A reader that stopped at the limit left the request paused (raw-body halts it) or piped into an inflater that no
+  // longer reads, and Node drains only a request nobody read: unpiped and flowing with no listener, the rest is thrown
+  // away (not inflated).
+  req.unpipe();
   req.resume();
   socket.destroySoon = () => {
     if (socket.writable) socket.end();
