@@ -114,9 +114,9 @@ function endAfterRefusal(ctx: Context): void {
   if (req.complete) return;
   const socket = req.socket;
   ctx.set('Connection', 'close');
-  // A reader that stopped at the limit left the request paused (raw-body halts it) or piped into an inflater that no
-  // longer reads, and Node drains only a request nobody read: unpiped and flowing with no listener, the rest is thrown
-  // away (not inflated).
+  // A reader that stopped at the limit left the request paused (raw-body halts it) or piped into an inflater nobody
+  // reads any more, and Node drains only a request nobody read: unpiped and flowing with no listener, the rest is
+  // thrown away.
   req.unpipe();
   req.resume();
   socket.destroySoon = () => {
