@@ -37,6 +37,9 @@ function decoded(req: IncomingMessage): Readable {
   req.once('close', () => {
     if (!req.complete) inflater.destroy(new Error('the request was aborted'));
   });
+  // raw-body listens for the inflater's errors while it reads; one after it (the request aborted once its 413 was
+  // decided) has nobody left to tell, and an error event nobody listens to would end the process.
+  inflater.on('error', () => {});
   return req.pipe(inflater);
 }
 

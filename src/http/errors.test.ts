@@ -3,6 +3,7 @@ import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../../test/support/service.js';
+import { REFUSED_BODY_LINGER_MS } from './errors.js';
 
 describe('error bodies', () => {
   let svc: TestService;
@@ -106,6 +107,53 @@ describe('error bodies', () => {
     expect(res.text).toContain('Connection: close');
     expect(res.answeredAt).toBeLessThan(gzipped.length);
     expect(res.ended).toBe(true);
+  });
+
+  it('keeps answering after a client goes away in the middle of a gzip body it was refused', async () => {
+    const gzipped = gzipSync(randomBytes(4 * 1024 * 1024), { level: 1 });
+    const { port } = new URL(svc.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.on('error', () => {});
+    socket.write(
+      `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\n` +
+        `Content-Encoding: gzip\r\nContent-Length: ${gzipped.length}\r\n\r\n`,
+    );
+    // A quarter of the body: the limit is passed, the request is not complete.
+    socket.write(gzipped.subarray(0, gzipped.length / 4));
+    const answer = await new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString('utf8'))));
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const res = await svc.call('GET', '/v1/api-keys');
+    expect(res.status).toBe(200);
+  });
+
+  it('does not handle a request sent after a body it refused unread, on the same connection', async () => {
+    const { port } = new URL(svc.url);
+    // A client that keeps its side open after the server's FIN, as HTTP lets it.
+    const socket = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.on('error', () => {});
+    let answer = '';
+    socket.on('data', (d) => (answer += d.toString('utf8')));
+    const ended = new Promise((resolve) => socket.once('end', resolve));
+    const head = (length: number) =>
+      `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    const next = JSON.stringify({ name: 'sent after a refused body' });
+    // A body far over the limit, then, pipelined behind it, a request that would create a key.
+    socket.write(head(1024 * 1024));
+    socket.write(Buffer.alloc(1024 * 1024, 0x20));
+    socket.write(head(Buffer.byteLength(next)) + next);
+    await ended;
+    // The server reads the rest of the refused body for REFUSED_BODY_LINGER_MS: the pipelined request arrives within it.
+    await new Promise((resolve) => setTimeout(resolve, REFUSED_BODY_LINGER_MS + 500));
+    socket.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).not.toContain('HTTP/1.1 201');
+    const keys = await svc.call('GET', '/v1/api-keys');
+    expect(keys.status).toBe(200);
+    expect(JSON.stringify(keys.body)).not.toContain('sent after a refused body');
   });
 
   it('answers a non-JSON body with 415', async () => {

@@ -96,23 +96,28 @@ function fromLibraryError(err: unknown): HttpError | undefined {
   return new HttpError(status, said);
 }
 
-/** How long a refused body may keep arriving after its 413 before the connection is closed. */
+/** How long a refused body may keep arriving after its 413 has gone out before the connection is closed. */
 export const REFUSED_BODY_LINGER_MS = 1000;
+
+/** Connections whose request body was refused unread: no request sent after it on them is handled. */
+const refusedConnections = new WeakSet<object>();
 
 /**
  * A body refused unread (413) ends its connection in stages (RFC 9112, 9.6): the answer says `Connection: close`
- * and goes out at once with a FIN after it, while what the client still sends is read and thrown away (Node
- * discards it), so the client is not cut off mid-write and reads the 413 instead of a reset; REFUSED_BODY_LINGER_MS
- * later the connection is closed whatever the client does, so no client makes the server read an unbounded body.
- * Node closes a `Connection: close` socket at once after the answer (destroySoon: a FIN, then the socket destroyed
- * as soon as the FIN is out, a reset for a client still sending): on this socket it only sends the FIN. Kept alive
- * instead, a client that sent the rest of the body within the linger held a connection it had no answer left on
- * (a 1 GiB body announced by Content-Length, taken whole in the second, waited out the keep-alive timeout).
+ * and goes out with a FIN after it, while what the client still sends is read and thrown away, so the client is not
+ * cut off mid-write and reads the 413 instead of a reset; REFUSED_BODY_LINGER_MS after the answer went out the
+ * connection is closed whatever the client does, so no client makes the server read an unbounded body. A request the
+ * client sent after that body is not handled (errorMiddleware closes the connection instead). Node closes a
+ * `Connection: close` socket as soon as the FIN after the answer is out, a reset for a client still sending: on this
+ * socket it only sends the FIN. Kept alive instead, a client that sent the rest of the body within the linger held a
+ * connection it had no answer left on (a 1 GiB body announced by Content-Length, taken whole in the second, waited
+ * out the keep-alive timeout).
  */
 function endAfterRefusal(ctx: Context): void {
-  const { req } = ctx;
+  const { req, res } = ctx;
   if (req.complete) return;
   const socket = req.socket;
+  refusedConnections.add(socket);
   ctx.set('Connection', 'close');
   // A reader that stopped at the limit left the request paused (raw-body halts it) or piped into an inflater nobody
   // reads any more, and Node drains only a request nobody read: unpiped and flowing with no listener, the rest is
@@ -122,14 +127,22 @@ function endAfterRefusal(ctx: Context): void {
   socket.destroySoon = () => {
     if (socket.writable) socket.end();
   };
-  const timer = setTimeout(() => socket.destroy(), REFUSED_BODY_LINGER_MS);
-  timer.unref();
-  socket.once('close', () => clearTimeout(timer));
+  // From the answer, not from the refusal: until then the connection may still be answering requests sent before it.
+  res.once('finish', () => {
+    const timer = setTimeout(() => socket.destroy(), REFUSED_BODY_LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  });
 }
 
 /** Maps every thrown error to the contract's body; unexpected errors become a 500 with a request id. */
 export function errorMiddleware(logger: Logger): Middleware {
   return async function errorMiddleware(ctx, next) {
+    if (refusedConnections.has(ctx.req.socket)) {
+      // Sent after a body refused unread, on a connection the 413 closed: not handled (RFC 9112, 9.6).
+      ctx.req.socket.destroy();
+      return;
+    }
     try {
       await next();
       // Koa's default 404 and the router's 405/501 leave an empty body: give them the contract's shape.
