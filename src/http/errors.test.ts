@@ -31,6 +31,10 @@ describe('error bodies', () => {
     });
   });
 
+  /** The head of a JSON POST to /v1/api-keys as the admin, with `headers` (each line ending in CRLF) added. */
+  const postHead = (headers: string) =>
+    `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\n${headers}\r\n`;
+
   /**
    * Sends a body of `total` bytes in 64 KiB pieces, as fast as the socket takes them, and reads the answer.
    * The answer must arrive whole (no EPIPE or reset on the client's side) even though the server never
@@ -44,12 +48,7 @@ describe('error bodies', () => {
       let answer = '';
       const piece = Buffer.alloc(64 * 1024, 0x20);
       socket.on('connect', () => {
-        socket.write(
-          `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\n` +
-            (gzipped ? 'Content-Encoding: gzip\r\n' : '') +
-            (chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${total}\r\n`) +
-            '\r\n',
-        );
+        socket.write(postHead((gzipped ? 'Content-Encoding: gzip\r\n' : '') + (chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${total}\r\n`)));
         const pump = () => {
           while (sent < total && !socket.destroyed) {
             const n = Math.min(piece.length, total - sent);
@@ -115,10 +114,7 @@ describe('error bodies', () => {
     const socket = net.connect(Number(port), '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.on('error', () => {});
-    socket.write(
-      `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\n` +
-        `Content-Encoding: gzip\r\nContent-Length: ${gzipped.length}\r\n\r\n`,
-    );
+    socket.write(postHead(`Content-Encoding: gzip\r\nContent-Length: ${gzipped.length}\r\n`));
     // A quarter of the body: the limit is passed, the request is not complete.
     socket.write(gzipped.subarray(0, gzipped.length / 4));
     const answer = await new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString('utf8'))));
@@ -138,8 +134,7 @@ describe('error bodies', () => {
     let answer = '';
     socket.on('data', (d) => (answer += d.toString('utf8')));
     const ended = new Promise((resolve) => socket.once('end', resolve));
-    const head = (length: number) =>
-      `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    const head = (length: number) => postHead(`Content-Length: ${length}\r\n`);
     const next = JSON.stringify({ name: 'sent after a refused body' });
     // A body far over the limit, then, pipelined behind it, a request that would create a key.
     socket.write(head(1024 * 1024));
@@ -171,10 +166,7 @@ describe('error bodies', () => {
     const extra = Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('');
-    socket.write(
-      `POST /v1/api-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${svc.adminKey}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${total}\r\nConnection: close\r\n${extra}\r\n`,
-    );
+    socket.write(postHead(`Content-Length: ${total}\r\nConnection: close\r\n${extra}`));
     for (const piece of pieces) {
       socket.write(piece);
       if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
