@@ -56,6 +56,7 @@ export interface BackgroundOptions {
   /** Where runs keep their files (browser screenshots, traces). */
   blobs?: BlobStore;
   afterInsert?: IngestWorkerOptions['afterInsert'];
+  journal?: Pick<IngestWorkerOptions, 'leaseMs' | 'sweepEveryMs'>;
 }
 
 /**
@@ -105,6 +106,9 @@ export async function startBackgroundWork(opts: BackgroundOptions) {
     markDays: () => config.reportCache.enabled && config.reportCache.markDays !== false,
     // The server backend's client takes rows as values: held batches keep theirs (the embedded engine copies bytes).
     held: opts.ingest.handOff?.({ withRows: opts.store.kind === 'server' }),
+    // Batches this process enqueues go to this worker with no queued job, while it has room (ingest/journal.ts).
+    direct: opts.ingest.direct && ((sink) => opts.ingest.direct!(sink, { withRows: opts.store.kind === 'server' })),
+    ...opts.journal,
   });
   const scheduler = config.runner.scheduler
     ? startScheduler({

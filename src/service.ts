@@ -119,11 +119,13 @@ export async function closeDependencies(deps: Deps): Promise<void> {
 export interface ServiceOptions extends AppOptions {
   /** Passed to the in-process ingest worker (tests inject faults here). */
   afterInsert?: IngestWorkerOptions['afterInsert'];
+  /** The ingest journal's lease and sweep (tests of a worker that died shorten them). */
+  journal?: Pick<IngestWorkerOptions, 'leaseMs' | 'sweepEveryMs'>;
 }
 
 export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<RunningService> {
   const deps = await openDependencies(config, logger);
-  const worker = config.ingest.inProcessWorker ? await startBackgroundWork({ ...deps, afterInsert: options.afterInsert }) : undefined;
+  const worker = config.ingest.inProcessWorker ? await startBackgroundWork({ ...deps, afterInsert: options.afterInsert, journal: options.journal }) : undefined;
   const { account, generatedKey } = await bootstrap(deps.sql, config.bootstrapApiKey);
   const { app, principals, checkTypes, inFlight, spans } = createApp(deps, options);
   const server = app.listen(config.port, config.host);

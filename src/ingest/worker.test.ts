@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherTenant, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { INGEST_QUEUE, type IngestJob, ingestJob, type QueuedBatch, ROW_COLUMNS } from '../model/results.js';
 import { runsOf } from '../model/runs.js';
-import { IngestQueue, payloadKey } from './queue.js';
+import { IngestJournal } from './journal.js';
+import { IngestQueue, journalKey, payloadKey, recoveringKey } from './queue.js';
 import { toRow } from './result-rows.js';
 
 describe('ingest under faults', () => {
@@ -19,9 +20,9 @@ describe('ingest under faults', () => {
     svc = await startTestService(
       {},
       {
-        afterInsert: (job) => {
-          attemptsSeen.set(job.data.batchId, (attemptsSeen.get(job.data.batchId) ?? 0) + 1);
-          if (crashAfterInsert.delete(job.data.batchId)) throw new Error('worker crashed after the insert');
+        afterInsert: (batchId) => {
+          attemptsSeen.set(batchId, (attemptsSeen.get(batchId) ?? 0) + 1);
+          if (crashAfterInsert.delete(batchId)) throw new Error('worker crashed after the insert');
         },
       },
     );
@@ -61,8 +62,10 @@ describe('ingest under faults', () => {
     );
     expect(job!.attemptsMade).toBeGreaterThanOrEqual(1);
     expect(attemptsSeen.get(batchId)).toBe(2);
-    // Its ids were the service's own: the first try skipped deduplication, the retry looked for what it stored.
-    expect(job!.data.idsMinted).toBe(true);
+    // Its ids were the service's own: the first try (taken in process) skipped deduplication; the retry, queued as
+    // tried before, looked for what it stored.
+    expect(job!.data).toMatchObject({ batchId, retried: true });
+    expect(job!.data).not.toHaveProperty('idsMinted');
     expect(await stored()).toBe(before + 250);
     // The rollups count each run once too.
     for (const table of ['check_results_1h', 'check_results_1d']) {
@@ -133,24 +136,19 @@ describe('run ids, idempotency keys and job layout', () => {
       (s) => s.waiting === 0 && s.active === 0 && s.delayed === 0,
     );
 
-  it('queues a batch as a job of a few hundred bytes naming its rows in Redis, and removes the rows once they landed', async () => {
-    const before = await stored();
+  it('lands a batch posted to this process with no queued job, and removes its journal entry and rows once it landed', async () => {
+    const before = [await stored(), (await svc.deps.ingest.stats()).acceptedResults];
     const res = await svc.call('POST', '/v1/check-results', { body: { results: results(50, 13) } });
     expect(res.status).toBe(202);
     const { batchId } = res.body;
-    const job = await waitFor(
-      () => ingestQueue().getJob(batchId),
-      (j) => j?.finishedOn !== undefined,
-    );
+    await waitFor(stored, (n) => n === before[0] + 50);
     const key = payloadKey(svc.env.REDIS_PREFIX!, batchId);
-    expect(job!.data).toEqual({ batchId, accountId: svc.defaultAccountId, results: 50, payloadKey: key });
-    expect(JSON.stringify(job!.data).length).toBeLessThan(300);
-    expect(job!.returnvalue).toEqual({ rows: 50, duplicates: 0 });
     await waitFor(
-      () => svc.deps.redis.exists(key),
-      (n) => n === 0,
+      async () => [await svc.deps.redis.exists(key), await svc.deps.redis.zcard(journalKey(svc.env.REDIS_PREFIX!))],
+      ([rows, entries]) => rows === 0 && entries === 0,
     );
-    expect(await stored()).toBe(before + 50);
+    expect(await ingestQueue().getJob(batchId)).toBeUndefined();
+    expect((await svc.deps.ingest.stats()).acceptedResults).toBe(before[1] + 50);
   });
 
   it('lands a batch another process queued (its rows read from Redis) and a job of an older producer that carries its rows', async () => {
@@ -159,6 +157,15 @@ describe('run ids, idempotency keys and job layout', () => {
     // A runner process: a queue of its own, so this process's worker has nothing of it in memory.
     const elsewhere = ingestJob(randomUUID(), svc.defaultAccountId, rowsOf(results(30, 14)));
     await new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!).enqueue(elsewhere);
+    // Its job names its rows in Redis: a few hundred bytes.
+    const queued = await ingestQueue().getJob(elsewhere.batchId);
+    expect(queued!.data).toEqual({
+      batchId: elsewhere.batchId,
+      accountId: svc.defaultAccountId,
+      results: 30,
+      payloadKey: payloadKey(svc.env.REDIS_PREFIX!, elsewhere.batchId),
+    });
+    expect(JSON.stringify(queued!.data).length).toBeLessThan(300);
     // A job queued before this version: the whole batch is the job's data.
     const inline = ingestJob(randomUUID(), svc.defaultAccountId, rowsOf(results(20, 15)));
     await ingestQueue().add('batch', inline, { jobId: inline.batchId, attempts: 2 });
@@ -438,5 +445,140 @@ describe('check state of batches applied together', () => {
     // Neither account sees the other's state.
     expect((await status(theirs)).status).toBe(404);
     expect((await status(mine, other.key)).status).toBe(404);
+  });
+});
+
+describe('the ingest journal: batches a worker took from its own process', () => {
+  let svc: TestService;
+  let checkId: string;
+  const ingestQueue = () => svc.deps.queues.queue<QueuedBatch>(INGEST_QUEUE);
+
+  beforeAll(async () => {
+    svc = await startTestService({}, { journal: { leaseMs: 2000, sweepEveryMs: 200 } });
+    checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'api', request: { url: 'https://x.test' } } })).body.id;
+  });
+  afterAll(() => svc?.stop());
+
+  const stored = async () =>
+    Number((await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId }))[0].n);
+  const batch = (n: number, minute: number) =>
+    ingestJob(
+      randomUUID(),
+      svc.defaultAccountId,
+      Array.from({ length: n }, (_, i) =>
+        toRow(svc.defaultAccountId, randomUUID(), {
+          checkId,
+          checkType: 'API',
+          runLocation: 'eu-west-1',
+          hasFailures: false,
+          responseTime: i,
+          startedAt: new Date(Date.UTC(2026, 10, 4, 0, minute, i % 60)).toISOString(),
+          stoppedAt: new Date(Date.UTC(2026, 10, 4, 0, minute, i % 60)).toISOString(),
+        } as never),
+      ),
+      undefined,
+      true,
+    );
+
+  it('queues the batch of a worker that died holding it once its lease ran out, and stores and counts it once', async () => {
+    const before = [await stored(), (await svc.deps.ingest.stats()).acceptedResults];
+    // A process whose worker takes the batch and dies with it: nothing lands it there.
+    const dead = new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!);
+    const taken: [string, boolean][] = [];
+    dead.direct({ leaseMs: 1000, owner: randomUUID(), room: () => true, take: (b, _entry, again) => void taken.push([b.job.batchId, again === true]) });
+    const job = batch(20, 1);
+    await dead.enqueue(job);
+    expect(taken).toEqual([[job.batchId, false]]);
+    // Handed over again while it is in the journal (the first try's reply was lost in a Redis stall): the worker is
+    // given it again, told that it may be held elsewhere, and it is not counted twice.
+    await dead.enqueue(job);
+    expect(taken).toEqual([
+      [job.batchId, false],
+      [job.batchId, true],
+    ]);
+    // Another process handed the same batch (a batch id made from its contents, as a heartbeat's misses are) does not
+    // get it: it is held by the first.
+    const elsewhere: string[] = [];
+    const other = new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!);
+    other.direct({ leaseMs: 1000, owner: randomUUID(), room: () => true, take: (b) => void elsewhere.push(b.job.batchId) });
+    await other.enqueue(job);
+    expect(elsewhere).toEqual([]);
+    expect(await svc.deps.redis.zcard(journalKey(svc.env.REDIS_PREFIX!))).toBe(1);
+    // Counted when it was taken, and still being landed as far as the queue's figures say.
+    expect(await svc.deps.ingest.stats()).toMatchObject({ acceptedResults: before[1] + 20, active: 1 });
+    await waitFor(stored, (n) => n === before[0] + 20, 15_000);
+    // The service's sweeper queued it, as a batch tried before (what was stored is looked for first).
+    const queued = await waitFor(
+      () => ingestQueue().getJob(job.batchId),
+      (j) => j?.finishedOn !== undefined,
+    );
+    // Not said to have minted ids (a worker of an older version, blind to `retried`, looks for what was stored too).
+    expect(queued!.data).toEqual({
+      batchId: job.batchId,
+      accountId: svc.defaultAccountId,
+      results: 20,
+      payloadKey: payloadKey(svc.env.REDIS_PREFIX!, job.batchId),
+      retried: true,
+    });
+    expect(queued!.returnvalue).toEqual({ rows: 20, duplicates: 0 });
+    await waitFor(
+      async () => [
+        await svc.deps.redis.zcard(journalKey(svc.env.REDIS_PREFIX!)),
+        await svc.deps.redis.zcard(recoveringKey(svc.env.REDIS_PREFIX!)),
+        await svc.deps.redis.exists(payloadKey(svc.env.REDIS_PREFIX!, job.batchId)),
+      ],
+      (left) => left.every((n) => n === 0),
+    );
+    expect((await svc.deps.ingest.stats()).acceptedResults).toBe(before[1] + 20);
+    // Handed over again (a retry after a lost reply), it changes nothing.
+    await dead.enqueue(job);
+    expect(taken).toHaveLength(2);
+    expect(await svc.deps.redis.zcard(journalKey(svc.env.REDIS_PREFIX!))).toBe(0);
+    expect([await stored(), (await svc.deps.ingest.stats()).acceptedResults]).toEqual([before[0] + 20, before[1] + 20]);
+  }, 30_000);
+
+  it("tells a worker whose lease ran out that the batch is no longer its own, renews the ones it holds, and keeps a swept batch's rows", async () => {
+    const prefix = `${svc.env.REDIS_PREFIX}journal-test:`;
+    const journal = new IngestJournal(svc.deps.redis, prefix);
+    const redisNow = async () => {
+      const [seconds, micros] = await svc.deps.redis.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    };
+    const now = await redisNow();
+    await svc.deps.redis.zadd(journalKey(prefix), now - 1, 'late', now + 60_000, 'held');
+    await svc.deps.redis.set(payloadKey(prefix, 'late-batch'), 'rows');
+    await svc.deps.redis.set(payloadKey(prefix, 'held-batch'), 'rows');
+    expect(await journal.sweep(400)).toEqual(['late']);
+    expect([...(await journal.renew(['late', 'held'], 120_000))]).toEqual(['late']);
+    // Deadlines are on Redis's clock.
+    expect(Number(await svc.deps.redis.zscore(journalKey(prefix), 'held'))).toBeGreaterThanOrEqual(now + 120_000);
+    // A sweeper that died before queueing what it took leaves it to the next, once its own deadline passed.
+    expect(await journal.sweep(400)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await journal.sweep(400)).toEqual(['late']);
+    await journal.recoveredQueued(['late']);
+    // Both land at last: the swept one keeps its rows for the job its sweeper queued; the held one's go.
+    await journal.landed([
+      { entry: 'late', batchId: 'late-batch' },
+      { entry: 'held', batchId: 'held-batch' },
+    ]);
+    expect([await svc.deps.redis.exists(payloadKey(prefix, 'late-batch')), await svc.deps.redis.exists(payloadKey(prefix, 'held-batch'))]).toEqual([1, 0]);
+    expect(await svc.deps.redis.zcard(journalKey(prefix))).toBe(0);
+    await svc.deps.redis.del(payloadKey(prefix, 'late-batch'));
+  });
+
+  it('sends a batch through the queue when the worker of its process has no room for it', async () => {
+    const before = await stored();
+    const full = new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!);
+    full.direct({ leaseMs: 60_000, owner: randomUUID(), room: () => false, take: () => expect.fail('a sink without room took a batch') });
+    const job = batch(10, 2);
+    await full.enqueue(job);
+    expect(await svc.deps.redis.zscore(journalKey(svc.env.REDIS_PREFIX!), job.batchId)).toBeNull();
+    const queued = await waitFor(
+      () => ingestQueue().getJob(job.batchId),
+      (j) => j?.finishedOn !== undefined,
+    );
+    expect(queued!.data).not.toHaveProperty('retried');
+    expect(await stored()).toBe(before + 10);
   });
 });

@@ -1,15 +1,26 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { Redis } from 'ioredis';
 import { JsonRows, type WrittenRows, writtenRow } from '../model/json-bytes.js';
-import { type HeldBatch, INGEST_QUEUE, type IngestJob, type QueuedBatch, readableLayout } from '../model/results.js';
+import { type DirectSink, type HeldBatch, INGEST_QUEUE, type IngestJob, type QueuedBatch, readableLayout } from '../model/results.js';
 import { type Run, runsOf } from '../model/runs.js';
+import { randomUuid } from '../model/uuid.js';
 import type { Logger } from '../platform/logger.js';
 import type { Store } from '../storage/clickhouse/store.js';
 import { Generations } from '../storage/generations.js';
-import type { Queues } from '../storage/queues.js';
+import { type Queues, WORKER_CLOSE_GRACE_MS } from '../storage/queues.js';
 import { landedIds, ResultDedup } from './dedup.js';
 import { GroupCommit, tokenOf } from './group-commit.js';
-import { PAYLOAD_SECONDS } from './queue.js';
+import { IngestJournal } from './journal.js';
+import { batchOfEntry, DIRECT_LEASE_MS, jobOptions, PAYLOAD_SECONDS } from './queue.js';
+
+/** How often a worker renews the leases of the batches it took from its process, and sweeps the journal. */
+const RENEW_EVERY_MS = DIRECT_LEASE_MS / 4;
+const SWEEP_EVERY_MS = 10_000;
+/** How long a sweeper has to queue the entries it took before another may take them again. */
+const RETAKE_AFTER_MS = 5 * 60_000;
+/** What a worker holds at most of batches taken from its process, in flight at once; more go through the queue. */
+const DIRECT_MAX_ROWS = 50_000;
+const DIRECT_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * What the process assembly wires around the insert, so ingest knows nothing of check state or alerts.
@@ -35,14 +46,19 @@ export interface IngestWorkerOptions {
   insertMaxRows?: number;
   /** Told how many rows each insert stored (the service's metrics). */
   onLanded?: (rows: number) => void;
-  /** Runs after ClickHouse accepted a batch and before the job completes (fault-injection point for tests). */
-  afterInsert?: (job: Job<QueuedJob>) => Promise<void> | void;
+  /** Runs after ClickHouse accepted a batch and before its job or journal entry ends (fault-injection point for tests). */
+  afterInsert?: (batchId: string) => Promise<void> | void;
   /** Whether landed batches mark their days for the report cache (REPORT_CACHE; asked per batch). Default: yes. */
   markDays?: () => boolean;
   /** Told each batch's rows this worker stored (not the repeats it dropped): run spans are made from them. Must not throw or wait. */
   onStored?: (accountId: string, columns: readonly string[], rows: readonly unknown[][]) => void;
   /** Batches this process enqueued, taken from memory instead of read back from Redis (ResultQueue.handOff). */
   held?: (batchId: string) => HeldBatch | undefined;
+  /** Attaches a sink taking the batches this process enqueues with no queued job (ResultQueue.direct). */
+  direct?: (sink: DirectSink) => () => void;
+  /** The journal's lease and sweep, for tests of a worker that died (default: DIRECT_LEASE_MS, every 10 s). */
+  leaseMs?: number;
+  sweepEveryMs?: number;
 }
 
 /** A job of the ingest queue: the batch named (QueuedBatch), or carried whole by an older producer. */
@@ -70,6 +86,10 @@ interface Pending {
   paused: ReadonlySet<string>;
   /** Set by the insert: how many rows the batch wrote. */
   written: number;
+  /** Its journal entry, for a batch taken from this process (direct): confirmed held before its rows go in. */
+  entry?: string;
+  /** Set by the insert: a sweeper took the batch from this worker (it let its lease pass); its job lands it. */
+  lost?: boolean;
 }
 
 /** A landed batch's runs, waiting for its checks' state to follow them. */
@@ -91,8 +111,17 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
   claims.on('error', () => {});
   const dedup = new ResultDedup(claims, `${opts.redisPrefix}ingest:`);
   const generations = new Generations(claims, opts.redisPrefix);
+  const journal = new IngestJournal(claims, opts.redisPrefix);
+  const leaseMs = opts.leaseMs ?? DIRECT_LEASE_MS;
 
-  async function insertGroup(group: Pending[]) {
+  async function insertGroup(all: Pending[]) {
+    // Batches taken from this process go in only while their lease holds: one a sweeper took (this worker stalled
+    // past it) is left to the job the sweeper queued, which looks for what was stored before it writes.
+    const entries = all.flatMap((p) => (p.entry === undefined ? [] : [p.entry]));
+    const lost = await journal.renew(entries, leaseMs);
+    for (const p of all) if (p.entry !== undefined && lost.has(p.entry)) p.lost = true;
+    const group = lost.size ? all.filter((p) => !p.lost) : all;
+    if (!group.length) return;
     const landed = new Set<string>();
     for (const accountId of new Set(group.filter((p) => !p.fresh).map((p) => p.accountId))) {
       const runs = group.filter((p) => !p.fresh && p.accountId === accountId).flatMap((p) => p.claimed);
@@ -215,15 +244,23 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     return { ...job, columns: layout.columns, idsMinted: job.idsMinted === true, runs: runsOf(layout.columns, job.rows) };
   }
 
+  type Batch = Awaited<ReturnType<typeof batchOf>>;
+
   async function process(job: Job<QueuedJob>) {
-    const { batchId, accountId, columns, rows, json, runs, spans, idsMinted } = await batchOf(job.data);
-    if (spans) for (const r of runs) if (Array.isArray(spans[r.resultId])) r.span = spans[r.resultId];
+    const batch = await batchOf(job.data);
     // Ids the service made for this batch cannot be held by another batch, nor stored before its first try.
-    const fresh = idsMinted && job.attemptsStarted <= 1;
+    const fresh = batch.idsMinted && job.attemptsStarted <= 1 && !('retried' in job.data && job.data.retried);
+    return land(batch, fresh);
+  }
+
+  /** A batch into ClickHouse, then its checks' state; `entry`: it was taken from this process (direct). */
+  async function land({ batchId, accountId, columns, rows, json, runs, spans }: Batch, fresh: boolean, entry?: string) {
+    if (spans) for (const r of runs) if (Array.isArray(spans[r.resultId])) r.span = spans[r.resultId];
     const claimed = fresh ? runs : await dedup.claim(batchId, runs);
     const paused = pausedRuns ? await pausedRuns(accountId, claimed) : new Set<string>();
-    const pending: Pending = { batchId, accountId, rows, json, columns, runs, fresh, claimed, paused, written: 0 };
+    const pending: Pending = { batchId, accountId, rows, json, columns, runs, fresh, claimed, paused, written: 0, entry };
     await commitFor(columns).add(pending);
+    if (pending.lost) return undefined;
     if (opts.onStored && claimed.length) {
       const kept = new Set(claimed.map((r) => r.resultId));
       const stored: unknown[][] = [];
@@ -240,7 +277,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
         batchId,
         claimed.map((r) => r.resultId),
       );
-    await opts.afterInsert?.(job);
+    await opts.afterInsert?.(batchId);
     // Every row of the batch, not only the ones written now: a retry after a crash between the insert and
     // this line finds its rows landed, and applying a run twice changes nothing.
     if (landed) await evaluations.add({ accountId, runs });
@@ -276,11 +313,160 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     const key = payloadKeyOf(job.data);
     if (key !== undefined) void claims.del(key).catch(() => {});
   });
+
+  const direct = opts.direct ? takeDirect(opts.direct) : undefined;
   return {
     worker,
     async close() {
+      await direct?.close();
       await queues.closeWorker(worker);
       claims.disconnect();
     },
   };
+
+  /**
+   * Batches this process enqueues, taken with no queued job (ResultQueue.direct), while those in flight stay under
+   * DIRECT_MAX_ROWS and DIRECT_MAX_BYTES. Each is held by its journal entry's lease, renewed every RENEW_EVERY_MS and
+   * before its insert; once landed, its entry and rows go together (one round trip for the batches ending in a turn
+   * of the event loop). One that fails is queued to be tried again; one whose worker died is queued by a sweeper.
+   */
+  function takeDirect(attach: (sink: DirectSink) => () => void) {
+    /** The batches in flight, by entry, with what they count against the room. */
+    const held = new Map<string, { rows: number; bytes: number }>();
+    /** Entries this worker has taken and not yet seen out of the journal: a batch handed over again is not taken twice. */
+    const owned = new Set<string>();
+    const inFlight = new Set<Promise<void>>();
+    let rows = 0;
+    let bytes = 0;
+    let closed = false;
+    let ending: { entry: string; batchId: string }[] = [];
+    const log = opts.logger;
+    const ingestQueue = () => queues.queue<QueuedBatch>(INGEST_QUEUE);
+
+    const release = (entry: string) => {
+      const size = held.get(entry);
+      if (!size) return;
+      held.delete(entry);
+      rows -= size.rows;
+      bytes -= size.bytes;
+    };
+    let leaving = Promise.resolve();
+    const endLanded = () => {
+      const batches = ending;
+      ending = [];
+      const left = journal
+        .landed(batches)
+        .catch((err: Error) => {
+          // Their leases run out and a sweeper queues them: the retry finds their rows stored and writes nothing.
+          log.warn({ err: err.message, batches: batches.length }, 'ingest: landed batches could not leave the journal; they will be swept');
+        })
+        .finally(() => {
+          for (const b of batches) owned.delete(b.entry);
+        });
+      leaving = leaving.then(() => left);
+    };
+    /** A batch this worker will not land itself, queued as tried before; if that fails, a sweeper queues it later. */
+    const handBack = async (entry: string, batchId: string, why: string, err?: Error) => {
+      const queued = batchOfEntry(opts.redisPrefix, entry);
+      try {
+        if (!queued) throw new Error('its journal entry is malformed');
+        await ingestQueue().add('batch', queued, jobOptions(batchId));
+        await journal.queued([entry]);
+        log.warn({ batchId, err: err?.message }, why);
+      } catch (queueErr) {
+        log.warn({ batchId, err: err?.message, queueErr: (queueErr as Error).message }, 'ingest batch could not be queued; it will be swept');
+      } finally {
+        owned.delete(entry);
+      }
+    };
+    const sink: DirectSink = {
+      leaseMs,
+      owner: randomUuid(),
+      room: (r, b) => !closed && rows + r <= DIRECT_MAX_ROWS && bytes + b <= DIRECT_MAX_BYTES,
+      take(batch, entry, again) {
+        const { job } = batch;
+        if (owned.has(entry)) return;
+        owned.add(entry);
+        // Recorded as this worker closed (its producer had it attached a moment before): queued instead.
+        if (closed) {
+          void handBack(entry, job.batchId, 'ingest batch reached a closing worker; queued');
+          return;
+        }
+        const takenAt = Date.now();
+        const size = { rows: batch.runs.length, bytes: batch.written.bytes.length };
+        held.set(entry, size);
+        rows += size.rows;
+        bytes += size.bytes;
+        const taken: Batch = { ...job, idsMinted: job.idsMinted === true, runs: batch.runs, json: batch.written, rows: batch.rows };
+        const run = land(taken, taken.idsMinted && !again, entry).then(
+          (outcome) => {
+            release(entry);
+            queues.observeUnqueued(INGEST_QUEUE, 0, Date.now() - takenAt, 'completed');
+            // Taken by a sweeper while this worker stalled: its job lands it.
+            if (!outcome) return void owned.delete(entry);
+            if (!ending.length) setImmediate(endLanded);
+            ending.push({ entry, batchId: job.batchId });
+          },
+          async (err: Error) => {
+            release(entry);
+            queues.observeUnqueued(INGEST_QUEUE, 0, Date.now() - takenAt, 'retry');
+            await handBack(entry, job.batchId, 'ingest batch failed; queued, will retry', err);
+          },
+        );
+        inFlight.add(run);
+        void run.finally(() => inFlight.delete(run));
+      },
+    };
+    const renewing = setInterval(
+      () => {
+        if (!held.size) return;
+        journal.renew([...held.keys()], leaseMs).catch(() => {});
+      },
+      Math.min(RENEW_EVERY_MS, leaseMs / 4),
+    );
+    renewing.unref();
+    let sweeping: Promise<void> | undefined;
+    const sweep = async () => {
+      const entries = await journal.sweep(RETAKE_AFTER_MS);
+      const queued: string[] = [];
+      for (const entry of entries) {
+        const batch = batchOfEntry(opts.redisPrefix, entry);
+        // A malformed entry is nobody's batch: it leaves the journal.
+        if (batch) await ingestQueue().add('batch', batch, jobOptions(batch.batchId));
+        queued.push(entry);
+      }
+      await journal.recoveredQueued(queued);
+      if (queued.length) log.warn({ batches: queued.length }, 'ingest: batches of a worker that is gone were queued to be tried again');
+    };
+    const sweeper = setInterval(() => {
+      sweeping ??= sweep()
+        .catch((err: Error) => log.warn({ err: err.message }, 'ingest: the journal could not be swept'))
+        .finally(() => (sweeping = undefined));
+    }, opts.sweepEveryMs ?? SWEEP_EVERY_MS);
+    sweeper.unref();
+    const detach = attach(sink);
+    return {
+      async close() {
+        detach();
+        closed = true;
+        clearInterval(sweeper);
+        for (const commit of commits.values()) commit.hurry();
+        evaluations.hurry();
+        // As long as a queue worker is given to finish its job; a batch still landing past that keeps its entry,
+        // whose lease lapses: a sweeper queues it and the retry finds what was stored.
+        let timer: NodeJS.Timeout | undefined;
+        const inTime = await Promise.race([
+          Promise.allSettled([...inFlight]).then(() => true),
+          new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), WORKER_CLOSE_GRACE_MS))),
+        ]);
+        clearTimeout(timer);
+        if (!inTime)
+          log.warn({ batches: inFlight.size, graceMs: WORKER_CLOSE_GRACE_MS }, 'ingest: batches still landing as the worker closed; they will be swept');
+        clearInterval(renewing);
+        await sweeping;
+        if (ending.length) endLanded();
+        await leaving;
+      },
+    };
+  }
 }

@@ -218,6 +218,29 @@ export interface ResultQueue {
    * and parsing what its own process just wrote.
    */
   handOff?(options?: HandOffOptions): (batchId: string) => HeldBatch | undefined;
+  /**
+   * For an ingest worker in the same process: from now on a batch this process enqueues goes to `sink` itself, with
+   * no queued job, whenever the sink has room for it. It is still in Redis before `enqueue` resolves (its rows, its
+   * count, and its entry in the ingest journal, in one round trip), so a process that dies with it is recovered from
+   * there. Returns the function that detaches the sink.
+   */
+  direct?(sink: DirectSink, options?: HandOffOptions): () => void;
+}
+
+/** An ingest worker of the producer's own process, taking batches straight from it (ResultQueue.direct). */
+export interface DirectSink {
+  /** How long its journal entry holds a batch before a sweeper may take it back (the worker renews it meanwhile). */
+  readonly leaseMs: number;
+  /** Who it is, in its journal entries (a UUID): a batch handed over again is given back only to the worker holding it. */
+  readonly owner: string;
+  /** Whether it would take a batch of so many rows and bytes of JSON now (it holds at most so much in flight). */
+  room(rows: number, bytes: number): boolean;
+  /**
+   * The batch, recorded in Redis under its journal entry (which the sink renews and removes): the sink lands it, or
+   * queues it to be tried again, or leaves it to be recovered. `again`: a first try recorded it and its reply was
+   * lost, so it may be held elsewhere too: what was stored is looked for before its rows go in.
+   */
+  take(batch: HeldBatch, entry: string, again?: boolean): void;
 }
 
 /**
@@ -255,6 +278,11 @@ export interface QueuedBatch {
   results: number;
   payloadKey: string;
   idsMinted?: true;
+  /**
+   * Tried before, by a worker that took it from its producer's process (ResultQueue.direct) and failed, or died
+   * with it: whatever it stored is looked for before its rows go in again.
+   */
+  retried?: true;
 }
 
 /** A file a browser or multi-step run kept in the blob store (its result's `assets`). */

@@ -92,6 +92,16 @@ export class Queues {
   }
 
   /**
+   * Work of queue `name` done with no job (ingest's batches taken by a worker of their own process), counted as its
+   * jobs are: the wait before it started, how long it took, and how it ended ('retry': queued to be tried again).
+   */
+  observeUnqueued(name: string, waitedMs: number, processingMs: number, outcome: 'completed' | 'retry'): void {
+    this.metrics?.jobWait.observe({ queue: name }, Math.max(0, waitedMs) / 1000);
+    this.metrics?.jobProcessing.observe({ queue: name }, Math.max(0, processingMs) / 1000);
+    this.metrics?.jobsEnded.inc({ queue: name, outcome });
+  }
+
+  /**
    * A consumer of queue `name`. Its failures are handled alike for every queue: one log line (a warning while it
    * will be tried again, an error once it stays in the failed set), the outcome counted, then the feature's
    * `onFailed`. Errors of the worker itself are logged under `label`.
