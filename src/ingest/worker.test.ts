@@ -6,6 +6,7 @@ import { runsOf } from '../model/runs.js';
 import { IngestJournal } from './journal.js';
 import { IngestQueue, journalKey, payloadKey, recoveringKey } from './queue.js';
 import { toRow } from './result-rows.js';
+import { startIngestWorker } from './worker.js';
 
 describe('ingest under faults', () => {
   let svc: TestService;
@@ -565,6 +566,35 @@ describe('the ingest journal: batches a worker took from its own process', () =>
     expect([await svc.deps.redis.exists(payloadKey(prefix, 'late-batch')), await svc.deps.redis.exists(payloadKey(prefix, 'held-batch'))]).toEqual([1, 0]);
     expect(await svc.deps.redis.zcard(journalKey(prefix))).toBe(0);
     await svc.deps.redis.del(payloadKey(prefix, 'late-batch'));
+  });
+
+  it('queues a batch that reaches a worker after it began to close, and lands it through the queue', async () => {
+    const before = await stored();
+    // A producer that read its worker's room just before the worker closed: its script returns after the close.
+    const producer = new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!);
+    const closing = startIngestWorker(svc.deps.queues, svc.env.REDIS_URL!, {
+      redisPrefix: svc.env.REDIS_PREFIX!,
+      store: svc.deps.store,
+      logger: svc.deps.logger,
+      direct: (sink) => {
+        producer.direct({ leaseMs: sink.leaseMs, owner: sink.owner, room: () => true, take: (b, entry, again) => sink.take(b, entry, again) });
+        return () => {};
+      },
+    });
+    await closing.close();
+    const job = batch(15, 3);
+    await producer.enqueue(job);
+    const queued = await waitFor(
+      () => ingestQueue().getJob(job.batchId),
+      (j) => j?.finishedOn !== undefined,
+    );
+    expect(queued!.data).toMatchObject({ batchId: job.batchId, results: 15, retried: true });
+    expect(await stored()).toBe(before + 15);
+    await waitFor(
+      () => svc.deps.redis.zcard(journalKey(svc.env.REDIS_PREFIX!)),
+      (n) => n === 0,
+    );
+    expect(svc.logs.some((l) => l.includes(job.batchId) && l.includes('reached a closing worker'))).toBe(true);
   });
 
   it('sends a batch through the queue when the worker of its process has no room for it', async () => {

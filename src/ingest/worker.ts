@@ -342,6 +342,8 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
     let ending: { entry: string; batchId: string }[] = [];
     const log = opts.logger;
     const ingestQueue = () => queues.queue<QueuedBatch>(INGEST_QUEUE);
+    // On the producers' connection, as the job is: a batch handed back after this worker closed its own.
+    const handedBack = new IngestJournal(queues.connection, opts.redisPrefix);
 
     const release = (entry: string) => {
       const size = held.get(entry);
@@ -371,7 +373,7 @@ export function startIngestWorker(queues: Queues, redisUrl: string, opts: Ingest
       try {
         if (!queued) throw new Error('its journal entry is malformed');
         await ingestQueue().add('batch', queued, jobOptions(batchId));
-        await journal.queued([entry]);
+        await handedBack.queued([entry]);
         log.warn({ batchId, err: err?.message }, why);
       } catch (queueErr) {
         log.warn({ batchId, err: err?.message, queueErr: (queueErr as Error).message }, 'ingest batch could not be queued; it will be swept');
