@@ -8,6 +8,22 @@ import { IngestQueue, journalKey, payloadKey, recoveringKey } from './queue.js';
 import { toRow } from './result-rows.js';
 import { startIngestWorker } from './worker.js';
 
+/** N API results of `checkId`, one a second from `minute` of the given day of November 2026, ids left to the service. */
+const apiResults = (checkId: string, n: number, day: number, minute: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    checkId,
+    checkType: 'API',
+    runLocation: 'eu-west-1',
+    hasFailures: false,
+    responseTime: i,
+    startedAt: new Date(Date.UTC(2026, 10, day, 0, minute, i % 60)).toISOString(),
+    stoppedAt: new Date(Date.UTC(2026, 10, day, 0, minute, i % 60)).toISOString(),
+  }));
+
+/** How many results of `checkId` the store holds. */
+const storedOf = async (svc: TestService, checkId: string) =>
+  Number((await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId }))[0].n);
+
 describe('ingest under faults', () => {
   let svc: TestService;
   /** The ingest queue's BullMQ side, to watch the jobs the service made. */
@@ -31,19 +47,9 @@ describe('ingest under faults', () => {
   });
   afterAll(() => svc?.stop());
 
-  const stored = async () =>
-    Number((await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId }))[0].n);
+  const stored = () => storedOf(svc, checkId);
 
-  const batch = (n: number, minute: number) =>
-    Array.from({ length: n }, (_, i) => ({
-      checkId,
-      checkType: 'API',
-      runLocation: 'eu-west-1',
-      hasFailures: false,
-      responseTime: i,
-      startedAt: new Date(Date.UTC(2026, 10, 1, 0, minute, i % 60)).toISOString(),
-      stoppedAt: new Date(Date.UTC(2026, 10, 1, 0, minute, i % 60)).toISOString(),
-    }));
+  const batch = (n: number, minute: number) => apiResults(checkId, n, 1, minute);
 
   it('never doubles rows when a batch is retried after ClickHouse accepted it', async () => {
     const before = await stored();
@@ -118,19 +124,8 @@ describe('run ids, idempotency keys and job layout', () => {
   });
   afterAll(() => svc?.stop());
 
-  const stored = async () =>
-    Number((await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId }))[0].n);
-  const results = (n: number, minute: number) =>
-    Array.from({ length: n }, (_, i) => ({
-      id: randomUUID(),
-      checkId,
-      checkType: 'API',
-      runLocation: 'eu-west-1',
-      hasFailures: false,
-      responseTime: i,
-      startedAt: new Date(Date.UTC(2026, 10, 2, 0, minute, i % 60)).toISOString(),
-      stoppedAt: new Date(Date.UTC(2026, 10, 2, 0, minute, i % 60)).toISOString(),
-    }));
+  const stored = () => storedOf(svc, checkId);
+  const results = (n: number, minute: number) => apiResults(checkId, n, 2, minute).map((r) => ({ id: randomUUID(), ...r }));
   const settled = () =>
     waitFor(
       () => svc.deps.ingest.stats(),
@@ -456,27 +451,17 @@ describe('the ingest journal: batches a worker took from its own process', () =>
 
   beforeAll(async () => {
     svc = await startTestService({}, { journal: { leaseMs: 2000, sweepEveryMs: 200 } });
-    checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'api', request: { url: 'https://x.test' } } })).body.id;
+    // Never run (the test service's runner is off); a local address all the same.
+    checkId = (await svc.call('POST', '/v1/checks/api', { body: { name: 'api', request: { url: 'http://127.0.0.1:9/' } } })).body.id;
   });
   afterAll(() => svc?.stop());
 
-  const stored = async () =>
-    Number((await svc.deps.store.query<{ n: number }>('SELECT count() AS n FROM check_results WHERE check_id = {checkId:UUID}', { checkId }))[0].n);
+  const stored = () => storedOf(svc, checkId);
   const batch = (n: number, minute: number) =>
     ingestJob(
       randomUUID(),
       svc.defaultAccountId,
-      Array.from({ length: n }, (_, i) =>
-        toRow(svc.defaultAccountId, randomUUID(), {
-          checkId,
-          checkType: 'API',
-          runLocation: 'eu-west-1',
-          hasFailures: false,
-          responseTime: i,
-          startedAt: new Date(Date.UTC(2026, 10, 4, 0, minute, i % 60)).toISOString(),
-          stoppedAt: new Date(Date.UTC(2026, 10, 4, 0, minute, i % 60)).toISOString(),
-        } as never),
-      ),
+      apiResults(checkId, n, 4, minute).map((r) => toRow(svc.defaultAccountId, randomUUID(), r as never)),
       undefined,
       true,
     );
