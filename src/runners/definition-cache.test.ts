@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOtherTenant, startTestService, type TestService } from '../../test/support/service.js';
 import type { RunnableCheck } from '../run-kernel/index.js';
@@ -25,6 +26,26 @@ describe('check definitions kept between scheduled runs', () => {
     await svc?.stop();
   });
 
+  /**
+   * Waits until every announcement committed so far has reached the cache: postgres.js delivers a channel's
+   * notifications on one listening connection, in commit order, to its listeners in turn, so once a marker sent now
+   * reaches ours, the cache has heard all before it. (A payload starting `probe:` that is not its own it ignores.)
+   */
+  const announced = async () => {
+    const marker = `probe:test:${randomUUID()}`;
+    let heard!: () => void;
+    const reached = new Promise<void>((resolve) => {
+      heard = resolve;
+    });
+    const { unlisten } = await svc.deps.sql.listen('definitions_changed', (payload) => payload === marker && heard());
+    try {
+      await svc.deps.sql`select pg_notify('definitions_changed', ${marker})`;
+      await reached;
+    } finally {
+      await unlisten();
+    }
+  };
+  /** Makes a check, and waits until its announcement was heard (a late one would forget what a test just kept). */
   const createCheck = async (body: Record<string, unknown> = {}, key?: string) => {
     const res = await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {
       key,
@@ -39,6 +60,7 @@ describe('check definitions kept between scheduled runs', () => {
     expect(res.status).toBe(201);
     const check = res.body as { id: string };
     if (!key && !accountId) accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${check.id}`)[0].account_id;
+    await announced();
     return check;
   };
   const urlOf = (check: RunnableCheck | undefined) => (check?.data.request as { url: string } | undefined)?.url;
@@ -96,7 +118,8 @@ describe('check definitions kept between scheduled runs', () => {
     const { id } = await createCheck({ groupId: group.body.id });
     const variable = await svc.call('POST', '/v1/variables', { body: { key: 'TOKEN', value: 'first', secret: true } });
     expect(variable.status).toBe(201);
-    await expect.poll(async () => (await get(accountId, id)).check?.variables.TOKEN, { timeout: 2000 }).toBe('first');
+    await announced();
+    expect((await get(accountId, id)).check?.variables.TOKEN).toBe('first');
     expect((await get(accountId, id)).read).toBe(0);
 
     expect((await svc.call('PUT', '/v1/variables/TOKEN', { body: { key: 'TOKEN', value: 'second', secret: true } })).status).toBe(200);
