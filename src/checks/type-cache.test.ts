@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOtherTenant, startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { announcementsHeard, createOtherTenant, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { CheckTypeCache } from './type-cache.js';
 
 /**
@@ -36,8 +36,8 @@ describe('check types kept between ingest batches', () => {
     if (!key && !accountId) accountId = (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${id}`)[0]!.account_id;
     return id;
   };
-  /** Until the creation's announcement has surely arrived (a few ms after the commit): it would forget what is read next. */
-  const settle = () => new Promise((r) => setTimeout(r, 500));
+  /** Until every announcement committed so far (a check's creation) has arrived: a late one would forget what is read next. */
+  const settle = () => announcementsHeard(svc.deps.sql, 'definitions_changed');
   const result = (checkId: string) => ({
     checkId,
     checkType: 'API',

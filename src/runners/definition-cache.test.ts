@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOtherTenant, startTestService, type TestService } from '../../test/support/service.js';
+import { announcementsHeard, createOtherTenant, startTestService, type TestService } from '../../test/support/service.js';
 import type { RunnableCheck } from '../run-kernel/index.js';
 import { DefinitionCache } from './definition-cache.js';
 
@@ -26,25 +25,7 @@ describe('check definitions kept between scheduled runs', () => {
     await svc?.stop();
   });
 
-  /**
-   * Waits until every announcement committed so far has reached the cache: postgres.js delivers a channel's
-   * notifications on one listening connection, in commit order, to its listeners in turn, so once a marker sent now
-   * reaches ours, the cache has heard all before it. (A payload starting `probe:` that is not its own it ignores.)
-   */
-  const announced = async () => {
-    const marker = `probe:test:${randomUUID()}`;
-    let heard!: () => void;
-    const reached = new Promise<void>((resolve) => {
-      heard = resolve;
-    });
-    const { unlisten } = await svc.deps.sql.listen('definitions_changed', (payload) => payload === marker && heard());
-    try {
-      await svc.deps.sql`select pg_notify('definitions_changed', ${marker})`;
-      await reached;
-    } finally {
-      await unlisten();
-    }
-  };
+  const announced = () => announcementsHeard(svc.deps.sql, 'definitions_changed');
   /** Makes a check, and waits until its announcement was heard (a late one would forget what a test just kept). */
   const createCheck = async (body: Record<string, unknown> = {}, key?: string) => {
     const res = await svc.call('POST', '/v1/checks/api?autoAssignAlerts=false', {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService, waitFor } from '../../test/support/service.js';
+import { announcementsHeard, startTestService, type TestService, waitFor } from '../../test/support/service.js';
 import { AccountContextCache, CheckBasisCache } from './basis-cache.js';
 
 /**
@@ -38,8 +38,8 @@ describe("check state's bases kept between batches", () => {
     accountId ||= (await svc.deps.sql<{ account_id: string }[]>`select account_id from checks where id = ${id}`)[0]!.account_id;
     return id;
   };
-  /** Until the creation's announcement has surely arrived (a few ms after the commit): it would forget what is read next. */
-  const settle = () => new Promise((r) => setTimeout(r, 500));
+  /** Until every announcement committed so far (a check's creation) has arrived: a late one would forget what is read next. */
+  const settle = () => announcementsHeard(svc.deps.sql, 'definitions_changed');
 
   it('keeps what it read, frozen, and no id that names no check', async () => {
     const id = await createCheck({

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/platform/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { type RunningService, type ServiceOptions, startService } from '../../src/service.js';
-import { dropDatabase } from '../../src/storage/postgres.js';
+import { dropDatabase, type Sql } from '../../src/storage/postgres.js';
 import { deleteKeysWithPrefix } from '../../src/storage/redis.js';
 
 /** One embedded-engine directory per test process (libchdb binds one per process), under the run's root. */
@@ -135,6 +135,27 @@ export async function waitFor<T>(fn: () => Promise<T>, done: (v: T) => boolean, 
     if (done(value)) return value;
     if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Waits until every announcement committed so far on `channel` has reached the process's listeners: postgres.js
+ * delivers a pool's notifications on one listening connection, in commit order, to a channel's listeners in turn, so
+ * once a marker sent now reaches this one, the caches listening on the same pool have heard all before it. The
+ * marker starts `probe:`, which a cache's listener ignores when it is not its own probe (storage/announcements.ts).
+ */
+export async function announcementsHeard(sql: Sql, channel: string): Promise<void> {
+  const marker = `probe:test:${randomUUID()}`;
+  let heard!: () => void;
+  const reached = new Promise<void>((resolve) => {
+    heard = resolve;
+  });
+  const { unlisten } = await sql.listen(channel, (payload) => payload === marker && heard());
+  try {
+    await sql`select pg_notify(${channel}, ${marker})`;
+    await reached;
+  } finally {
+    await unlisten();
   }
 }
 
