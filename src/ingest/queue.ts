@@ -167,6 +167,9 @@ export function payloadKey(redisPrefix: string, batchId: string): string {
   return `${redisPrefix}ingest:payload:${batchId}`;
 }
 
+/** How many batches a process remembers as unsure (IngestQueue.unsure), each for COUNTED_BATCH_SECONDS at most. */
+const UNSURE_MAX = 10_000;
+
 /** Producer side of the ingest queue: enqueue batches and report depth and lag. */
 export class IngestQueue implements ResultQueue {
   readonly queue: Queue<QueuedBatch>;
@@ -183,6 +186,14 @@ export class IngestQueue implements ResultQueue {
   /** A worker of this process taking batches itself (direct), and whether it wants their rows as values. */
   private sink: { sink: DirectSink; withRows: boolean } | undefined;
   private readonly redis: ScriptedRedis;
+  /**
+   * Batches whose hand-off failed here after their rows may have been written, by when (ms): its job may have been
+   * queued, or the direct record made, with only the reply lost. A later hand-off of the same batch (its producer
+   * tries again) is queued as tried before, so that its worker looks for what a first job stored: otherwise a first
+   * job that landed and was removed (`removeOnComplete`) before the retry leaves nothing to say the batch is not new,
+   * and ids minted for it would be stored twice.
+   */
+  private readonly unsure = new Map<string, number>();
 
   constructor(
     private readonly queues: Queues,
@@ -206,9 +217,20 @@ export class IngestQueue implements ResultQueue {
    * The batch's rows are written to Redis first, as one buffer (a string argument costs ioredis a UTF-8 length
    * pass of its own: jsonWithRowsBytes), then its job, which names them; a job is never queued without its rows.
    * A batch a worker of this process takes (direct) has its rows, count and journal entry written in one script
-   * instead, and no job.
+   * instead, and no job. A batch whose earlier hand-off failed here (unsure) is handed over as tried before.
    */
   async enqueue(job: IngestJob): Promise<void> {
+    const again = this.wasUnsure(job.batchId);
+    try {
+      await this.handOver(job, again);
+    } catch (err) {
+      this.markUnsure(job.batchId);
+      throw err;
+    }
+  }
+
+  /** enqueue's work; `again`: an earlier hand-off of the batch may have been carried out, so it is not new. */
+  private async handOver(job: IngestJob, again: boolean): Promise<void> {
     const key = payloadKey(this.redisPrefix, job.batchId);
     const marker = `${this.acceptedKey}:${job.batchId}`;
     const results = Array.isArray(job.rows) ? job.rows.length : 0;
@@ -239,7 +261,7 @@ export class IngestQueue implements ResultQueue {
         direct.sink.leaseMs,
         entry,
       );
-      if (recorded !== 0) toSink(direct, recorded === 2);
+      if (recorded !== 0) toSink(direct, recorded === 2 || again);
       return;
     }
     const written = await this.redis.ingestRowsUnlessCounted(key, marker, journal, bytes, PAYLOAD_SECONDS, entry, direct?.sink.leaseMs ?? DIRECT_LEASE_MS);
@@ -252,7 +274,7 @@ export class IngestQueue implements ResultQueue {
       accountId: job.accountId,
       results,
       payloadKey: key,
-      ...(job.idsMinted ? { idsMinted: true as const } : {}),
+      ...(again ? { retried: true as const } : job.idsMinted ? { idsMinted: true as const } : {}),
     };
     try {
       await this.queue.add('batch', queued, jobOptions(job.batchId, this.attempts));
@@ -261,6 +283,26 @@ export class IngestQueue implements ResultQueue {
       throw err;
     }
     await this.queues.connection.eval(COUNT_ONCE_SCRIPT, 2, this.acceptedKey, marker, results, COUNTED_BATCH_SECONDS);
+  }
+
+  /** Whether an earlier hand-off of this batch failed in this process, within COUNTED_BATCH_SECONDS (unsure). */
+  private wasUnsure(batchId: string): boolean {
+    const at = this.unsure.get(batchId);
+    if (at === undefined) return false;
+    if (Date.now() - at < COUNTED_BATCH_SECONDS * 1000) return true;
+    this.unsure.delete(batchId);
+    return false;
+  }
+
+  private markUnsure(batchId: string) {
+    this.unsure.delete(batchId);
+    this.unsure.set(batchId, Date.now());
+    // The oldest go first: past the bound, or past the time a producer goes on trying.
+    const now = Date.now();
+    for (const [id, at] of this.unsure) {
+      if (this.unsure.size <= UNSURE_MAX && now - at < COUNTED_BATCH_SECONDS * 1000) break;
+      this.unsure.delete(id);
+    }
   }
 
   handOff(options: HandOffOptions = {}): (batchId: string) => HeldBatch | undefined {
