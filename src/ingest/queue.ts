@@ -85,9 +85,11 @@ export function journalEntry(batch: { batchId: string; accountId: string; result
 }
 
 /**
- * The queued job of a journal entry (journalEntry), for a batch tried before; undefined for a malformed entry. It
- * never says its ids were minted for it: a worker of an older version, which knows nothing of `retried`, looks for
- * what was stored too.
+ * The queued job of a journal entry (journalEntry), for a batch tried before; undefined for a malformed entry. A
+ * worker of this version reads `retried` and looks for what was stored before it writes. One older than the journal
+ * knows nothing of `retried` and takes `idsMinted` from the rows in Redis (written with the batch): during an upgrade,
+ * a swept batch of minted ids that such a worker takes is trusted as new (the insert's token still drops a repeat
+ * that lands alone). Upgrade workers before the processes that take batches directly.
  */
 export function batchOfEntry(redisPrefix: string, entry: string): QueuedBatch | undefined {
   const [batchId, accountId, results] = entry.split('|');
@@ -167,9 +169,6 @@ export function payloadKey(redisPrefix: string, batchId: string): string {
   return `${redisPrefix}ingest:payload:${batchId}`;
 }
 
-/** How many batches a process remembers as unsure (IngestQueue.unsure), each for COUNTED_BATCH_SECONDS at most. */
-const UNSURE_MAX = 10_000;
-
 /** Producer side of the ingest queue: enqueue batches and report depth and lag. */
 export class IngestQueue implements ResultQueue {
   readonly queue: Queue<QueuedBatch>;
@@ -186,14 +185,6 @@ export class IngestQueue implements ResultQueue {
   /** A worker of this process taking batches itself (direct), and whether it wants their rows as values. */
   private sink: { sink: DirectSink; withRows: boolean } | undefined;
   private readonly redis: ScriptedRedis;
-  /**
-   * Batches whose hand-off failed here after their rows may have been written, by when (ms): its job may have been
-   * queued, or the direct record made, with only the reply lost. A later hand-off of the same batch (its producer
-   * tries again) is queued as tried before, so that its worker looks for what a first job stored: otherwise a first
-   * job that landed and was removed (`removeOnComplete`) before the retry leaves nothing to say the batch is not new,
-   * and ids minted for it would be stored twice.
-   */
-  private readonly unsure = new Map<string, number>();
 
   constructor(
     private readonly queues: Queues,
@@ -217,20 +208,9 @@ export class IngestQueue implements ResultQueue {
    * The batch's rows are written to Redis first, as one buffer (a string argument costs ioredis a UTF-8 length
    * pass of its own: jsonWithRowsBytes), then its job, which names them; a job is never queued without its rows.
    * A batch a worker of this process takes (direct) has its rows, count and journal entry written in one script
-   * instead, and no job. A batch whose earlier hand-off failed here (unsure) is handed over as tried before.
+   * instead, and no job.
    */
   async enqueue(job: IngestJob): Promise<void> {
-    const again = this.wasUnsure(job.batchId);
-    try {
-      await this.handOver(job, again);
-    } catch (err) {
-      this.markUnsure(job.batchId);
-      throw err;
-    }
-  }
-
-  /** enqueue's work; `again`: an earlier hand-off of the batch may have been carried out, so it is not new. */
-  private async handOver(job: IngestJob, again: boolean): Promise<void> {
     const key = payloadKey(this.redisPrefix, job.batchId);
     const marker = `${this.acceptedKey}:${job.batchId}`;
     const results = Array.isArray(job.rows) ? job.rows.length : 0;
@@ -261,7 +241,7 @@ export class IngestQueue implements ResultQueue {
         direct.sink.leaseMs,
         entry,
       );
-      if (recorded !== 0) toSink(direct, recorded === 2 || again);
+      if (recorded !== 0) toSink(direct, recorded === 2);
       return;
     }
     const written = await this.redis.ingestRowsUnlessCounted(key, marker, journal, bytes, PAYLOAD_SECONDS, entry, direct?.sink.leaseMs ?? DIRECT_LEASE_MS);
@@ -274,7 +254,7 @@ export class IngestQueue implements ResultQueue {
       accountId: job.accountId,
       results,
       payloadKey: key,
-      ...(again ? { retried: true as const } : job.idsMinted ? { idsMinted: true as const } : {}),
+      ...(job.idsMinted ? { idsMinted: true as const } : {}),
     };
     try {
       await this.queue.add('batch', queued, jobOptions(job.batchId, this.attempts));
@@ -283,26 +263,6 @@ export class IngestQueue implements ResultQueue {
       throw err;
     }
     await this.queues.connection.eval(COUNT_ONCE_SCRIPT, 2, this.acceptedKey, marker, results, COUNTED_BATCH_SECONDS);
-  }
-
-  /** Whether an earlier hand-off of this batch failed in this process, within COUNTED_BATCH_SECONDS (unsure). */
-  private wasUnsure(batchId: string): boolean {
-    const at = this.unsure.get(batchId);
-    if (at === undefined) return false;
-    if (Date.now() - at < COUNTED_BATCH_SECONDS * 1000) return true;
-    this.unsure.delete(batchId);
-    return false;
-  }
-
-  private markUnsure(batchId: string) {
-    this.unsure.delete(batchId);
-    this.unsure.set(batchId, Date.now());
-    // The oldest go first: past the bound, or past the time a producer goes on trying.
-    const now = Date.now();
-    for (const [id, at] of this.unsure) {
-      if (this.unsure.size <= UNSURE_MAX && now - at < COUNTED_BATCH_SECONDS * 1000) break;
-      this.unsure.delete(id);
-    }
   }
 
   handOff(options: HandOffOptions = {}): (batchId: string) => HeldBatch | undefined {

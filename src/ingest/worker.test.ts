@@ -583,41 +583,6 @@ describe('the ingest journal: batches a worker took from its own process', () =>
     expect(svc.logs.some((l) => l.includes(job.batchId) && l.includes('reached a closing worker'))).toBe(true);
   });
 
-  it('stores a batch once when the reply of its first hand-off was lost and its job was gone before the retry', async () => {
-    const before = await stored();
-    const producer = new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!);
-    const job = batch(6, 3);
-    // The add is carried out and its reply lost (a Redis stall), once.
-    const add = producer.queue.add.bind(producer.queue);
-    producer.queue.add = async (...args: Parameters<typeof add>) => {
-      await add(...args);
-      throw new Error('Command timed out');
-    };
-    try {
-      await expect(producer.enqueue(job)).rejects.toThrow('Command timed out');
-    } finally {
-      Reflect.deleteProperty(producer.queue, 'add');
-    }
-    // Its job lands and is removed, as completed jobs are (removeOnComplete), before the producer tries again.
-    const first = await waitFor(
-      () => ingestQueue().getJob(job.batchId),
-      (j) => j?.finishedOn !== undefined,
-    );
-    expect(await stored()).toBe(before + 6);
-    await first!.remove();
-    await producer.enqueue(job);
-    const again = await waitFor(
-      () => ingestQueue().getJob(job.batchId),
-      (j) => j?.finishedOn !== undefined,
-    );
-    expect(await stored()).toBe(before + 6);
-    // Queued as tried before, its ids looked for before its rows went in. (Alone in its insert, as here, the repeat
-    // would also be dropped by the engine, whose insert token is made of the group's batch ids; landing beside other
-    // batches, as under load, it would not, and only this flag keeps its minted ids from being stored twice.)
-    expect(again!.data).toMatchObject({ retried: true });
-    expect(again!.data).not.toHaveProperty('idsMinted');
-  });
-
   it('sends a batch through the queue when the worker of its process has no room for it', async () => {
     const before = await stored();
     const full = new IngestQueue(svc.deps.queues, svc.env.REDIS_PREFIX!);

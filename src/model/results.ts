@@ -280,8 +280,7 @@ export interface QueuedBatch {
   idsMinted?: true;
   /**
    * Tried before, by a worker that took it from its producer's process (ResultQueue.direct) and failed, or died
-   * with it, or handed over again after a hand-off that failed in its producer (its reply lost, say, so a first
-   * job may have landed and gone): whatever it stored is looked for before its rows go in again.
+   * with it: whatever it stored is looked for before its rows go in again.
    */
   retried?: true;
 }
