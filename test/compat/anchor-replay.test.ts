@@ -106,7 +106,7 @@ describe("the anchor API's examples replayed against every operation served", ()
     for (const segment of Object.keys(CREATABLE_TYPES) as TypeSegment[])
       checks[segment] = (await post(`/v1/checks/${segment}`, seedCheckBody(segment, 0, plan))).id;
     const groupId = (await post('/v1/check-groups', { name: 'replay group' })).id;
-    const groupedCheck = (await post('/v1/checks/api', { name: 'grouped', groupId, request: { url: 'https://x.test' } })).id;
+    const groupedCheck = (await post('/v1/checks/api', { name: 'grouped', groupId, request: { url: 'http://127.0.0.1:9/' } })).id;
     // The anchor's channel example is an SMS channel; the type of a channel does not change on update.
     const channelId = (await post('/v1/alert-channels', { type: 'SMS', config: { name: 'on call', number: '+15555550100' } })).id;
     const dashboard = await post('/v1/dashboards', { header: 'replay', customUrl: `replay-${randomUUID().slice(0, 8)}` });
@@ -295,7 +295,19 @@ describe("the anchor API's examples replayed against every operation served", ()
     });
   }
 
-  /** Example values that name resources become this account's fixtures; unique names become unique. */
+  /** `url` with its host made loopback's and its port the discard port (its scheme, path and query kept). */
+  function loopbackUrl(url: string): string {
+    try {
+      const parsed = new URL(url);
+      parsed.hostname = '127.0.0.1';
+      parsed.port = '9';
+      return parsed.toString();
+    } catch {
+      return 'http://127.0.0.1:9/';
+    }
+  }
+
+  /** Example values that name resources become this account's fixtures; unique names become unique; hosts become local. */
   function localise(value: unknown, key = ''): unknown {
     if (Array.isArray(value)) {
       if (key === 'privateLocations') return [fx.location.slug];
@@ -306,7 +318,14 @@ describe("the anchor API's examples replayed against every operation served", ()
     }
     if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, localise(v, k)]));
     if (value === undefined || value === null) return value;
+    // The anchor's examples name public hosts (api.example.com, hooks.slack.com, a proxy's address): every URL and
+    // host a run, a delivery or a fetch could reach becomes this machine's discard port, on which nothing listens.
+    if (typeof value === 'string' && /^(https?|wss?):\/\//i.test(value)) return loopbackUrl(value);
     switch (key) {
+      case 'hostname':
+      case 'host':
+      case 'nameServer':
+        return typeof value === 'string' && !/^\d+$/.test(value) ? '127.0.0.1' : value;
       case 'groupId':
         return fx.groupId;
       case 'alertChannelId':
@@ -347,8 +366,8 @@ describe("the anchor API's examples replayed against every operation served", ()
   /** Alert channel examples give the type but no config: the config that type needs. */
   const CHANNEL_CONFIG: Record<string, object> = {
     EMAIL: { address: 'ops@example.com' },
-    SLACK: { url: 'https://hooks.slack.com/services/T/B/X' },
-    WEBHOOK: { name: 'hook', url: 'https://example.com/hook' },
+    SLACK: { url: 'http://127.0.0.1:9/services/T/B/X' },
+    WEBHOOK: { name: 'hook', url: 'http://127.0.0.1:9/hook' },
     SMS: { name: 'on call', number: '+15555550100' },
     CALL: { name: 'on call', number: '+15555550100' },
   };
@@ -365,7 +384,7 @@ describe("the anchor API's examples replayed against every operation served", ()
     // A TCP monitor needs a host to connect to; the anchor's example gives only the port.
     if (op.path === '/v1/checks/tcp' && op.method === 'POST') {
       const b = body as { request: Record<string, unknown> };
-      body = { ...b, request: { hostname: 'example.com', ...b.request } };
+      body = { ...b, request: { hostname: '127.0.0.1', ...b.request } };
     }
     const channel = body as { type?: string; config?: object } | undefined;
     if (op.path.startsWith('/v1/alert-channels') && channel?.type && channel.config && !Object.keys(channel.config).length) {
@@ -384,6 +403,9 @@ describe("the anchor API's examples replayed against every operation served", ()
       const b = body as { incidentUpdates?: unknown[] };
       if (!b.incidentUpdates?.length) body = { ...b, incidentUpdates: [{ description: 'replayed' }] };
     }
+    // Whatever a run or a delivery of this body could reach is this machine (the anchor's hosts were made local).
+    const elsewhere = JSON.stringify(body ?? null).match(/\b(?:https?|wss?):\/\/(?!(?:[^@/"\s]*@)?127\.0\.0\.1[:/])[^"\s]*/gi);
+    if (elsewhere) problems.push(`${key}: the replayed body names a host other than this machine: ${elsewhere.join(', ')}`);
     const qs = queryFor(op.op);
     const url = pathFor(op.path, disposable) + (qs ? `?${qs}` : '');
     const res = await svc.call(op.method, url, body === undefined ? {} : { body });

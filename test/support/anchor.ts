@@ -47,8 +47,8 @@ function hasExample(schema: Schema | undefined, depth = 0): boolean {
 
 /** Where the document gives a string no example, a value its field name calls for. */
 const STRING_BY_NAME: Record<string, string> = {
-  url: 'https://example.com',
-  hostname: 'example.com',
+  url: 'http://127.0.0.1:9/',
+  hostname: '127.0.0.1',
   address: 'ops@example.com',
   number: '+15555550100',
 };
