@@ -24,7 +24,7 @@ import { loadConfig } from '../src/platform/config.js';
 import { boundHeapGrowth, giveBackStartMemory } from '../src/platform/heap.js';
 import { createLogger } from '../src/platform/logger.js';
 import { startService } from '../src/service.js';
-import type { FloorRequest, ServiceMessage, ServiceReply } from './protocol.js';
+import type { FloorRequest, Sample, ServiceMessage, ServiceReply } from './protocol.js';
 
 // As src/server.ts starts the service; BENCH_V8_FLAGS (V8 flags set after it) to try others.
 boundHeapGrowth();
@@ -91,6 +91,20 @@ async function engineMemory(): Promise<number> {
   return Number(row?.v ?? 0);
 }
 
+/** The queue, the rollup tick under way and the service's counters: nothing the engine is asked. */
+async function sample(): Promise<Sample> {
+  const ticks = (store as { rollupTicks?: RollupTicks }).rollupTicks;
+  return {
+    queue: await service.deps.ingest.stats(),
+    rollingTo: ticks?.rollingTo,
+    ingestInserts: (await service.deps.metrics.ingestInserts.get()).values[0]?.value ?? 0,
+    // Absent in code from before the definition cache (a bench of it alternated with this harness).
+    definitions: Object.fromEntries(
+      ((await (service.deps.metrics as Partial<typeof service.deps.metrics>).runDefinitions?.get())?.values ?? []).map((v) => [String(v.labels.from), v.value]),
+    ),
+  };
+}
+
 /** The inspector session of a CPU profile the bench asked for (bench/api.ts), while one runs. */
 let profiler: Session | undefined;
 /** Whether the allocation sampler runs beside that profile. */
@@ -130,24 +144,10 @@ async function handle(msg: ServiceMessage): Promise<ServiceReply> {
       const [{ rows }] = msg.checkId
         ? await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results WHERE check_id = {checkId:UUID}', { checkId: msg.checkId })
         : await store.query<{ rows: number }>('SELECT count() AS rows FROM check_results');
-      const ticks = (store as { rollupTicks?: RollupTicks }).rollupTicks;
-      return {
-        type: 'state',
-        rows: Number(rows),
-        queue: await service.deps.ingest.stats(),
-        ...memory(),
-        engineBytes: await engineMemory(),
-        rollingTo: ticks?.rollingTo,
-        ingestInserts: (await service.deps.metrics.ingestInserts.get()).values[0]?.value ?? 0,
-        // Absent in code from before the definition cache (a bench of it alternated with this harness).
-        definitions: Object.fromEntries(
-          ((await (service.deps.metrics as Partial<typeof service.deps.metrics>).runDefinitions?.get())?.values ?? []).map((v) => [
-            String(v.labels.from),
-            v.value,
-          ]),
-        ),
-      };
+      return { type: 'state', rows: Number(rows), engineBytes: await engineMemory(), ...(await sample()), ...memory() };
     }
+    case 'sample':
+      return { type: 'sample', ...(await sample()), ...memory() };
     case 'memory':
       if (msg.gc) {
         const session = new Session();
